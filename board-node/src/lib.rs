@@ -1,0 +1,17 @@
+//! The Zeitnot board node: reads an e-board and a clock, and delivers every reading to the
+//! hub without loss.
+//!
+//! - [`source`]: the [`source::Source`] trait adapters implement; [`replay`] is the first
+//!   adapter (a real game from PGN), reading it with [`pgn`] and [`sensors`].
+//! - [`outbox`]: the durable, sequence-numbered store of events until the hub acknowledges.
+//! - [`link`]: the MQTT session with reconnect backoff ([`backoff`]); the hub uses it too.
+//! - [`node`]: the loop that joins them.
+
+pub mod backoff;
+pub mod link;
+pub mod node;
+pub mod outbox;
+pub mod pgn;
+pub mod replay;
+pub mod sensors;
+pub mod source;

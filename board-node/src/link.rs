@@ -1,0 +1,178 @@
+//! An MQTT session that survives its broker: the one way both the hub and the board nodes
+//! talk to MQTT.
+//!
+//! A task drives rumqttc's event loop. After every (re)connect it subscribes again (the broker
+//! may have lost the session: rumqttd keeps nothing across restarts) and says so, so that the
+//! owner can resend what is unacknowledged; between attempts it waits a jittered,
+//! exponentially growing time ([`crate::backoff`]).
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, QoS};
+use tokio::sync::mpsc;
+
+use crate::backoff::Backoff;
+
+/// Where the broker is: `mqtt://host:port` or `host:port`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerAddr {
+    pub host: String,
+    pub port: u16,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("broker address {0:?}: expected mqtt://HOST:PORT or HOST:PORT")]
+pub struct BadBrokerAddr(String);
+
+impl FromStr for BrokerAddr {
+    type Err = BadBrokerAddr;
+
+    fn from_str(s: &str) -> Result<BrokerAddr, BadBrokerAddr> {
+        let bad = || BadBrokerAddr(s.to_owned());
+        let rest = s.strip_prefix("mqtt://").unwrap_or(s);
+        let (host, port) = rest.rsplit_once(':').ok_or_else(bad)?;
+        let port = port.trim_end_matches('/').parse().map_err(|_| bad())?;
+        if host.is_empty() {
+            return Err(bad());
+        }
+        Ok(BrokerAddr {
+            host: host.to_owned(),
+            port,
+        })
+    }
+}
+
+impl fmt::Display for BrokerAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.host, self.port)
+    }
+}
+
+/// What the session reports to its owner.
+#[derive(Debug)]
+pub enum LinkEvent {
+    /// Connected (again) and subscribed: anything unacknowledged should be sent again.
+    Connected,
+    /// The connection dropped; the session is reconnecting.
+    Disconnected,
+    /// A message arrived on the subscription.
+    Message { topic: String, payload: Vec<u8> },
+}
+
+/// How to open a session.
+#[derive(Debug, Clone)]
+pub struct LinkOptions {
+    pub client_id: String,
+    /// `false` asks the broker to keep the subscription and queue QoS 1 messages while this
+    /// client is away (the hub does this with an external broker).
+    pub clean_session: bool,
+    /// The topic filter to subscribe to, at QoS 1, after every connect.
+    pub subscribe: Option<String>,
+    /// Capacity of the request channel to the event loop (publishes queued before sending).
+    pub request_capacity: usize,
+    /// Outgoing QoS 1 messages in flight before rumqttc waits for PUBACKs.
+    pub inflight: u16,
+    /// Reconnect waits grow from this …
+    pub backoff_base: Duration,
+    /// … up to this.
+    pub backoff_max: Duration,
+    /// Seeds the reconnect jitter.
+    pub seed: u64,
+}
+
+impl LinkOptions {
+    pub fn new(client_id: impl Into<String>) -> LinkOptions {
+        LinkOptions {
+            client_id: client_id.into(),
+            clean_session: true,
+            subscribe: None,
+            request_capacity: 1024,
+            inflight: 100,
+            backoff_base: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(5),
+            seed: 0,
+        }
+    }
+}
+
+/// Starts the session. Publish with the returned client (`try_publish`: never wait on a
+/// broker that is away; the outbox resends). The task ends when the receiver is dropped.
+pub fn start(addr: &BrokerAddr, options: LinkOptions) -> (AsyncClient, mpsc::Receiver<LinkEvent>) {
+    let mut mqtt = MqttOptions::new(options.client_id.clone(), addr.host.clone(), addr.port);
+    mqtt.set_keep_alive(Duration::from_secs(5))
+        .set_clean_session(options.clean_session)
+        .set_inflight(options.inflight)
+        .set_max_packet_size(256 * 1024, 256 * 1024);
+    let (client, eventloop) = AsyncClient::new(mqtt, options.request_capacity);
+    let (events, receiver) = mpsc::channel(options.request_capacity.max(64));
+    tokio::spawn(drive(client.clone(), eventloop, options, events));
+    (client, receiver)
+}
+
+async fn drive(
+    client: AsyncClient,
+    mut eventloop: EventLoop,
+    options: LinkOptions,
+    events: mpsc::Sender<LinkEvent>,
+) {
+    let mut backoff = Backoff::new(options.backoff_base, options.backoff_max, options.seed);
+    let mut connected = false;
+    loop {
+        let report = match eventloop.poll().await {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                backoff.reset();
+                if let Some(filter) = &options.subscribe {
+                    if let Err(e) = client.try_subscribe(filter.clone(), QoS::AtLeastOnce) {
+                        tracing::warn!(error = %e, "subscribe request not queued");
+                    }
+                }
+                connected = true;
+                Some(LinkEvent::Connected)
+            }
+            Ok(Event::Incoming(Packet::Publish(publish))) => Some(LinkEvent::Message {
+                topic: publish.topic,
+                payload: publish.payload.to_vec(),
+            }),
+            Ok(_) => None,
+            Err(e) => {
+                let wait = backoff.next_wait();
+                if connected {
+                    tracing::warn!(error = %e, "MQTT connection lost; reconnecting");
+                } else {
+                    tracing::debug!(error = %e, ?wait, "MQTT connect failed; retrying");
+                }
+                let was_connected = std::mem::replace(&mut connected, false);
+                if was_connected && events.send(LinkEvent::Disconnected).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(wait).await;
+                None
+            }
+        };
+        if let Some(report) = report {
+            if events.send(report).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broker_addresses_parse_with_or_without_scheme() {
+        let want = BrokerAddr {
+            host: "10.0.0.5".into(),
+            port: 1883,
+        };
+        assert_eq!("mqtt://10.0.0.5:1883".parse::<BrokerAddr>().unwrap(), want);
+        assert_eq!("10.0.0.5:1883".parse::<BrokerAddr>().unwrap(), want);
+        for bad in ["10.0.0.5", "mqtt://:1883", "host:port", "host:70000"] {
+            assert!(bad.parse::<BrokerAddr>().is_err(), "{bad}");
+        }
+    }
+}

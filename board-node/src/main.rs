@@ -1,0 +1,98 @@
+//! `board-node`: the command line of a board node.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use board_node::link::BrokerAddr;
+use board_node::node::{self, NodeConfig};
+use board_node::{pgn, replay};
+use clap::{Parser, Subcommand};
+use protocol::BoardNo;
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Zeitnot board node: publishes an e-board and clock to the hub"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play a real game from a PGN file as an e-board and clock would report it.
+    Replay {
+        /// The MQTT broker: HOST:PORT or mqtt://HOST:PORT.
+        #[arg(long)]
+        broker: BrokerAddr,
+        /// The board number in the hall.
+        #[arg(long)]
+        board: u16,
+        /// The PGN file.
+        #[arg(long)]
+        pgn: PathBuf,
+        /// Which game of the file, counting from 1.
+        #[arg(long, default_value_t = 1)]
+        game: usize,
+        /// Game time runs this many times faster than real time.
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        /// Directory of the durable outbox; reuse it after a restart to resume.
+        #[arg(long)]
+        outbox: PathBuf,
+        /// The event (tournament) id used in MQTT topics.
+        #[arg(long, default_value = "default")]
+        event: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,board_node=info".into()),
+        )
+        .init();
+    match Cli::parse().command {
+        Command::Replay {
+            broker,
+            board,
+            pgn: path,
+            game,
+            speed,
+            outbox,
+            event,
+        } => {
+            anyhow::ensure!(
+                protocol::topic::is_valid_event(&event),
+                "event id {event:?}: use letters, digits, '-', '_' or '.'"
+            );
+            let text =
+                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let game =
+                pgn::read_game(&text, game).with_context(|| format!("in {}", path.display()))?;
+            let script = replay::script(&game);
+            let config = NodeConfig {
+                board: BoardNo(board),
+                event,
+                broker,
+                outbox,
+                speed,
+                heartbeat: Some(Duration::from_secs(5)),
+                exit_when_done: true,
+                board_hw: "replay".into(),
+                clock_hw: "replay".into(),
+            };
+            let shutdown = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            let report = node::run(config, script, shutdown).await?;
+            println!("{}", serde_json::to_string(&report)?);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! A board node: readings from a [`Source`] into the outbox, and from the outbox to the hub
+//! until acknowledged.
+//!
+//! Sending is a sliding window over the outbox: at most [`WINDOW`] events are unacknowledged
+//! on the wire; after a reconnect, a `ResendFrom`, or [`ACK_TIMEOUT`] without progress, the
+//! window restarts at the oldest unacknowledged event.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use protocol::{codec, topic, BoardNo, DownlinkBody, Hello, NodeMs, Seq, UplinkBody};
+use rumqttc::{AsyncClient, QoS};
+use serde::Serialize;
+use tokio::time::{sleep_until, Instant};
+
+use crate::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use crate::outbox::{Outbox, OutboxError};
+use crate::source::{Reading, Source};
+
+/// Unacknowledged events on the wire at most.
+pub const WINDOW: u64 = 256;
+/// Without an acknowledgement for this long, everything unacknowledged is sent again.
+pub const ACK_TIMEOUT: Duration = Duration::from_secs(3);
+
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    pub board: BoardNo,
+    pub event: String,
+    pub broker: BrokerAddr,
+    pub outbox: PathBuf,
+    /// Game time runs this many times faster than real time.
+    pub speed: f64,
+    /// Send a heartbeat after this long without any event; `None`: never.
+    pub heartbeat: Option<Duration>,
+    /// Stop once the source is exhausted and every event is acknowledged.
+    pub exit_when_done: bool,
+    pub board_hw: String,
+    pub clock_hw: String,
+}
+
+/// What a node did, printed as its last line: `{"board":N,"events":E,"acked":E}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct NodeReport {
+    pub board: u16,
+    /// The highest sequence number the node ever assigned (over all its runs).
+    pub events: u64,
+    /// The highest sequence number the hub acknowledged.
+    pub acked: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error(transparent)]
+    Outbox(#[from] OutboxError),
+    #[error("the MQTT session ended")]
+    LinkClosed,
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Runs the node until the source is done and acknowledged (with `exit_when_done`) or
+/// `shutdown` resolves.
+pub async fn run(
+    config: NodeConfig,
+    source: impl Source,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<NodeReport, NodeError> {
+    let outbox = Outbox::open(&config.outbox, config.board)?;
+    let epoch = outbox.epoch(NodeMs(unix_ms()))?;
+    let mut cursor = outbox.cursor()?;
+    let speed = if config.speed > 0.0 {
+        config.speed
+    } else {
+        1.0
+    };
+
+    // Readings are due at `base + game_ms / speed`; a restarted node resumes at once.
+    let resume_game_ms = source.reading(cursor as usize).map_or(0, |t| t.game_ms);
+    let base = Instant::now()
+        .checked_sub(Duration::from_secs_f64(
+            resume_game_ms as f64 / 1000.0 / speed,
+        ))
+        .unwrap_or_else(Instant::now);
+    let due = |game_ms: u64| base + Duration::from_secs_f64(game_ms as f64 / 1000.0 / speed);
+    let game_now = |now: Instant| {
+        let real = now.saturating_duration_since(base).as_secs_f64();
+        NodeMs(epoch.0 + (real * speed * 1000.0) as u64)
+    };
+
+    let mut options = LinkOptions::new(format!(
+        "zeitnot-node-{}-{}-{}",
+        config.event,
+        config.board.0,
+        std::process::id()
+    ));
+    options.subscribe = Some(topic::downlink(&config.event, config.board));
+    options.seed = u64::from(config.board.0) ^ unix_ms();
+    let (client, mut link) = link::start(&config.broker, options);
+    let mut sender = Sender {
+        client,
+        topic: topic::uplink(&config.event, config.board),
+        connected: false,
+        sent_up_to: outbox.acked()?,
+        last_progress: Instant::now(),
+    };
+
+    let highest_seq = outbox.highest_seq()?;
+    outbox.push(
+        game_now(Instant::now()),
+        UplinkBody::Hello(Hello {
+            software: format!("board-node {}", env!("CARGO_PKG_VERSION")),
+            board_hw: config.board_hw.clone(),
+            clock_hw: config.clock_hw.clone(),
+            highest_seq,
+        }),
+        None,
+    )?;
+    let mut last_event = Instant::now();
+
+    tokio::pin!(shutdown);
+    let mut retransmit = tokio::time::interval(Duration::from_millis(500));
+    loop {
+        let next = source.reading(cursor as usize);
+        if config.exit_when_done && next.is_none() && outbox.oldest_unacked()?.is_none() {
+            break;
+        }
+        let heartbeat_due = config.heartbeat.map(|every| last_event + every);
+        tokio::select! {
+            () = sleep_until(next.map_or(base, |t| due(t.game_ms))), if next.is_some() => {
+                let timed = next.expect("guarded by the select condition");
+                let body = match &timed.reading {
+                    Reading::Placement(p) => UplinkBody::Placement(*p),
+                    Reading::Clock(c) => UplinkBody::Clock(*c),
+                };
+                cursor += 1;
+                outbox.push(NodeMs(epoch.0 + timed.game_ms), body, Some(cursor))?;
+                last_event = Instant::now();
+                sender.send_window(&outbox)?;
+            }
+            () = sleep_until(heartbeat_due.unwrap_or(base)), if heartbeat_due.is_some() => {
+                outbox.push(game_now(Instant::now()), UplinkBody::Heartbeat, None)?;
+                last_event = Instant::now();
+                sender.send_window(&outbox)?;
+            }
+            event = link.recv() => match event.ok_or(NodeError::LinkClosed)? {
+                LinkEvent::Connected => {
+                    tracing::info!(board = config.board.0, "connected to the broker");
+                    sender.connected = true;
+                    sender.restart_at(outbox.acked()?);
+                    sender.send_window(&outbox)?;
+                }
+                LinkEvent::Disconnected => sender.connected = false,
+                LinkEvent::Message { payload, .. } => match codec::decode_downlink(&payload) {
+                    Ok(message) if message.board == config.board => match message.body {
+                        DownlinkBody::Ack { up_to_seq } => {
+                            if outbox.ack(up_to_seq)? > 0 {
+                                sender.last_progress = Instant::now();
+                            }
+                            sender.send_window(&outbox)?;
+                        }
+                        DownlinkBody::ResendFrom { seq } => {
+                            tracing::debug!(board = config.board.0, from = seq.0, "hub asks for a resend");
+                            sender.restart_at(Seq(seq.0.saturating_sub(1)).max(outbox.acked()?));
+                            sender.send_window(&outbox)?;
+                        }
+                    },
+                    Ok(other) => tracing::warn!(board = other.board.0, "downlink for another board ignored"),
+                    Err(e) => tracing::warn!(error = %e, "undecodable downlink ignored"),
+                },
+            },
+            _ = retransmit.tick() => {
+                if sender.connected
+                    && outbox.oldest_unacked()?.is_some()
+                    && sender.last_progress.elapsed() > ACK_TIMEOUT
+                {
+                    tracing::debug!(board = config.board.0, "no acknowledgement; resending");
+                    sender.restart_at(outbox.acked()?);
+                    sender.send_window(&outbox)?;
+                }
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    Ok(NodeReport {
+        board: config.board.0,
+        events: outbox.highest_seq()?.0,
+        acked: outbox.acked()?.0,
+    })
+}
+
+/// The sending half: which outbox events are on the wire in this connection.
+struct Sender {
+    client: AsyncClient,
+    topic: String,
+    connected: bool,
+    /// The highest sequence number published in the current window.
+    sent_up_to: Seq,
+    last_progress: Instant,
+}
+
+impl Sender {
+    fn restart_at(&mut self, acked: Seq) {
+        self.sent_up_to = acked;
+        self.last_progress = Instant::now();
+    }
+
+    /// Publishes outbox events after `sent_up_to` while the window has room.
+    fn send_window(&mut self, outbox: &Outbox) -> Result<(), OutboxError> {
+        if !self.connected {
+            return Ok(());
+        }
+        let acked = outbox.acked()?;
+        let room = (acked.0 + WINDOW).saturating_sub(self.sent_up_to.0);
+        if room == 0 {
+            return Ok(());
+        }
+        let from = Seq(self.sent_up_to.0.max(acked.0) + 1);
+        for (seq, bytes) in outbox.unacked_from(from, room as usize)? {
+            if let Err(e) =
+                self.client
+                    .try_publish(self.topic.clone(), QoS::AtLeastOnce, false, bytes)
+            {
+                // The request queue is full: the rest goes out with the next window.
+                tracing::debug!(error = %e, seq = seq.0, "publish not queued");
+                break;
+            }
+            self.sent_up_to = seq;
+        }
+        Ok(())
+    }
+}

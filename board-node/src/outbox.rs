@@ -1,0 +1,233 @@
+//! The durable outbox: every event is stored with its sequence number before it is
+//! published, and kept until the hub acknowledges that its journal holds it.
+//!
+//! MQTT QoS 1 alone cannot promise that nothing is lost (a PUBACK means "in the broker's
+//! memory", and rumqttc drops its pending queue on a clean reconnect), so the node resends
+//! from here until the hub's application-level `Ack` arrives.
+//!
+//! Layout in one sled tree: `e` + seq (8 bytes, big-endian) → the encoded wire message;
+//! `m:…` → counters. An event and the counters that move with it are written in one atomic
+//! batch and flushed before the event may be published.
+
+use std::path::Path;
+
+use protocol::{codec, BoardNo, NodeMs, Seq, Uplink, UplinkBody};
+
+const EVENT_PREFIX: &[u8] = b"e";
+const NEXT_SEQ: &[u8] = b"m:next_seq";
+const ACKED: &[u8] = b"m:acked";
+const CURSOR: &[u8] = b"m:cursor";
+const EPOCH: &[u8] = b"m:epoch_ms";
+const BOARD: &[u8] = b"m:board";
+
+#[derive(Debug, thiserror::Error)]
+pub enum OutboxError {
+    #[error("outbox database: {0}")]
+    Sled(#[from] sled::Error),
+    /// The outbox directory was used by a node of another board.
+    #[error("this outbox belongs to board {stored}, not board {wanted}")]
+    OtherBoard { stored: u16, wanted: u16 },
+    /// A stored counter does not have 8 bytes.
+    #[error("outbox counter {0} is damaged")]
+    DamagedCounter(&'static str),
+}
+
+pub struct Outbox {
+    db: sled::Db,
+    tree: sled::Tree,
+    board: BoardNo,
+}
+
+impl Outbox {
+    /// Opens (or creates) the outbox of `board` in `dir`.
+    pub fn open(dir: &Path, board: BoardNo) -> Result<Outbox, OutboxError> {
+        let db = sled::open(dir)?;
+        let tree = db.open_tree("outbox")?;
+        match tree.get(BOARD)? {
+            Some(stored) => {
+                let stored = u16::from_be_bytes(
+                    stored
+                        .as_ref()
+                        .try_into()
+                        .map_err(|_| OutboxError::DamagedCounter("board"))?,
+                );
+                if stored != board.0 {
+                    return Err(OutboxError::OtherBoard {
+                        stored,
+                        wanted: board.0,
+                    });
+                }
+            }
+            None => {
+                tree.insert(BOARD, &board.0.to_be_bytes())?;
+                db.flush()?;
+            }
+        }
+        Ok(Outbox { db, tree, board })
+    }
+
+    /// Assigns the next sequence number to `body`, stores it durably together with the
+    /// source position `cursor` it leaves the node at, and returns the message to publish.
+    pub fn push(
+        &self,
+        node_ms: NodeMs,
+        body: UplinkBody,
+        cursor: Option<u64>,
+    ) -> Result<Uplink, OutboxError> {
+        let seq = Seq(self.counter(NEXT_SEQ, "next_seq")?.max(1));
+        let event = Uplink::new(self.board, seq, node_ms, body);
+        let mut batch = sled::Batch::default();
+        batch.insert(event_key(seq).to_vec(), codec::encode_uplink(&event));
+        batch.insert(NEXT_SEQ, &(seq.0 + 1).to_be_bytes());
+        if let Some(cursor) = cursor {
+            batch.insert(CURSOR, &cursor.to_be_bytes());
+        }
+        self.tree.apply_batch(batch)?;
+        self.db.flush()?;
+        Ok(event)
+    }
+
+    /// Forgets every event up to `up_to`. Returns how many were removed.
+    pub fn ack(&self, up_to: Seq) -> Result<usize, OutboxError> {
+        if up_to.0 <= self.acked()?.0 {
+            return Ok(0);
+        }
+        let mut batch = sled::Batch::default();
+        let mut removed = 0;
+        for key in self.tree.range(event_key(Seq(0))..=event_key(up_to)).keys() {
+            batch.remove(key?);
+            removed += 1;
+        }
+        batch.insert(ACKED, &up_to.0.to_be_bytes());
+        self.tree.apply_batch(batch)?;
+        self.db.flush()?;
+        Ok(removed)
+    }
+
+    /// Up to `limit` unacknowledged encoded events from `from` on, in order.
+    pub fn unacked_from(
+        &self,
+        from: Seq,
+        limit: usize,
+    ) -> Result<Vec<(Seq, Vec<u8>)>, OutboxError> {
+        let mut out = Vec::new();
+        for entry in self
+            .tree
+            .range(event_key(from)..=event_key(Seq(u64::MAX)))
+            .take(limit)
+        {
+            let (key, value) = entry?;
+            let seq = u64::from_be_bytes(key[1..].try_into().expect("9-byte event key"));
+            out.push((Seq(seq), value.to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// The lowest sequence number not yet acknowledged, if any event waits.
+    pub fn oldest_unacked(&self) -> Result<Option<Seq>, OutboxError> {
+        Ok(self.unacked_from(Seq(0), 1)?.first().map(|(seq, _)| *seq))
+    }
+
+    /// The highest sequence number assigned so far (0 if none).
+    pub fn highest_seq(&self) -> Result<Seq, OutboxError> {
+        Ok(Seq(self.counter(NEXT_SEQ, "next_seq")?.saturating_sub(1)))
+    }
+
+    /// The highest sequence number the hub acknowledged (0 if none).
+    pub fn acked(&self) -> Result<Seq, OutboxError> {
+        Ok(Seq(self.counter(ACKED, "acked")?))
+    }
+
+    /// How many readings of the source were turned into events so far.
+    pub fn cursor(&self) -> Result<u64, OutboxError> {
+        self.counter(CURSOR, "cursor")
+    }
+
+    /// The node time at which the source started; set once, kept across restarts so that
+    /// timestamps stay in one timeline.
+    pub fn epoch(&self, now: NodeMs) -> Result<NodeMs, OutboxError> {
+        match self.tree.get(EPOCH)? {
+            Some(_) => Ok(NodeMs(self.counter(EPOCH, "epoch")?)),
+            None => {
+                self.tree.insert(EPOCH, &now.0.to_be_bytes())?;
+                self.db.flush()?;
+                Ok(now)
+            }
+        }
+    }
+
+    fn counter(&self, key: &[u8], name: &'static str) -> Result<u64, OutboxError> {
+        match self.tree.get(key)? {
+            None => Ok(0),
+            Some(bytes) => Ok(u64::from_be_bytes(
+                bytes
+                    .as_ref()
+                    .try_into()
+                    .map_err(|_| OutboxError::DamagedCounter(name))?,
+            )),
+        }
+    }
+}
+
+fn event_key(seq: Seq) -> [u8; 9] {
+    let mut key = [0; 9];
+    key[0] = EVENT_PREFIX[0];
+    key[1..].copy_from_slice(&seq.0.to_be_bytes());
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_numbers_survive_a_restart_and_acks_trim() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let outbox = Outbox::open(dir.path(), BoardNo(3)).unwrap();
+            for i in 0..5 {
+                let e = outbox
+                    .push(NodeMs(i), UplinkBody::Heartbeat, Some(i + 1))
+                    .unwrap();
+                assert_eq!(e.seq, Seq(i + 1));
+            }
+            assert_eq!(outbox.ack(Seq(2)).unwrap(), 2);
+        }
+        let outbox = Outbox::open(dir.path(), BoardNo(3)).unwrap();
+        assert_eq!(outbox.highest_seq().unwrap(), Seq(5));
+        assert_eq!(outbox.acked().unwrap(), Seq(2));
+        assert_eq!(outbox.cursor().unwrap(), 5);
+        assert_eq!(outbox.oldest_unacked().unwrap(), Some(Seq(3)));
+        let pending: Vec<_> = outbox
+            .unacked_from(Seq(1), 10)
+            .unwrap()
+            .into_iter()
+            .map(|(s, bytes)| (s, codec::decode_uplink(&bytes).unwrap().seq))
+            .collect();
+        assert_eq!(
+            pending,
+            [(Seq(3), Seq(3)), (Seq(4), Seq(4)), (Seq(5), Seq(5))]
+        );
+        assert_eq!(
+            outbox
+                .push(NodeMs(9), UplinkBody::Heartbeat, None)
+                .unwrap()
+                .seq,
+            Seq(6)
+        );
+        assert_eq!(outbox.ack(Seq(1)).unwrap(), 0, "an old ack changes nothing");
+    }
+
+    #[test]
+    fn an_outbox_refuses_another_board() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Outbox::open(dir.path(), BoardNo(3)).unwrap());
+        assert!(matches!(
+            Outbox::open(dir.path(), BoardNo(4)),
+            Err(OutboxError::OtherBoard {
+                stored: 3,
+                wanted: 4
+            })
+        ));
+    }
+}

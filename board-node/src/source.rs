@@ -1,0 +1,40 @@
+//! Where a node's readings come from.
+//!
+//! A source yields what the e-board and the clock report, each reading stamped with the game
+//! time at which it happens. Adapters for real e-boards and clocks implement the same trait.
+
+use protocol::{ClockReport, Placement};
+
+/// One thing the sensors report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reading {
+    Placement(Placement),
+    Clock(ClockReport),
+}
+
+/// A reading and when it happens, in ms of game time since the source started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timed {
+    pub game_ms: u64,
+    pub reading: Reading,
+}
+
+impl Timed {
+    pub fn at(game_ms: u64, reading: Reading) -> Timed {
+        Timed { game_ms, reading }
+    }
+}
+
+/// A finite or endless stream of readings.
+pub trait Source {
+    /// The reading at `index` (0-based), or `None` once the source is exhausted. Indexed so a
+    /// node that restarts resumes where its outbox says it stopped.
+    fn reading(&self, index: usize) -> Option<&Timed>;
+}
+
+/// A source that is a fixed list, like a replayed game.
+impl Source for Vec<Timed> {
+    fn reading(&self, index: usize) -> Option<&Timed> {
+        self.get(index)
+    }
+}

@@ -1,0 +1,136 @@
+//! Everything the hub knows about one board.
+
+use protocol::{BoardNo, ClockReport, Hello, Seq, UplinkBody};
+use serde::Serialize;
+
+use super::game::{Game, GameEvent, Status};
+use super::intake::{Admission, Intake};
+use super::record::Record;
+use super::time::HubMs;
+
+/// A node not heard from for this long counts as disconnected. Nodes send a heartbeat after
+/// 5 s of silence, so this allows two missed heartbeats.
+pub const NODE_SILENT_MS: u64 = 15_000;
+
+#[derive(Debug, Clone)]
+pub struct BoardState {
+    number: BoardNo,
+    intake: Intake,
+    game: Game,
+    events_accepted: u64,
+    /// When any message of this board's node last arrived (duplicates included).
+    last_heard: Option<HubMs>,
+    hello: Option<Hello>,
+    last_clock: Option<ClockReport>,
+}
+
+/// One line of `GET /api/boards`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BoardSummary {
+    pub board: u16,
+    pub last_seq: u64,
+    pub events_accepted: u64,
+    pub node_connected: bool,
+    pub fen: String,
+    pub status: Status,
+    pub result: &'static str,
+    pub ply: usize,
+}
+
+/// `GET /api/boards/{n}`: the summary and the moves.
+#[derive(Debug, Clone, Serialize)]
+pub struct BoardDetail {
+    #[serde(flatten)]
+    pub summary: BoardSummary,
+    /// The completed moves in SAN.
+    pub moves: Vec<String>,
+    pub node_software: Option<String>,
+    pub unmatched_presses: u32,
+}
+
+impl BoardState {
+    pub fn new(number: BoardNo) -> BoardState {
+        BoardState {
+            number,
+            intake: Intake::default(),
+            game: Game::default(),
+            events_accepted: 0,
+            last_heard: None,
+            hello: None,
+            last_clock: None,
+        }
+    }
+
+    pub fn admit(&mut self, now: HubMs, seq: Seq) -> Admission {
+        self.last_heard = Some(now);
+        self.intake.admit(now, seq)
+    }
+
+    /// Applies a journaled event. `None` if it is out of sequence (a damaged journal).
+    pub fn apply(&mut self, record: &Record) -> Option<Vec<GameEvent>> {
+        let event = &record.event;
+        if !self.intake.accept(event.seq) {
+            return None;
+        }
+        self.events_accepted += 1;
+        self.last_heard = Some(self.last_heard.map_or(record.at, |t| t.max(record.at)));
+        Some(match &event.body {
+            UplinkBody::Hello(hello) => {
+                self.hello = Some(hello.clone());
+                Vec::new()
+            }
+            UplinkBody::Placement(placement) => self.game.placement(event.node_ms, placement),
+            UplinkBody::Clock(report) => {
+                self.last_clock = Some(*report);
+                self.game.clock(event.node_ms, report)
+            }
+            UplinkBody::Heartbeat => Vec::new(),
+        })
+    }
+
+    pub fn replayed(&mut self) {
+        if let Some(seq) = self.intake.accepted() {
+            let _ = self.intake.flushed(seq);
+        }
+    }
+
+    pub fn flushed(&mut self, seq: Seq) -> Option<Seq> {
+        self.intake.flushed(seq)
+    }
+
+    pub fn node_connected(&self, now: HubMs) -> bool {
+        self.last_heard
+            .is_some_and(|t| now.since(t) < NODE_SILENT_MS)
+    }
+
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    pub fn summary(&self, now: HubMs) -> BoardSummary {
+        BoardSummary {
+            board: self.number.0,
+            last_seq: self.intake.accepted().map_or(0, |s| s.0),
+            events_accepted: self.events_accepted,
+            node_connected: self.node_connected(now),
+            fen: self.game.fen(),
+            status: self.game.status(),
+            result: self.game.result(),
+            ply: self.game.moves().len(),
+        }
+    }
+
+    pub fn detail(&self, now: HubMs) -> BoardDetail {
+        BoardDetail {
+            summary: self.summary(now),
+            moves: self
+                .game
+                .moves()
+                .iter()
+                .map(|m| m.san.to_string())
+                .collect(),
+            node_software: self.hello.as_ref().map(|h| h.software.clone()),
+            unmatched_presses: self.game.unmatched_presses(),
+        }
+    }
+}

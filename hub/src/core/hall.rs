@@ -1,0 +1,115 @@
+//! All boards of the hall, routed by board number.
+//!
+//! The hall is the fold of the journal: [`Hall::apply`] is called with every journaled
+//! [`Record`] in order, live and on replay alike, so a restarted hub ends in the same state.
+//!
+//! ```
+//! use hub::core::{hall::Hall, intake::Admission, record::Record, time::HubMs};
+//! use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
+//!
+//! let mut hall = Hall::default();
+//! let event = Uplink::new(BoardNo(5), Seq(1), NodeMs(0), UplinkBody::Heartbeat);
+//! assert_eq!(hall.admit(HubMs(10), &event), Admission::Accept);
+//! let effects = hall.apply(&Record { at: HubMs(10), event });
+//! assert!(effects.is_empty());
+//! assert_eq!(hall.summaries(HubMs(10))[0].last_seq, 1);
+//! ```
+
+use std::collections::BTreeMap;
+
+use protocol::{BoardNo, Seq, Uplink};
+
+use super::board::{BoardDetail, BoardState, BoardSummary};
+use super::game::GameEvent;
+use super::intake::Admission;
+use super::record::Record;
+use super::time::HubMs;
+
+/// What the shell must carry out after [`Hall::apply`] or [`Hall::flushed`].
+#[must_use]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Tell the node that its events up to `up_to` are durable.
+    Ack { board: BoardNo, up_to: Seq },
+    /// Something happened in a game (for logs now; alerts and the relay later).
+    Game { board: BoardNo, event: GameEvent },
+    /// A journaled record was out of sequence and was skipped. Only a damaged journal does
+    /// this; the shell counts and logs it.
+    OutOfSequence { board: BoardNo, seq: Seq },
+}
+
+#[derive(Debug, Default)]
+pub struct Hall {
+    boards: BTreeMap<BoardNo, BoardState>,
+}
+
+impl Hall {
+    /// Decides what to do with an event off the wire; notes that its node was heard. The
+    /// game is not touched: only journaled events change it, through [`Hall::apply`].
+    pub fn admit(&mut self, now: HubMs, event: &Uplink) -> Admission {
+        self.board_mut(event.board).admit(now, event.seq)
+    }
+
+    /// The fold step: applies one journaled record.
+    pub fn apply(&mut self, record: &Record) -> Vec<Effect> {
+        let board = record.event.board;
+        match self.board_mut(board).apply(record) {
+            Some(events) => events
+                .into_iter()
+                .map(|event| Effect::Game { board, event })
+                .collect(),
+            None => vec![Effect::OutOfSequence {
+                board,
+                seq: record.event.seq,
+            }],
+        }
+    }
+
+    /// The journal flushed `board`'s events up to `seq`.
+    pub fn flushed(&mut self, board: BoardNo, seq: Seq) -> Option<Effect> {
+        self.board_mut(board)
+            .flushed(seq)
+            .map(|up_to| Effect::Ack { board, up_to })
+    }
+
+    /// After a replay every applied event is durable: duplicates of them get acknowledged.
+    pub fn replayed(&mut self) {
+        for board in self.boards.values_mut() {
+            board.replayed();
+        }
+    }
+
+    pub fn summaries(&self, now: HubMs) -> Vec<BoardSummary> {
+        self.boards.values().map(|b| b.summary(now)).collect()
+    }
+
+    pub fn detail(&self, board: BoardNo, now: HubMs) -> Option<BoardDetail> {
+        self.boards.get(&board).map(|b| b.detail(now))
+    }
+
+    pub fn board(&self, board: BoardNo) -> Option<&BoardState> {
+        self.boards.get(&board)
+    }
+
+    pub fn len(&self) -> usize {
+        self.boards.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.boards.is_empty()
+    }
+
+    /// Boards whose node was heard within [`super::board::NODE_SILENT_MS`].
+    pub fn connected_nodes(&self, now: HubMs) -> usize {
+        self.boards
+            .values()
+            .filter(|b| b.node_connected(now))
+            .count()
+    }
+
+    fn board_mut(&mut self, board: BoardNo) -> &mut BoardState {
+        self.boards
+            .entry(board)
+            .or_insert_with(|| BoardState::new(board))
+    }
+}

@@ -1,0 +1,18 @@
+//! The pure core: synchronous state machines fed with events and the time, returning effects.
+//! No tokio, MQTT, sled or HTTP in here.
+//!
+//! - [`time`]: [`HubMs`], the only "now" the core sees.
+//! - [`intake`]: per-board sequencing: accept, drop a duplicate, or ask for a resend.
+//! - [`sensed`]: the e-board's [`protocol::Placement`] as a shakmaty board.
+//! - [`game`]: one game reconstructed from placements and clock presses.
+//! - [`record`]: a journaled event with its receive time.
+//! - [`board`]: everything the hub knows about one board.
+//! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
+
+pub mod board;
+pub mod game;
+pub mod hall;
+pub mod intake;
+pub mod record;
+pub mod sensed;
+pub mod time;

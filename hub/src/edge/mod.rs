@@ -1,0 +1,13 @@
+//! The IO edges: each file talks to one thing outside the core.
+//!
+//! - [`store`]: the sled journal.
+//! - [`flusher`]: group commit: one thread flushes the journal and reports what is durable.
+//! - [`broker`]: the embedded rumqttd broker.
+//! - [`mqtt`]: the hub's MQTT client (embedded or external broker).
+//! - [`http`]: the JSON API, health and metrics.
+
+pub mod broker;
+pub mod flusher;
+pub mod http;
+pub mod mqtt;
+pub mod store;

@@ -1,0 +1,57 @@
+//! The hub's MQTT client: one session subscribed to every board's uplink, which also
+//! publishes the downlinks. The same code serves the embedded and an external broker.
+//!
+//! With an external broker the session is persistent (`clean_session = false`), so the
+//! broker queues the boards' events while the hub restarts; whatever it does not keep, the
+//! board nodes resend.
+
+use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use protocol::{codec, topic, BoardNo, Downlink, DownlinkBody};
+use rumqttc::{AsyncClient, QoS};
+use tokio::sync::mpsc;
+
+use crate::metrics::Metrics;
+
+pub struct HubLink {
+    client: AsyncClient,
+    event: String,
+}
+
+/// Connects (and keeps reconnecting) to `addr`; incoming messages arrive on the receiver.
+pub fn connect(addr: &BrokerAddr, event: &str) -> (HubLink, mpsc::Receiver<LinkEvent>) {
+    let mut options = LinkOptions::new(format!("zeitnot-hub-{event}"));
+    options.clean_session = false;
+    options.subscribe = Some(topic::uplink_filter(event));
+    options.request_capacity = 65_536;
+    options.inflight = 1_000;
+    options.backoff_max = std::time::Duration::from_secs(2);
+    let (client, events) = link::start(addr, options);
+    (
+        HubLink {
+            client,
+            event: event.to_owned(),
+        },
+        events,
+    )
+}
+
+impl HubLink {
+    /// Queues a downlink. When the queue is full it is dropped: the node resends after its
+    /// timeout and the hub answers the duplicate with the acknowledgement again.
+    pub fn send(&self, board: BoardNo, body: DownlinkBody, metrics: &Metrics) {
+        let bytes = codec::encode_downlink(&Downlink::new(board, body));
+        match self.client.try_publish(
+            topic::downlink(&self.event, board),
+            QoS::AtLeastOnce,
+            false,
+            bytes,
+        ) {
+            Ok(()) => {
+                if matches!(body, DownlinkBody::Ack { .. }) {
+                    metrics.ack_sent();
+                }
+            }
+            Err(e) => tracing::debug!(board = board.0, error = %e, "downlink not queued"),
+        }
+    }
+}

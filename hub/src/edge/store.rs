@@ -1,0 +1,202 @@
+//! The journal: every accepted board event, durable in sled 0.34.
+//!
+//! Key: board number (2 bytes, big-endian) then sequence number (8 bytes, big-endian), so a
+//! key-ordered scan replays each board's events in sequence. Value: a format byte, the hub's
+//! receive time (8 bytes, big-endian), then the event in its wire encoding (the postcard
+//! layout frozen by the protocol's golden tests).
+//!
+//! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
+//! acknowledged to a node before that (see [`super::flusher`]).
+
+use std::path::Path;
+
+use protocol::{codec, BoardNo, Seq};
+
+use crate::core::record::Record;
+use crate::core::time::HubMs;
+
+const JOURNAL_FORMAT: u8 = 1;
+const KEY_LEN: usize = 10;
+const HEADER_LEN: usize = 9;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// sled could not open, write or flush the database.
+    #[error("journal database: {0}")]
+    Sled(#[from] sled::Error),
+    /// A stored record is not one this build can read (damaged, or another format).
+    #[error("journal record {board}/{seq} is unreadable: {why}")]
+    Unreadable { board: u16, seq: u64, why: String },
+    /// A stored key does not have the journal's layout.
+    #[error("journal key of {0} bytes, expected {KEY_LEN}")]
+    BadKey(usize),
+}
+
+/// The sled-backed journal. Cheap to clone: the flusher holds a clone.
+#[derive(Clone)]
+pub struct Journal {
+    db: sled::Db,
+    events: sled::Tree,
+}
+
+impl Journal {
+    pub fn open(dir: &Path) -> Result<Journal, StoreError> {
+        let db = sled::Config::new()
+            .path(dir)
+            // The flusher thread decides when to flush (group commit); sled's own timer
+            // only adds a second, uncoordinated flusher (see NOTES: concurrent flushes).
+            .flush_every_ms(None)
+            .open()?;
+        let events = db.open_tree("journal")?;
+        Ok(Journal { db, events })
+    }
+
+    /// Buffers a record; durable after the next [`Journal::flush`].
+    pub fn append(&self, record: &Record) -> Result<(), StoreError> {
+        let key = key(record.event.board, record.event.seq);
+        let mut value = Vec::with_capacity(HEADER_LEN + 48);
+        value.push(JOURNAL_FORMAT);
+        value.extend_from_slice(&record.at.0.to_be_bytes());
+        value.extend_from_slice(&codec::encode_uplink(&record.event));
+        self.events.insert(key, value)?;
+        Ok(())
+    }
+
+    /// Makes every record appended before this call durable. Returns the bytes written.
+    pub fn flush(&self) -> Result<usize, StoreError> {
+        Ok(self.db.flush()?)
+    }
+
+    /// Every record, each board's in sequence order.
+    pub fn replay(&self) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
+        self.events.iter().map(|entry| {
+            let (key, value) = entry?;
+            decode(&key, &value)
+        })
+    }
+
+    /// The sequence numbers journaled for one board, in order.
+    pub fn seqs(&self, board: BoardNo) -> Result<Vec<Seq>, StoreError> {
+        self.events
+            .scan_prefix(board.0.to_be_bytes())
+            .keys()
+            .map(|key| parse_key(&key?).map(|(_, seq)| seq))
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
+
+fn key(board: BoardNo, seq: Seq) -> [u8; KEY_LEN] {
+    let mut key = [0; KEY_LEN];
+    key[..2].copy_from_slice(&board.0.to_be_bytes());
+    key[2..].copy_from_slice(&seq.0.to_be_bytes());
+    key
+}
+
+fn parse_key(key: &[u8]) -> Result<(BoardNo, Seq), StoreError> {
+    let key: [u8; KEY_LEN] = key.try_into().map_err(|_| StoreError::BadKey(key.len()))?;
+    let board = u16::from_be_bytes([key[0], key[1]]);
+    let seq = u64::from_be_bytes(key[2..].try_into().expect("8 bytes"));
+    Ok((BoardNo(board), Seq(seq)))
+}
+
+fn decode(key: &[u8], value: &[u8]) -> Result<Record, StoreError> {
+    let (board, seq) = parse_key(key)?;
+    let unreadable = |why: String| StoreError::Unreadable {
+        board: board.0,
+        seq: seq.0,
+        why,
+    };
+    if value.len() < HEADER_LEN || value[0] != JOURNAL_FORMAT {
+        return Err(unreadable(format!(
+            "header {:?}",
+            &value[..value.len().min(HEADER_LEN)]
+        )));
+    }
+    let at = u64::from_be_bytes(value[1..HEADER_LEN].try_into().expect("8 bytes"));
+    let event =
+        codec::decode_uplink(&value[HEADER_LEN..]).map_err(|e| unreadable(e.to_string()))?;
+    if event.board != board || event.seq != seq {
+        return Err(unreadable(format!(
+            "holds {}/{}",
+            event.board.0, event.seq.0
+        )));
+    }
+    Ok(Record {
+        at: HubMs(at),
+        event,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::{NodeMs, Uplink, UplinkBody};
+
+    fn record(board: u16, seq: u64) -> Record {
+        Record {
+            at: HubMs(1000 + seq),
+            event: Uplink::new(BoardNo(board), Seq(seq), NodeMs(seq), UplinkBody::Heartbeat),
+        }
+    }
+
+    #[test]
+    fn replay_returns_each_board_in_sequence_after_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let journal = Journal::open(dir.path()).unwrap();
+            for (board, seq) in [(2, 1), (1, 2), (1, 1), (2, 2), (1, 10), (300, 1)] {
+                journal.append(&record(board, seq)).unwrap();
+            }
+            journal.flush().unwrap();
+        }
+        let journal = Journal::open(dir.path()).unwrap();
+        let replayed: Vec<_> = journal
+            .replay()
+            .map(|r| {
+                let r = r.unwrap();
+                (r.event.board.0, r.event.seq.0, r.at.0)
+            })
+            .collect();
+        assert_eq!(
+            replayed,
+            [
+                (1, 1, 1001),
+                (1, 2, 1002),
+                (1, 10, 1010),
+                (2, 1, 1001),
+                (2, 2, 1002),
+                (300, 1, 1001)
+            ]
+        );
+        assert_eq!(journal.seqs(BoardNo(1)).unwrap(), [Seq(1), Seq(2), Seq(10)]);
+    }
+
+    #[test]
+    fn a_damaged_record_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path()).unwrap();
+        journal.append(&record(1, 1)).unwrap();
+        journal
+            .events
+            .insert(key(BoardNo(1), Seq(2)), &[JOURNAL_FORMAT, 0, 0][..])
+            .unwrap();
+        let results: Vec<_> = journal.replay().collect();
+        assert!(results[0].is_ok());
+        assert!(matches!(
+            results[1],
+            Err(StoreError::Unreadable {
+                board: 1,
+                seq: 2,
+                ..
+            })
+        ));
+    }
+}

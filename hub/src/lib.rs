@@ -1,0 +1,17 @@
+//! The Zeitnot hub: receives every board's events, journals them, and applies the Laws of
+//! Chess.
+//!
+//! - [`core`]: the pure state machines (sequencing, games, the hall). No IO.
+//! - [`edge`]: the IO: sled journal and its flusher, MQTT (embedded broker or external),
+//!   HTTP.
+//! - [`metrics`]: counters for `GET /metrics`.
+//! - [`run`]: the loop that owns the core and carries out its effects.
+//! - [`demo`]: a demo hall with simulated boards replaying real games.
+
+pub mod core;
+pub mod demo;
+pub mod edge;
+pub mod metrics;
+pub mod run;
+
+pub use run::{serve, BrokerChoice, Running, ServeConfig};

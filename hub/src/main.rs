@@ -1,0 +1,128 @@
+//! `hub`: the command line. Everything else lives in the library.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use board_node::link::BrokerAddr;
+use clap::{Parser, Subcommand};
+use hub::demo::{self, DemoConfig};
+use hub::{BrokerChoice, ServeConfig};
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Zeitnot hub: applies the Laws of Chess to every board of a hall"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the hub for a hall.
+    Serve {
+        /// Directory of the journal (created if missing).
+        #[arg(long, default_value = "zeitnot-data")]
+        data: PathBuf,
+        /// Listen address of the embedded MQTT broker.
+        #[arg(long, default_value = "127.0.0.1:1883", conflicts_with = "broker")]
+        mqtt: SocketAddr,
+        /// Use this external broker instead of the embedded one: mqtt://HOST:PORT.
+        #[arg(long)]
+        broker: Option<BrokerAddr>,
+        /// Listen address of the HTTP API.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        http: SocketAddr,
+        /// The event (tournament) id used in MQTT topics.
+        #[arg(long, default_value = "default")]
+        event: String,
+    },
+    /// A demo hall: embedded broker, hub and simulated boards replaying real games.
+    Demo {
+        /// Number of simulated boards.
+        #[arg(long, default_value_t = 12)]
+        boards: u16,
+        /// Game time runs this many times faster than real time.
+        #[arg(long, default_value_t = 10.0)]
+        speed: f64,
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        http: SocketAddr,
+        #[arg(long, default_value = "127.0.0.1:1883")]
+        mqtt: SocketAddr,
+        /// Keep the journal and outboxes here instead of a temporary directory.
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,hub=info,board_node=warn".into()),
+        )
+        .init();
+    match Cli::parse().command {
+        Command::Serve {
+            data,
+            mqtt,
+            broker,
+            http,
+            event,
+        } => {
+            let broker = match broker {
+                Some(addr) => BrokerChoice::External(addr),
+                None => BrokerChoice::Embedded(mqtt),
+            };
+            let config = ServeConfig {
+                data,
+                broker,
+                http,
+                event,
+            };
+            hub::serve(config, None, shutdown_signal()).await
+        }
+        Command::Demo {
+            boards,
+            speed,
+            http,
+            mqtt,
+            data,
+        } => {
+            demo::run(DemoConfig {
+                boards,
+                speed,
+                http,
+                mqtt,
+                data,
+            })
+            .await
+        }
+    }
+}
+
+/// Ctrl-C or SIGTERM (systemd's stop).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    tracing::info!("stopping");
+}

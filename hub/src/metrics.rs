@@ -1,0 +1,216 @@
+//! Counters the hub exposes at `GET /metrics` in the Prometheus text format.
+//!
+//! Plain atomics: every edge bumps them without going through the core's owner, and a scrape
+//! reads them without stopping anything.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+/// Why a message off the wire was refused before it reached the core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadPayload {
+    /// Not a message of our protocol (truncated, bad tag, bad piece code, extra bytes).
+    Undecodable,
+    /// A message of another protocol version.
+    UnknownVersion,
+    /// The board number in the topic and in the message disagree.
+    BoardMismatch,
+    /// A topic under our prefix that is not a board's uplink.
+    ForeignTopic,
+}
+
+impl BadPayload {
+    const ALL: [BadPayload; 4] = [
+        BadPayload::Undecodable,
+        BadPayload::UnknownVersion,
+        BadPayload::BoardMismatch,
+        BadPayload::ForeignTopic,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            BadPayload::Undecodable => "undecodable",
+            BadPayload::UnknownVersion => "unknown_version",
+            BadPayload::BoardMismatch => "board_mismatch",
+            BadPayload::ForeignTopic => "foreign_topic",
+        }
+    }
+}
+
+/// Upper bounds of the flush latency buckets, in microseconds.
+const FLUSH_BUCKETS_US: [u64; 12] = [
+    100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 1_000_000,
+];
+
+#[derive(Debug, Default)]
+pub struct Metrics {
+    events_accepted: AtomicU64,
+    duplicates_dropped: AtomicU64,
+    gap_events: AtomicU64,
+    resend_requests: AtomicU64,
+    bad_payloads: [AtomicU64; 4],
+    journal_records_skipped: AtomicU64,
+    acks_sent: AtomicU64,
+    flushes: AtomicU64,
+    flush_us_sum: AtomicU64,
+    flush_buckets: [AtomicU64; FLUSH_BUCKETS_US.len()],
+}
+
+impl Metrics {
+    pub fn event_accepted(&self) {
+        self.events_accepted.fetch_add(1, Relaxed);
+    }
+
+    pub fn duplicate_dropped(&self) {
+        self.duplicates_dropped.fetch_add(1, Relaxed);
+    }
+
+    pub fn gap_event(&self) {
+        self.gap_events.fetch_add(1, Relaxed);
+    }
+
+    pub fn resend_requested(&self) {
+        self.resend_requests.fetch_add(1, Relaxed);
+    }
+
+    pub fn bad_payload(&self, why: BadPayload) {
+        let i = BadPayload::ALL.iter().position(|b| *b == why).unwrap_or(0);
+        self.bad_payloads[i].fetch_add(1, Relaxed);
+    }
+
+    pub fn journal_records_skipped(&self) {
+        self.journal_records_skipped.fetch_add(1, Relaxed);
+    }
+
+    pub fn ack_sent(&self) {
+        self.acks_sent.fetch_add(1, Relaxed);
+    }
+
+    pub fn flushed(&self, took: Duration) {
+        let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.flushes.fetch_add(1, Relaxed);
+        self.flush_us_sum.fetch_add(us, Relaxed);
+        if let Some(i) = FLUSH_BUCKETS_US.iter().position(|b| us <= *b) {
+            self.flush_buckets[i].fetch_add(1, Relaxed);
+        }
+    }
+
+    pub fn events_accepted(&self) -> u64 {
+        self.events_accepted.load(Relaxed)
+    }
+
+    pub fn bad_payloads(&self) -> u64 {
+        self.bad_payloads.iter().map(|c| c.load(Relaxed)).sum()
+    }
+
+    /// The Prometheus text exposition; `connected_nodes` is read from the hall by the caller.
+    pub fn render(&self, connected_nodes: usize) -> String {
+        let mut out = String::new();
+        let mut counter = |name: &str, help: &str, value: u64| {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
+            );
+        };
+        counter(
+            "zeitnot_events_accepted_total",
+            "Board events accepted in sequence and journaled.",
+            self.events_accepted.load(Relaxed),
+        );
+        counter(
+            "zeitnot_duplicates_dropped_total",
+            "Board events dropped because their sequence number was already accepted.",
+            self.duplicates_dropped.load(Relaxed),
+        );
+        counter(
+            "zeitnot_gap_events_total",
+            "Board events held back because an earlier one was missing.",
+            self.gap_events.load(Relaxed),
+        );
+        counter(
+            "zeitnot_resend_requests_total",
+            "ResendFrom requests sent to board nodes.",
+            self.resend_requests.load(Relaxed),
+        );
+        counter(
+            "zeitnot_journal_records_skipped_total",
+            "Journal records skipped on replay: unreadable or out of sequence.",
+            self.journal_records_skipped.load(Relaxed),
+        );
+        counter(
+            "zeitnot_acks_sent_total",
+            "Acknowledgements sent to board nodes after a journal flush.",
+            self.acks_sent.load(Relaxed),
+        );
+        let _ = writeln!(
+            out,
+            "# HELP zeitnot_bad_payloads_total Messages refused before reaching the rules.\n\
+             # TYPE zeitnot_bad_payloads_total counter"
+        );
+        for (why, count) in BadPayload::ALL.iter().zip(&self.bad_payloads) {
+            let _ = writeln!(
+                out,
+                "zeitnot_bad_payloads_total{{reason=\"{}\"}} {}",
+                why.label(),
+                count.load(Relaxed)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP zeitnot_connected_nodes Boards whose node was heard within 15 s.\n\
+             # TYPE zeitnot_connected_nodes gauge\nzeitnot_connected_nodes {connected_nodes}"
+        );
+        let _ = writeln!(
+            out,
+            "# HELP zeitnot_journal_flush_seconds Time of one group-commit flush of the journal.\n\
+             # TYPE zeitnot_journal_flush_seconds histogram"
+        );
+        let mut cumulative = 0;
+        for (bound, count) in FLUSH_BUCKETS_US.iter().zip(&self.flush_buckets) {
+            cumulative += count.load(Relaxed);
+            let _ = writeln!(
+                out,
+                "zeitnot_journal_flush_seconds_bucket{{le=\"{}\"}} {cumulative}",
+                *bound as f64 / 1e6
+            );
+        }
+        let flushes = self.flushes.load(Relaxed);
+        let _ = writeln!(
+            out,
+            "zeitnot_journal_flush_seconds_bucket{{le=\"+Inf\"}} {flushes}\n\
+             zeitnot_journal_flush_seconds_sum {}\nzeitnot_journal_flush_seconds_count {flushes}",
+            self.flush_us_sum.load(Relaxed) as f64 / 1e6
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flush_histogram_is_cumulative() {
+        let metrics = Metrics::default();
+        metrics.flushed(Duration::from_micros(90));
+        metrics.flushed(Duration::from_millis(3));
+        metrics.flushed(Duration::from_secs(2));
+        let text = metrics.render(0);
+        assert!(text.contains("zeitnot_journal_flush_seconds_bucket{le=\"0.0001\"} 1\n"));
+        assert!(text.contains("zeitnot_journal_flush_seconds_bucket{le=\"0.005\"} 2\n"));
+        assert!(text.contains("zeitnot_journal_flush_seconds_bucket{le=\"1\"} 2\n"));
+        assert!(text.contains("zeitnot_journal_flush_seconds_bucket{le=\"+Inf\"} 3\n"));
+    }
+
+    #[test]
+    fn bad_payloads_are_counted_by_reason() {
+        let metrics = Metrics::default();
+        metrics.bad_payload(BadPayload::BoardMismatch);
+        metrics.bad_payload(BadPayload::BoardMismatch);
+        assert!(metrics
+            .render(0)
+            .contains("zeitnot_bad_payloads_total{reason=\"board_mismatch\"} 2\n"));
+        assert_eq!(metrics.bad_payloads(), 2);
+    }
+}

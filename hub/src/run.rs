@@ -1,0 +1,307 @@
+//! The shell: wires the core to the edges and runs the loop that owns the hall.
+//!
+//! ```text
+//! MQTT ──uplink──► decode ──► Hall::admit ──Accept──► Journal::append ──► Hall::apply
+//!                                  │                        │
+//!                                  ├─Duplicate──► Ack (durable point)
+//!                                  └─Gap────────► ResendFrom
+//!                                                 Flusher ──flush()──► Hall::flushed ──► Ack
+//! ```
+//! Startup is the same fold: every journaled record goes through `Hall::apply` again.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use board_node::link::{BrokerAddr, LinkEvent};
+use protocol::{codec, topic, DecodeError, DownlinkBody};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::core::hall::{Effect, Hall};
+use crate::core::intake::Admission;
+use crate::core::record::Record;
+use crate::core::time::HubMs;
+use crate::edge::broker;
+use crate::edge::flusher::Flusher;
+use crate::edge::http::{self, Query};
+use crate::edge::mqtt::{self, HubLink};
+use crate::edge::store::Journal;
+use crate::metrics::{BadPayload, Metrics};
+
+/// Which broker the hub uses.
+#[derive(Debug, Clone)]
+pub enum BrokerChoice {
+    /// Start rumqttd inside the hub, listening here.
+    Embedded(SocketAddr),
+    /// Connect to a broker that runs elsewhere (Mosquitto, a cluster).
+    External(BrokerAddr),
+}
+
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The sled journal's directory.
+    pub data: PathBuf,
+    pub broker: BrokerChoice,
+    pub http: SocketAddr,
+    /// The event id in MQTT topics.
+    pub event: String,
+}
+
+/// Where a started hub can be reached.
+#[derive(Debug, Clone)]
+pub struct Running {
+    pub http: SocketAddr,
+    pub broker: BrokerAddr,
+}
+
+/// The hub's clock: the Unix time in ms, never going backwards.
+#[derive(Debug, Default)]
+struct HubClock {
+    last: HubMs,
+}
+
+impl HubClock {
+    fn now(&mut self) -> HubMs {
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        self.last = self.last.max(HubMs(wall));
+        self.last
+    }
+
+    fn not_before(&mut self, at: HubMs) {
+        self.last = self.last.max(at);
+    }
+}
+
+/// Runs the hub until `shutdown` resolves. `ready` learns the bound addresses.
+pub async fn serve(
+    config: ServeConfig,
+    ready: Option<oneshot::Sender<Running>>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        topic::is_valid_event(&config.event),
+        "event id {:?}: use letters, digits, '-', '_' or '.'",
+        config.event
+    );
+    let metrics = Arc::new(Metrics::default());
+    let journal = Journal::open(&config.data)
+        .with_context(|| format!("opening the journal in {}", config.data.display()))?;
+    let mut clock = HubClock::default();
+    let mut hall = Hall::default();
+    let replayed = replay(&journal, &mut hall, &mut clock, &metrics);
+    tracing::info!(records = replayed, boards = hall.len(), "journal replayed");
+
+    let broker_addr = match &config.broker {
+        BrokerChoice::Embedded(listen) => {
+            broker::start(*listen)?;
+            let host = match listen.ip() {
+                ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                ip => ip,
+            };
+            tracing::info!(%listen, "embedded MQTT broker listening");
+            BrokerAddr {
+                host: host.to_string(),
+                port: listen.port(),
+            }
+        }
+        BrokerChoice::External(addr) => addr.clone(),
+    };
+
+    let (durable_tx, mut durable) = mpsc::unbounded_channel();
+    let flusher = Flusher::start(journal.clone(), metrics.clone(), durable_tx)
+        .context("starting the journal flusher")?;
+    let (link, mut incoming) = mqtt::connect(&broker_addr, &config.event);
+    let (queries_tx, mut queries) = mpsc::channel(256);
+    let (http_addr, server) = http::bind(config.http, queries_tx, metrics.clone()).await?;
+    let server = tokio::spawn(server);
+    tracing::info!(http = %http_addr, broker = %broker_addr, event = %config.event, "hub ready");
+    if let Some(ready) = ready {
+        let _ = ready.send(Running {
+            http: http_addr,
+            broker: broker_addr,
+        });
+    }
+
+    let mut shell = Shell {
+        event: config.event,
+        hall,
+        journal,
+        flusher,
+        link,
+        metrics,
+        clock,
+    };
+    tokio::pin!(shutdown);
+    let result = loop {
+        tokio::select! {
+            Some(event) = incoming.recv() => match event {
+                LinkEvent::Message { topic, payload } => {
+                    if let Err(e) = shell.on_message(&topic, &payload) {
+                        break Err(e);
+                    }
+                }
+                LinkEvent::Connected => tracing::info!("connected to the broker, subscribed"),
+                LinkEvent::Disconnected => tracing::warn!("lost the broker; reconnecting"),
+            },
+            Some(batch) = durable.recv() => {
+                for (board, seq) in batch {
+                    if let Some(effect) = shell.hall.flushed(board, seq) {
+                        shell.carry_out(effect);
+                    }
+                }
+            }
+            Some(query) = queries.recv() => shell.answer(query),
+            () = &mut shutdown => break Ok(()),
+        }
+    };
+    server.abort();
+    shell.flusher.stop().context("final journal flush")?;
+    result
+}
+
+/// Rebuilds the hall from the journal. Effects of replayed events already happened once and
+/// are dropped.
+fn replay(journal: &Journal, hall: &mut Hall, clock: &mut HubClock, metrics: &Metrics) -> u64 {
+    let mut applied = 0;
+    for record in journal.replay() {
+        match record {
+            Ok(record) => {
+                clock.not_before(record.at);
+                for effect in hall.apply(&record) {
+                    if let Effect::OutOfSequence { board, seq } = effect {
+                        tracing::error!(
+                            board = board.0,
+                            seq = seq.0,
+                            "journal record out of sequence, skipped"
+                        );
+                        metrics.journal_records_skipped();
+                    }
+                }
+                applied += 1;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "journal record skipped");
+                metrics.journal_records_skipped();
+            }
+        }
+    }
+    hall.replayed();
+    applied
+}
+
+/// The state the loop owns.
+struct Shell {
+    event: String,
+    hall: Hall,
+    journal: Journal,
+    flusher: Flusher,
+    link: HubLink,
+    metrics: Arc<Metrics>,
+    clock: HubClock,
+}
+
+impl Shell {
+    /// One message off the wire. Bad input is counted and logged, never fatal; only a
+    /// failing journal is.
+    fn on_message(&mut self, topic: &str, payload: &[u8]) -> anyhow::Result<()> {
+        let Some(board) = topic::parse_uplink(&self.event, topic) else {
+            return {
+                self.refuse(BadPayload::ForeignTopic, topic, "not a board uplink topic");
+                Ok(())
+            };
+        };
+        let event = match codec::decode_uplink(payload) {
+            Ok(event) => event,
+            Err(e @ DecodeError::UnknownVersion(_)) => {
+                return {
+                    self.refuse(BadPayload::UnknownVersion, topic, &e.to_string());
+                    Ok(())
+                }
+            }
+            Err(e) => return {
+                self.refuse(BadPayload::Undecodable, topic, &e.to_string());
+                Ok(())
+            },
+        };
+        if event.board != board {
+            let why = format!("message says board {}", event.board.0);
+            return {
+                self.refuse(BadPayload::BoardMismatch, topic, &why);
+                Ok(())
+            };
+        }
+        let now = self.clock.now();
+        match self.hall.admit(now, &event) {
+            Admission::Accept => {
+                let record = Record { at: now, event };
+                self.journal
+                    .append(&record)
+                    .context("appending to the journal")?;
+                self.flusher.appended(board, record.event.seq);
+                self.metrics.event_accepted();
+                for effect in self.hall.apply(&record) {
+                    self.carry_out(effect);
+                }
+            }
+            Admission::Duplicate { ack } => {
+                self.metrics.duplicate_dropped();
+                if let Some(up_to_seq) = ack {
+                    self.link
+                        .send(board, DownlinkBody::Ack { up_to_seq }, &self.metrics);
+                }
+            }
+            Admission::Gap { resend_from } => {
+                self.metrics.gap_event();
+                if let Some(seq) = resend_from {
+                    tracing::debug!(
+                        board = board.0,
+                        from = seq.0,
+                        got = event.seq.0,
+                        "gap; asking for a resend"
+                    );
+                    self.metrics.resend_requested();
+                    self.link
+                        .send(board, DownlinkBody::ResendFrom { seq }, &self.metrics);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn refuse(&self, why: BadPayload, topic: &str, detail: &str) {
+        self.metrics.bad_payload(why);
+        // A misbehaving client may send thousands: log the 1st, 2nd, 4th, 8th, …
+        let count = self.metrics.bad_payloads();
+        if count.is_power_of_two() {
+            tracing::warn!(topic, ?why, detail, total = count, "message refused");
+        }
+    }
+
+    fn carry_out(&mut self, effect: Effect) {
+        match effect {
+            Effect::Ack { board, up_to } => {
+                self.link
+                    .send(board, DownlinkBody::Ack { up_to_seq: up_to }, &self.metrics);
+            }
+            Effect::Game { board, event } => tracing::info!(board = board.0, ?event, "game"),
+            Effect::OutOfSequence { board, seq } => {
+                tracing::error!(board = board.0, seq = seq.0, "out-of-sequence record");
+                self.metrics.journal_records_skipped();
+            }
+        }
+    }
+
+    fn answer(&mut self, query: Query) {
+        let now = self.clock.now();
+        // A dropped receiver means the HTTP client went away; nothing to do.
+        match query {
+            Query::Boards(reply) => drop(reply.send(self.hall.summaries(now))),
+            Query::Board(board, reply) => drop(reply.send(self.hall.detail(board, now))),
+            Query::ConnectedNodes(reply) => drop(reply.send(self.hall.connected_nodes(now))),
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! The envelope every message travels in.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{DownlinkBody, UplinkBody};
+
+/// The layout of [`Uplink`] and [`Downlink`] that this crate reads and writes.
+///
+/// A receiver reads the version first and rejects a message of another version before it
+/// looks at the body (see [`crate::codec`]).
+pub const PROTOCOL_VERSION: u16 = 1;
+
+/// A board's number in the hall, as on the pairing list (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct BoardNo(pub u16);
+
+/// A node's sequence number for one event: starts at 1, strictly increasing, and survives
+/// restarts of the node (it is kept in the node's outbox).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Seq(pub u64);
+
+impl Seq {
+    /// The first sequence number a node ever uses.
+    pub const FIRST: Seq = Seq(1);
+
+    /// The sequence number after this one.
+    #[must_use]
+    pub fn next(self) -> Seq {
+        Seq(self.0 + 1)
+    }
+}
+
+/// The node's own clock in milliseconds since the Unix epoch. Differences between two of one
+/// node's timestamps measure think time; they are never compared with the hub's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct NodeMs(pub u64);
+
+/// One event from a board node to the hub.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Uplink {
+    /// Always [`PROTOCOL_VERSION`] when built by this crate.
+    pub version: u16,
+    pub board: BoardNo,
+    pub seq: Seq,
+    pub node_ms: NodeMs,
+    pub body: UplinkBody,
+}
+
+impl Uplink {
+    pub fn new(board: BoardNo, seq: Seq, node_ms: NodeMs, body: UplinkBody) -> Uplink {
+        Uplink {
+            version: PROTOCOL_VERSION,
+            board,
+            seq,
+            node_ms,
+            body,
+        }
+    }
+}
+
+/// One message from the hub to a board node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Downlink {
+    /// Always [`PROTOCOL_VERSION`] when built by this crate.
+    pub version: u16,
+    pub board: BoardNo,
+    pub body: DownlinkBody,
+}
+
+impl Downlink {
+    pub fn new(board: BoardNo, body: DownlinkBody) -> Downlink {
+        Downlink {
+            version: PROTOCOL_VERSION,
+            board,
+            body,
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Bytes off the network decode to a message or an error, never a panic, and every message
+//! survives a round trip.
+
+use proptest::prelude::*;
+use protocol::codec::{decode_downlink, decode_uplink, encode_downlink, encode_uplink};
+use protocol::{
+    BoardNo, ClockReport, Color, DecodeError, Downlink, DownlinkBody, Hello, NodeMs, Piece,
+    Placement, Role, Seq, Square, Uplink, UplinkBody, PROTOCOL_VERSION,
+};
+
+fn color() -> impl Strategy<Value = Color> {
+    prop_oneof![Just(Color::White), Just(Color::Black)]
+}
+
+fn piece() -> impl Strategy<Value = Piece> {
+    (color(), 0..6usize).prop_map(|(color, i)| Piece {
+        color,
+        role: Role::ALL[i],
+    })
+}
+
+fn placement() -> impl Strategy<Value = Placement> {
+    proptest::collection::vec(proptest::option::of(piece()), 64).prop_map(|squares| {
+        let mut placement = Placement::EMPTY;
+        for (sq, piece) in Square::all().zip(squares) {
+            placement.set(sq, piece);
+        }
+        placement
+    })
+}
+
+fn body() -> impl Strategy<Value = UplinkBody> {
+    prop_oneof![
+        Just(UplinkBody::Heartbeat),
+        placement().prop_map(UplinkBody::Placement),
+        (
+            any::<u32>(),
+            any::<u32>(),
+            proptest::option::of(color()),
+            any::<bool>(),
+            any::<bool>(),
+            proptest::option::of(color())
+        )
+            .prop_map(
+                |(white_ms, black_ms, running, white_flag, black_flag, pressed_by)| {
+                    UplinkBody::Clock(ClockReport {
+                        white_ms,
+                        black_ms,
+                        running,
+                        white_flag,
+                        black_flag,
+                        pressed_by,
+                    })
+                }
+            ),
+        (".{0,20}", ".{0,20}", ".{0,20}", any::<u64>()).prop_map(|(s, b, c, h)| {
+            UplinkBody::Hello(Hello {
+                software: s,
+                board_hw: b,
+                clock_hw: c,
+                highest_seq: Seq(h),
+            })
+        }),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let _ = decode_uplink(&bytes);
+        let _ = decode_downlink(&bytes);
+    }
+
+    #[test]
+    fn uplinks_round_trip(board in any::<u16>(), seq in any::<u64>(), ms in any::<u64>(), body in body()) {
+        let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(ms), body);
+        prop_assert_eq!(decode_uplink(&encode_uplink(&message)), Ok(message));
+    }
+
+    #[test]
+    fn downlinks_round_trip(board in any::<u16>(), seq in any::<u64>(), ack in any::<bool>()) {
+        let body = if ack { DownlinkBody::Ack { up_to_seq: Seq(seq) } } else { DownlinkBody::ResendFrom { seq: Seq(seq) } };
+        let message = Downlink::new(BoardNo(board), body);
+        prop_assert_eq!(decode_downlink(&encode_downlink(&message)), Ok(message));
+    }
+
+    #[test]
+    fn truncation_is_an_error(body in body(), cut in 1usize..8) {
+        let bytes = encode_uplink(&Uplink::new(BoardNo(1), Seq(1), NodeMs(1), body));
+        let cut = cut.min(bytes.len());
+        prop_assert!(decode_uplink(&bytes[..bytes.len() - cut]).is_err());
+    }
+}
+
+#[test]
+fn other_versions_are_named_not_called_garbage() {
+    let mut bytes = encode_uplink(&Uplink::new(
+        BoardNo(1),
+        Seq(1),
+        NodeMs(1),
+        UplinkBody::Heartbeat,
+    ));
+    bytes[0] = 2;
+    assert_eq!(decode_uplink(&bytes), Err(DecodeError::UnknownVersion(2)));
+    assert_eq!(PROTOCOL_VERSION, 1);
+}
+
+#[test]
+fn trailing_bytes_are_rejected() {
+    let mut bytes = encode_uplink(&Uplink::new(
+        BoardNo(1),
+        Seq(1),
+        NodeMs(1),
+        UplinkBody::Heartbeat,
+    ));
+    bytes.push(0);
+    assert_eq!(decode_uplink(&bytes), Err(DecodeError::TrailingBytes(1)));
+}
+
+#[test]
+fn a_bad_piece_code_is_malformed() {
+    let mut placement = Placement::EMPTY;
+    placement.set(
+        Square::new(0).unwrap(),
+        Some(Piece {
+            color: Color::White,
+            role: Role::King,
+        }),
+    );
+    let mut bytes = encode_uplink(&Uplink::new(
+        BoardNo(1),
+        Seq(1),
+        NodeMs(1),
+        UplinkBody::Placement(placement),
+    ));
+    // Body tag 1 (Placement) is followed by the 32 packed bytes; square a1 is the low nibble.
+    let first_square = bytes.len() - 32;
+    bytes[first_square] = 0x0d;
+    assert_eq!(decode_uplink(&bytes), Err(DecodeError::Malformed));
+}

@@ -1,0 +1,114 @@
+//! Frozen bytes of every message. A change here breaks every deployed board node: never edit
+//! an expectation, add a new protocol version instead.
+
+use protocol::codec::{decode_downlink, decode_uplink, encode_downlink, encode_uplink};
+use protocol::{
+    BoardNo, ClockReport, Color, Downlink, DownlinkBody, Hello, NodeMs, Piece, Placement, Role,
+    Seq, Square, Uplink, UplinkBody,
+};
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn uplink(body: UplinkBody) -> Uplink {
+    Uplink::new(BoardNo(300), Seq(70_000), NodeMs(1_763_800_000_123), body)
+}
+
+/// The standard starting position, built square by square.
+fn start_position() -> Placement {
+    let back = [
+        Role::Rook,
+        Role::Knight,
+        Role::Bishop,
+        Role::Queen,
+        Role::King,
+        Role::Bishop,
+        Role::Knight,
+        Role::Rook,
+    ];
+    let mut placement = Placement::EMPTY;
+    for (file, role) in (0u8..).zip(back) {
+        for (color, back_rank, pawn_rank) in [(Color::White, 0, 1), (Color::Black, 7, 6)] {
+            let sq = |rank| Square::from_coords(file, rank).unwrap();
+            placement.set(sq(back_rank), Some(Piece { color, role }));
+            let pawn = Piece {
+                color,
+                role: Role::Pawn,
+            };
+            placement.set(sq(pawn_rank), Some(pawn));
+        }
+    }
+    placement
+}
+
+fn check_uplink(message: Uplink, expected: &str) {
+    let bytes = encode_uplink(&message);
+    assert_eq!(hex(&bytes), expected, "{message:?}");
+    assert_eq!(decode_uplink(&bytes), Ok(message));
+}
+
+#[test]
+fn heartbeat() {
+    check_uplink(uplink(UplinkBody::Heartbeat), "01ac02f0a204fbccb0d5aa3303");
+}
+
+#[test]
+fn hello() {
+    check_uplink(
+        uplink(UplinkBody::Hello(Hello {
+            software: "board-node 0.1.0".into(),
+            board_hw: "DGT-1234".into(),
+            clock_hw: "".into(),
+            highest_seq: Seq(69_999),
+        })),
+        "01ac02f0a204fbccb0d5aa330010626f6172642d6e6f646520302e312e30\
+         084447542d3132333400efa204",
+    );
+}
+
+#[test]
+fn placement_of_the_start_position() {
+    assert_eq!(
+        start_position().board_fen(),
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
+    );
+    check_uplink(
+        uplink(UplinkBody::Placement(start_position())),
+        "01ac02f0a204fbccb0d5aa330124533642111111110000000000000000\
+         0000000000000000777777778ab99ca8",
+    );
+}
+
+#[test]
+fn clock_press() {
+    check_uplink(
+        uplink(UplinkBody::Clock(ClockReport {
+            white_ms: 5_400_000,
+            black_ms: 299_999,
+            running: Some(Color::Black),
+            white_flag: false,
+            black_flag: true,
+            pressed_by: Some(Color::White),
+        })),
+        "01ac02f0a204fbccb0d5aa3302c0cbc902dfa712010100010100",
+    );
+}
+
+#[test]
+fn downlinks() {
+    let ack = Downlink::new(
+        BoardNo(7),
+        DownlinkBody::Ack {
+            up_to_seq: Seq(128),
+        },
+    );
+    let bytes = encode_downlink(&ack);
+    assert_eq!(hex(&bytes), "0107008001");
+    assert_eq!(decode_downlink(&bytes), Ok(ack));
+
+    let resend = Downlink::new(BoardNo(7), DownlinkBody::ResendFrom { seq: Seq(5) });
+    let bytes = encode_downlink(&resend);
+    assert_eq!(hex(&bytes), "01070105");
+    assert_eq!(decode_downlink(&bytes), Ok(resend));
+}
