@@ -222,10 +222,12 @@ impl Shell {
                     Ok(())
                 }
             }
-            Err(e) => return {
-                self.refuse(BadPayload::Undecodable, topic, &e.to_string());
-                Ok(())
-            },
+            Err(e) => {
+                return {
+                    self.refuse(BadPayload::Undecodable, topic, &e.to_string());
+                    Ok(())
+                }
+            }
         };
         if event.board != board {
             let why = format!("message says board {}", event.board.0);

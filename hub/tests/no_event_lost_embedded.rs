@@ -1,0 +1,23 @@
+//! Issue 2, done-when 2: twenty real board-node processes on the embedded broker; the hub is
+//! SIGKILLed twice and a node once; no event is lost or duplicated and every game is right.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{free_port, hall, Broker};
+
+#[test]
+fn a_hall_on_the_embedded_broker_loses_nothing_when_the_hub_and_a_node_are_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    hall::run(
+        dir.path(),
+        Broker::Embedded { port: free_port() },
+        None,
+        hall::Faults {
+            kill_hub_at: [Duration::from_secs(3), Duration::from_secs(8)],
+            kill_node_at: Duration::from_secs(5),
+            kill_broker_at: None,
+        },
+    );
+}

@@ -1,0 +1,409 @@
+//! Test harness: real processes (hub, board nodes, Mosquitto) on ephemeral ports.
+#![allow(dead_code)] // each test binary uses a part
+
+pub mod hall;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use board_node::pgn::{self, PgnGame};
+use board_node::replay;
+use shakmaty::san::SanPlus;
+
+/// `../shared/data/real/` beside the repository.
+pub fn real_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/real")
+}
+
+/// A port nobody listens on now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("an ephemeral port")
+}
+
+/// A binary of this workspace, built by `cargo build --workspace --bins` beside the tests.
+pub fn workspace_bin(name: &str) -> PathBuf {
+    if name == "hub" {
+        return PathBuf::from(env!("CARGO_BIN_EXE_hub"));
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let bin = dir.join(name);
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo build --workspace --bins` (with the same profile) first; \
+         `bash .ci/run` does",
+        bin.display()
+    );
+    bin
+}
+
+/// A plain HTTP/1.1 GET; returns the status and the body.
+pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status = response
+        .get(9..12)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+pub fn http_json(addr: SocketAddr, path: &str) -> serde_json::Value {
+    let (status, body) = http_get(addr, path).expect("HTTP request");
+    assert_eq!(status, 200, "GET {path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
+}
+
+/// How the hub reaches its broker.
+#[derive(Clone)]
+pub enum Broker {
+    Embedded { port: u16 },
+    External { port: u16 },
+}
+
+impl Broker {
+    pub fn port(&self) -> u16 {
+        match self {
+            Broker::Embedded { port } | Broker::External { port } => *port,
+        }
+    }
+}
+
+/// A `hub serve` process.
+pub struct Hub {
+    pub child: Child,
+    pub http: SocketAddr,
+    pub data: PathBuf,
+    broker: Broker,
+    log: PathBuf,
+}
+
+impl Hub {
+    pub fn start(data: &Path, broker: Broker, log: &Path) -> Hub {
+        let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let mut hub = Hub {
+            child: spawn_hub(data, &broker, http, log),
+            http,
+            data: data.to_owned(),
+            broker,
+            log: log.to_owned(),
+        };
+        hub.wait_ready();
+        hub
+    }
+
+    pub fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok((200, _)) = http_get(self.http, "/healthz") {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("hub exited with {status}; log: {}", tail(&self.log));
+            }
+            assert!(
+                Instant::now() < deadline,
+                "hub not ready: {}",
+                tail(&self.log)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGKILL: no shutdown, no final flush.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn restart(&mut self) {
+        self.kill();
+        self.child = spawn_hub(&self.data, &self.broker, self.http, &self.log);
+        self.wait_ready();
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn_hub(data: &Path, broker: &Broker, http: SocketAddr, log: &Path) -> Child {
+    let mut command = Command::new(workspace_bin("hub"));
+    command.arg("serve").arg("--data").arg(data);
+    match broker {
+        Broker::Embedded { port } => command.arg("--mqtt").arg(format!("127.0.0.1:{port}")),
+        Broker::External { port } => command
+            .arg("--broker")
+            .arg(format!("mqtt://127.0.0.1:{port}")),
+    };
+    command
+        .arg("--http")
+        .arg(http.to_string())
+        .stdout(Stdio::null())
+        .stderr(append(log))
+        .spawn()
+        .expect("spawning the hub")
+}
+
+fn append(log: &Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .expect("log file")
+}
+
+pub fn tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<_> = text.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+/// A game to replay on one board.
+pub struct Replay {
+    pub board: u16,
+    pub pgn: PathBuf,
+    pub game: usize,
+    pub speed: f64,
+    /// The PGN's moves in canonical SAN (broadcasts sometimes omit a `+`), up to the first
+    /// illegal one (a DGT king signal).
+    pub sans: Vec<String>,
+}
+
+impl Replay {
+    /// Board `board` replays game `game` of `file`, fast enough to last about `seconds`.
+    pub fn new(board: u16, file: &str, game: usize, seconds: f64) -> Replay {
+        let pgn = real_data().join("pgn-clocks").join(file);
+        let text = std::fs::read(&pgn).expect("PGN file");
+        let parsed: PgnGame = pgn::read_game(&text, game).expect("game in file");
+        let game_ms = replay::script(&parsed).last().map_or(1, |t| t.game_ms);
+        Replay {
+            board,
+            pgn,
+            game,
+            speed: (game_ms as f64 / 1000.0 / seconds).max(1.0),
+            sans: canonical_sans(&parsed),
+        }
+    }
+}
+
+fn canonical_sans(game: &PgnGame) -> Vec<String> {
+    let mut position = game.start.clone();
+    game.plies
+        .iter()
+        .map(|ply| SanPlus::from_move_and_play_unchecked(&mut position, ply.m).to_string())
+        .collect()
+}
+
+/// A `board-node replay` process.
+pub struct Node {
+    pub child: Child,
+    pub board: u16,
+    outbox: PathBuf,
+    args: Vec<String>,
+    log: PathBuf,
+}
+
+impl Node {
+    pub fn start(replay: &Replay, broker_port: u16, dir: &Path) -> Node {
+        let outbox = dir.join(format!("outbox-{}", replay.board));
+        let args = vec![
+            "replay".into(),
+            "--broker".into(),
+            format!("127.0.0.1:{broker_port}"),
+            "--board".into(),
+            replay.board.to_string(),
+            "--pgn".into(),
+            replay.pgn.display().to_string(),
+            "--game".into(),
+            replay.game.to_string(),
+            "--speed".into(),
+            replay.speed.to_string(),
+            "--outbox".into(),
+            outbox.display().to_string(),
+        ];
+        let log = dir.join(format!("node-{}.log", replay.board));
+        let child = spawn_node(&args, &log);
+        Node {
+            child,
+            board: replay.board,
+            outbox,
+            args,
+            log,
+        }
+    }
+
+    /// SIGKILL, then start again on the same outbox.
+    pub fn kill_and_restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn_node(&self.args, &self.log);
+    }
+
+    /// Waits for the node to exit and returns its last stdout line as JSON.
+    pub fn finish(mut self, timeout: Duration) -> serde_json::Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait().expect("node status") {
+                Some(status) => {
+                    let mut out = String::new();
+                    self.child
+                        .stdout
+                        .take()
+                        .expect("piped stdout")
+                        .read_to_string(&mut out)
+                        .expect("node stdout");
+                    assert!(
+                        status.success(),
+                        "board {} exited {status}: {}",
+                        self.board,
+                        tail(&self.log)
+                    );
+                    let last = out.lines().last().unwrap_or_default();
+                    return serde_json::from_str(last).unwrap_or_else(|e| {
+                        panic!("board {}: last line {last:?}: {e}", self.board)
+                    });
+                }
+                None if Instant::now() > deadline => {
+                    let _ = self.child.kill();
+                    panic!("board {} did not finish: {}", self.board, tail(&self.log));
+                }
+                None => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn spawn_node(args: &[String], log: &Path) -> Child {
+    Command::new(workspace_bin("board-node"))
+        .args(args)
+        .env("RUST_LOG", "warn,board_node=debug")
+        .stdout(Stdio::piped())
+        .stderr(append(log))
+        .spawn()
+        .expect("spawning a board node")
+}
+
+/// A Mosquitto broker with the configuration shipped in `deploy/`, on `port`.
+pub struct Mosquitto {
+    child: Child,
+    config: PathBuf,
+    log: PathBuf,
+    port: u16,
+}
+
+impl Mosquitto {
+    pub fn start(dir: &Path, port: u16) -> Mosquitto {
+        let shipped = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/mosquitto/zeitnot.conf"),
+        )
+        .expect("deploy/mosquitto/zeitnot.conf");
+        let store = dir.join("mosquitto-store");
+        std::fs::create_dir_all(&store).expect("mosquitto store dir");
+        // The shipped file with this test's port and storage directory.
+        let config: String = shipped
+            .lines()
+            .map(|line| {
+                if line.starts_with("listener ") {
+                    format!("listener {port} 127.0.0.1")
+                } else if line.starts_with("persistence_location ") {
+                    format!("persistence_location {}/", store.display())
+                } else {
+                    line.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let path = dir.join("mosquitto.conf");
+        std::fs::write(&path, config).expect("writing mosquitto.conf");
+        let log = dir.join("mosquitto.log");
+        let mut mosquitto = Mosquitto {
+            child: spawn_mosquitto(&path, &log),
+            config: path,
+            log,
+            port,
+        };
+        mosquitto.wait_listening();
+        mosquitto
+    }
+
+    fn wait_listening(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("mosquitto exited with {status}: {}", tail(&self.log));
+            }
+            assert!(
+                Instant::now() < deadline,
+                "mosquitto not listening: {}",
+                tail(&self.log)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL, then start again on the same port and configuration.
+    pub fn kill_and_restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn_mosquitto(&self.config, &self.log);
+        self.wait_listening();
+    }
+}
+
+impl Drop for Mosquitto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn mosquitto_bin() -> PathBuf {
+    for candidate in [
+        "/usr/sbin/mosquitto",
+        "/usr/bin/mosquitto",
+        "/usr/local/sbin/mosquitto",
+    ] {
+        if Path::new(candidate).exists() {
+            return candidate.into();
+        }
+    }
+    panic!("mosquitto is not installed: `apt-get install mosquitto` (bash .ci/run does)");
+}
+
+fn spawn_mosquitto(config: &Path, log: &Path) -> Child {
+    Command::new(mosquitto_bin())
+        .arg("-c")
+        .arg(config)
+        .stdout(append(log))
+        .stderr(append(log))
+        .spawn()
+        .expect("spawning mosquitto")
+}
