@@ -1,0 +1,139 @@
+//! Bad input from the network (a spectator's laptop, a node with other firmware) is counted
+//! and refused without disturbing the boards around it; a sequence gap asks for a resend.
+
+mod support;
+
+use std::time::Duration;
+
+use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use protocol::{codec, topic, BoardNo, Downlink, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
+use rumqttc::QoS;
+use support::{free_port, http_get, http_json, Broker, Hub, Node, Replay};
+
+fn metric(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} missing in\n{text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let hub = Hub::start(
+        &dir.path().join("data"),
+        Broker::Embedded { port },
+        &dir.path().join("hub.log"),
+    );
+    let game = Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 2, 4.0);
+    let node = Node::start(&game, port, dir.path());
+
+    let broker = BrokerAddr {
+        host: "127.0.0.1".into(),
+        port,
+    };
+    let mut options = LinkOptions::new("spectator-laptop");
+    options.subscribe = Some(topic::downlink("default", BoardNo(9)));
+    let (client, mut events) = link::start(&broker, options);
+    loop {
+        if let Some(LinkEvent::Connected) = events.recv().await {
+            break;
+        }
+    }
+    // The subscription is queued right after the connect; give the broker a moment.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let up = |board: u16| topic::uplink("default", BoardNo(board));
+    let event = |board: u16, seq: u64| {
+        codec::encode_uplink(&Uplink::new(
+            BoardNo(board),
+            Seq(seq),
+            NodeMs(0),
+            UplinkBody::Heartbeat,
+        ))
+    };
+    let mut wrong_version = event(9, 1);
+    wrong_version[0] = 7;
+    let publishes: Vec<(String, Vec<u8>)> = vec![
+        (up(9), b"hello from a laptop".to_vec()),
+        (up(9), Vec::new()),
+        (up(9), vec![1, 0xff, 0xff]), // version 1, then a truncated body
+        (up(9), wrong_version),
+        (up(9), event(8, 1)), // topic says 9, message says 8
+        ("zeitnot/default/board/x/up".into(), event(9, 1)), // not a board number
+        (up(9), event(9, 5)), // 1..=4 never arrived
+    ];
+    for (topic, payload) in publishes {
+        client
+            .publish(topic, QoS::AtLeastOnce, false, payload)
+            .await
+            .unwrap();
+    }
+
+    // Board 9 is asked to resend from its first event.
+    let resend = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match events.recv().await {
+                Some(LinkEvent::Message { payload, .. }) => {
+                    return codec::decode_downlink(&payload).unwrap();
+                }
+                Some(_) => continue,
+                None => panic!("link closed"),
+            }
+        }
+    })
+    .await
+    .expect("a ResendFrom within 5 s");
+    assert_eq!(
+        resend,
+        Downlink::new(BoardNo(9), DownlinkBody::ResendFrom { seq: Seq(1) })
+    );
+
+    let report = tokio::task::spawn_blocking(move || node.finish(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    assert_eq!(report["acked"], report["events"]);
+
+    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    // The empty and the truncated message are undecodable; the laptop's text starts with b'h', which reads as
+    // protocol version 104, so it is counted with the wrong-version message.
+    assert_eq!(
+        metric(
+            &metrics,
+            "zeitnot_bad_payloads_total{reason=\"undecodable\"}"
+        ),
+        2
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            "zeitnot_bad_payloads_total{reason=\"unknown_version\"}"
+        ),
+        2
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            "zeitnot_bad_payloads_total{reason=\"board_mismatch\"}"
+        ),
+        1
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            "zeitnot_bad_payloads_total{reason=\"foreign_topic\"}"
+        ),
+        1
+    );
+    assert_eq!(metric(&metrics, "zeitnot_gap_events_total"), 1);
+    assert_eq!(metric(&metrics, "zeitnot_resend_requests_total"), 1);
+
+    // The real board's game is whole; board 9's held-back event was not journaled.
+    let detail = http_json(hub.http, "/api/boards/1");
+    let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
+    assert_eq!(moves, game.sans);
+    let nine = http_json(hub.http, "/api/boards/9");
+    assert_eq!(nine["last_seq"], 0);
+    assert_eq!(http_get(hub.http, "/api/boards/77").unwrap().0, 404);
+    assert_eq!(http_get(hub.http, "/api/boards/seven").unwrap().0, 400);
+}
