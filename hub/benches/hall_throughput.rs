@@ -1,0 +1,407 @@
+//! Hall throughput: N simulated board nodes drive real game events through the embedded
+//! broker into the hub (sequencing, rules, sled journal, group-commit flush, acknowledgement),
+//! and, in the same run, the same payloads through a bare broker pass-through (N publishers →
+//! one subscriber) as the baseline.
+//!
+//! `cargo bench -p zeitnot-hub --bench hall_throughput -- [--nodes N] [--events M] [--window W]
+//! [--rate R] [--external-port P]`
+//!
+//! Prints events/s for both, their ratio, and latency percentiles: publish → hub
+//! acknowledgement for the hub, publish → delivery for the baseline.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use board_node::source::Reading;
+use board_node::{pgn, replay};
+use hub::edge::broker;
+use hub::run::{self, BrokerChoice, ServeConfig};
+use protocol::{codec, topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
+use rumqttc::QoS;
+use tokio::sync::{oneshot, Mutex};
+
+const GAMES: &[u8] = include_bytes!("../demo/world-cup-2025-rapid.pgn");
+
+#[derive(Clone, Copy)]
+struct Args {
+    nodes: u16,
+    events: usize,
+    window: u64,
+    /// Events per second per node in the paced (latency) phase.
+    rate: f64,
+    /// Use this broker for both runs instead of embedded rumqttd instances.
+    external: Option<u16>,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        nodes: 200,
+        events: 300,
+        window: 256,
+        rate: 4.0,
+        external: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().and_then(|v| v.parse::<u64>().ok());
+        match flag.as_str() {
+            "--nodes" => args.nodes = value().map_or(args.nodes, |v| v as u16),
+            "--events" => args.events = value().map_or(args.events, |v| v as usize),
+            "--window" => args.window = value().unwrap_or(args.window),
+            "--rate" => args.rate = value().map_or(args.rate, |v| v as f64),
+            "--external-port" => args.external = value().map(|v| v as u16),
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    args
+}
+
+fn free_addr() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+}
+
+/// Each node's events: the readings of a real game, as the replay source reports them.
+fn node_events(board: u16, events: usize) -> Vec<UplinkBody> {
+    let games = pgn::read_games(GAMES).expect("demo games");
+    let game = &games[usize::from(board) % games.len()];
+    replay::script(game)
+        .into_iter()
+        .map(|t| match t.reading {
+            Reading::Placement(p) => UplinkBody::Placement(p),
+            Reading::Clock(c) => UplinkBody::Clock(c),
+        })
+        .cycle()
+        .take(events)
+        .collect()
+}
+
+/// The node time field carries the publish instant (µs since the run began), so the
+/// receiver can compute a latency from the same payload.
+fn encode(board: u16, seq: u64, body: &UplinkBody, start: Instant) -> Vec<u8> {
+    let us = start.elapsed().as_micros() as u64;
+    codec::encode_uplink(&Uplink::new(
+        BoardNo(board),
+        Seq(seq),
+        NodeMs(us),
+        body.clone(),
+    ))
+}
+
+/// When event `index` of node `n` may be sent: as fast as possible without a pace, else at
+/// `pace` intervals, the nodes spread evenly over one interval.
+fn send_time(began: Instant, pace: Option<Duration>, n: u16, nodes: u16, index: usize) -> Instant {
+    match pace {
+        None => began,
+        Some(pace) => {
+            let offset = pace.mul_f64(f64::from(n) / f64::from(nodes));
+            began + offset + pace * index as u32
+        }
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+async fn connected(events: &mut tokio::sync::mpsc::Receiver<LinkEvent>) {
+    while let Some(event) = events.recv().await {
+        if matches!(event, LinkEvent::Connected) {
+            // Let the subscription queued at connect reach the broker.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            return;
+        }
+    }
+}
+
+/// Baseline: N publishers → one subscriber on the bare embedded broker.
+async fn baseline(
+    broker: &BrokerAddr,
+    args: &Args,
+    bodies: &[Vec<UplinkBody>],
+    pace: Option<Duration>,
+    phase: &str,
+) -> (f64, Vec<Duration>) {
+    let event = format!("bench-base-{phase}");
+    let total = usize::from(args.nodes) * args.events;
+    let start = Instant::now();
+
+    let mut options = LinkOptions::new(format!("baseline-subscriber-{phase}"));
+    options.subscribe = Some(topic::uplink_filter(&event));
+    options.request_capacity = 65_536;
+    let (_sub_client, mut sub_events) = link::start(broker, options);
+    connected(&mut sub_events).await;
+
+    let (done_tx, done) = oneshot::channel();
+    let subscriber = tokio::spawn(async move {
+        let mut latencies = Vec::with_capacity(total);
+        while let Some(event) = sub_events.recv().await {
+            if let LinkEvent::Message { payload, .. } = event {
+                let sent = codec::decode_uplink(&payload)
+                    .expect("own payload")
+                    .node_ms
+                    .0;
+                let now = start.elapsed().as_micros() as u64;
+                latencies.push(Duration::from_micros(now.saturating_sub(sent)));
+                if latencies.len() == total {
+                    break;
+                }
+            }
+        }
+        let _ = done_tx.send(Instant::now());
+        latencies
+    });
+
+    let mut publishers = Vec::new();
+    for n in 1..=args.nodes {
+        let mut options = LinkOptions::new(format!("baseline-node-{phase}-{n}"));
+        options.seed = u64::from(n);
+        let (client, mut events) = link::start(broker, options);
+        connected(&mut events).await;
+        publishers.push((n, client, events));
+    }
+    let began = Instant::now();
+    let nodes = args.nodes;
+    for (n, client, events) in publishers {
+        let bodies = bodies[usize::from(n) - 1].clone();
+        let event = event.clone();
+        tokio::spawn(async move {
+            let _events = events; // keep the session's task alive
+            let topic = topic::uplink(&event, BoardNo(n));
+            for (i, body) in bodies.iter().enumerate() {
+                tokio::time::sleep_until(send_time(began, pace, n, nodes, i).into()).await;
+                let bytes = encode(n, i as u64 + 1, body, start);
+                client
+                    .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
+                    .await
+                    .expect("publish queued");
+            }
+            std::future::pending::<()>().await;
+        });
+    }
+    let finished = done.await.expect("subscriber finished");
+    let mut latencies = subscriber.await.expect("subscriber task");
+    latencies.sort();
+    (total as f64 / (finished - began).as_secs_f64(), latencies)
+}
+
+/// The hub: N windowed nodes → broker → hub → journal flush → ack.
+async fn through_hub(
+    args: &Args,
+    bodies: &[Vec<UplinkBody>],
+    pace: Option<Duration>,
+    phase: &str,
+) -> (f64, Vec<Duration>) {
+    // The hub of an earlier phase still runs: with a shared external broker each phase needs
+    // its own event id, or the old hub would answer the new nodes.
+    let event = format!("bench-{phase}");
+    let data = tempfile::tempdir().expect("temp dir");
+    let broker = match args.external {
+        Some(port) => BrokerChoice::External(BrokerAddr {
+            host: "127.0.0.1".into(),
+            port,
+        }),
+        None => BrokerChoice::Embedded(free_addr()),
+    };
+    let config = ServeConfig {
+        data: data.path().join("journal"),
+        broker,
+        http: "127.0.0.1:0".parse().unwrap(),
+        event: event.clone(),
+    };
+    let (ready_tx, ready) = oneshot::channel();
+    tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));
+    let running = ready.await.expect("hub ready");
+    let start = Instant::now();
+    let nodes_total = args.nodes;
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+
+    let mut nodes = Vec::new();
+    for n in 1..=args.nodes {
+        let mut options = LinkOptions::new(format!("bench-node-{phase}-{n}"));
+        options.subscribe = Some(topic::downlink(&event, BoardNo(n)));
+        options.seed = u64::from(n);
+        let (client, mut events) = link::start(&running.broker, options);
+        connected(&mut events).await;
+        nodes.push((n, client, events));
+    }
+    let began = Instant::now();
+    let mut tasks = Vec::new();
+    for (n, client, mut events) in nodes {
+        let bodies = bodies[usize::from(n) - 1].clone();
+        let window = args.window;
+        let latencies = latencies.clone();
+        let event = event.clone();
+        tasks.push(tokio::spawn(async move {
+            let topic = topic::uplink(&event, BoardNo(n));
+            let total = bodies.len() as u64;
+            let mut sent_at = vec![Instant::now(); bodies.len() + 1];
+            let (mut sent, mut acked) = (0u64, 0u64);
+            let mut mine = Vec::with_capacity(bodies.len());
+            while acked < total {
+                while sent < total && sent - acked < window {
+                    let due = send_time(began, pace, n, nodes_total, sent as usize);
+                    if due > Instant::now() {
+                        break;
+                    }
+                    sent += 1;
+                    sent_at[sent as usize] = Instant::now();
+                    let bytes = encode(n, sent, &bodies[sent as usize - 1], start);
+                    client
+                        .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
+                        .await
+                        .expect("publish queued");
+                }
+                let next_due = (sent < total)
+                    .then(|| send_time(began, pace, n, nodes_total, sent as usize))
+                    .filter(|due| *due > Instant::now());
+                let wait = next_due.map_or(Duration::from_secs(3), |due| due - Instant::now());
+                let event = tokio::time::timeout(wait, events.recv()).await;
+                match event {
+                    Ok(Some(LinkEvent::Message { payload, .. })) => {
+                        match codec::decode_downlink(&payload).expect("hub downlink").body {
+                            DownlinkBody::Ack { up_to_seq } if up_to_seq.0 > acked => {
+                                let now = Instant::now();
+                                for s in acked + 1..=up_to_seq.0 {
+                                    mine.push(now - sent_at[s as usize]);
+                                }
+                                acked = up_to_seq.0;
+                            }
+                            DownlinkBody::Ack { .. } => {}
+                            DownlinkBody::ResendFrom { seq } => sent = seq.0 - 1,
+                        }
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("link closed"),
+                    // The next paced send is due; or no ack for 3 s: resend, as a real node does.
+                    Err(_) if next_due.is_some() => {}
+                    Err(_) => sent = acked,
+                }
+            }
+            latencies.lock().await.extend(mine);
+        }));
+    }
+    for task in tasks {
+        task.await.expect("node task");
+    }
+    let elapsed = began.elapsed();
+    print_hub_counters(running.http).await;
+    let total = usize::from(args.nodes) * args.events;
+    let mut latencies = std::mem::take(&mut *latencies.lock().await);
+    latencies.sort();
+    (total as f64 / elapsed.as_secs_f64(), latencies)
+}
+
+/// The hub's own counters after the run: resends and duplicates show lost acknowledgements.
+async fn print_hub_counters(http: SocketAddr) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(http).await else {
+        return;
+    };
+    let request = format!("GET /metrics HTTP/1.1\r\nHost: {http}\r\nConnection: close\r\n\r\n");
+    let mut response = String::new();
+    if stream.write_all(request.as_bytes()).await.is_ok()
+        && stream.read_to_string(&mut response).await.is_ok()
+    {
+        for line in response.lines() {
+            let shown = [
+                "zeitnot_duplicates",
+                "zeitnot_gap",
+                "zeitnot_resend",
+                "zeitnot_acks",
+                "zeitnot_journal_flush_seconds_sum",
+                "zeitnot_journal_flush_seconds_count",
+            ];
+            if shown.iter().any(|s| line.starts_with(s)) {
+                println!("          {line}");
+            }
+        }
+    }
+}
+
+fn args_with(args: &Args, events: usize) -> Args {
+    Args { events, ..*args }
+}
+
+fn main() {
+    let args = args();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let bodies: Vec<_> = (1..=args.nodes).map(|n| node_events(n, args.events)).collect();
+        let sizes: Vec<usize> = bodies[0].iter().map(|b| encode(1, 1, b, Instant::now()).len()).collect();
+        let mean_size = sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;
+        println!(
+            "hall_throughput: {} nodes x {} events = {} events (real game readings, mean payload {:.0} B), window {}",
+            args.nodes,
+            args.events,
+            usize::from(args.nodes) * args.events,
+            mean_size,
+            args.window
+        );
+        let base_port = match args.external {
+            Some(port) => port,
+            None => {
+                let addr = free_addr();
+                broker::start(addr).expect("baseline broker");
+                addr.port()
+            }
+        };
+        let base_broker = BrokerAddr {
+            host: "127.0.0.1".into(),
+            port: base_port,
+        };
+        match args.external {
+            Some(port) => println!("broker: external, 127.0.0.1:{port}"),
+            None => println!("broker: embedded rumqttd, one instance per run"),
+        }
+        let ms = |lat: &[Duration], p| percentile(lat, p).as_secs_f64() * 1e3;
+
+        println!("-- saturated: every node sends as fast as its window allows");
+        let (base_rate, base_lat) = baseline(&base_broker, &args, &bodies, None, "burst").await;
+        println!(
+            "baseline  bare broker pass-through (QoS 1, N publishers -> 1 subscriber): {base_rate:>9.0} events/s   publish->delivery p50 {:>8.2} ms  p99 {:>8.2} ms",
+            ms(&base_lat, 0.50),
+            ms(&base_lat, 0.99)
+        );
+        let (hub_rate, hub_lat) = through_hub(&args, &bodies, None, "burst").await;
+        println!(
+            "hub       broker -> rules -> sled journal -> flush -> ack:                  {hub_rate:>9.0} events/s   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
+            ms(&hub_lat, 0.50),
+            ms(&hub_lat, 0.99)
+        );
+        println!("ratio     hub / baseline events/s: {:.2}", hub_rate / base_rate);
+
+        let pace = Duration::from_secs_f64(1.0 / args.rate);
+        let paced_events = (args.rate * 10.0) as usize; // ten seconds
+        let paced: Vec<Vec<UplinkBody>> = bodies.iter().map(|b| b[..paced_events.min(b.len())].to_vec()).collect();
+        println!(
+            "-- paced: {} events/s per node, {} events/s in all, {} s",
+            args.rate,
+            args.rate * f64::from(args.nodes),
+            paced_events as f64 / args.rate
+        );
+        let (_, base_lat) = baseline(&base_broker, &args_with(&args, paced_events), &paced, Some(pace), "paced").await;
+        println!(
+            "baseline  publish->delivery p50 {:>8.2} ms  p99 {:>8.2} ms",
+            ms(&base_lat, 0.50),
+            ms(&base_lat, 0.99)
+        );
+        let (_, hub_lat) = through_hub(&args_with(&args, paced_events), &paced, Some(pace), "paced").await;
+        println!(
+            "hub       publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
+            ms(&hub_lat, 0.50),
+            ms(&hub_lat, 0.99)
+        );
+    });
+    // The embedded brokers have no shutdown; leave without waiting for their threads.
+    std::process::exit(0);
+}
