@@ -36,9 +36,13 @@ pub fn start(listen: SocketAddr) -> anyhow::Result<()> {
             // A hall of 1,000 boards, pagers and screens, with room for reconnect storms.
             max_connections: 20_010,
             max_outgoing_packet_count: 500,
-            // Per-topic in-memory log: a board's topic carries a few events a second.
-            max_segment_size: 1024 * 1024,
-            max_segment_count: 10,
+            // rumqttd keeps each subscription filter's messages in an in-memory log of this
+            // many segments and drops the oldest segment when it needs a new one, even if a
+            // subscriber has not read it. The hub's one wildcard filter carries the whole
+            // hall: with 10 × 1 MiB, an 800-board burst lost 17% of its QoS 1 messages.
+            // 8 × 8 MiB holds about a million events and bounds the broker's memory.
+            max_segment_size: 8 * 1024 * 1024,
+            max_segment_count: 8,
             ..RouterConfig::default()
         },
         v4: Some(HashMap::from([("1".to_owned(), server)])),
