@@ -114,7 +114,7 @@ pub async fn serve(
     let (durable_tx, mut durable) = mpsc::unbounded_channel();
     let flusher = Flusher::start(journal.clone(), metrics.clone(), durable_tx)
         .context("starting the journal flusher")?;
-    let (link, mut incoming) = mqtt::connect(&broker_addr, &config.event);
+    let (link, mut incoming) = mqtt::connect(&broker_addr, &config.event, metrics.clone());
     let (queries_tx, mut queries) = mpsc::channel(256);
     let (http_addr, server) = http::bind(config.http, queries_tx, metrics.clone()).await?;
     let server = tokio::spawn(server);
@@ -252,8 +252,7 @@ impl Shell {
             Admission::Duplicate { ack } => {
                 self.metrics.duplicate_dropped();
                 if let Some(up_to_seq) = ack {
-                    self.link
-                        .send(board, DownlinkBody::Ack { up_to_seq }, &self.metrics);
+                    self.link.send(board, DownlinkBody::Ack { up_to_seq });
                 }
             }
             Admission::Gap { resend_from } => {
@@ -266,8 +265,7 @@ impl Shell {
                         "gap; asking for a resend"
                     );
                     self.metrics.resend_requested();
-                    self.link
-                        .send(board, DownlinkBody::ResendFrom { seq }, &self.metrics);
+                    self.link.send(board, DownlinkBody::ResendFrom { seq });
                 }
             }
         }
@@ -287,7 +285,7 @@ impl Shell {
         match effect {
             Effect::Ack { board, up_to } => {
                 self.link
-                    .send(board, DownlinkBody::Ack { up_to_seq: up_to }, &self.metrics);
+                    .send(board, DownlinkBody::Ack { up_to_seq: up_to });
             }
             Effect::Game { board, event } => tracing::info!(board = board.0, ?event, "game"),
             Effect::OutOfSequence { board, seq } => {

@@ -8,6 +8,8 @@
 use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::{codec, topic, BoardNo, Downlink, DownlinkBody};
 use rumqttc::{AsyncClient, QoS};
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 
 use crate::metrics::Metrics;
@@ -15,10 +17,15 @@ use crate::metrics::Metrics;
 pub struct HubLink {
     client: AsyncClient,
     event: String,
+    metrics: Arc<Metrics>,
 }
 
 /// Connects (and keeps reconnecting) to `addr`; incoming messages arrive on the receiver.
-pub fn connect(addr: &BrokerAddr, event: &str) -> (HubLink, mpsc::Receiver<LinkEvent>) {
+pub fn connect(
+    addr: &BrokerAddr,
+    event: &str,
+    metrics: Arc<Metrics>,
+) -> (HubLink, mpsc::Receiver<LinkEvent>) {
     let mut options = LinkOptions::new(format!("zeitnot-hub-{event}"));
     options.clean_session = false;
     options.subscribe = Some(topic::uplink_filter(event));
@@ -30,6 +37,7 @@ pub fn connect(addr: &BrokerAddr, event: &str) -> (HubLink, mpsc::Receiver<LinkE
         HubLink {
             client,
             event: event.to_owned(),
+            metrics,
         },
         events,
     )
@@ -38,7 +46,7 @@ pub fn connect(addr: &BrokerAddr, event: &str) -> (HubLink, mpsc::Receiver<LinkE
 impl HubLink {
     /// Queues a downlink. When the queue is full it is dropped: the node resends after its
     /// timeout and the hub answers the duplicate with the acknowledgement again.
-    pub fn send(&self, board: BoardNo, body: DownlinkBody, metrics: &Metrics) {
+    pub fn send(&self, board: BoardNo, body: DownlinkBody) {
         let bytes = codec::encode_downlink(&Downlink::new(board, body));
         match self.client.try_publish(
             topic::downlink(&self.event, board),
@@ -48,7 +56,7 @@ impl HubLink {
         ) {
             Ok(()) => {
                 if matches!(body, DownlinkBody::Ack { .. }) {
-                    metrics.ack_sent();
+                    self.metrics.ack_sent();
                 }
             }
             Err(e) => tracing::debug!(board = board.0, error = %e, "downlink not queued"),
