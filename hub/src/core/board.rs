@@ -3,7 +3,8 @@
 use protocol::{BoardNo, ClockReport, Hello, Seq, UplinkBody};
 use serde::Serialize;
 
-use super::game::{Game, GameEvent, Status};
+use super::ending::{Claim, Status};
+use super::game::{Game, GameEvent};
 use super::intake::{Admission, Intake};
 use super::record::Record;
 use super::time::HubMs;
@@ -34,6 +35,8 @@ pub struct BoardSummary {
     pub fen: String,
     pub status: Status,
     pub result: &'static str,
+    /// The article that ended the game, `null` while it is played.
+    pub article: Option<&'static str>,
     pub ply: usize,
 }
 
@@ -44,6 +47,8 @@ pub struct BoardDetail {
     pub summary: BoardSummary,
     /// The completed moves in SAN.
     pub moves: Vec<String>,
+    /// Draw claims by the player to move that would be correct now.
+    pub claimable: Vec<Claim>,
     pub node_software: Option<String>,
     pub unmatched_presses: u32,
 }
@@ -116,6 +121,7 @@ impl BoardState {
             fen: self.game.fen(),
             status: self.game.status(),
             result: self.game.result(),
+            article: self.game.status().article(),
             ply: self.game.moves().len(),
         }
     }
@@ -129,6 +135,7 @@ impl BoardState {
                 .iter()
                 .map(|m| m.san.to_string())
                 .collect(),
+            claimable: self.game.claimable(),
             node_software: self.hello.as_ref().map(|h| h.software.clone()),
             unmatched_presses: self.game.unmatched_presses(),
         }

@@ -7,8 +7,9 @@
 //!      │                            placement = the one legal successor       │
 //!      │◄── move completed (6.2.1) ◄── at the press ─────────────────────────┘
 //!      │
-//!      └──► Checkmate / Stalemate: a placement equal to a mating or
-//!           stalemating successor ends the game at once (6.2.1, 5.1.1, 5.2.1)
+//!      └──► game over: a placement equal to a successor that ends the game
+//!           (mate, stalemate, dead position, fivefold, 75 moves: see `ending`)
+//!           completes the move at once, without a press (6.2.1)
 //! ```
 //!
 //! The board is the source of truth: a move is the legal successor whose pieces equal the
@@ -16,39 +17,15 @@
 //! (a lifted piece, a captured piece taken off first, a castling half done) are only
 //! remembered. The clock's press is the moment; which move was made is read off the board.
 
-use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::{Board, Chess, Color, EnPassantMode, Move, Position};
 
 use protocol::{ClockReport, NodeMs, Placement};
 
+use super::ending::{self, Claim, Status};
+use super::repetition::Repetitions;
 use super::sensed;
-
-/// Where the game stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Playing,
-    /// Art. 5.1.1.
-    Checkmate,
-    /// Art. 5.2.1.
-    Stalemate,
-}
-
-impl Status {
-    /// The result in PGN notation.
-    pub fn result(self, position: &Chess) -> &'static str {
-        match self {
-            Status::Playing => "*",
-            Status::Stalemate => "1/2-1/2",
-            Status::Checkmate => match position.turn() {
-                Color::White => "0-1",
-                Color::Black => "1-0",
-            },
-        }
-    }
-}
 
 /// A completed move.
 #[derive(Debug, Clone)]
@@ -84,6 +61,7 @@ pub struct Game {
     /// The last placement the board reported.
     sensed: Option<Board>,
     status: Status,
+    repetitions: Repetitions,
     unmatched_presses: u32,
 }
 
@@ -95,11 +73,14 @@ impl Default for Game {
 
 impl Game {
     pub fn new(start: Chess) -> Game {
+        let mut repetitions = Repetitions::default();
+        repetitions.record(&start);
         Game {
             position: start,
             moves: Vec::new(),
             sensed: None,
             status: Status::Playing,
+            repetitions,
             unmatched_presses: 0,
         }
     }
@@ -117,7 +98,16 @@ impl Game {
     }
 
     pub fn result(&self) -> &'static str {
-        self.status.result(&self.position)
+        self.status.result(self.position.turn())
+    }
+
+    /// The draw claims the player to move could make correctly now (9.2, 9.3). The hub
+    /// never offers them to a player (12.6); the arbiter checks a claim against them.
+    pub fn claimable(&self) -> Vec<Claim> {
+        if self.status != Status::Playing {
+            return Vec::new();
+        }
+        ending::claimable(&self.position, &self.repetitions)
     }
 
     pub fn unmatched_presses(&self) -> u32 {
@@ -191,11 +181,8 @@ impl Game {
             san: san.to_string(),
         }];
         self.moves.push(CompletedMove { san, by, at });
-        if self.position.is_checkmate() {
-            self.status = Status::Checkmate;
-        } else if self.position.is_stalemate() {
-            self.status = Status::Stalemate;
-        }
+        let occurrences = self.repetitions.record(&self.position);
+        self.status = ending::ending(&self.position, occurrences).unwrap_or(Status::Playing);
         if self.status != Status::Playing {
             events.push(GameEvent::GameOver {
                 status: self.status,

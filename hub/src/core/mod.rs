@@ -5,14 +5,18 @@
 //! - [`intake`]: per-board sequencing: accept, drop a duplicate, or ask for a resend.
 //! - [`sensed`]: the e-board's [`protocol::Placement`] as a shakmaty board.
 //! - [`game`]: one game reconstructed from placements and clock presses.
+//! - [`ending`]: what ends a game at once, and which draw claims would be correct.
+//! - [`repetition`]: how often each position occurred (Art. 9.2.2).
 //! - [`record`]: a journaled event with its receive time.
 //! - [`board`]: everything the hub knows about one board.
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
 pub mod board;
+pub mod ending;
 pub mod game;
 pub mod hall;
 pub mod intake;
 pub mod record;
+pub mod repetition;
 pub mod sensed;
 pub mod time;

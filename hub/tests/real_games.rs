@@ -1,0 +1,115 @@
+//! Every real game we have (`../shared/data/real/`, about 3,400), replayed as board events
+//! through the hub's core (the same `Hall::admit` / `Hall::apply` the live hub and its
+//! journal replay use), then checked by an independent implementation of the rules:
+//! python-chess 1.11.2 (`tests/oracle/real_games.py`) recomputes, for every game, how many
+//! moves were played before the game ended, the final FEN, the status (5.1.1, 5.2.1, 5.2.2,
+//! 9.6.1, 9.6.2) and the claimable draws (9.2, 9.3).
+
+mod support;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use board_node::pgn;
+use board_node::replay;
+use board_node::source::Reading;
+use hub::core::ending::Status;
+use hub::core::hall::Hall;
+use hub::core::intake::Admission;
+use hub::core::record::Record;
+use hub::core::time::HubMs;
+use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
+use serde_json::json;
+use shakmaty::uci::UciMove;
+use shakmaty::CastlingMode;
+
+#[test]
+fn every_real_game_agrees_with_python_chess() {
+    let mut files: Vec<_> = ["pgn-clocks", "pgn-endings"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(support::real_data().join(dir)).expect("real data"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pgn"))
+        .collect();
+    files.sort();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("hub-games.jsonl");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&report).unwrap());
+    let (mut games, mut ended_early) = (0, 0);
+    for file in &files {
+        let text = std::fs::read(file).unwrap();
+        for (index, game) in pgn::read_games(&text).unwrap().into_iter().enumerate() {
+            assert!(
+                game.tag("FEN").is_none(),
+                "set-up positions are not replayed yet"
+            );
+            let mut hall = Hall::default();
+            let board = BoardNo(1);
+            for (i, timed) in replay::script(&game).into_iter().enumerate() {
+                let body = match timed.reading {
+                    Reading::Placement(p) => UplinkBody::Placement(p),
+                    Reading::Clock(c) => UplinkBody::Clock(c),
+                };
+                let event = Uplink::new(board, Seq(i as u64 + 1), NodeMs(timed.game_ms), body);
+                let at = HubMs(timed.game_ms);
+                assert_eq!(hall.admit(at, &event), Admission::Accept);
+                let _ = hall.apply(&Record { at, event });
+            }
+            let state = hall.board(board).unwrap().game();
+            let uci: Vec<String> = game
+                .plies
+                .iter()
+                .map(|p| UciMove::from_move(p.m, CastlingMode::Standard).to_string())
+                .collect();
+            let played: Vec<String> = state.moves().iter().map(|m| m.san.to_string()).collect();
+            // The hub's moves are the game's, up to where the Laws ended it.
+            assert!(
+                played.len() <= uci.len(),
+                "{} game {}",
+                file.display(),
+                index + 1
+            );
+            if played.len() < uci.len() {
+                assert_ne!(
+                    state.status(),
+                    Status::Playing,
+                    "{} game {}",
+                    file.display(),
+                    index + 1
+                );
+                ended_early += 1;
+            }
+            let line = json!({
+                "file": file.file_name().unwrap().to_string_lossy(),
+                "game": index + 1,
+                "uci": uci,
+                "hub": {
+                    "plies": played.len(),
+                    "fen": state.fen(),
+                    "status": state.status(),
+                    "claimable": state.claimable(),
+                },
+            });
+            writeln!(out, "{line}").unwrap();
+            games += 1;
+        }
+    }
+    out.flush().unwrap();
+    drop(out);
+    eprintln!("{games} games replayed; {ended_early} ended by the Laws before the PGN's last move");
+    assert!(games > 3_000, "only {games} games found");
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/real_games.py");
+    let output = Command::new("python3")
+        .arg(&script)
+        .arg(&report)
+        .output()
+        .expect("python3 (bash .ci/run installs python-chess 1.11.2)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "python-chess disagrees with the hub:\n{stdout}"
+    );
+}
