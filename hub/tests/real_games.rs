@@ -17,12 +17,13 @@ use board_node::source::Reading;
 use hub::core::ending::Status;
 use hub::core::hall::Hall;
 use hub::core::intake::Admission;
+use hub::core::mating::{self, MatingChances};
 use hub::core::record::Record;
 use hub::core::time::HubMs;
 use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
 use serde_json::json;
 use shakmaty::uci::UciMove;
-use shakmaty::CastlingMode;
+use shakmaty::{CastlingMode, Color};
 
 #[test]
 fn every_real_game_agrees_with_python_chess() {
@@ -36,7 +37,7 @@ fn every_real_game_agrees_with_python_chess() {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("hub-games.jsonl");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&report).unwrap());
-    let (mut games, mut ended_early) = (0, 0);
+    let (mut games, mut ended_early, mut dead) = (0, 0, 0);
     for file in &files {
         let text = std::fs::read(file).unwrap();
         for (index, game) in pgn::read_games(&text).unwrap().into_iter().enumerate() {
@@ -80,6 +81,20 @@ fn every_real_game_agrees_with_python_chess() {
                 );
                 ended_early += 1;
             }
+            if state.status() == Status::DeadPosition {
+                // Art. 5.2.2, confirmed by the full analysis (checked on the labelled sets in
+                // dead_positions.rs): neither side can checkmate.
+                for color in [Color::White, Color::Black] {
+                    assert_eq!(
+                        mating::mating_chances(state.position(), color),
+                        MatingChances::CannotMate,
+                        "{} game {}: {color:?}",
+                        file.display(),
+                        index + 1
+                    );
+                }
+                dead += 1;
+            }
             let line = json!({
                 "file": file.file_name().unwrap().to_string_lossy(),
                 "game": index + 1,
@@ -97,7 +112,10 @@ fn every_real_game_agrees_with_python_chess() {
     }
     out.flush().unwrap();
     drop(out);
-    eprintln!("{games} games replayed; {ended_early} ended by the Laws before the PGN's last move");
+    eprintln!(
+        "{games} games replayed; {ended_early} ended by the Laws before the PGN's last move; \
+         {dead} dead positions confirmed by the full analysis"
+    );
     assert!(games > 3_000, "only {games} games found");
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/real_games.py");

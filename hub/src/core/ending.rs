@@ -4,13 +4,14 @@
 //! fivefold repetition (9.6.1), 75 moves by each player without a pawn move or capture
 //! (9.6.2; a mate on the 75th move stands, because checkmate is looked at first).
 //!
-//! Dead position: for now only the static rule (neither side has mating material, shakmaty's
-//! `is_insufficient_material`), which is sound but misses blocked positions; the full
-//! "cannot checkmate by any legal series of moves" analysis is to come.
+//! Dead position: chasolver's fast analysis after every move ([`super::mating`]): sound (it
+//! never declares a position dead that is not) and it sees locked pawn walls that material
+//! counting misses, but it is incomplete; the full analysis is kept for decisions.
 
 use serde::Serialize;
 use shakmaty::{Chess, Color, Position};
 
+use super::mating;
 use super::repetition::Repetitions;
 
 /// Where the game stands.
@@ -67,7 +68,7 @@ pub fn ending(position: &Chess, occurrences: u8) -> Option<Status> {
         Some(Status::Checkmate)
     } else if position.is_stalemate() {
         Some(Status::Stalemate)
-    } else if position.is_insufficient_material() {
+    } else if mating::is_dead_position(position) {
         Some(Status::DeadPosition)
     } else if occurrences >= 5 {
         Some(Status::FivefoldRepetition)

@@ -6,6 +6,7 @@
 //! - [`sensed`]: the e-board's [`protocol::Placement`] as a shakmaty board.
 //! - [`game`]: one game reconstructed from placements and clock presses.
 //! - [`ending`]: what ends a game at once, and which draw claims would be correct.
+//! - [`mating`]: whether a side can still checkmate (5.2.2, 6.9, 7.5.5), by chasolver.
 //! - [`repetition`]: how often each position occurred (Art. 9.2.2).
 //! - [`record`]: a journaled event with its receive time.
 //! - [`board`]: everything the hub knows about one board.
@@ -16,6 +17,7 @@ pub mod ending;
 pub mod game;
 pub mod hall;
 pub mod intake;
+pub mod mating;
 pub mod record;
 pub mod repetition;
 pub mod sensed;
