@@ -242,6 +242,7 @@ async fn through_hub(
         broker,
         http: "127.0.0.1:0".parse().unwrap(),
         event: event.clone(),
+        rules: Default::default(),
     };
     let (ready_tx, ready) = oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));

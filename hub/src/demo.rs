@@ -12,6 +12,7 @@ use board_node::{pgn, replay};
 use protocol::BoardNo;
 use tokio::sync::oneshot;
 
+use crate::core::laws::{GameType, Rules};
 use crate::run::{self, BrokerChoice, ServeConfig};
 
 /// Real rapid games (15 min + 10 s), FIDE World Cup 2025.
@@ -56,6 +57,11 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         broker: BrokerChoice::Embedded(free_or_ephemeral(config.mqtt)?),
         http: free_or_ephemeral(config.http)?,
         event: "demo".into(),
+        // The demo games are rapid games (15 min + 10 s) in a fully supervised hall.
+        rules: Rules {
+            game_type: GameType::Rapid,
+            ..Rules::default()
+        },
     };
     let (ready_tx, ready) = oneshot::channel();
     let hub = tokio::spawn(run::serve(serve, Some(ready_tx), async {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use board_node::link::BrokerAddr;
 use clap::{Parser, Subcommand};
+use hub::core::laws::{Edition, GameType, Rules, Supervision};
 use hub::demo::{self, DemoConfig};
 use hub::{BrokerChoice, ServeConfig};
 
@@ -37,6 +38,16 @@ enum Command {
         /// The event (tournament) id used in MQTT topics.
         #[arg(long, default_value = "default")]
         event: String,
+        /// The edition of the FIDE Laws of Chess: 2023, 2018, 2014 or 2009.
+        #[arg(long, default_value = "2023")]
+        laws: Edition,
+        /// standard, rapid or blitz.
+        #[arg(long, value_enum, default_value = "standard")]
+        game_type: GameTypeArg,
+        /// For rapid and blitz: full (an arbiter watches every game: standard rules) or
+        /// partial (2023 A.5 / B.3).
+        #[arg(long, value_enum, default_value = "full")]
+        supervision: SupervisionArg,
     },
     /// A demo hall: embedded broker, hub and simulated boards replaying real games.
     Demo {
@@ -56,6 +67,38 @@ enum Command {
     },
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum GameTypeArg {
+    Standard,
+    Rapid,
+    Blitz,
+}
+
+impl From<GameTypeArg> for GameType {
+    fn from(arg: GameTypeArg) -> GameType {
+        match arg {
+            GameTypeArg::Standard => GameType::Standard,
+            GameTypeArg::Rapid => GameType::Rapid,
+            GameTypeArg::Blitz => GameType::Blitz,
+        }
+    }
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SupervisionArg {
+    Full,
+    Partial,
+}
+
+impl From<SupervisionArg> for Supervision {
+    fn from(arg: SupervisionArg) -> Supervision {
+        match arg {
+            SupervisionArg::Full => Supervision::Full,
+            SupervisionArg::Partial => Supervision::Partial,
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -72,6 +115,9 @@ async fn main() -> anyhow::Result<()> {
             broker,
             http,
             event,
+            laws,
+            game_type,
+            supervision,
         } => {
             let broker = match broker {
                 Some(addr) => BrokerChoice::External(addr),
@@ -82,6 +128,11 @@ async fn main() -> anyhow::Result<()> {
                 broker,
                 http,
                 event,
+                rules: Rules {
+                    edition: laws,
+                    game_type: game_type.into(),
+                    supervision: supervision.into(),
+                },
             };
             hub::serve(config, None, shutdown_signal()).await
         }

@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::core::hall::{Effect, Hall};
 use crate::core::intake::Admission;
+use crate::core::laws::Rules;
 use crate::core::record::Record;
 use crate::core::time::HubMs;
 use crate::edge::broker;
@@ -47,6 +48,8 @@ pub struct ServeConfig {
     pub http: SocketAddr,
     /// The event id in MQTT topics.
     pub event: String,
+    /// The Laws the games follow.
+    pub rules: Rules,
 }
 
 /// Where a started hub can be reached.
@@ -91,7 +94,7 @@ pub async fn serve(
     let journal = Journal::open(&config.data)
         .with_context(|| format!("opening the journal in {}", config.data.display()))?;
     let mut clock = HubClock::default();
-    let mut hall = Hall::default();
+    let mut hall = Hall::new(config.rules);
     let replayed = replay(&journal, &mut hall, &mut clock, &metrics);
     tracing::info!(records = replayed, boards = hall.len(), "journal replayed");
 

@@ -2,10 +2,12 @@
 
 use protocol::{BoardNo, ClockReport, Hello, Seq, UplinkBody};
 use serde::Serialize;
+use shakmaty::Chess;
 
 use super::ending::{Claim, Status};
-use super::game::{Game, GameEvent};
+use super::game::{Game, GameEvent, IllegalMove};
 use super::intake::{Admission, Intake};
+use super::laws::Rules;
 use super::record::Record;
 use super::time::HubMs;
 
@@ -50,15 +52,16 @@ pub struct BoardDetail {
     /// Draw claims by the player to move that would be correct now.
     pub claimable: Vec<Claim>,
     pub node_software: Option<String>,
-    pub unmatched_presses: u32,
+    /// Completed illegal moves (7.5) with the ruling the edition prescribes.
+    pub illegal_moves: Vec<IllegalMove>,
 }
 
 impl BoardState {
-    pub fn new(number: BoardNo) -> BoardState {
+    pub fn new(number: BoardNo, rules: Rules) -> BoardState {
         BoardState {
             number,
             intake: Intake::default(),
-            game: Game::default(),
+            game: Game::new(Chess::default(), rules),
             events_accepted: 0,
             last_heard: None,
             hello: None,
@@ -137,7 +140,7 @@ impl BoardState {
                 .collect(),
             claimable: self.game.claimable(),
             node_software: self.hello.as_ref().map(|h| h.software.clone()),
-            unmatched_presses: self.game.unmatched_presses(),
+            illegal_moves: self.game.illegal_moves().to_vec(),
         }
     }
 }

@@ -17,15 +17,25 @@
 //! (a lifted piece, a captured piece taken off first, a castling half done) are only
 //! remembered. The clock's press is the moment; which move was made is read off the board.
 
+use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
-use shakmaty::{Board, Chess, Color, EnPassantMode, Move, Position};
+use shakmaty::{Board, Chess, Color, EnPassantMode, Move, Piece, Position, Role};
 
 use protocol::{ClockReport, NodeMs, Placement};
 
 use super::ending::{self, Claim, Status};
+use super::laws::{IllegalMoveRuling, Penalty, Rules};
+use super::mating::{self, MatingChances};
 use super::repetition::Repetitions;
 use super::sensed;
+
+fn color_name(color: Color) -> &'static str {
+    match color {
+        Color::White => "white",
+        Color::Black => "black",
+    }
+}
 
 /// A completed move.
 #[derive(Debug, Clone)]
@@ -36,22 +46,59 @@ pub struct CompletedMove {
     pub at: NodeMs,
 }
 
+/// Which kind of completed illegal move (Art. 7.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IllegalKind {
+    /// 7.5.1: the board shows no legal successor of the position at the press.
+    IllegalMove,
+    /// 7.5.2: a pawn reached the last rank and the clock was pressed without a new piece;
+    /// the pawn becomes a queen.
+    PromotionWithoutPiece,
+    /// 7.5.3: the clock was pressed without a move.
+    PressWithoutMove,
+}
+
+impl IllegalKind {
+    pub fn article(self) -> &'static str {
+        match self {
+            IllegalKind::IllegalMove => "7.5.1",
+            IllegalKind::PromotionWithoutPiece => "7.5.2",
+            IllegalKind::PressWithoutMove => "7.5.3",
+        }
+    }
+}
+
+/// A completed illegal move and what the hub proposes to the arbiter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IllegalMove {
+    /// Moves completed in the game before it.
+    pub ply: usize,
+    /// `"white"` or `"black"`.
+    pub by: &'static str,
+    pub kind: IllegalKind,
+    /// The article that makes it illegal.
+    pub article: &'static str,
+    /// This player's count of completed illegal moves, this one included.
+    pub nth: u32,
+    /// What the tournament's edition prescribes.
+    pub ruling: IllegalMoveRuling,
+    /// For a game lost: the result, a draw when the opponent cannot checkmate (7.5.5).
+    pub result_if_applied: Option<&'static str>,
+    /// The position to reinstate (7.5.1): the one before the irregularity.
+    pub reinstate_fen: String,
+    /// What the board showed at the press.
+    pub board_fen: String,
+    /// The node's time of the press.
+    pub at: u64,
+}
+
 /// Something the game noticed that others may act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GameEvent {
-    MoveCompleted {
-        ply: usize,
-        san: String,
-    },
-    GameOver {
-        status: Status,
-    },
-    /// The side to move pressed the clock, but the board shows no legal successor of the
-    /// position. The next issue turns this into the Laws' cases (7.5.1, 7.5.3, 7.5.2).
-    UnmatchedPress {
-        by: Color,
-        board_fen: String,
-    },
+    MoveCompleted { ply: usize, san: String },
+    GameOver { status: Status },
+    IllegalMove(Box<IllegalMove>),
 }
 
 #[derive(Debug, Clone)]
@@ -62,17 +109,18 @@ pub struct Game {
     sensed: Option<Board>,
     status: Status,
     repetitions: Repetitions,
-    unmatched_presses: u32,
+    rules: Rules,
+    illegal_moves: Vec<IllegalMove>,
 }
 
 impl Default for Game {
     fn default() -> Game {
-        Game::new(Chess::default())
+        Game::new(Chess::default(), Rules::default())
     }
 }
 
 impl Game {
-    pub fn new(start: Chess) -> Game {
+    pub fn new(start: Chess, rules: Rules) -> Game {
         let mut repetitions = Repetitions::default();
         repetitions.record(&start);
         Game {
@@ -81,7 +129,8 @@ impl Game {
             sensed: None,
             status: Status::Playing,
             repetitions,
-            unmatched_presses: 0,
+            rules,
+            illegal_moves: Vec::new(),
         }
     }
 
@@ -110,8 +159,9 @@ impl Game {
         ending::claimable(&self.position, &self.repetitions)
     }
 
-    pub fn unmatched_presses(&self) -> u32 {
-        self.unmatched_presses
+    /// Every completed illegal move, in order.
+    pub fn illegal_moves(&self) -> &[IllegalMove] {
+        &self.illegal_moves
     }
 
     pub fn fen(&self) -> String {
@@ -146,16 +196,76 @@ impl Game {
         let Some(board) = self.sensed.clone() else {
             return Vec::new();
         };
-        match self.successor_with(&board) {
-            Some(m) => self.complete(at, m),
-            None => {
-                self.unmatched_presses += 1;
-                vec![GameEvent::UnmatchedPress {
-                    by,
-                    board_fen: board.to_string(),
-                }]
-            }
+        if let Some(m) = self.successor_with(&board) {
+            return self.complete(at, m);
         }
+        if board == *self.position.board() {
+            return vec![self.illegal(at, IllegalKind::PressWithoutMove, &board)];
+        }
+        if let Some(m) = self.promotion_without_piece(&board) {
+            // 7.5.2: illegal, and the pawn becomes a queen: the move stands as =Q.
+            let mut events = vec![self.illegal(at, IllegalKind::PromotionWithoutPiece, &board)];
+            events.extend(self.complete(at, m));
+            return events;
+        }
+        vec![self.illegal(at, IllegalKind::IllegalMove, &board)]
+    }
+
+    /// Records a completed illegal move by the side to move; the position stays the one
+    /// before it (7.5.1), which is the position to reinstate.
+    fn illegal(&mut self, at: NodeMs, kind: IllegalKind, board: &Board) -> GameEvent {
+        let by = self.position.turn();
+        let nth = self
+            .illegal_moves
+            .iter()
+            .filter(|i| i.by == color_name(by))
+            .count() as u32
+            + 1;
+        let ruling = self.rules.illegal_move(nth);
+        let result_if_applied = (ruling.penalty == Penalty::GameLost).then(|| {
+            match mating::mating_chances(&self.position, by.other()) {
+                MatingChances::CannotMate => "1/2-1/2",
+                MatingChances::CanMate | MatingChances::Undetermined => match by {
+                    Color::White => "0-1",
+                    Color::Black => "1-0",
+                },
+            }
+        });
+        let record = IllegalMove {
+            ply: self.moves.len(),
+            by: color_name(by),
+            kind,
+            article: kind.article(),
+            nth,
+            ruling,
+            result_if_applied,
+            reinstate_fen: self.fen(),
+            board_fen: board.to_string(),
+            at: at.0,
+        };
+        self.illegal_moves.push(record.clone());
+        GameEvent::IllegalMove(Box::new(record))
+    }
+
+    /// The queen promotion whose board equals `board` except that the pawn still stands on
+    /// the last rank (7.5.2).
+    fn promotion_without_piece(&self, board: &Board) -> Option<Move> {
+        self.position.legal_moves().into_iter().find(|m| {
+            if m.promotion() != Some(Role::Queen) {
+                return false;
+            }
+            let mut after = self.position.clone();
+            after.play_unchecked(*m);
+            let mut expected = after.board().clone();
+            expected.set_piece_at(
+                m.to(),
+                Piece {
+                    color: self.position.turn(),
+                    role: Role::Pawn,
+                },
+            );
+            expected == *board
+        })
     }
 
     /// The legal move after which the pieces stand exactly as on `board`.
@@ -197,6 +307,7 @@ mod tests {
     use super::*;
     use board_node::sensors::placement as placement_of;
     use protocol::Color as Side;
+    use shakmaty::fen::Fen;
 
     fn press(by: Side) -> ClockReport {
         ClockReport {
@@ -256,8 +367,8 @@ mod tests {
         board.discard_piece_at(shakmaty::Square::D1);
         game.placement(NodeMs(1), &placement_of(&board));
         let events = game.clock(NodeMs(2), &press(Side::White));
-        assert!(matches!(events[..], [GameEvent::UnmatchedPress { .. }]));
-        assert_eq!(game.unmatched_presses(), 1);
+        assert!(matches!(events[..], [GameEvent::IllegalMove(_)]));
+        assert_eq!(game.illegal_moves().len(), 1);
         assert!(game.moves().is_empty());
     }
 
@@ -287,5 +398,161 @@ mod tests {
             game.clock(NodeMs(4), &press(Side::Black)).is_empty(),
             "the press after mate is no move"
         );
+    }
+
+    fn game_from(fen: &str, rules: Rules) -> Game {
+        let position = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap();
+        Game::new(position, rules)
+    }
+
+    fn only_illegal(events: &[GameEvent]) -> &IllegalMove {
+        match events {
+            [GameEvent::IllegalMove(illegal), ..] => illegal,
+            other => panic!("expected an illegal move, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_impossible_move_pressed_is_an_illegal_move_and_the_position_is_reinstated() {
+        // Art. 7.5.1: completed at the press; the position before it is reinstated;
+        // 7.5.5: two minutes to the opponent for the first.
+        let mut game = Game::default();
+        let start_fen = game.fen();
+        let mut board = game.position().board().clone();
+        let pawn = board.remove_piece_at(shakmaty::Square::E2).unwrap();
+        board.set_piece_at(shakmaty::Square::E5, pawn);
+        game.placement(NodeMs(1), &placement_of(&board));
+        let events = game.clock(NodeMs(2), &press(Side::White));
+        let illegal = only_illegal(&events);
+        assert_eq!(
+            (illegal.kind, illegal.article, illegal.by, illegal.nth),
+            (IllegalKind::IllegalMove, "7.5.1", "white", 1)
+        );
+        assert_eq!(
+            illegal.ruling.penalty,
+            Penalty::TimeToOpponent { seconds: 120 }
+        );
+        assert_eq!(illegal.ruling.article, "7.5.5");
+        assert_eq!(illegal.reinstate_fen, start_fen);
+        assert_eq!(
+            game.fen(),
+            start_fen,
+            "the hub keeps the position before the irregularity"
+        );
+        // The players restore the position; White plays a legal move and presses again.
+        let after = board_after(&game, "e2e4");
+        game.placement(NodeMs(3), &placement_of(&after));
+        assert!(matches!(
+            game.clock(NodeMs(4), &press(Side::White))[..],
+            [GameEvent::MoveCompleted { .. }]
+        ));
+    }
+
+    #[test]
+    fn a_press_without_a_move_is_penalised_as_an_illegal_move() {
+        // Art. 7.5.3.
+        let mut game = Game::default();
+        game.placement(NodeMs(1), &placement_of(game.position().board()));
+        let events = game.clock(NodeMs(2), &press(Side::White));
+        assert_eq!(only_illegal(&events).kind, IllegalKind::PressWithoutMove);
+        assert_eq!(only_illegal(&events).article, "7.5.3");
+        assert!(game.moves().is_empty());
+    }
+
+    #[test]
+    fn a_pawn_left_on_the_last_rank_is_illegal_and_becomes_a_queen() {
+        // Art. 7.5.2.
+        let mut game = game_from("8/4P3/8/8/8/8/k7/4K3 w - - 0 60", Rules::default());
+        let mut board = game.position().board().clone();
+        let pawn = board.remove_piece_at(shakmaty::Square::E7).unwrap();
+        board.set_piece_at(shakmaty::Square::E8, pawn);
+        game.placement(NodeMs(1), &placement_of(&board));
+        let events = game.clock(NodeMs(2), &press(Side::White));
+        assert_eq!(
+            only_illegal(&events).kind,
+            IllegalKind::PromotionWithoutPiece
+        );
+        assert_eq!(game.moves().last().unwrap().san.to_string(), "e8=Q");
+        assert_eq!(
+            game.position()
+                .board()
+                .piece_at(shakmaty::Square::E8)
+                .map(|p| p.role),
+            Some(Role::Queen)
+        );
+    }
+
+    /// White presses with the e-pawn on e5 (impossible from the start position).
+    fn white_illegal_press(game: &mut Game) -> Vec<GameEvent> {
+        let mut board = game.position().board().clone();
+        let pawn = board.remove_piece_at(shakmaty::Square::E2).unwrap();
+        board.set_piece_at(shakmaty::Square::E5, pawn);
+        game.placement(NodeMs(1), &placement_of(&board));
+        game.clock(NodeMs(2), &press(Side::White))
+    }
+
+    #[test]
+    fn the_second_illegal_move_loses_when_the_opponent_can_mate() {
+        // Art. 7.5.5.
+        let mut game = Game::default();
+        let _ = white_illegal_press(&mut game);
+        let events = white_illegal_press(&mut game);
+        let second = only_illegal(&events);
+        assert_eq!((second.nth, second.ruling.penalty), (2, Penalty::GameLost));
+        assert_eq!(second.result_if_applied, Some("0-1"));
+        assert_eq!(
+            game.status(),
+            Status::Playing,
+            "the arbiter decides, the hub proposes"
+        );
+    }
+
+    #[test]
+    fn the_second_illegal_move_draws_when_the_opponent_cannot_mate() {
+        // Art. 7.5.5: "the game is drawn if the position is such that the opponent cannot
+        // checkmate the player's king by any possible series of legal moves".
+        let mut game = game_from("8/8/4k3/8/8/3K4/7Q/8 w - - 0 60", Rules::default());
+        for _ in 0..2 {
+            game.placement(NodeMs(1), &placement_of(game.position().board()));
+            let _ = game.clock(NodeMs(2), &press(Side::White));
+        }
+        let second = &game.illegal_moves()[1];
+        assert_eq!(second.ruling.penalty, Penalty::GameLost);
+        assert_eq!(second.result_if_applied, Some("1/2-1/2"));
+    }
+
+    #[test]
+    fn rapid_without_full_supervision_rules_only_before_the_opponents_next_move() {
+        // 2023 A.5.2, and 2014 A.4b where the first illegal move already loses.
+        use crate::core::laws::{Edition, GameType, Supervision};
+        for (edition, penalty, article) in [
+            (
+                Edition::Laws2023,
+                Penalty::TimeToOpponent { seconds: 60 },
+                "A.5.2",
+            ),
+            (Edition::Laws2014, Penalty::GameLost, "A.4b"),
+        ] {
+            let rules = Rules {
+                edition,
+                game_type: GameType::Rapid,
+                supervision: Supervision::Partial,
+            };
+            let mut game = Game::new(Chess::default(), rules);
+            let events = white_illegal_press(&mut game);
+            let ruling = only_illegal(&events).ruling;
+            assert_eq!(
+                (
+                    ruling.penalty,
+                    ruling.article,
+                    ruling.until_opponents_next_move
+                ),
+                (penalty, article, true)
+            );
+        }
     }
 }

@@ -22,6 +22,7 @@ use protocol::{BoardNo, Seq, Uplink};
 use super::board::{BoardDetail, BoardState, BoardSummary};
 use super::game::GameEvent;
 use super::intake::Admission;
+use super::laws::Rules;
 use super::record::Record;
 use super::time::HubMs;
 
@@ -41,9 +42,18 @@ pub enum Effect {
 #[derive(Debug, Default)]
 pub struct Hall {
     boards: BTreeMap<BoardNo, BoardState>,
+    rules: Rules,
 }
 
 impl Hall {
+    /// A hall whose games follow `rules`.
+    pub fn new(rules: Rules) -> Hall {
+        Hall {
+            boards: BTreeMap::new(),
+            rules,
+        }
+    }
+
     /// Decides what to do with an event off the wire; notes that its node was heard. The
     /// game is not touched: only journaled events change it, through [`Hall::apply`].
     pub fn admit(&mut self, now: HubMs, event: &Uplink) -> Admission {
@@ -108,8 +118,9 @@ impl Hall {
     }
 
     fn board_mut(&mut self, board: BoardNo) -> &mut BoardState {
+        let rules = self.rules;
         self.boards
             .entry(board)
-            .or_insert_with(|| BoardState::new(board))
+            .or_insert_with(|| BoardState::new(board, rules))
     }
 }

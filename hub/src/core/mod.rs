@@ -6,6 +6,7 @@
 //! - [`sensed`]: the e-board's [`protocol::Placement`] as a shakmaty board.
 //! - [`game`]: one game reconstructed from placements and clock presses.
 //! - [`ending`]: what ends a game at once, and which draw claims would be correct.
+//! - [`laws`]: the tournament's edition, game type and supervision, and their rulings.
 //! - [`mating`]: whether a side can still checkmate (5.2.2, 6.9, 7.5.5), by chasolver.
 //! - [`repetition`]: how often each position occurred (Art. 9.2.2).
 //! - [`record`]: a journaled event with its receive time.
@@ -17,6 +18,7 @@ pub mod ending;
 pub mod game;
 pub mod hall;
 pub mod intake;
+pub mod laws;
 pub mod mating;
 pub mod record;
 pub mod repetition;

@@ -1,0 +1,210 @@
+//! Which Laws a tournament plays under, and what they make of an illegal move.
+//!
+//! The tournament chooses the edition (2023 is the default; 2018, 2014 and 2009 are still
+//! chosen), the game type, and for rapid and blitz whether every game is supervised (2023
+//! A.4 / B.2, 2014 A.3 / B.3) or not (2023 A.5 / B.3, 2014 A.4 / B.4). The table of
+//! consequences follows `shared/LAWS.md` and the texts in `shared/seeds/`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum Edition {
+    #[serde(rename = "2009")]
+    Laws2009,
+    #[serde(rename = "2014")]
+    Laws2014,
+    #[serde(rename = "2018")]
+    Laws2018,
+    #[default]
+    #[serde(rename = "2023")]
+    Laws2023,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("unknown edition {0:?}: use 2023, 2018, 2014 or 2009")]
+pub struct UnknownEdition(String);
+
+impl FromStr for Edition {
+    type Err = UnknownEdition;
+
+    fn from_str(s: &str) -> Result<Edition, UnknownEdition> {
+        match s {
+            "2009" => Ok(Edition::Laws2009),
+            "2014" => Ok(Edition::Laws2014),
+            "2018" => Ok(Edition::Laws2018),
+            "2023" => Ok(Edition::Laws2023),
+            other => Err(UnknownEdition(other.to_owned())),
+        }
+    }
+}
+
+impl fmt::Display for Edition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Edition::Laws2009 => "2009",
+            Edition::Laws2014 => "2014",
+            Edition::Laws2018 => "2018",
+            Edition::Laws2023 => "2023",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GameType {
+    #[default]
+    Standard,
+    Rapid,
+    Blitz,
+}
+
+/// Whether the standard rules apply to rapid and blitz games because each is watched (2023
+/// A.4: one arbiter for at most three rapid games; B.2: one per blitz game).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Supervision {
+    #[default]
+    Full,
+    Partial,
+}
+
+/// The rules of one tournament.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Rules {
+    pub edition: Edition,
+    pub game_type: GameType,
+    pub supervision: Supervision,
+}
+
+/// What the Laws prescribe for a player's completed illegal move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Penalty {
+    /// Add this much time to the opponent's clock.
+    TimeToOpponent { seconds: u32 },
+    /// The game is lost for the player, or drawn when the opponent cannot checkmate.
+    GameLost,
+    /// The opponent may claim the win; the arbiter does not act by himself (2009 A4c/B3c).
+    WinClaimable,
+}
+
+/// The ruling the hub proposes to the arbiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IllegalMoveRuling {
+    pub penalty: Penalty,
+    pub article: &'static str,
+    /// Only until the opponent completes his next move: after that the illegal move stands
+    /// (2023 A.5.2, 2018 A.4.2, 2014 A.4b, 2009 A4c/B3c).
+    pub until_opponents_next_move: bool,
+}
+
+impl Rules {
+    /// The ruling for a player's `nth` completed illegal move (1 = the first).
+    pub fn illegal_move(&self, nth: u32) -> IllegalMoveRuling {
+        let partial =
+            self.game_type != GameType::Standard && self.supervision == Supervision::Partial;
+        let one_minute = self.game_type != GameType::Standard;
+        let ruling = |penalty, article, until| IllegalMoveRuling {
+            penalty,
+            article,
+            until_opponents_next_move: until,
+        };
+        let time = |seconds| Penalty::TimeToOpponent { seconds };
+        match self.edition {
+            Edition::Laws2023 | Edition::Laws2018 => {
+                let (first, article) = match (one_minute, partial, self.edition) {
+                    (true, true, Edition::Laws2023) => (time(60), "A.5.2"),
+                    (true, true, _) => (time(60), "A.4.2"),
+                    (true, false, _) => (time(60), "7.5.5"),
+                    (false, ..) => (time(120), "7.5.5"),
+                };
+                let penalty = if nth == 1 { first } else { Penalty::GameLost };
+                ruling(penalty, article, partial)
+            }
+            Edition::Laws2014 => match (self.game_type, partial) {
+                (_, true) => ruling(Penalty::GameLost, "A.4b", true),
+                (GameType::Blitz, false) if nth == 1 => ruling(time(60), "7.5b", false),
+                (_, false) if nth == 1 => ruling(time(120), "7.5b", false),
+                (_, false) => ruling(Penalty::GameLost, "7.5b", false),
+            },
+            Edition::Laws2009 => match (self.game_type, partial) {
+                (GameType::Blitz, true) => ruling(Penalty::WinClaimable, "B3c", true),
+                (_, true) => ruling(Penalty::WinClaimable, "A4c", true),
+                (_, false) if nth <= 2 => ruling(time(120), "7.4b", false),
+                (_, false) => ruling(Penalty::GameLost, "7.4b", false),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(edition: Edition, game_type: GameType, supervision: Supervision) -> Rules {
+        Rules {
+            edition,
+            game_type,
+            supervision,
+        }
+    }
+
+    /// Every row of the "illegal move" lines of the editions table in LAWS.md.
+    #[test]
+    fn each_edition_and_game_type_gets_its_ruling() {
+        use Edition::*;
+        use GameType::*;
+        use Penalty::*;
+        use Supervision::*;
+        let two = TimeToOpponent { seconds: 120 };
+        let one = TimeToOpponent { seconds: 60 };
+        let cases = [
+            // 2023 7.5.5: 2 minutes, then the game is lost.
+            (Laws2023, Standard, Full, 1, two, "7.5.5", false),
+            (Laws2023, Standard, Full, 2, GameLost, "7.5.5", false),
+            // 2023 A.3: one minute in rapid and blitz.
+            (Laws2023, Rapid, Full, 1, one, "7.5.5", false),
+            (Laws2023, Blitz, Full, 2, GameLost, "7.5.5", false),
+            // 2023 A.5.2: the same, but only before the opponent's next move.
+            (Laws2023, Rapid, Partial, 1, one, "A.5.2", true),
+            (Laws2023, Blitz, Partial, 2, GameLost, "A.5.2", true),
+            (Laws2018, Blitz, Partial, 1, one, "A.4.2", true),
+            (Laws2018, Standard, Full, 1, two, "7.5.5", false),
+            // 2014 7.5b: 2 minutes for the first (1 in blitz, B.2), the second loses.
+            (Laws2014, Standard, Full, 1, two, "7.5b", false),
+            (Laws2014, Standard, Full, 2, GameLost, "7.5b", false),
+            (Laws2014, Blitz, Full, 1, one, "7.5b", false),
+            // 2014 A.4b: without full supervision the first illegal move loses.
+            (Laws2014, Rapid, Partial, 1, GameLost, "A.4b", true),
+            (Laws2014, Blitz, Partial, 1, GameLost, "A.4b", true),
+            // 2009 7.4b: 2 minutes for the first and the second, the third loses.
+            (Laws2009, Standard, Full, 2, two, "7.4b", false),
+            (Laws2009, Standard, Full, 3, GameLost, "7.4b", false),
+            // 2009 A4c / B3c: the opponent may claim the win before his own move.
+            (Laws2009, Rapid, Partial, 1, WinClaimable, "A4c", true),
+            (Laws2009, Blitz, Partial, 1, WinClaimable, "B3c", true),
+        ];
+        for (edition, game_type, supervision, nth, penalty, article, until) in cases {
+            let ruling = rules(edition, game_type, supervision).illegal_move(nth);
+            assert_eq!(
+                ruling,
+                IllegalMoveRuling {
+                    penalty,
+                    article,
+                    until_opponents_next_move: until
+                },
+                "{edition} {game_type:?} {supervision:?} #{nth}"
+            );
+        }
+    }
+
+    #[test]
+    fn editions_parse_from_their_years() {
+        assert_eq!("2014".parse::<Edition>().unwrap(), Edition::Laws2014);
+        assert!("2020".parse::<Edition>().is_err());
+        assert_eq!(Rules::default().edition, Edition::Laws2023);
+    }
+}
