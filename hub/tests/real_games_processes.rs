@@ -1,0 +1,105 @@
+//! Issue 3, done-when 1 (the process part): 100 real games replayed by real `board-node`
+//! processes through the embedded broker into a real hub; what `GET /api/boards/{n}` says of
+//! each game (moves, FEN, status, claimable) is checked by python-chess 1.11.2.
+
+mod support;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+use shakmaty::uci::UciMove;
+use shakmaty::CastlingMode;
+use support::{free_port, http_json, Broker, Hub, Node, Replay};
+
+/// 100 games spread over every clocked file, each replayed in about 3 s.
+fn hundred_games() -> Vec<(String, Replay)> {
+    let files = [
+        ("fide_world_cup_2025_classical.pgn", 396),
+        ("fide_world_cup_2025_rapid_15+10.pgn", 92),
+        ("fide_world_cup_2025_rapid_10+10.pgn", 30),
+        ("fide_world_cup_2025_blitz_5+3.pgn", 18),
+        ("fide_womens_world_rapid_2024.pgn", 605),
+        ("fide_grand_swiss_2025_open.pgn", 638),
+        ("fide_candidates_2022.pgn", 56),
+        ("lichess_db_online_sample_1000k.pgn", 438),
+    ];
+    let per_file = 100 / files.len() + 1;
+    let mut games = Vec::new();
+    for (file, count) in files {
+        for i in 0..per_file {
+            if games.len() == 100 {
+                break;
+            }
+            let game = 1 + i * (count / per_file);
+            let board = games.len() as u16 + 1;
+            games.push((file.to_owned(), Replay::new(board, file, game, 3.0)));
+        }
+    }
+    games
+}
+
+#[test]
+fn a_hundred_real_games_through_real_nodes_agree_with_python_chess() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let hub = Hub::start(
+        &dir.path().join("data"),
+        Broker::Embedded { port },
+        &dir.path().join("hub.log"),
+    );
+    let games = hundred_games();
+    assert_eq!(games.len(), 100);
+    // 25 processes at a time: a 2-core machine, and a realistic reconnect wave.
+    for batch in games.chunks(25) {
+        let nodes: Vec<Node> = batch
+            .iter()
+            .map(|(_, g)| Node::start(g, port, dir.path()))
+            .collect();
+        for node in nodes {
+            let report = node.finish(Duration::from_secs(120));
+            assert_eq!(report["acked"], report["events"], "{report}");
+        }
+    }
+
+    let report = dir.path().join("hub-games.jsonl");
+    let mut out = std::fs::File::create(&report).unwrap();
+    for (file, game) in &games {
+        let detail = http_json(hub.http, &format!("/api/boards/{}", game.board));
+        let text = std::fs::read(&game.pgn).unwrap();
+        let parsed = board_node::pgn::read_game(&text, game.game).unwrap();
+        let uci: Vec<String> = parsed
+            .plies
+            .iter()
+            .map(|p| UciMove::from_move(p.m, CastlingMode::Standard).to_string())
+            .collect();
+        let line = json!({
+            "file": file,
+            "game": game.game,
+            "uci": uci,
+            "hub": {
+                "plies": detail["moves"].as_array().unwrap().len(),
+                "fen": detail["fen"],
+                "status": detail["status"],
+                "claimable": detail["claimable"],
+            },
+        });
+        writeln!(out, "{line}").unwrap();
+    }
+    drop(out);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/real_games.py");
+    let output = Command::new("python3")
+        .arg(&script)
+        .arg(&report)
+        .output()
+        .expect("python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "python-chess disagrees with the hub:\n{stdout}"
+    );
+    assert!(stdout.contains(": 100 games, 0 mismatches"), "{stdout}");
+}
