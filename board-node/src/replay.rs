@@ -171,7 +171,7 @@ fn hand_boards(position: &shakmaty::Chess, m: &Move) -> Vec<Board> {
 }
 
 /// A king "move" to a centre square: DGT's result signal as it reaches a PGN.
-fn is_king_signal(san: &str) -> bool {
+pub fn is_king_signal(san: &str) -> bool {
     let san = san.trim_end_matches(['+', '#']);
     matches!(
         san.strip_prefix('K').map(|s| s.trim_start_matches('x')),

@@ -1,4 +1,4 @@
-//! Every real game we have (`../shared/data/real/`, about 3,400), replayed as board events
+//! Every real game we have (`../shared/data/real/`, 3,410), replayed as board events
 //! through the hub's core (the same `Hall::admit` / `Hall::apply` the live hub and its
 //! journal replay use), then checked by an independent implementation of the rules:
 //! python-chess 1.11.2 (`tests/oracle/real_games.py`) recomputes, for every game, how many
@@ -27,17 +27,20 @@ use shakmaty::{CastlingMode, Color};
 
 #[test]
 fn every_real_game_agrees_with_python_chess() {
-    let mut files: Vec<_> = ["pgn-clocks", "pgn-endings"]
+    let real = support::real_data();
+    let mut files: Vec<_> = ["pgn-clocks", "pgn-endings", "dgt/dgtdriver"]
         .iter()
-        .flat_map(|dir| std::fs::read_dir(support::real_data().join(dir)).expect("real data"))
+        .flat_map(|dir| std::fs::read_dir(real.join(dir)).expect("real data"))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "pgn"))
         .collect();
+    // The LiveChess folder's games.pgn holds its round; game-K.pgn repeat it one by one.
+    files.push(real.join("dgt/livechess-folder-sample/round-1/games.pgn"));
     files.sort();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("hub-games.jsonl");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&report).unwrap());
-    let (mut games, mut ended_early, mut dead) = (0, 0, 0);
+    let (mut games, mut ended_early, mut dead, mut signals) = (0, 0, 0, 0);
     for file in &files {
         let text = std::fs::read(file).unwrap();
         for (index, game) in pgn::read_games(&text).unwrap().into_iter().enumerate() {
@@ -81,6 +84,29 @@ fn every_real_game_agrees_with_python_chess() {
                 );
                 ended_early += 1;
             }
+            // DGT's result signal at the end of a game is the players' result, never a move.
+            if game
+                .stopped_at
+                .as_deref()
+                .is_some_and(replay::is_king_signal)
+            {
+                assert_eq!(
+                    state.result_signal(),
+                    Some(game.result()),
+                    "{} game {}",
+                    file.display(),
+                    index + 1
+                );
+                signals += 1;
+            } else {
+                assert_eq!(
+                    state.result_signal(),
+                    None,
+                    "{} game {}",
+                    file.display(),
+                    index + 1
+                );
+            }
             if state.status() == Status::DeadPosition {
                 // Art. 5.2.2, confirmed by the full analysis (checked on the labelled sets in
                 // dead_positions.rs): neither side can checkmate.
@@ -114,7 +140,17 @@ fn every_real_game_agrees_with_python_chess() {
     drop(out);
     eprintln!(
         "{games} games replayed; {ended_early} ended by the Laws before the PGN's last move; \
-         {dead} dead positions confirmed by the full analysis"
+         {dead} dead positions confirmed by the full analysis; {signals} DGT result signals read"
+    );
+    // Five World Cup games end with both kings on the centre squares; a sixth ends with
+    // "Kc7", no signal; johan.pgn's signal is only in its byte stream, not in its PGN.
+    assert_eq!(
+        signals, 5,
+        "games that end with both kings on the centre squares"
+    );
+    assert_eq!(
+        games, 3_410,
+        "every game of shared/data/real (endings_index.csv)"
     );
     assert!(games > 3_000, "only {games} games found");
 

@@ -54,6 +54,8 @@ pub struct BoardDetail {
     pub node_software: Option<String>,
     /// Completed illegal moves (7.5) with the ruling the edition prescribes.
     pub illegal_moves: Vec<IllegalMove>,
+    /// The result the players signalled by setting both kings on the centre squares.
+    pub result_signal: Option<&'static str>,
 }
 
 impl BoardState {
@@ -141,6 +143,7 @@ impl BoardState {
             claimable: self.game.claimable(),
             node_software: self.hello.as_ref().map(|h| h.software.clone()),
             illegal_moves: self.game.illegal_moves().to_vec(),
+            result_signal: self.game.result_signal(),
         }
     }
 }

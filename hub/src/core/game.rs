@@ -20,7 +20,7 @@
 use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
-use shakmaty::{Board, Chess, Color, EnPassantMode, Move, Piece, Position, Role};
+use shakmaty::{Bitboard, Board, Chess, Color, EnPassantMode, Move, Piece, Position, Role, Square};
 
 use protocol::{ClockReport, NodeMs, Placement};
 
@@ -29,6 +29,36 @@ use super::laws::{IllegalMoveRuling, Penalty, Rules};
 use super::mating::{self, MatingChances};
 use super::repetition::Repetitions;
 use super::sensed;
+
+/// DGT's result signal: both kings on the centre squares, everything else as in the game
+/// (a piece on a square a king was put on may have been taken off). Both kings on light
+/// squares (d5, e4) = 1-0, both on dark squares (d4, e5) = 0-1, one of each = draw.
+fn result_signal(game: &Board, sensed: &Board) -> Option<&'static str> {
+    let centre = Bitboard::from(Square::D4) | Square::D5 | Square::E4 | Square::E5;
+    let kings = sensed.kings();
+    let white = sensed.king_of(Color::White)?;
+    let black = sensed.king_of(Color::Black)?;
+    if kings.count() != 2 || !centre.contains(white) || !centre.contains(black) {
+        return None;
+    }
+    if game.king_of(Color::White) == Some(white) && game.king_of(Color::Black) == Some(black) {
+        return None; // the kings stand there in the game itself
+    }
+    // Apart from the kings and the two squares they were put on, nothing moved.
+    let untouched = !(game.kings() | kings);
+    let same = Square::ALL
+        .into_iter()
+        .filter(|sq| untouched.contains(*sq))
+        .all(|sq| game.piece_at(sq) == sensed.piece_at(sq));
+    if !same {
+        return None;
+    }
+    Some(match (white.is_light(), black.is_light()) {
+        (true, true) => "1-0",
+        (false, false) => "0-1",
+        _ => "1/2-1/2",
+    })
+}
 
 fn color_name(color: Color) -> &'static str {
     match color {
@@ -96,9 +126,18 @@ pub struct IllegalMove {
 /// Something the game noticed that others may act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GameEvent {
-    MoveCompleted { ply: usize, san: String },
-    GameOver { status: Status },
+    MoveCompleted {
+        ply: usize,
+        san: String,
+    },
+    GameOver {
+        status: Status,
+    },
     IllegalMove(Box<IllegalMove>),
+    /// The players put both kings on the centre squares: DGT's result signal (never a move).
+    ResultSignal {
+        result: &'static str,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -111,6 +150,8 @@ pub struct Game {
     repetitions: Repetitions,
     rules: Rules,
     illegal_moves: Vec<IllegalMove>,
+    /// The result the players signalled with the kings, if they did.
+    result_signal: Option<&'static str>,
 }
 
 impl Default for Game {
@@ -131,6 +172,7 @@ impl Game {
             repetitions,
             rules,
             illegal_moves: Vec::new(),
+            result_signal: None,
         }
     }
 
@@ -159,6 +201,11 @@ impl Game {
         ending::claimable(&self.position, &self.repetitions)
     }
 
+    /// The result the players signalled by setting both kings on the centre squares.
+    pub fn result_signal(&self) -> Option<&'static str> {
+        self.result_signal
+    }
+
     /// Every completed illegal move, in order.
     pub fn illegal_moves(&self) -> &[IllegalMove] {
         &self.illegal_moves
@@ -173,6 +220,14 @@ impl Game {
     pub fn placement(&mut self, at: NodeMs, placement: &Placement) -> Vec<GameEvent> {
         let board = sensed::board(placement);
         let mut events = Vec::new();
+        if let Some(result) = result_signal(self.position.board(), &board) {
+            if self.result_signal != Some(result) {
+                self.result_signal = Some(result);
+                events.push(GameEvent::ResultSignal { result });
+            }
+            self.sensed = Some(board);
+            return events;
+        }
         if self.status == Status::Playing {
             if let Some(m) = self.successor_with(&board) {
                 let after = self.position.clone().play(m);
@@ -552,6 +607,32 @@ mod tests {
                     ruling.until_opponents_next_move
                 ),
                 (penalty, article, true)
+            );
+        }
+    }
+
+    #[test]
+    fn kings_on_the_centre_squares_are_a_result_signal_never_a_move() {
+        // Light d5/e4 = 1-0, dark d4/e5 = 0-1, one of each = draw.
+        for (white, black, result) in [
+            (shakmaty::Square::E4, shakmaty::Square::D5, "1-0"),
+            (shakmaty::Square::D4, shakmaty::Square::E5, "0-1"),
+            (shakmaty::Square::E4, shakmaty::Square::E5, "1/2-1/2"),
+        ] {
+            let mut game = game_from("6k1/5ppp/8/8/8/8/5PPP/6K1 w - - 0 40", Rules::default());
+            let mut board = game.position().board().clone();
+            let wk = board.remove_piece_at(shakmaty::Square::G1).unwrap();
+            let bk = board.remove_piece_at(shakmaty::Square::G8).unwrap();
+            board.set_piece_at(white, wk);
+            board.set_piece_at(black, bk);
+            let events = game.placement(NodeMs(1), &placement_of(&board));
+            assert_eq!(events, [GameEvent::ResultSignal { result }]);
+            assert_eq!(game.result_signal(), Some(result));
+            assert!(game.moves().is_empty());
+            assert_eq!(
+                game.status(),
+                Status::Playing,
+                "the arbiter confirms the result"
             );
         }
     }
