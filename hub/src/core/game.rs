@@ -636,4 +636,126 @@ mod tests {
             );
         }
     }
+
+    /// Plays `uci` by setting down the final position and pressing, as a board reports it.
+    fn play(game: &mut Game, uci: &str) {
+        let side = match game.position().turn() {
+            Color::White => Side::White,
+            Color::Black => Side::Black,
+        };
+        let after = board_after(game, uci);
+        game.placement(NodeMs(1), &placement_of(&after));
+        let events = game.clock(NodeMs(2), &press(side));
+        assert!(
+            matches!(events[..], [GameEvent::MoveCompleted { .. }, ..]),
+            "{uci}: {events:?}"
+        );
+    }
+
+    #[test]
+    fn castling_rook_first_or_king_first_is_the_same_move() {
+        // Art. 3.8.2 / 4.4.2: touching the rook first is irregular, but the board shows the
+        // same final position at the press, and that is the move.
+        for rook_first in [false, true] {
+            let mut game = game_from("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", Rules::default());
+            let mut board = game.position().board().clone();
+            let steps: [(shakmaty::Square, shakmaty::Square); 2] = if rook_first {
+                [
+                    (shakmaty::Square::H1, shakmaty::Square::F1),
+                    (shakmaty::Square::E1, shakmaty::Square::G1),
+                ]
+            } else {
+                [
+                    (shakmaty::Square::E1, shakmaty::Square::G1),
+                    (shakmaty::Square::H1, shakmaty::Square::F1),
+                ]
+            };
+            for (from, to) in steps {
+                let piece = board.remove_piece_at(from).unwrap();
+                assert!(game.placement(NodeMs(1), &placement_of(&board)).is_empty());
+                board.set_piece_at(to, piece);
+                assert!(game.placement(NodeMs(1), &placement_of(&board)).is_empty());
+            }
+            assert!(game.moves().is_empty(), "half a castling is no move");
+            let events = game.clock(NodeMs(2), &press(Side::White));
+            assert_eq!(
+                events,
+                [GameEvent::MoveCompleted {
+                    ply: 1,
+                    san: "O-O".into()
+                }]
+            );
+        }
+    }
+
+    #[test]
+    fn en_passant_with_the_captured_pawn_taken_off_first() {
+        let mut game = game_from("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2", Rules::default());
+        let mut board = game.position().board().clone();
+        board.discard_piece_at(shakmaty::Square::D5);
+        game.placement(NodeMs(1), &placement_of(&board));
+        let after = board_after(&game, "e5d6");
+        game.placement(NodeMs(1), &placement_of(&after));
+        let events = game.clock(NodeMs(2), &press(Side::White));
+        assert_eq!(
+            events,
+            [GameEvent::MoveCompleted {
+                ply: 1,
+                san: "exd6".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn knocked_pieces_put_back_before_the_press_change_nothing() {
+        // Art. 7.4: a displaced piece restored in the player's own time.
+        let mut game = Game::default();
+        let mut knocked = game.position().board().clone();
+        let queen = knocked.remove_piece_at(shakmaty::Square::D1).unwrap();
+        knocked.set_piece_at(shakmaty::Square::D3, queen);
+        assert!(game
+            .placement(NodeMs(1), &placement_of(&knocked))
+            .is_empty());
+        play(&mut game, "g1f3");
+        assert_eq!(game.moves()[0].san.to_string(), "Nf3");
+    }
+
+    #[test]
+    fn threefold_counts_only_when_en_passant_rights_are_equal() {
+        // Art. 9.2.2: after 1.e4 ... the position with an en passant capture possible is not
+        // the same as the one without. Black's d-pawn stands on d4: after c2-c4 Black may
+        // take en passant once; the later repetitions of the squares have no such right.
+        let mut game = game_from("4k3/8/8/8/3p4/8/2P5/4K1N1 w - - 0 1", Rules::default());
+        play(&mut game, "c2c4"); // en passant possible: position A*
+        for uci in ["e8d7", "g1f3", "d7e8", "f3g1", "e8d7", "g1f3", "d7e8"] {
+            play(&mut game, uci);
+        }
+        // The squares of A* stood three times (after c4, after ...Ke8, after ...Ke8), but the
+        // first had an en passant right: only two count, so no claim yet.
+        assert!(!game.claimable().contains(&Claim::ThreefoldRepetition));
+        play(&mut game, "f3g1");
+        play(&mut game, "e8d7");
+        // White to move: Nf3 would bring the position for the third time (9.2.1).
+        assert!(game.claimable().contains(&Claim::ThreefoldRepetition));
+    }
+
+    #[test]
+    fn threefold_counts_only_when_castling_rights_are_equal() {
+        // Art. 9.2.2: the same squares, but White could castle the first time.
+        let mut game = game_from("4k3/8/8/8/8/8/8/4K2R w K - 0 1", Rules::default());
+        for uci in ["h1h2", "e8d8", "h2h1", "d8e8"] {
+            play(&mut game, uci);
+        }
+        // Back on the starting squares, but without the castling right: a new position.
+        for uci in ["h1h2", "e8d8", "h2h1"] {
+            play(&mut game, uci);
+        }
+        assert!(!game.claimable().contains(&Claim::ThreefoldRepetition));
+        play(&mut game, "d8e8"); // second time without the right
+        for uci in ["h1h2", "e8d8", "h2h1"] {
+            play(&mut game, uci);
+        }
+        // Black to move: ...Ke8 makes the third occurrence without castling rights.
+        assert!(game.claimable().contains(&Claim::ThreefoldRepetition));
+    }
 }
