@@ -305,6 +305,9 @@ impl Shell {
             Query::Boards(reply) => drop(reply.send(self.hall.summaries(now))),
             Query::Board(board, reply) => drop(reply.send(self.hall.detail(board, now))),
             Query::ConnectedNodes(reply) => drop(reply.send(self.hall.connected_nodes(now))),
+            Query::CheckClaim(board, request, reply) => {
+                drop(reply.send(self.hall.check_claim(board, &request)));
+            }
         }
     }
 }

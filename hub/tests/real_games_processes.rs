@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::json;
 use shakmaty::uci::UciMove;
 use shakmaty::CastlingMode;
-use support::{free_port, http_json, Broker, Hub, Node, Replay};
+use support::{free_port, http_json, http_post, Broker, Hub, Node, Replay};
 
 /// 100 games spread over every clocked file, each replayed in about 3 s.
 fn hundred_games() -> Vec<(String, Replay)> {
@@ -102,4 +102,47 @@ fn a_hundred_real_games_through_real_nodes_agree_with_python_chess() {
         "python-chess disagrees with the hub:\n{stdout}"
     );
     assert!(stdout.contains(": 100 games, 0 mismatches"), "{stdout}");
+
+    // The arbiter's claim check over HTTP (9.3): the half-moves it counts are the FEN's,
+    // which python-chess has just confirmed.
+    let fifty = r#"{"claim": "fifty_moves"}"#;
+    for (_, game) in &games {
+        let path = format!("/api/boards/{}/claims", game.board);
+        let (status, body) = http_post(hub.http, &path, fifty).unwrap();
+        assert_eq!(status, 200, "{body}");
+        let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let fen = http_json(hub.http, &format!("/api/boards/{}", game.board))["fen"].clone();
+        let halfmoves: u64 = fen
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .nth(4)
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            answer["halfmoves"], halfmoves,
+            "board {}: {body}",
+            game.board
+        );
+        assert_eq!(
+            answer["valid"],
+            halfmoves >= 100,
+            "board {}: {body}",
+            game.board
+        );
+        assert_eq!(answer["penalty_if_incorrect"], 120, "2023 standard: 9.5.3");
+    }
+    assert_eq!(
+        http_post(hub.http, "/api/boards/999/claims", fifty)
+            .unwrap()
+            .0,
+        404
+    );
+    assert_eq!(
+        http_post(hub.http, "/api/boards/1/claims", "{\"claim\": \"resign\"}")
+            .unwrap()
+            .0,
+        422
+    );
 }

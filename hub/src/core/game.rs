@@ -24,6 +24,7 @@ use shakmaty::{Bitboard, Board, Chess, Color, EnPassantMode, Move, Piece, Positi
 
 use protocol::{ClockReport, NodeMs, Placement};
 
+use super::claim::{self, ClaimCheck, ClaimRequest};
 use super::ending::{self, Claim, Status};
 use super::laws::{IllegalMoveRuling, Penalty, Rules};
 use super::mating::{self, MatingChances};
@@ -70,6 +71,7 @@ fn color_name(color: Color) -> &'static str {
 /// A completed move.
 #[derive(Debug, Clone)]
 pub struct CompletedMove {
+    pub m: Move,
     pub san: SanPlus,
     pub by: Color,
     /// The node's time of the press (or of the placement, for a move that ended the game).
@@ -142,6 +144,7 @@ pub enum GameEvent {
 
 #[derive(Debug, Clone)]
 pub struct Game {
+    start: Chess,
     position: Chess,
     moves: Vec<CompletedMove>,
     /// The last placement the board reported.
@@ -165,6 +168,7 @@ impl Game {
         let mut repetitions = Repetitions::default();
         repetitions.record(&start);
         Game {
+            start: start.clone(),
             position: start,
             moves: Vec::new(),
             sensed: None,
@@ -199,6 +203,18 @@ impl Game {
             return Vec::new();
         }
         ending::claimable(&self.position, &self.repetitions)
+    }
+
+    /// Checks a draw claim for the arbiter (9.2, 9.3).
+    pub fn check_claim(&self, request: &ClaimRequest) -> ClaimCheck {
+        let moves: Vec<Move> = self.moves.iter().map(|c| c.m).collect();
+        claim::check(
+            &self.start,
+            &moves,
+            &self.position,
+            request,
+            self.rules.wrong_claim(),
+        )
     }
 
     /// The result the players signalled by setting both kings on the centre squares.
@@ -345,7 +361,7 @@ impl Game {
             ply: self.moves.len() + 1,
             san: san.to_string(),
         }];
-        self.moves.push(CompletedMove { san, by, at });
+        self.moves.push(CompletedMove { m, san, by, at });
         let occurrences = self.repetitions.record(&self.position);
         self.status = ending::ending(&self.position, occurrences).unwrap_or(Status::Playing);
         if self.status != Status::Playing {

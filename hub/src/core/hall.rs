@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use protocol::{BoardNo, Seq, Uplink};
 
 use super::board::{BoardDetail, BoardState, BoardSummary};
+use super::claim::{ClaimCheck, ClaimRequest};
 use super::game::GameEvent;
 use super::intake::Admission;
 use super::laws::Rules;
@@ -95,6 +96,13 @@ impl Hall {
 
     pub fn detail(&self, board: BoardNo, now: HubMs) -> Option<BoardDetail> {
         self.boards.get(&board).map(|b| b.detail(now))
+    }
+
+    /// Checks a draw claim on `board` for the arbiter; `None` for a board never heard of.
+    pub fn check_claim(&self, board: BoardNo, request: &ClaimRequest) -> Option<ClaimCheck> {
+        self.boards
+            .get(&board)
+            .map(|b| b.game().check_claim(request))
     }
 
     pub fn board(&self, board: BoardNo) -> Option<&BoardState> {

@@ -102,6 +102,18 @@ pub struct IllegalMoveRuling {
 }
 
 impl Rules {
+    /// Time added to the opponent after an incorrect draw claim, and the article: 2 minutes
+    /// (2023 9.5.3, 2014 9.5b), 1 in rapid and blitz (A.3 / B.2), 3 in 2009 (9.5b).
+    pub fn wrong_claim(&self) -> (u32, &'static str) {
+        match (self.edition, self.game_type) {
+            (Edition::Laws2009, _) => (180, "9.5b"),
+            (Edition::Laws2014, GameType::Blitz) => (60, "9.5b"),
+            (Edition::Laws2014, _) => (120, "9.5b"),
+            (_, GameType::Standard) => (120, "9.5.3"),
+            (_, _) => (60, "9.5.3"),
+        }
+    }
+
     /// The ruling for a player's `nth` completed illegal move (1 = the first).
     pub fn illegal_move(&self, nth: u32) -> IllegalMoveRuling {
         let partial =

@@ -5,6 +5,7 @@
 //! - [`intake`]: per-board sequencing: accept, drop a duplicate, or ask for a resend.
 //! - [`sensed`]: the e-board's [`protocol::Placement`] as a shakmaty board.
 //! - [`game`]: one game reconstructed from placements and clock presses.
+//! - [`claim`]: checking a draw claim for the arbiter (9.2, 9.3).
 //! - [`ending`]: what ends a game at once, and which draw claims would be correct.
 //! - [`laws`]: the tournament's edition, game type and supervision, and their rulings.
 //! - [`mating`]: whether a side can still checkmate (5.2.2, 6.9, 7.5.5), by chasolver.
@@ -14,6 +15,7 @@
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
 pub mod board;
+pub mod claim;
 pub mod ending;
 pub mod game;
 pub mod hall;

@@ -9,12 +9,13 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use protocol::BoardNo;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::core::board::{BoardDetail, BoardSummary};
+use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::metrics::Metrics;
 
 /// A question for the loop that owns the hall.
@@ -22,6 +23,7 @@ pub enum Query {
     Boards(oneshot::Sender<Vec<BoardSummary>>),
     Board(BoardNo, oneshot::Sender<Option<BoardDetail>>),
     ConnectedNodes(oneshot::Sender<usize>),
+    CheckClaim(BoardNo, ClaimRequest, oneshot::Sender<Option<ClaimCheck>>),
 }
 
 #[derive(Clone)]
@@ -30,15 +32,45 @@ struct Api {
     metrics: Arc<Metrics>,
 }
 
+/// Why a request gets no answer.
+#[derive(Debug)]
+enum ApiError {
+    /// The path's board number is not a number.
+    BadBoard(String),
+    /// No node ever reported this board.
+    UnknownBoard(u16),
+    /// The loop that owns the hall is stopping.
+    Stopping,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match self {
+            ApiError::BadBoard(n) => (
+                StatusCode::BAD_REQUEST,
+                format!("{n:?} is not a board number"),
+            )
+                .into_response(),
+            ApiError::UnknownBoard(n) => (
+                StatusCode::NOT_FOUND,
+                format!("board {n} has reported nothing"),
+            )
+                .into_response(),
+            ApiError::Stopping => {
+                (StatusCode::SERVICE_UNAVAILABLE, "hub is stopping").into_response()
+            }
+        }
+    }
+}
+
 impl Api {
-    async fn ask<T>(&self, query: impl FnOnce(oneshot::Sender<T>) -> Query) -> Result<T, Response> {
+    async fn ask<T>(&self, query: impl FnOnce(oneshot::Sender<T>) -> Query) -> Result<T, ApiError> {
         let (reply, answer) = oneshot::channel();
-        let unavailable = || (StatusCode::SERVICE_UNAVAILABLE, "hub is stopping").into_response();
         self.queries
             .send(query(reply))
             .await
-            .map_err(|_| unavailable())?;
-        answer.await.map_err(|_| unavailable())
+            .map_err(|_| ApiError::Stopping)?;
+        answer.await.map_err(|_| ApiError::Stopping)
     }
 }
 
@@ -54,6 +86,7 @@ pub async fn bind(
     let router = Router::new()
         .route("/api/boards", get(boards))
         .route("/api/boards/{n}", get(board))
+        .route("/api/boards/{n}/claims", post(check_claim))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
         .with_state(Api { queries, metrics });
@@ -64,39 +97,45 @@ pub async fn bind(
     Ok((local, async move { axum::serve(listener, router).await }))
 }
 
-async fn boards(State(api): State<Api>) -> Result<Json<Vec<BoardSummary>>, Response> {
+async fn boards(State(api): State<Api>) -> Result<Json<Vec<BoardSummary>>, ApiError> {
     api.ask(Query::Boards).await.map(Json)
 }
 
 async fn board(
     State(api): State<Api>,
     Path(n): Path<String>,
-) -> Result<Json<BoardDetail>, Response> {
-    let n: u16 = n.parse().map_err(|_| {
-        (
-            StatusCode::BAD_REQUEST,
-            format!("{n:?} is not a board number"),
-        )
-            .into_response()
-    })?;
+) -> Result<Json<BoardDetail>, ApiError> {
+    let n = board_number(&n)?;
     api.ask(|reply| Query::Board(BoardNo(n), reply))
         .await?
         .map(Json)
-        .ok_or_else(|| {
-            (
-                StatusCode::NOT_FOUND,
-                format!("board {n} has reported nothing"),
-            )
-                .into_response()
-        })
+        .ok_or(ApiError::UnknownBoard(n))
 }
 
-async fn healthz(State(api): State<Api>) -> Result<&'static str, Response> {
+/// The arbiter checks a draw claim: `{"claim": "threefold_repetition" | "fifty_moves",
+/// "move": "e2e4"}` (the move is optional: the one the player wrote down, 9.2.1 / 9.3.1).
+async fn check_claim(
+    State(api): State<Api>,
+    Path(n): Path<String>,
+    Json(request): Json<ClaimRequest>,
+) -> Result<Json<ClaimCheck>, ApiError> {
+    let n = board_number(&n)?;
+    api.ask(|reply| Query::CheckClaim(BoardNo(n), request, reply))
+        .await?
+        .map(Json)
+        .ok_or(ApiError::UnknownBoard(n))
+}
+
+fn board_number(n: &str) -> Result<u16, ApiError> {
+    n.parse().map_err(|_| ApiError::BadBoard(n.to_owned()))
+}
+
+async fn healthz(State(api): State<Api>) -> Result<&'static str, ApiError> {
     // Answering proves the core loop is alive, not only the HTTP server.
     api.ask(Query::ConnectedNodes).await.map(|_| "ok\n")
 }
 
-async fn metrics_text(State(api): State<Api>) -> Result<Response, Response> {
+async fn metrics_text(State(api): State<Api>) -> Result<Response, ApiError> {
     let connected = api.ask(Query::ConnectedNodes).await?;
     Ok((
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
