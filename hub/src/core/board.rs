@@ -126,7 +126,7 @@ impl BoardState {
             fen: self.game.fen(),
             status: self.game.status(),
             result: self.game.result(),
-            article: self.game.status().article(),
+            article: self.game.article(),
             ply: self.game.moves().len(),
         }
     }

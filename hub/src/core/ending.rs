@@ -1,8 +1,10 @@
-//! What ends a game at once, and which draw claims would be correct (2023 Laws).
+//! What ends a game at once, and which draw claims would be correct.
 //!
 //! Ends at once, in this order: checkmate (5.1.1), stalemate (5.2.1), dead position (5.2.2),
 //! fivefold repetition (9.6.1), 75 moves by each player without a pawn move or capture
-//! (9.6.2; a mate on the 75th move stands, because checkmate is looked at first).
+//! (9.6.2; a mate on the 75th move stands, because checkmate is looked at first). The 2014
+//! Laws end the game on the fifth occurrence only over consecutive alternate moves (9.6a);
+//! the 2009 Laws have neither rule: there a player must claim.
 //!
 //! Dead position: chasolver's fast analysis after every move ([`super::mating`]): sound (it
 //! never declares a position dead that is not) and it sees locked pawn walls that material
@@ -11,6 +13,7 @@
 use serde::Serialize;
 use shakmaty::{Chess, Color, Position};
 
+use super::laws::Edition;
 use super::mating;
 use super::repetition::Repetitions;
 
@@ -27,16 +30,22 @@ pub enum Status {
 }
 
 impl Status {
-    /// The article of the 2023 Laws that ends the game this way.
-    pub fn article(self) -> Option<&'static str> {
-        match self {
-            Status::Playing => None,
-            Status::Checkmate => Some("5.1.1"),
-            Status::Stalemate => Some("5.2.1"),
-            Status::DeadPosition => Some("5.2.2"),
-            Status::FivefoldRepetition => Some("9.6.1"),
-            Status::SeventyfiveMoves => Some("9.6.2"),
-        }
+    /// The article of the edition's Laws that ends the game this way.
+    pub fn article(self, edition: Edition) -> Option<&'static str> {
+        let lettered = matches!(edition, Edition::Laws2009 | Edition::Laws2014);
+        Some(match (self, lettered) {
+            (Status::Playing, _) => return None,
+            (Status::Checkmate, false) => "5.1.1",
+            (Status::Checkmate, true) => "5.1a",
+            (Status::Stalemate, false) => "5.2.1",
+            (Status::Stalemate, true) => "5.2a",
+            (Status::DeadPosition, false) => "5.2.2",
+            (Status::DeadPosition, true) => "5.2b",
+            (Status::FivefoldRepetition, false) => "9.6.1",
+            (Status::FivefoldRepetition, true) => "9.6a",
+            (Status::SeventyfiveMoves, false) => "9.6.2",
+            (Status::SeventyfiveMoves, true) => "9.6b",
+        })
     }
 
     /// The result in PGN notation; `to_move` is the side to move in the final position.
@@ -61,18 +70,33 @@ pub enum Claim {
     FiftyMoves,
 }
 
-/// How the game ends in `position`, which has now occurred `occurrences` times; `None` if
-/// play goes on.
-pub fn ending(position: &Chess, occurrences: u8) -> Option<Status> {
+/// How often a position has occurred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Occurrences {
+    /// In the whole game (2023, 2018).
+    pub total: u8,
+    /// In an unbroken run of alternate moves: the same position every fourth half-move
+    /// back from now (2014 9.6a).
+    pub consecutive: u8,
+}
+
+/// How the game ends in `position` under `edition`; `None` if play goes on.
+pub fn ending(position: &Chess, occurrences: Occurrences, edition: Edition) -> Option<Status> {
+    let fivefold = match edition {
+        Edition::Laws2023 | Edition::Laws2018 => occurrences.total >= 5,
+        Edition::Laws2014 => occurrences.consecutive >= 5,
+        Edition::Laws2009 => false,
+    };
+    let seventyfive = edition != Edition::Laws2009 && position.halfmoves() >= 150;
     if position.is_checkmate() {
         Some(Status::Checkmate)
     } else if position.is_stalemate() {
         Some(Status::Stalemate)
     } else if mating::is_dead_position(position) {
         Some(Status::DeadPosition)
-    } else if occurrences >= 5 {
+    } else if fivefold {
         Some(Status::FivefoldRepetition)
-    } else if position.halfmoves() >= 150 {
+    } else if seventyfive {
         Some(Status::SeventyfiveMoves)
     } else {
         None
@@ -113,30 +137,45 @@ mod tests {
             .unwrap()
     }
 
+    fn times(total: u8) -> Occurrences {
+        Occurrences {
+            total,
+            consecutive: total,
+        }
+    }
+
+    const NOW: Edition = Edition::Laws2023;
+
     #[test]
     fn a_mate_on_the_75th_move_stands() {
         // Art. 9.6.2: the last move checkmates, so checkmate decides, not the 75-move rule.
         let mate = position("7k/6Q1/6K1/8/8/8/8/8 b - - 150 120");
-        assert_eq!(ending(&mate, 1), Some(Status::Checkmate));
+        assert_eq!(ending(&mate, times(1), NOW), Some(Status::Checkmate));
         let quiet = position("7k/8/5QK1/8/8/8/8/8 b - - 150 120");
-        assert_eq!(ending(&quiet, 1), Some(Status::SeventyfiveMoves));
+        assert_eq!(
+            ending(&quiet, times(1), NOW),
+            Some(Status::SeventyfiveMoves)
+        );
         let earlier = position("7k/8/5QK1/8/8/8/8/8 b - - 149 120");
-        assert_eq!(ending(&earlier, 1), None);
+        assert_eq!(ending(&earlier, times(1), NOW), None);
     }
 
     #[test]
     fn fivefold_ends_the_game_fourfold_does_not() {
         // Art. 9.6.1.
         let start = Chess::default();
-        assert_eq!(ending(&start, 4), None);
-        assert_eq!(ending(&start, 5), Some(Status::FivefoldRepetition));
+        assert_eq!(ending(&start, times(4), NOW), None);
+        assert_eq!(
+            ending(&start, times(5), NOW),
+            Some(Status::FivefoldRepetition)
+        );
     }
 
     #[test]
     fn bare_kings_are_a_dead_position() {
         // Art. 5.2.2.
         let kings = position("8/8/4k3/8/8/3K4/8/8 w - - 0 60");
-        assert_eq!(ending(&kings, 1), Some(Status::DeadPosition));
+        assert_eq!(ending(&kings, times(1), NOW), Some(Status::DeadPosition));
         assert_eq!(Status::DeadPosition.result(Color::White), "1/2-1/2");
     }
 
@@ -148,5 +187,55 @@ mod tests {
         assert_eq!(claimable(&quiet, &reps), [Claim::FiftyMoves]);
         let early = position("7k/8/6K1/8/8/8/8/1Q6 w - - 98 100");
         assert!(claimable(&early, &reps).is_empty());
+    }
+
+    #[test]
+    fn each_edition_has_its_automatic_draws() {
+        // The "automatic draws" row of LAWS.md.
+        let start = Chess::default();
+        let scattered = Occurrences {
+            total: 5,
+            consecutive: 2,
+        };
+        let in_a_row = Occurrences {
+            total: 5,
+            consecutive: 5,
+        };
+        // 2023 9.6.1 (and 2018): the fifth occurrence, not necessarily consecutive.
+        assert_eq!(
+            ending(&start, scattered, Edition::Laws2018),
+            Some(Status::FivefoldRepetition)
+        );
+        // 2014 9.6a: only over consecutive alternate moves.
+        assert_eq!(ending(&start, scattered, Edition::Laws2014), None);
+        assert_eq!(
+            ending(&start, in_a_row, Edition::Laws2014),
+            Some(Status::FivefoldRepetition)
+        );
+        // 2009: no automatic repetition or 75-move draw; only the dead position.
+        assert_eq!(ending(&start, in_a_row, Edition::Laws2009), None);
+        let quiet = position("7k/8/5QK1/8/8/8/8/8 b - - 150 120");
+        assert_eq!(ending(&quiet, times(1), Edition::Laws2009), None);
+        assert_eq!(
+            ending(&quiet, times(1), Edition::Laws2014),
+            Some(Status::SeventyfiveMoves)
+        );
+        let kings = position("8/8/4k3/8/8/3K4/8/8 w - - 0 60");
+        assert_eq!(
+            ending(&kings, times(1), Edition::Laws2009),
+            Some(Status::DeadPosition)
+        );
+        assert_eq!(
+            Status::DeadPosition.article(Edition::Laws2009),
+            Some("5.2b")
+        );
+        assert_eq!(
+            Status::FivefoldRepetition.article(Edition::Laws2014),
+            Some("9.6a")
+        );
+        assert_eq!(
+            Status::SeventyfiveMoves.article(Edition::Laws2023),
+            Some("9.6.2")
+        );
     }
 }

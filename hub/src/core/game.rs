@@ -25,7 +25,7 @@ use shakmaty::{Bitboard, Board, Chess, Color, EnPassantMode, Move, Piece, Positi
 use protocol::{ClockReport, NodeMs, Placement};
 
 use super::claim::{self, ClaimCheck, ClaimRequest};
-use super::ending::{self, Claim, Status};
+use super::ending::{self, Claim, Occurrences, Status};
 use super::laws::{IllegalMoveRuling, Penalty, Rules};
 use super::mating::{self, MatingChances};
 use super::repetition::Repetitions;
@@ -151,6 +151,9 @@ pub struct Game {
     sensed: Option<Board>,
     status: Status,
     repetitions: Repetitions,
+    /// Every position of the game, the start first: for repetitions by consecutive
+    /// alternate moves (2014 9.6a).
+    history: Vec<Chess>,
     rules: Rules,
     illegal_moves: Vec<IllegalMove>,
     /// The result the players signalled with the kings, if they did.
@@ -169,11 +172,12 @@ impl Game {
         repetitions.record(&start);
         Game {
             start: start.clone(),
-            position: start,
+            position: start.clone(),
             moves: Vec::new(),
             sensed: None,
             status: Status::Playing,
             repetitions,
+            history: vec![start.clone()],
             rules,
             illegal_moves: Vec::new(),
             result_signal: None,
@@ -203,6 +207,18 @@ impl Game {
             return Vec::new();
         }
         ending::claimable(&self.position, &self.repetitions)
+    }
+
+    /// How many times `next`, the position after the last one in `history`, stands in an
+    /// unbroken run of alternate moves: itself, then every fourth half-move back.
+    fn consecutive(&self, next: &Chess) -> u8 {
+        let behind = self.history.iter().rev().skip(3).step_by(4);
+        1 + behind.take_while(|p| *p == next).count().min(254) as u8
+    }
+
+    /// The article that ended the game under the tournament's edition.
+    pub fn article(&self) -> Option<&'static str> {
+        self.status.article(self.rules.edition)
     }
 
     /// Checks a draw claim for the arbiter (9.2, 9.3).
@@ -246,8 +262,14 @@ impl Game {
         }
         if self.status == Status::Playing {
             if let Some(m) = self.successor_with(&board) {
-                let after = self.position.clone().play(m);
-                if after.is_ok_and(|p| p.is_checkmate() || p.is_stalemate()) {
+                // 6.2.1: a move that ends the game is completed when the piece is set down.
+                let mut after = self.position.clone();
+                after.play_unchecked(m);
+                let occurrences = Occurrences {
+                    total: self.repetitions.count(&after).saturating_add(1),
+                    consecutive: self.consecutive(&after),
+                };
+                if ending::ending(&after, occurrences, self.rules.edition).is_some() {
                     events = self.complete(at, m);
                 }
             }
@@ -362,8 +384,13 @@ impl Game {
             san: san.to_string(),
         }];
         self.moves.push(CompletedMove { m, san, by, at });
-        let occurrences = self.repetitions.record(&self.position);
-        self.status = ending::ending(&self.position, occurrences).unwrap_or(Status::Playing);
+        let occurrences = Occurrences {
+            total: self.repetitions.record(&self.position),
+            consecutive: self.consecutive(&self.position),
+        };
+        self.history.push(self.position.clone());
+        self.status = ending::ending(&self.position, occurrences, self.rules.edition)
+            .unwrap_or(Status::Playing);
         if self.status != Status::Playing {
             events.push(GameEvent::GameOver {
                 status: self.status,
@@ -773,5 +800,43 @@ mod tests {
         }
         // Black to move: ...Ke8 makes the third occurrence without castling rights.
         assert!(game.claimable().contains(&Claim::ThreefoldRepetition));
+    }
+
+    #[test]
+    fn the_fifth_occurrence_ends_the_game_at_once_as_each_edition_says() {
+        // 2023 9.6.1 and 2014 9.6a (here the repetitions are consecutive, so both end the
+        // game when the last knight is set down, without a press); 2009: play goes on.
+        use crate::core::laws::Edition;
+        let shuffle = ["g1f3", "g8f6", "f3g1", "f6g8"];
+        for (edition, ends) in [
+            (Edition::Laws2023, true),
+            (Edition::Laws2014, true),
+            (Edition::Laws2009, false),
+        ] {
+            let mut game = Game::new(
+                Chess::default(),
+                Rules {
+                    edition,
+                    ..Rules::default()
+                },
+            );
+            for uci in shuffle.iter().cycle().take(15) {
+                play(&mut game, uci);
+            }
+            let last = board_after(&game, "f6g8");
+            let events = game.placement(NodeMs(9), &placement_of(&last));
+            if ends {
+                assert_eq!(game.status(), Status::FivefoldRepetition, "{edition}");
+                assert!(events.contains(&GameEvent::GameOver {
+                    status: Status::FivefoldRepetition
+                }));
+                assert_eq!(game.moves().len(), 16);
+            } else {
+                assert!(events.is_empty(), "{edition}");
+                assert_eq!(game.status(), Status::Playing);
+                // A claim is still correct (9.2), as the 2009 Laws require.
+                assert_eq!(game.moves().len(), 15);
+            }
+        }
     }
 }
