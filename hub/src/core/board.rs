@@ -1,11 +1,11 @@
 //! Everything the hub knows about one board.
 
-use protocol::{BoardNo, ClockReport, Hello, Seq, UplinkBody};
+use protocol::{BoardNo, ClockReport, Hello, NodeMs, Seq, UplinkBody};
 use serde::Serialize;
 use shakmaty::Chess;
 
 use super::ending::{Claim, Status};
-use super::game::{Game, GameEvent, IllegalMove};
+use super::game::{BoardSync, Game, GameEvent, IllegalMove};
 use super::intake::{Admission, Intake};
 use super::laws::Rules;
 use super::record::Record;
@@ -25,6 +25,8 @@ pub struct BoardState {
     last_heard: Option<HubMs>,
     hello: Option<Hello>,
     last_clock: Option<ClockReport>,
+    /// The node's time of its last accepted event: "now" on the board's own clock.
+    last_node_ms: NodeMs,
 }
 
 /// One line of `GET /api/boards`.
@@ -56,6 +58,9 @@ pub struct BoardDetail {
     pub illegal_moves: Vec<IllegalMove>,
     /// The result the players signalled by setting both kings on the centre squares.
     pub result_signal: Option<&'static str>,
+    /// `in_sync`, `unsettled` (a hand at work) or `out_of_sync` (for 10 s or more), as of
+    /// the node's last event.
+    pub board_sync: BoardSync,
 }
 
 impl BoardState {
@@ -68,6 +73,7 @@ impl BoardState {
             last_heard: None,
             hello: None,
             last_clock: None,
+            last_node_ms: NodeMs(0),
         }
     }
 
@@ -83,18 +89,21 @@ impl BoardState {
             return None;
         }
         self.events_accepted += 1;
+        self.last_node_ms = self.last_node_ms.max(event.node_ms);
         self.last_heard = Some(self.last_heard.map_or(record.at, |t| t.max(record.at)));
         Some(match &event.body {
             UplinkBody::Hello(hello) => {
                 self.hello = Some(hello.clone());
-                Vec::new()
+                self.game.observe(event.node_ms)
             }
             UplinkBody::Placement(placement) => self.game.placement(event.node_ms, placement),
             UplinkBody::Clock(report) => {
                 self.last_clock = Some(*report);
-                self.game.clock(event.node_ms, report)
+                let mut events = self.game.clock(event.node_ms, report);
+                events.extend(self.game.observe(event.node_ms));
+                events
             }
-            UplinkBody::Heartbeat => Vec::new(),
+            UplinkBody::Heartbeat => self.game.observe(event.node_ms),
         })
     }
 
@@ -144,6 +153,7 @@ impl BoardState {
             node_software: self.hello.as_ref().map(|h| h.software.clone()),
             illegal_moves: self.game.illegal_moves().to_vec(),
             result_signal: self.game.result_signal(),
+            board_sync: self.game.sync(self.last_node_ms),
         }
     }
 }

@@ -140,6 +140,29 @@ pub enum GameEvent {
     ResultSignal {
         result: &'static str,
     },
+    /// For [`OUT_OF_SYNC_MS`] the board has shown neither the game's position nor a legal
+    /// successor of it (knocked pieces 7.4, a sensor fault, a move half made and left).
+    OutOfSync {
+        since: u64,
+    },
+    /// The board shows the game's position (or a legal successor) again.
+    BackInSync,
+}
+
+/// How long a board may show something else than the position or a legal successor (a
+/// lifted piece, a capture half made) before it counts as out of sync.
+pub const OUT_OF_SYNC_MS: u64 = 10_000;
+
+/// Whether the board shows the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoardSync {
+    /// The board shows the position, or a legal successor waiting for the press.
+    InSync,
+    /// It has shown something else for less than [`OUT_OF_SYNC_MS`]: a hand at work.
+    Unsettled,
+    /// It has shown something else for longer.
+    OutOfSync,
 }
 
 #[derive(Debug, Clone)]
@@ -158,6 +181,13 @@ pub struct Game {
     illegal_moves: Vec<IllegalMove>,
     /// The result the players signalled with the kings, if they did.
     result_signal: Option<&'static str>,
+    /// Since when (node time) the board has not shown the game, if it has not.
+    unsettled_since: Option<NodeMs>,
+    /// Whether [`GameEvent::OutOfSync`] was raised for the current unsettled stretch.
+    out_of_sync_raised: bool,
+    /// The ending a successor set down on the board would give, worked out at the placement
+    /// and reused at the press (the position cannot change in between).
+    pending_ending: Option<(Move, Option<Status>)>,
 }
 
 impl Default for Game {
@@ -181,6 +211,9 @@ impl Game {
             rules,
             illegal_moves: Vec::new(),
             result_signal: None,
+            unsettled_since: None,
+            out_of_sync_raised: false,
+            pending_ending: None,
         }
     }
 
@@ -260,22 +293,78 @@ impl Game {
             self.sensed = Some(board);
             return events;
         }
-        if self.status == Status::Playing {
-            if let Some(m) = self.successor_with(&board) {
-                // 6.2.1: a move that ends the game is completed when the piece is set down.
-                let mut after = self.position.clone();
-                after.play_unchecked(m);
-                let occurrences = Occurrences {
-                    total: self.repetitions.count(&after).saturating_add(1),
-                    consecutive: self.consecutive(&after),
-                };
-                if ending::ending(&after, occurrences, self.rules.edition).is_some() {
-                    events = self.complete(at, m);
-                }
+        let successor = if self.status == Status::Playing {
+            self.successor_with(&board)
+        } else {
+            None
+        };
+        if let Some(m) = successor {
+            // 6.2.1: a move that ends the game is completed when the piece is set down.
+            if self.ending_after(m).is_some() {
+                events = self.complete(at, m);
             }
         }
+        let shows_game = successor.is_some()
+            || self.status != Status::Playing
+            || board == *self.position.board();
         self.sensed = Some(board);
+        events.extend(self.resync(at, shows_game));
         events
+    }
+
+    /// How the game would end after `m`; `None` if play would go on.
+    fn ending_after(&mut self, m: Move) -> Option<Status> {
+        if let Some((pending, ending)) = self.pending_ending {
+            if pending == m {
+                return ending;
+            }
+        }
+        let mut after = self.position.clone();
+        after.play_unchecked(m);
+        let occurrences = Occurrences {
+            total: self.repetitions.count(&after).saturating_add(1),
+            consecutive: self.consecutive(&after),
+        };
+        let ending = ending::ending(&after, occurrences, self.rules.edition);
+        self.pending_ending = Some((m, ending));
+        ending
+    }
+
+    /// Time passes on the board (any event, a heartbeat included): raises
+    /// [`GameEvent::OutOfSync`] once the board has not shown the game for too long.
+    pub fn observe(&mut self, at: NodeMs) -> Vec<GameEvent> {
+        match self.unsettled_since {
+            Some(since)
+                if !self.out_of_sync_raised && at.0.saturating_sub(since.0) >= OUT_OF_SYNC_MS =>
+            {
+                self.out_of_sync_raised = true;
+                vec![GameEvent::OutOfSync { since: since.0 }]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether the board shows the game at node time `now`.
+    pub fn sync(&self, now: NodeMs) -> BoardSync {
+        match self.unsettled_since {
+            None => BoardSync::InSync,
+            Some(since) if now.0.saturating_sub(since.0) >= OUT_OF_SYNC_MS => BoardSync::OutOfSync,
+            Some(_) => BoardSync::Unsettled,
+        }
+    }
+
+    /// Notes whether the board now shows the game (its position, a legal successor, or a
+    /// game that is over), then checks the time.
+    fn resync(&mut self, at: NodeMs, shows_game: bool) -> Vec<GameEvent> {
+        if shows_game {
+            self.unsettled_since = None;
+            if std::mem::take(&mut self.out_of_sync_raised) {
+                return vec![GameEvent::BackInSync];
+            }
+            return Vec::new();
+        }
+        self.unsettled_since.get_or_insert(at);
+        self.observe(at)
     }
 
     /// The clock reports. A press by the side to move completes the move on the board.
@@ -290,7 +379,9 @@ impl Game {
             return Vec::new();
         };
         if let Some(m) = self.successor_with(&board) {
-            return self.complete(at, m);
+            let mut events = self.complete(at, m);
+            events.extend(self.resync(at, true));
+            return events;
         }
         if board == *self.position.board() {
             return vec![self.illegal(at, IllegalKind::PressWithoutMove, &board)];
@@ -377,6 +468,8 @@ impl Game {
     }
 
     fn complete(&mut self, at: NodeMs, m: Move) -> Vec<GameEvent> {
+        let ending = self.ending_after(m);
+        self.pending_ending = None; // the position changes now
         let by = self.position.turn();
         let san = SanPlus::from_move_and_play_unchecked(&mut self.position, m);
         let mut events = vec![GameEvent::MoveCompleted {
@@ -384,13 +477,9 @@ impl Game {
             san: san.to_string(),
         }];
         self.moves.push(CompletedMove { m, san, by, at });
-        let occurrences = Occurrences {
-            total: self.repetitions.record(&self.position),
-            consecutive: self.consecutive(&self.position),
-        };
+        self.repetitions.record(&self.position);
         self.history.push(self.position.clone());
-        self.status = ending::ending(&self.position, occurrences, self.rules.edition)
-            .unwrap_or(Status::Playing);
+        self.status = ending.unwrap_or(Status::Playing);
         if self.status != Status::Playing {
             events.push(GameEvent::GameOver {
                 status: self.status,
@@ -838,5 +927,40 @@ mod tests {
                 assert_eq!(game.moves().len(), 15);
             }
         }
+    }
+
+    #[test]
+    fn knocked_pieces_left_for_too_long_put_the_board_out_of_sync_until_restored() {
+        // Art. 7.4: the arbiter should know; a hand at work for a few seconds is no incident.
+        let mut game = Game::default();
+        let start = game.position().board().clone();
+        let mut knocked = start.clone();
+        let queen = knocked.remove_piece_at(shakmaty::Square::D1).unwrap();
+        knocked.set_piece_at(shakmaty::Square::D3, queen);
+        assert!(game
+            .placement(NodeMs(1_000), &placement_of(&knocked))
+            .is_empty());
+        assert_eq!(game.sync(NodeMs(5_000)), BoardSync::Unsettled);
+        assert!(game.observe(NodeMs(5_000)).is_empty());
+        assert_eq!(
+            game.observe(NodeMs(11_000)),
+            [GameEvent::OutOfSync { since: 1_000 }]
+        );
+        assert!(game.observe(NodeMs(20_000)).is_empty(), "raised once");
+        assert_eq!(game.sync(NodeMs(20_000)), BoardSync::OutOfSync);
+        assert_eq!(
+            game.placement(NodeMs(21_000), &placement_of(&start)),
+            [GameEvent::BackInSync]
+        );
+        assert_eq!(game.sync(NodeMs(21_000)), BoardSync::InSync);
+    }
+
+    #[test]
+    fn a_move_set_down_but_not_yet_pressed_is_in_sync() {
+        let mut game = Game::default();
+        let after = board_after(&game, "e2e4");
+        game.placement(NodeMs(0), &placement_of(&after));
+        assert!(game.observe(NodeMs(60_000)).is_empty());
+        assert_eq!(game.sync(NodeMs(60_000)), BoardSync::InSync);
     }
 }
