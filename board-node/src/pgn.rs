@@ -140,14 +140,20 @@ impl Visitor for GameVisitor {
 
     fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Self::Output, Self::Movetext> {
         let mut error = None;
+        let chess960 = tags
+            .iter()
+            .any(|(n, v)| n == "Variant" && v.eq_ignore_ascii_case("chess960"));
+        let mode = if chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        };
         let start = match tags.iter().find(|(n, _)| n == "FEN") {
             None => Chess::default(),
             Some((_, fen)) => match Fen::from_ascii(fen.as_bytes())
                 .map_err(|e| e.to_string())
-                .and_then(|f| {
-                    f.into_position(CastlingMode::Standard)
-                        .map_err(|e| e.to_string())
-                }) {
+                .and_then(|f| f.into_position(mode).map_err(|e| e.to_string()))
+            {
                 Ok(position) => position,
                 Err(e) => {
                     error = Some(PgnError::BadFen(e));

@@ -137,9 +137,16 @@ fn hand_boards(position: &shakmaty::Chess, m: &Move) -> Vec<Board> {
             let rook_to = side.rook_to(color);
             let king_piece = board.remove_piece_at(*king).expect("king on its square");
             steps.push(board.clone());
-            board.set_piece_at(king_to, king_piece);
-            steps.push(board.clone());
-            if *rook != king_to {
+            if *rook == king_to || *king == rook_to {
+                // Chess960: king and rook need each other's squares; both come off first.
+                let rook_piece = board.remove_piece_at(*rook).expect("rook on its square");
+                steps.push(board.clone());
+                board.set_piece_at(king_to, king_piece);
+                steps.push(board.clone());
+                board.set_piece_at(rook_to, rook_piece);
+            } else {
+                board.set_piece_at(king_to, king_piece);
+                steps.push(board.clone());
                 let rook_piece = board.remove_piece_at(*rook).expect("rook on its square");
                 steps.push(board.clone());
                 board.set_piece_at(rook_to, rook_piece);
@@ -294,5 +301,22 @@ mod tests {
         let boards = placements(&script(&game));
         assert_eq!(boards.last().unwrap(), "4N3/8/8/8/8/8/k7/4K3");
         assert_eq!(boards[boards.len() - 2], "8/8/8/8/8/8/k7/4K3");
+    }
+
+    #[test]
+    fn chess960_castling_lifts_king_and_rook_when_they_swap_squares() {
+        let pgn = b"[Variant \"Chess960\"]\n[FEN \"bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN w KQkq - 0 1\"]\n\n1. O-O *";
+        let game = read_game(pgn, 1).unwrap();
+        let boards = placements(&script(&game));
+        let last = &boards[boards.len() - 4..];
+        assert_eq!(
+            last,
+            [
+                "bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBR1RN",
+                "bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBR2N",
+                "bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBR1KN",
+                "bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRRKN",
+            ]
+        );
     }
 }

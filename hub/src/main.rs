@@ -48,6 +48,9 @@ enum Command {
         /// partial (2023 A.5 / B.3).
         #[arg(long, value_enum, default_value = "full")]
         supervision: SupervisionArg,
+        /// Chess960 (Guidelines II): each board's start position is read off the board.
+        #[arg(long)]
+        chess960: bool,
     },
     /// A demo hall: embedded broker, hub and simulated boards replaying real games.
     Demo {
@@ -118,6 +121,7 @@ async fn main() -> anyhow::Result<()> {
             laws,
             game_type,
             supervision,
+            chess960,
         } => {
             let broker = match broker {
                 Some(addr) => BrokerChoice::External(addr),
@@ -132,6 +136,7 @@ async fn main() -> anyhow::Result<()> {
                     edition: laws,
                     game_type: game_type.into(),
                     supervision: supervision.into(),
+                    chess960,
                 },
             };
             hub::serve(config, None, shutdown_signal()).await

@@ -24,6 +24,7 @@ use shakmaty::{Bitboard, Board, Chess, Color, EnPassantMode, Move, Piece, Positi
 
 use protocol::{ClockReport, NodeMs, Placement};
 
+use super::chess960;
 use super::claim::{self, ClaimCheck, ClaimRequest};
 use super::ending::{self, Claim, Occurrences, Status};
 use super::laws::{IllegalMoveRuling, Penalty, Rules};
@@ -285,6 +286,14 @@ impl Game {
     pub fn placement(&mut self, at: NodeMs, placement: &Placement) -> Vec<GameEvent> {
         let board = sensed::board(placement);
         let mut events = Vec::new();
+        if self.rules.chess960 && self.moves.is_empty() && board != *self.position.board() {
+            if let Some(start) = chess960::start_position(&board) {
+                // Guidelines II: the drawn back rank, set up before the first move.
+                self.restart_from(start);
+                self.sensed = Some(board);
+                return events;
+            }
+        }
         if let Some(result) = result_signal(self.position.board(), &board) {
             if self.result_signal != Some(result) {
                 self.result_signal = Some(result);
@@ -310,6 +319,16 @@ impl Game {
         self.sensed = Some(board);
         events.extend(self.resync(at, shows_game));
         events
+    }
+
+    /// Starts the game afresh from `start` (a Chess960 set-up before the first move).
+    fn restart_from(&mut self, start: Chess) {
+        self.repetitions = Repetitions::default();
+        self.repetitions.record(&start);
+        self.history = vec![start.clone()];
+        self.start = start.clone();
+        self.position = start;
+        self.pending_ending = None;
     }
 
     /// How the game would end after `m`; `None` if play would go on.
@@ -454,10 +473,11 @@ impl Game {
 
     /// The legal move after which the pieces stand exactly as on `board`.
     fn successor_with(&self, board: &Board) -> Option<Move> {
-        // Cheap filter first: every move empties its from-square, and none (castling
-        // included) changes the occupancy of more than four squares.
+        // Cheap filter first: no move (castling included) changes the occupancy of more than
+        // four squares, and an unchanged board is no move. (Occupancy alone can stay the
+        // same: in Chess960 king and rook may swap squares when castling.)
         let changed = (self.position.board().occupied() ^ board.occupied()).count();
-        if changed == 0 || changed > 4 {
+        if changed > 4 || board == self.position.board() {
             return None;
         }
         self.position.legal_moves().into_iter().find(|m| {
@@ -728,6 +748,7 @@ mod tests {
                 edition,
                 game_type: GameType::Rapid,
                 supervision: Supervision::Partial,
+                ..Rules::default()
             };
             let mut game = Game::new(Chess::default(), rules);
             let events = white_illegal_press(&mut game);
@@ -962,5 +983,41 @@ mod tests {
         game.placement(NodeMs(0), &placement_of(&after));
         assert!(game.observe(NodeMs(60_000)).is_empty());
         assert_eq!(game.sync(NodeMs(60_000)), BoardSync::InSync);
+    }
+
+    #[test]
+    fn chess960_start_from_the_board_and_castling_onto_the_rooks_square() {
+        // Guidelines II.3: after O-O the king stands on g1 and the rook on f1, whatever
+        // squares they started on; here the king goes to the rook's own square.
+        let rules = Rules {
+            chess960: true,
+            ..Rules::default()
+        };
+        let mut game = Game::new(Chess::default(), rules);
+        let drawn =
+            Board::from_ascii_board_fen(b"bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN").unwrap();
+        assert!(game.placement(NodeMs(0), &placement_of(&drawn)).is_empty());
+        assert_eq!(
+            game.fen(),
+            "bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN w KQkq - 0 1"
+        );
+        let castled =
+            Board::from_ascii_board_fen(b"bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRRKN").unwrap();
+        game.placement(NodeMs(1), &placement_of(&castled));
+        let events = game.clock(NodeMs(2), &press(Side::White));
+        assert_eq!(
+            events,
+            [GameEvent::MoveCompleted {
+                ply: 1,
+                san: "O-O".into()
+            }]
+        );
+        // Without Chess960 the same set-up is no start position: a press is an illegal move.
+        let mut standard = Game::default();
+        standard.placement(NodeMs(0), &placement_of(&drawn));
+        assert!(matches!(
+            standard.clock(NodeMs(1), &press(Side::White))[..],
+            [GameEvent::IllegalMove(_)]
+        ));
     }
 }

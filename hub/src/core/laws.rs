@@ -77,6 +77,8 @@ pub struct Rules {
     pub edition: Edition,
     pub game_type: GameType,
     pub supervision: Supervision,
+    /// Chess960 (2023 Guidelines II): the start position is read off the board.
+    pub chess960: bool,
 }
 
 /// What the Laws prescribe for a player's completed illegal move.
@@ -161,6 +163,7 @@ mod tests {
             edition,
             game_type,
             supervision,
+            chess960: false,
         }
     }
 

@@ -5,6 +5,7 @@
 //! - [`intake`]: per-board sequencing: accept, drop a duplicate, or ask for a resend.
 //! - [`sensed`]: the e-board's [`protocol::Placement`] as a shakmaty board.
 //! - [`game`]: one game reconstructed from placements and clock presses.
+//! - [`chess960`]: the start position of a Chess960 game, from the board.
 //! - [`claim`]: checking a draw claim for the arbiter (9.2, 9.3).
 //! - [`ending`]: what ends a game at once, and which draw claims would be correct.
 //! - [`laws`]: the tournament's edition, game type and supervision, and their rulings.
@@ -15,6 +16,7 @@
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
 pub mod board;
+pub mod chess960;
 pub mod claim;
 pub mod ending;
 pub mod game;
