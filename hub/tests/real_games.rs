@@ -7,10 +7,6 @@
 
 mod support;
 
-use std::io::Write;
-use std::path::Path;
-use std::process::Command;
-
 use board_node::pgn;
 use board_node::replay;
 use board_node::source::Reading;
@@ -24,6 +20,7 @@ use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
 use serde_json::json;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Color};
+use support::oracle::OracleReport;
 
 #[test]
 fn every_real_game_agrees_with_python_chess() {
@@ -39,7 +36,7 @@ fn every_real_game_agrees_with_python_chess() {
     files.sort();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("hub-games.jsonl");
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&report).unwrap());
+    let mut oracle = OracleReport::create(&report);
     let (mut games, mut ended_early, mut dead, mut signals) = (0, 0, 0, 0);
     for file in &files {
         let text = std::fs::read(file).unwrap();
@@ -121,23 +118,20 @@ fn every_real_game_agrees_with_python_chess() {
                 }
                 dead += 1;
             }
-            let line = json!({
-                "file": file.file_name().unwrap().to_string_lossy(),
-                "game": index + 1,
-                "uci": uci,
-                "hub": {
+            oracle.game(
+                &file.file_name().unwrap().to_string_lossy(),
+                index + 1,
+                &uci,
+                json!({
                     "plies": played.len(),
                     "fen": state.fen(),
                     "status": state.status(),
                     "claimable": state.claimable(),
-                },
-            });
-            writeln!(out, "{line}").unwrap();
+                }),
+            );
             games += 1;
         }
     }
-    out.flush().unwrap();
-    drop(out);
     eprintln!(
         "{games} games replayed; {ended_early} ended by the Laws before the PGN's last move; \
          {dead} dead positions confirmed by the full analysis; {signals} DGT result signals read"
@@ -152,18 +146,6 @@ fn every_real_game_agrees_with_python_chess() {
         games, 3_410,
         "every game of shared/data/real (endings_index.csv)"
     );
-    assert!(games > 3_000, "only {games} games found");
-
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/real_games.py");
-    let output = Command::new("python3")
-        .arg(&script)
-        .arg(&report)
-        .output()
-        .expect("python3 (bash .ci/run installs python-chess 1.11.2)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        output.status.success(),
-        "python-chess disagrees with the hub:\n{stdout}"
-    );
+    let stdout = oracle.check(&report);
+    assert!(stdout.contains(": 3410 games, 0 mismatches"), "{stdout}");
 }

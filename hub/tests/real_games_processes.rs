@@ -4,14 +4,12 @@
 
 mod support;
 
-use std::io::Write;
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::json;
 use shakmaty::uci::UciMove;
 use shakmaty::CastlingMode;
+use support::oracle::OracleReport;
 use support::{free_port, http_json, http_post, Broker, Hub, Node, Replay};
 
 /// 100 games spread over every clocked file, each replayed in about 3 s.
@@ -65,7 +63,7 @@ fn a_hundred_real_games_through_real_nodes_agree_with_python_chess() {
     }
 
     let report = dir.path().join("hub-games.jsonl");
-    let mut out = std::fs::File::create(&report).unwrap();
+    let mut oracle = OracleReport::create(&report);
     for (file, game) in &games {
         let detail = http_json(hub.http, &format!("/api/boards/{}", game.board));
         let text = std::fs::read(&game.pgn).unwrap();
@@ -75,32 +73,19 @@ fn a_hundred_real_games_through_real_nodes_agree_with_python_chess() {
             .iter()
             .map(|p| UciMove::from_move(p.m, CastlingMode::Standard).to_string())
             .collect();
-        let line = json!({
-            "file": file,
-            "game": game.game,
-            "uci": uci,
-            "hub": {
+        oracle.game(
+            file,
+            game.game,
+            &uci,
+            json!({
                 "plies": detail["moves"].as_array().unwrap().len(),
                 "fen": detail["fen"],
                 "status": detail["status"],
                 "claimable": detail["claimable"],
-            },
-        });
-        writeln!(out, "{line}").unwrap();
+            }),
+        );
     }
-    drop(out);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/real_games.py");
-    let output = Command::new("python3")
-        .arg(&script)
-        .arg(&report)
-        .output()
-        .expect("python3");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        output.status.success(),
-        "python-chess disagrees with the hub:\n{stdout}"
-    );
+    let stdout = oracle.check(&report);
     assert!(stdout.contains(": 100 games, 0 mismatches"), "{stdout}");
 
     // The arbiter's claim check over HTTP (9.3): the half-moves it counts are the FEN's,

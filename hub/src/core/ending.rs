@@ -127,15 +127,7 @@ pub fn claimable(position: &Chess, repetitions: &Repetitions) -> Vec<Claim> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::fen::Fen;
-    use shakmaty::CastlingMode;
-
-    fn position(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
+    use crate::core::position;
 
     fn times(total: u8) -> Occurrences {
         Occurrences {

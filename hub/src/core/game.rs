@@ -514,7 +514,6 @@ mod tests {
     use super::*;
     use board_node::sensors::placement as placement_of;
     use protocol::Color as Side;
-    use shakmaty::fen::Fen;
 
     fn press(by: Side) -> ClockReport {
         ClockReport {
@@ -608,12 +607,7 @@ mod tests {
     }
 
     fn game_from(fen: &str, rules: Rules) -> Game {
-        let position = fen
-            .parse::<Fen>()
-            .unwrap()
-            .into_position(shakmaty::CastlingMode::Standard)
-            .unwrap();
-        Game::new(position, rules)
+        Game::new(crate::core::position(fen), rules)
     }
 
     fn only_illegal(events: &[GameEvent]) -> &IllegalMove {

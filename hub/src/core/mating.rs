@@ -65,14 +65,8 @@ pub fn mating_chances(position: &Chess, color: Color) -> MatingChances {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{CastlingMode, Position};
-
-    fn position(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
+    use crate::core::position;
+    use shakmaty::Position;
 
     #[test]
     fn a_blocked_pawn_wall_is_dead_though_material_is_not_insufficient() {

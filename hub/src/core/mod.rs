@@ -28,3 +28,12 @@ pub mod record;
 pub mod repetition;
 pub mod sensed;
 pub mod time;
+
+/// Positions for the core's tests, from FEN.
+#[cfg(test)]
+pub(crate) fn position(fen: &str) -> shakmaty::Chess {
+    fen.parse::<shakmaty::fen::Fen>()
+        .expect("a FEN")
+        .into_position(shakmaty::CastlingMode::Standard)
+        .expect("a legal position")
+}

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a part
 
 pub mod hall;
+pub mod oracle;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,0 +1,47 @@
+//! The python-chess oracle (`tests/oracle/real_games.py`): one JSON line per game with what
+//! the hub concluded; python-chess recomputes it.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+/// Collects the hub's conclusions, one game a line.
+pub struct OracleReport {
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl OracleReport {
+    pub fn create(path: &Path) -> OracleReport {
+        OracleReport {
+            out: std::io::BufWriter::new(std::fs::File::create(path).expect("oracle report")),
+        }
+    }
+
+    /// `hub` holds `plies`, `fen`, `status` and `claimable`, as the hub concluded them.
+    pub fn game(&mut self, file: &str, game: usize, uci: &[String], hub: Value) {
+        let line = json!({ "file": file, "game": game, "uci": uci, "hub": hub });
+        writeln!(self.out, "{line}").expect("oracle report");
+    }
+
+    /// Runs python-chess over the report and panics with its listing if it disagrees.
+    /// Returns what it printed.
+    pub fn check(mut self, path: &Path) -> String {
+        self.out.flush().expect("oracle report");
+        drop(self);
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/real_games.py");
+        let output = Command::new("python3")
+            .arg(&script)
+            .arg(path)
+            .output()
+            .expect("python3 (bash .ci/run installs python-chess 1.11.2)");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "python-chess disagrees with the hub:\n{stdout}"
+        );
+        stdout
+    }
+}
