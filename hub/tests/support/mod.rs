@@ -136,21 +136,14 @@ impl Hub {
     }
 
     pub fn wait_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok((200, _)) = http_get(self.http, "/healthz") {
-                return;
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("hub exited with {status}; log: {}", tail(&self.log));
-            }
-            assert!(
-                Instant::now() < deadline,
-                "hub not ready: {}",
-                tail(&self.log)
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let http = self.http;
+        wait_for(
+            "hub",
+            &mut self.child,
+            &self.log,
+            Duration::from_secs(30),
+            || matches!(http_get(http, "/healthz"), Ok((200, _))),
+        );
     }
 
     /// SIGKILL: no shutdown, no final flush.
@@ -188,6 +181,25 @@ fn spawn_hub(data: &Path, broker: &Broker, http: SocketAddr, log: &Path) -> Chil
         .stderr(append(log))
         .spawn()
         .expect("spawning the hub")
+}
+
+/// Polls `ready` until it holds; panics with the log's tail if the process `what` exits or
+/// `within` passes first.
+fn wait_for(
+    what: &str,
+    child: &mut Child,
+    log: &Path,
+    within: Duration,
+    mut ready: impl FnMut() -> bool,
+) {
+    let deadline = Instant::now() + within;
+    while !ready() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{what} exited with {status}: {}", tail(log));
+        }
+        assert!(Instant::now() < deadline, "{what} not ready: {}", tail(log));
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn append(log: &Path) -> std::fs::File {
@@ -379,19 +391,14 @@ impl Mosquitto {
     }
 
     fn wait_listening(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
         let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("mosquitto exited with {status}: {}", tail(&self.log));
-            }
-            assert!(
-                Instant::now() < deadline,
-                "mosquitto not listening: {}",
-                tail(&self.log)
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for(
+            "mosquitto",
+            &mut self.child,
+            &self.log,
+            Duration::from_secs(10),
+            || TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok(),
+        );
     }
 
     /// SIGKILL, then start again on the same port and configuration.
