@@ -1,6 +1,6 @@
 //! Everything the hub knows about one board.
 
-use protocol::{BoardNo, ClockReport, Hello, NodeMs, Seq, UplinkBody};
+use protocol::{BoardNo, Hello, NodeMs, Seq, UplinkBody};
 use serde::Serialize;
 use shakmaty::Chess;
 
@@ -24,7 +24,6 @@ pub struct BoardState {
     /// When any message of this board's node last arrived (duplicates included).
     last_heard: Option<HubMs>,
     hello: Option<Hello>,
-    last_clock: Option<ClockReport>,
     /// The node's time of its last accepted event: "now" on the board's own clock.
     last_node_ms: NodeMs,
 }
@@ -72,7 +71,6 @@ impl BoardState {
             events_accepted: 0,
             last_heard: None,
             hello: None,
-            last_clock: None,
             last_node_ms: NodeMs(0),
         }
     }
@@ -98,7 +96,6 @@ impl BoardState {
             }
             UplinkBody::Placement(placement) => self.game.placement(event.node_ms, placement),
             UplinkBody::Clock(report) => {
-                self.last_clock = Some(*report);
                 let mut events = self.game.clock(event.node_ms, report);
                 events.extend(self.game.observe(event.node_ms));
                 events

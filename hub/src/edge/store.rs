@@ -83,14 +83,6 @@ impl Journal {
             .map(|key| parse_key(&key?).map(|(_, seq)| seq))
             .collect()
     }
-
-    pub fn len(&self) -> usize {
-        self.events.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
-    }
 }
 
 fn key(board: BoardNo, seq: Seq) -> [u8; KEY_LEN] {
