@@ -6,6 +6,8 @@
 //! - [`downlink`]: what the hub answers: acknowledgements and resend requests.
 //! - [`piece`]: the board's own view of a piece ([`Color`], [`Role`], [`Piece`]).
 //! - [`topic`]: the MQTT topic scheme.
+//! - [`time_control`]: time controls in PGN syntax, shared by the hub's clock model and the
+//!   replay node (not on the wire today).
 //! - [`codec`]: postcard encoding, with the version checked before the body is read.
 //!
 //! The encoding is postcard: compact, stable, and without field names. So fields and enum
@@ -32,6 +34,7 @@ pub mod codec;
 pub mod downlink;
 pub mod envelope;
 pub mod piece;
+pub mod time_control;
 pub mod topic;
 pub mod uplink;
 

@@ -8,6 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use protocol::time_control::TimeControl;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -59,6 +60,24 @@ pub enum GameType {
     Standard,
     Rapid,
     Blitz,
+}
+
+/// Art. A.1/B.1 by edition: base + 60 × the per-move time of the first period decides
+/// rapid or blitz. 2014 on: blitz ≤ 10 min, rapid < 60 min; 2009: blitz < 15, rapid < 60.
+pub fn speed(tc: &TimeControl, edition: Edition) -> GameType {
+    let first = tc.periods()[0];
+    let minutes = (first.base_ms + 60 * first.bonus.per_move_ms()) as f64 / 60_000.0;
+    let blitz = match edition {
+        Edition::Laws2009 => minutes < 15.0,
+        _ => minutes <= 10.0,
+    };
+    if blitz {
+        GameType::Blitz
+    } else if minutes < 60.0 {
+        GameType::Rapid
+    } else {
+        GameType::Standard
+    }
 }
 
 /// Whether the standard rules apply to rapid and blitz games because each is watched (2023
@@ -157,6 +176,24 @@ impl Rules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tc(text: &str) -> TimeControl {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn speed_follows_base_plus_sixty_increments_by_edition() {
+        // A.1 / B.1: 2014 on, blitz ≤ 10 min and rapid < 60; 2009: blitz < 15.
+        assert_eq!(speed(&tc("600"), Edition::Laws2023), GameType::Blitz);
+        assert_eq!(speed(&tc("180+2"), Edition::Laws2023), GameType::Blitz); // 5 min
+        assert_eq!(speed(&tc("600+5"), Edition::Laws2023), GameType::Rapid); // 15 min
+        assert_eq!(speed(&tc("900+10"), Edition::Laws2023), GameType::Rapid); // 25 min
+        assert_eq!(speed(&tc("840"), Edition::Laws2009), GameType::Blitz); // 14 min
+        assert_eq!(speed(&tc("840"), Edition::Laws2014), GameType::Rapid);
+        assert_eq!(speed(&tc("3000+10"), Edition::Laws2023), GameType::Standard); // 60 min
+        let classical = tc("40/5400+30:1800+30");
+        assert_eq!(speed(&classical, Edition::Laws2023), GameType::Standard);
+    }
 
     fn rules(edition: Edition, game_type: GameType, supervision: Supervision) -> Rules {
         Rules {

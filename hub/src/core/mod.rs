@@ -13,7 +13,6 @@
 //! - [`repetition`]: how often each position occurred (Art. 9.2.2).
 //! - [`record`]: a journaled event with its receive time.
 //! - [`board`]: everything the hub knows about one board.
-//! - [`time_control`]: time controls in PGN syntax, and the speed class by edition.
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
 pub mod board;
@@ -29,7 +28,6 @@ pub mod record;
 pub mod repetition;
 pub mod sensed;
 pub mod time;
-pub mod time_control;
 
 /// Positions for the core's tests, from FEN.
 #[cfg(test)]

@@ -11,21 +11,22 @@
 //! are refused: a hall's clocks need a time control they can run.
 //!
 //! ```
-//! use hub::core::time_control::TimeControl;
+//! use protocol::time_control::TimeControl;
 //! let tc: TimeControl = "40/5400+30:1800+30".parse().unwrap();
 //! assert_eq!(tc.periods().len(), 2);
 //! assert_eq!(tc.to_string(), "40/5400+30:1800+30");
 //! ```
 
-use std::fmt;
-use std::str::FromStr;
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+use core::str::FromStr;
 
-use serde::Serialize;
-
-use super::laws::{Edition, GameType};
+use serde::{Deserialize, Serialize};
 
 /// What a player gets per move in a period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "ms")]
 pub enum Bonus {
     None,
@@ -37,8 +38,26 @@ pub enum Bonus {
     Bronstein(u64),
 }
 
+impl Bonus {
+    /// The Fischer increment, zero for the other kinds.
+    pub fn increment_ms(self) -> u64 {
+        match self {
+            Bonus::Increment(ms) => ms,
+            _ => 0,
+        }
+    }
+
+    /// Time per move of any kind (increment or delay), for the speed class (A.1, B.1).
+    pub fn per_move_ms(self) -> u64 {
+        match self {
+            Bonus::None => 0,
+            Bonus::Increment(ms) | Bonus::Delay(ms) | Bonus::Bronstein(ms) => ms,
+        }
+    }
+}
+
 /// One period of a time control.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Period {
     /// Moves to complete in this period; `None`: the rest of the game (sudden death).
     pub moves: Option<u32>,
@@ -48,52 +67,80 @@ pub struct Period {
 }
 
 /// A whole time control: periods in order, the last one for the rest of the game.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeControl {
     periods: Vec<Period>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TimeControlError {
-    #[error("empty time control")]
     Empty,
-    #[error("period {index} {text:?}: {why}")]
     BadPeriod {
         index: usize,
         text: String,
         why: &'static str,
     },
-    #[error("only the last period may be for the rest of the game (period {0} has no move count)")]
     SuddenDeathNotLast(usize),
-    #[error("the last period must be for the rest of the game, not a number of moves")]
     LastPeriodHasMoves,
 }
+
+impl fmt::Display for TimeControlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimeControlError::Empty => f.write_str("empty time control"),
+            TimeControlError::BadPeriod { index, text, why } => {
+                write!(f, "period {index} {text:?}: {why}")
+            }
+            TimeControlError::SuddenDeathNotLast(i) => write!(
+                f,
+                "only the last period may be for the rest of the game (period {i} has no move count)"
+            ),
+            TimeControlError::LastPeriodHasMoves => f.write_str(
+                "the last period must be for the rest of the game, not a number of moves",
+            ),
+        }
+    }
+}
+
+impl core::error::Error for TimeControlError {}
 
 impl TimeControl {
     pub fn periods(&self) -> &[Period] {
         &self.periods
     }
 
-    /// Art. A.1/B.1 by edition: base + 60 × increment of the first period decides rapid or
-    /// blitz. 2014 on: blitz ≤ 10 min, rapid < 60 min; 2009: blitz < 15 min, rapid < 60.
-    pub fn speed(&self, edition: Edition) -> GameType {
-        let first = self.periods[0];
-        let per_move = match first.bonus {
-            Bonus::None => 0,
-            Bonus::Increment(ms) | Bonus::Delay(ms) | Bonus::Bronstein(ms) => ms,
-        };
-        let minutes = (first.base_ms + 60 * per_move) as f64 / 60_000.0;
-        let blitz = match edition {
-            Edition::Laws2009 => minutes < 15.0,
-            _ => minutes <= 10.0,
-        };
-        if blitz {
-            GameType::Blitz
-        } else if minutes < 60.0 {
-            GameType::Rapid
-        } else {
-            GameType::Standard
+    /// The period a player's `n`-th move (1 = the first) is played in, with its index.
+    pub fn period_of_move(&self, n: u32) -> (usize, Period) {
+        let mut before = 0u32;
+        for (index, period) in self.periods.iter().enumerate() {
+            match period.moves {
+                Some(moves) if n > before + moves => before += moves,
+                _ => return (index, *period),
+            }
         }
+        let last = self.periods.len() - 1;
+        (last, self.periods[last])
+    }
+
+    /// The time of the next period, added when a player completes their `n`-th move (the
+    /// last move a period prescribes); `None` after any other move.
+    pub fn added_after_move(&self, n: u32) -> Option<u64> {
+        let mut total = 0u32;
+        for window in self.periods.windows(2) {
+            total += window[0].moves?;
+            if n == total {
+                return Some(window[1].base_ms);
+            }
+        }
+        None
+    }
+
+    /// The time a clock shows before the first move: the first period, with its first
+    /// increment already added as digital clocks do (real broadcasts show `1:30:54` after a
+    /// 6 s first move at 90 min + 30 s).
+    pub fn initial_ms(&self) -> u64 {
+        let first = self.periods[0];
+        first.base_ms + first.bonus.increment_ms()
     }
 }
 
@@ -195,6 +242,7 @@ impl fmt::Display for TimeControl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
 
     fn tc(text: &str) -> TimeControl {
         text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -261,18 +309,19 @@ mod tests {
     }
 
     #[test]
-    fn speed_follows_base_plus_sixty_increments_by_edition() {
-        // A.1 / B.1: 2014 on, blitz ≤ 10 min and rapid < 60; 2009: blitz < 15.
-        assert_eq!(tc("600").speed(Edition::Laws2023), GameType::Blitz);
-        assert_eq!(tc("180+2").speed(Edition::Laws2023), GameType::Blitz); // 5 min
-        assert_eq!(tc("600+5").speed(Edition::Laws2023), GameType::Rapid); // 15 min
-        assert_eq!(tc("900+10").speed(Edition::Laws2023), GameType::Rapid); // 25 min
-        assert_eq!(tc("840").speed(Edition::Laws2009), GameType::Blitz); // 14 min
-        assert_eq!(tc("840").speed(Edition::Laws2014), GameType::Rapid);
-        assert_eq!(tc("3000+10").speed(Edition::Laws2023), GameType::Standard); // 60 min
-        assert_eq!(
-            tc("40/5400+30:1800+30").speed(Edition::Laws2023),
-            GameType::Standard
-        );
+    fn moves_fall_into_their_periods() {
+        let candidates = tc("40/7200:20/3600:900+30");
+        assert_eq!(candidates.period_of_move(1).0, 0);
+        assert_eq!(candidates.period_of_move(40).0, 0);
+        assert_eq!(candidates.period_of_move(41).0, 1);
+        assert_eq!(candidates.period_of_move(60).0, 1);
+        assert_eq!(candidates.period_of_move(61).0, 2);
+        assert_eq!(candidates.period_of_move(200).0, 2);
+        assert_eq!(candidates.added_after_move(40), Some(3_600_000));
+        assert_eq!(candidates.added_after_move(60), Some(900_000));
+        assert_eq!(candidates.added_after_move(61), None);
+        assert_eq!(candidates.initial_ms(), 7_200_000);
+        assert_eq!(tc("40/5400+30:1800+30").initial_ms(), 5_430_000);
+        assert_eq!(tc("900+10").added_after_move(40), None);
     }
 }
