@@ -243,6 +243,7 @@ async fn through_hub(
         http: "127.0.0.1:0".parse().unwrap(),
         event: event.clone(),
         rules: Default::default(),
+        time_control: None,
     };
     let (ready_tx, ready) = oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));

@@ -62,6 +62,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             game_type: GameType::Rapid,
             ..Rules::default()
         },
+        time_control: Some("900+10".parse().expect("a valid time control")),
     };
     let (ready_tx, ready) = oneshot::channel();
     let hub = tokio::spawn(run::serve(serve, Some(ready_tx), async {
@@ -75,6 +76,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
     );
     println!("  boards:   http://{}/api/boards", running.http);
     println!("  board 1:  http://{}/api/boards/1", running.http);
+    println!("  clocks:   http://{}/api/time-trouble", running.http);
     println!("  metrics:  http://{}/metrics", running.http);
     println!(
         "  MQTT:     mqtt://{}  (topics zeitnot/demo/board/N/up|down)",

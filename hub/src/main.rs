@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use board_node::link::BrokerAddr;
 use clap::{Parser, Subcommand};
-use hub::core::laws::{Edition, GameType, Rules, Supervision};
+use hub::core::laws::{self, Edition, GameType, Rules, Supervision};
 use hub::demo::{self, DemoConfig};
 use hub::{BrokerChoice, ServeConfig};
+use protocol::time_control::TimeControl;
 
 #[derive(Parser)]
 #[command(
@@ -41,9 +42,14 @@ enum Command {
         /// The edition of the FIDE Laws of Chess: 2023, 2018, 2014 or 2009.
         #[arg(long, default_value = "2023")]
         laws: Edition,
-        /// standard, rapid or blitz.
-        #[arg(long, value_enum, default_value = "standard")]
-        game_type: GameTypeArg,
+        /// Every board's time control in PGN syntax: `40/5400+30:1800+30`, `900+10`,
+        /// `5400+30d` (delay), `300+5b` (Bronstein).
+        #[arg(long)]
+        time_control: Option<TimeControl>,
+        /// standard, rapid or blitz; by default from the time control (A.1, B.1), else
+        /// standard.
+        #[arg(long, value_enum)]
+        game_type: Option<GameTypeArg>,
         /// For rapid and blitz: full (an arbiter watches every game: standard rules) or
         /// partial (2023 A.5 / B.3).
         #[arg(long, value_enum, default_value = "full")]
@@ -119,10 +125,16 @@ async fn main() -> anyhow::Result<()> {
             http,
             event,
             laws,
+            time_control,
             game_type,
             supervision,
             chess960,
         } => {
+            let game_type = match (game_type, &time_control) {
+                (Some(arg), _) => arg.into(),
+                (None, Some(tc)) => laws::speed(tc, laws),
+                (None, None) => GameType::Standard,
+            };
             let broker = match broker {
                 Some(addr) => BrokerChoice::External(addr),
                 None => BrokerChoice::Embedded(mqtt),
@@ -134,10 +146,11 @@ async fn main() -> anyhow::Result<()> {
                 event,
                 rules: Rules {
                     edition: laws,
-                    game_type: game_type.into(),
+                    game_type,
                     supervision: supervision.into(),
                     chess960,
                 },
+                time_control,
             };
             hub::serve(config, None, shutdown_signal()).await
         }

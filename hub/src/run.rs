@@ -30,6 +30,7 @@ use crate::edge::http::{self, Query};
 use crate::edge::mqtt::{self, HubLink};
 use crate::edge::store::Journal;
 use crate::metrics::{BadPayload, Metrics};
+use protocol::time_control::TimeControl;
 
 /// Which broker the hub uses.
 #[derive(Debug, Clone)]
@@ -50,6 +51,9 @@ pub struct ServeConfig {
     pub event: String,
     /// The Laws the games follow.
     pub rules: Rules,
+    /// Every board's time control, until the event's configuration says otherwise; without
+    /// one the hub shows the clocks' readings but cannot check them.
+    pub time_control: Option<TimeControl>,
 }
 
 /// Where a started hub can be reached.
@@ -94,7 +98,7 @@ pub async fn serve(
     let journal = Journal::open(&config.data)
         .with_context(|| format!("opening the journal in {}", config.data.display()))?;
     let mut clock = HubClock::default();
-    let mut hall = Hall::new(config.rules);
+    let mut hall = Hall::new(config.rules).with_time_control(config.time_control.clone());
     let replayed = replay(&journal, &mut hall, &mut clock, &metrics);
     tracing::info!(records = replayed, boards = hall.len(), "journal replayed");
 
@@ -291,6 +295,7 @@ impl Shell {
                     .send(board, DownlinkBody::Ack { up_to_seq: up_to });
             }
             Effect::Game { board, event } => tracing::info!(board = board.0, ?event, "game"),
+            Effect::Clock { board, event } => tracing::info!(board = board.0, ?event, "clock"),
             Effect::OutOfSequence { board, seq } => {
                 tracing::error!(board = board.0, seq = seq.0, "out-of-sequence record");
                 self.metrics.journal_records_skipped();
@@ -304,6 +309,7 @@ impl Shell {
         match query {
             Query::Boards(reply) => drop(reply.send(self.hall.summaries(now))),
             Query::Board(board, reply) => drop(reply.send(self.hall.detail(board, now))),
+            Query::TimeTrouble(reply) => drop(reply.send(self.hall.time_trouble(now))),
             Query::ConnectedNodes(reply) => drop(reply.send(self.hall.connected_nodes(now))),
             Query::CheckClaim(board, request, reply) => {
                 drop(reply.send(self.hall.check_claim(board, &request)));

@@ -1,19 +1,29 @@
 //! Everything the hub knows about one board.
 
+use protocol::time_control::TimeControl;
 use protocol::{BoardNo, Hello, NodeMs, Seq, UplinkBody};
 use serde::Serialize;
-use shakmaty::Chess;
+use shakmaty::{Chess, Color, Position};
 
+use super::clock::{BoardClock, ClockEvent, Deviation};
 use super::ending::{Claim, Status};
+use super::flag::{self, FlagRuling};
 use super::game::{BoardSync, Game, GameEvent, IllegalMove};
 use super::intake::{Admission, Intake};
-use super::laws::Rules;
+use super::laws::{Penalty, Rules};
 use super::record::Record;
 use super::time::HubMs;
 
 /// A node not heard from for this long counts as disconnected. Nodes send a heartbeat after
 /// 5 s of silence, so this allows two missed heartbeats.
 pub const NODE_SILENT_MS: u64 = 15_000;
+
+/// Something that happened on a board: in its game or on its clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoardEvent {
+    Game(GameEvent),
+    Clock(ClockEvent),
+}
 
 #[derive(Debug, Clone)]
 pub struct BoardState {
@@ -26,6 +36,12 @@ pub struct BoardState {
     hello: Option<Hello>,
     /// The node's time of its last accepted event: "now" on the board's own clock.
     last_node_ms: NodeMs,
+    /// When the hub received that event: node time runs on from there.
+    last_applied_at: HubMs,
+    clock: BoardClock,
+    rules: Rules,
+    /// What the flags that fell mean (6.9), worked out when they fell.
+    flag_ruling: Option<FlagRuling>,
 }
 
 /// One line of `GET /api/boards`.
@@ -60,12 +76,73 @@ pub struct BoardDetail {
     /// `in_sync`, `unsettled` (a hand at work) or `out_of_sync` (for 10 s or more), as of
     /// the node's last event.
     pub board_sync: BoardSync,
+    /// The clock, `null` before it reported and without a time control.
+    pub clock: Option<ClockView>,
+    /// Parallel to `moves`: the mover's remaining time after each move as the hub models it
+    /// (the clock's reading where there is no time control; `null` where neither is known).
+    pub clock_ms: Vec<Option<u64>>,
+}
+
+/// Whether each player is in time trouble (8.4).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TimeTrouble {
+    pub white: bool,
+    pub black: bool,
+}
+
+/// The clock as `GET /api/boards/{n}` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockView {
+    /// What the clock shows now: its last reading, the running side counted down.
+    pub white_ms: u64,
+    pub black_ms: u64,
+    pub running: Option<&'static str>,
+    /// The period (1 = the first) of the side to move, by the hub's count of moves.
+    pub period: Option<usize>,
+    /// Moves the side to move must still complete in the period; `null` in sudden death.
+    pub moves_to_control: Option<u32>,
+    /// A flag the clock showed: `"white"`, `"black"` or `"both"`.
+    pub flag: Option<&'static str>,
+    pub time_trouble: TimeTrouble,
+    pub time_control: Option<String>,
+    /// ms until the running side's flag falls if the player keeps thinking.
+    pub time_to_flag_ms: Option<u64>,
+    /// The running side's time ran out by the hub's count since the node's last report, but
+    /// no reading showed the flag: probable, not seen (the node may be silent).
+    pub flag_probable: Option<&'static str>,
+    /// Node time of the last reading: the node's last contact with the clock.
+    pub last_reading_at: Option<u64>,
+    /// Since when both clocks stand (6.11.2), node time.
+    pub paused_since: Option<u64>,
+    pub paused_ms: u64,
+    /// What the Laws make of the flags that fell (6.9, III.3.1, 6.4).
+    pub flag_fall: Option<FlagRuling>,
+    /// Where the clock differs from the time control (6.10.2), each raised once.
+    pub deviations: Vec<Deviation>,
+}
+
+/// One line of `GET /api/time-trouble`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Urgency {
+    pub board: u16,
+    pub running: Option<&'static str>,
+    /// ms until the running side's flag falls if the player keeps thinking; 0 once fallen.
+    pub time_to_flag_ms: Option<u64>,
+    pub white_ms: u64,
+    pub black_ms: u64,
+    pub flag: Option<&'static str>,
+    pub time_trouble: TimeTrouble,
+    pub ply: usize,
 }
 
 impl BoardState {
-    pub fn new(number: BoardNo, rules: Rules) -> BoardState {
+    pub fn new(number: BoardNo, rules: Rules, time_control: Option<TimeControl>) -> BoardState {
         BoardState {
             number,
+            last_applied_at: HubMs::default(),
+            clock: BoardClock::new(time_control),
+            rules,
+            flag_ruling: None,
             intake: Intake::default(),
             game: Game::new(Chess::default(), rules),
             events_accepted: 0,
@@ -81,26 +158,156 @@ impl BoardState {
     }
 
     /// Applies a journaled event. `None` if it is out of sequence (a damaged journal).
-    pub fn apply(&mut self, record: &Record) -> Option<Vec<GameEvent>> {
+    pub fn apply(&mut self, record: &Record) -> Option<Vec<BoardEvent>> {
         let event = &record.event;
         if !self.intake.accept(event.seq) {
             return None;
         }
         self.events_accepted += 1;
         self.last_node_ms = self.last_node_ms.max(event.node_ms);
+        self.last_applied_at = self.last_applied_at.max(record.at);
         self.last_heard = Some(self.last_heard.map_or(record.at, |t| t.max(record.at)));
-        Some(match &event.body {
+        let at = event.node_ms;
+        let mut clock_events = Vec::new();
+        let game_events = match &event.body {
             UplinkBody::Hello(hello) => {
                 self.hello = Some(hello.clone());
-                self.game.observe(event.node_ms)
+                self.game.observe(at)
             }
-            UplinkBody::Placement(placement) => self.game.placement(event.node_ms, placement),
-            UplinkBody::Clock(report) => {
-                let mut events = self.game.clock(event.node_ms, report);
-                events.extend(self.game.observe(event.node_ms));
+            UplinkBody::Placement(placement) => {
+                let events = self.game.placement(at, placement);
+                for by in self.completed_by(&events) {
+                    self.clock.move_without_press(by, at);
+                }
                 events
             }
-            UplinkBody::Heartbeat => self.game.observe(event.node_ms),
+            UplinkBody::Clock(report) => {
+                let mut events = self.game.clock(at, report);
+                self.expect_penalties(&events);
+                let completed = self.completed_by(&events).last().copied();
+                let playing = self.game.status() == Status::Playing;
+                clock_events = self.clock.report(at, report, completed, playing);
+                events.extend(self.game.observe(at));
+                events
+            }
+            UplinkBody::Heartbeat => self.game.observe(at),
+        };
+        if clock_events
+            .iter()
+            .any(|e| matches!(e, ClockEvent::FlagFall { .. }))
+        {
+            self.flag_ruling = flag::rule(self.game.position(), &self.clock, self.rules);
+        }
+        let mut events: Vec<BoardEvent> = game_events.into_iter().map(BoardEvent::Game).collect();
+        events.extend(clock_events.into_iter().map(BoardEvent::Clock));
+        Some(events)
+    }
+
+    /// Who completed the moves among `events`.
+    fn completed_by(&self, events: &[GameEvent]) -> Vec<Color> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                GameEvent::MoveCompleted { ply, .. } => Some(self.game.moves()[ply - 1].by),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// After an illegal move the opponent gets time (7.5.5): the clock will show it.
+    fn expect_penalties(&mut self, events: &[GameEvent]) {
+        for event in events {
+            if let GameEvent::IllegalMove(illegal) = event {
+                if let Penalty::TimeToOpponent { seconds } = illegal.ruling.penalty {
+                    self.clock
+                        .expect_adjustment(illegal.by.other(), u64::from(seconds) * 1000);
+                }
+            }
+        }
+    }
+
+    /// The board's own time now: its last event's, plus what passed at the hub since.
+    fn node_now(&self, now: HubMs) -> NodeMs {
+        NodeMs(self.last_node_ms.0 + now.since(self.last_applied_at))
+    }
+
+    pub fn clock(&self) -> &BoardClock {
+        &self.clock
+    }
+
+    fn time_trouble(&self, node_now: NodeMs) -> TimeTrouble {
+        TimeTrouble {
+            white: self.clock.time_trouble(Color::White, node_now),
+            black: self.clock.time_trouble(Color::Black, node_now),
+        }
+    }
+
+    fn flag_shown(&self) -> Option<&'static str> {
+        match (self.clock.flag(Color::White), self.clock.flag(Color::Black)) {
+            (Some(_), Some(_)) => Some("both"),
+            (Some(_), None) => Some("white"),
+            (None, Some(_)) => Some("black"),
+            (None, None) => None,
+        }
+    }
+
+    pub fn clock_view(&self, now: HubMs) -> Option<ClockView> {
+        let node_now = self.node_now(now);
+        let model = self.clock.model();
+        let shown = self.clock.shown_at(node_now).or_else(|| {
+            model.map(|m| shakmaty::ByColor {
+                white: m.remaining(Color::White),
+                black: m.remaining(Color::Black),
+            })
+        })?;
+        let to_move = self.game.position().turn();
+        let running = self.clock.running();
+        let time_to_flag = self.clock.time_to_flag(node_now);
+        let playing = self.game.status() == Status::Playing;
+        let flag_probable = time_to_flag
+            .filter(|(_, ms)| *ms == 0 && playing)
+            .map(|(side, _)| super::color_name(side));
+        Some(ClockView {
+            white_ms: shown.white,
+            black_ms: shown.black,
+            running: running.map(super::color_name),
+            period: model.map(|m| m.period(to_move) + 1),
+            moves_to_control: model.and_then(|m| m.moves_to_control(to_move)),
+            flag: self.flag_shown(),
+            time_trouble: self.time_trouble(node_now),
+            time_control: model.map(|m| m.time_control().to_string()),
+            time_to_flag_ms: time_to_flag.map(|(_, ms)| ms),
+            flag_probable,
+            last_reading_at: self.clock.reading().map(|r| r.at.0),
+            paused_since: self.clock.paused_since().map(|t| t.0),
+            paused_ms: self.clock.paused_total_ms(),
+            flag_fall: self.flag_ruling.clone(),
+            deviations: self.clock.deviations().to_vec(),
+        })
+    }
+
+    /// The board's place in the hall's time-trouble ranking; `None` for a finished game or a
+    /// board whose clock never reported.
+    pub fn urgency(&self, now: HubMs) -> Option<Urgency> {
+        if self.game.status() != Status::Playing {
+            return None;
+        }
+        let node_now = self.node_now(now);
+        let shown = self.clock.shown_at(node_now)?;
+        let flag = self.flag_shown();
+        Some(Urgency {
+            board: self.number.0,
+            running: self.clock.running().map(super::color_name),
+            time_to_flag_ms: if flag.is_some() {
+                Some(0)
+            } else {
+                self.clock.time_to_flag(node_now).map(|(_, ms)| ms)
+            },
+            white_ms: shown.white,
+            black_ms: shown.black,
+            flag,
+            time_trouble: self.time_trouble(node_now),
+            ply: self.game.moves().len(),
         })
     }
 
@@ -151,6 +358,13 @@ impl BoardState {
             illegal_moves: self.game.illegal_moves().to_vec(),
             result_signal: self.game.result_signal(),
             board_sync: self.game.sync(self.last_node_ms),
+            clock: self.clock_view(now),
+            clock_ms: self
+                .clock
+                .checks()
+                .iter()
+                .map(|c| c.expected_ms.or(c.shown_ms))
+                .collect(),
         }
     }
 }

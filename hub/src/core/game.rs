@@ -62,13 +62,6 @@ fn result_signal(game: &Board, sensed: &Board) -> Option<&'static str> {
     })
 }
 
-fn color_name(color: Color) -> &'static str {
-    match color {
-        Color::White => "white",
-        Color::Black => "black",
-    }
-}
-
 /// A completed move.
 #[derive(Debug, Clone)]
 pub struct CompletedMove {
@@ -107,8 +100,8 @@ impl IllegalKind {
 pub struct IllegalMove {
     /// Moves completed in the game before it.
     pub ply: usize,
-    /// `"white"` or `"black"`.
-    pub by: &'static str,
+    #[serde(serialize_with = "super::serialize_color")]
+    pub by: Color,
     pub kind: IllegalKind,
     /// The article that makes it illegal.
     pub article: &'static str,
@@ -418,12 +411,7 @@ impl Game {
     /// before it (7.5.1), which is the position to reinstate.
     fn illegal(&mut self, at: NodeMs, kind: IllegalKind, board: &Board) -> GameEvent {
         let by = self.position.turn();
-        let nth = self
-            .illegal_moves
-            .iter()
-            .filter(|i| i.by == color_name(by))
-            .count() as u32
-            + 1;
+        let nth = self.illegal_moves.iter().filter(|i| i.by == by).count() as u32 + 1;
         let ruling = self.rules.illegal_move(nth);
         let result_if_applied = (ruling.penalty == Penalty::GameLost).then(|| {
             match mating::mating_chances(&self.position, by.other()) {
@@ -436,7 +424,7 @@ impl Game {
         });
         let record = IllegalMove {
             ply: self.moves.len(),
-            by: color_name(by),
+            by,
             kind,
             article: kind.article(),
             nth,
@@ -631,7 +619,7 @@ mod tests {
         let illegal = only_illegal(&events);
         assert_eq!(
             (illegal.kind, illegal.article, illegal.by, illegal.nth),
-            (IllegalKind::IllegalMove, "7.5.1", "white", 1)
+            (IllegalKind::IllegalMove, "7.5.1", Color::White, 1)
         );
         assert_eq!(
             illegal.ruling.penalty,

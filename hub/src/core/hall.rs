@@ -17,10 +17,12 @@
 
 use std::collections::BTreeMap;
 
+use protocol::time_control::TimeControl;
 use protocol::{BoardNo, Seq, Uplink};
 
-use super::board::{BoardDetail, BoardState, BoardSummary};
+use super::board::{BoardDetail, BoardEvent, BoardState, BoardSummary, Urgency};
 use super::claim::{ClaimCheck, ClaimRequest};
+use super::clock::ClockEvent;
 use super::game::GameEvent;
 use super::intake::Admission;
 use super::laws::Rules;
@@ -35,6 +37,8 @@ pub enum Effect {
     Ack { board: BoardNo, up_to: Seq },
     /// Something happened in a game (for logs now; alerts and the relay later).
     Game { board: BoardNo, event: GameEvent },
+    /// Something happened on a board's clock.
+    Clock { board: BoardNo, event: ClockEvent },
     /// A journaled record was out of sequence and was skipped. Only a damaged journal does
     /// this; the shell counts and logs it.
     OutOfSequence { board: BoardNo, seq: Seq },
@@ -44,6 +48,8 @@ pub enum Effect {
 pub struct Hall {
     boards: BTreeMap<BoardNo, BoardState>,
     rules: Rules,
+    /// Every board's time control, until the event's configuration says otherwise.
+    time_control: Option<TimeControl>,
 }
 
 impl Hall {
@@ -52,7 +58,15 @@ impl Hall {
         Hall {
             boards: BTreeMap::new(),
             rules,
+            time_control: None,
         }
+    }
+
+    /// Every board's clock runs `time_control`: the hub models and checks it.
+    #[must_use]
+    pub fn with_time_control(mut self, time_control: Option<TimeControl>) -> Hall {
+        self.time_control = time_control;
+        self
     }
 
     /// Decides what to do with an event off the wire; notes that its node was heard. The
@@ -67,7 +81,10 @@ impl Hall {
         match self.board_mut(board).apply(record) {
             Some(events) => events
                 .into_iter()
-                .map(|event| Effect::Game { board, event })
+                .map(|event| match event {
+                    BoardEvent::Game(event) => Effect::Game { board, event },
+                    BoardEvent::Clock(event) => Effect::Clock { board, event },
+                })
                 .collect(),
             None => vec![Effect::OutOfSequence {
                 board,
@@ -105,6 +122,18 @@ impl Hall {
             .map(|b| b.game().check_claim(request))
     }
 
+    /// The hall's boards in play with a clock, the most urgent first: fallen flags, then the
+    /// shortest time to the running side's flag; boards whose clock stands last.
+    pub fn time_trouble(&self, now: HubMs) -> Vec<Urgency> {
+        let mut ranking: Vec<Urgency> = self
+            .boards
+            .values()
+            .filter_map(|b| b.urgency(now))
+            .collect();
+        ranking.sort_by_key(|u| (u.time_to_flag_ms.is_none(), u.time_to_flag_ms, u.board));
+        ranking
+    }
+
     pub fn board(&self, board: BoardNo) -> Option<&BoardState> {
         self.boards.get(&board)
     }
@@ -127,8 +156,9 @@ impl Hall {
 
     fn board_mut(&mut self, board: BoardNo) -> &mut BoardState {
         let rules = self.rules;
+        let time_control = &self.time_control;
         self.boards
             .entry(board)
-            .or_insert_with(|| BoardState::new(board, rules))
+            .or_insert_with(|| BoardState::new(board, rules, time_control.clone()))
     }
 }

@@ -6,6 +6,8 @@
 //! - [`sensed`]: the e-board's [`protocol::Placement`] as a shakmaty board.
 //! - [`game`]: one game reconstructed from placements and clock presses.
 //! - [`chess960`]: the start position of a Chess960 game, from the board.
+//! - [`clock`]: one board's clock: readings, the time control's model, their reconciliation.
+//! - [`flag`]: what a flag fall means: loss, draw, play on, and who acts (6.8, 6.9).
 //! - [`claim`]: checking a draw claim for the arbiter (9.2, 9.3).
 //! - [`ending`]: what ends a game at once, and which draw claims would be correct.
 //! - [`laws`]: the tournament's edition, game type and supervision, and their rulings.
@@ -18,7 +20,9 @@
 pub mod board;
 pub mod chess960;
 pub mod claim;
+pub mod clock;
 pub mod ending;
+pub mod flag;
 pub mod game;
 pub mod hall;
 pub mod intake;
@@ -28,6 +32,21 @@ pub mod record;
 pub mod repetition;
 pub mod sensed;
 pub mod time;
+
+/// `"white"` or `"black"`, as the hub's JSON spells a side.
+pub fn color_name(color: shakmaty::Color) -> &'static str {
+    match color {
+        shakmaty::Color::White => "white",
+        shakmaty::Color::Black => "black",
+    }
+}
+
+pub(crate) fn serialize_color<S: serde::Serializer>(
+    color: &shakmaty::Color,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(color_name(*color))
+}
 
 /// Positions for the core's tests, from FEN.
 #[cfg(test)]

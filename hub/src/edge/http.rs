@@ -14,7 +14,7 @@ use axum::{Json, Router};
 use protocol::BoardNo;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::core::board::{BoardDetail, BoardSummary};
+use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::metrics::Metrics;
 
@@ -22,6 +22,7 @@ use crate::metrics::Metrics;
 pub enum Query {
     Boards(oneshot::Sender<Vec<BoardSummary>>),
     Board(BoardNo, oneshot::Sender<Option<BoardDetail>>),
+    TimeTrouble(oneshot::Sender<Vec<Urgency>>),
     ConnectedNodes(oneshot::Sender<usize>),
     CheckClaim(BoardNo, ClaimRequest, oneshot::Sender<Option<ClaimCheck>>),
 }
@@ -87,6 +88,7 @@ pub async fn bind(
         .route("/api/boards", get(boards))
         .route("/api/boards/{n}", get(board))
         .route("/api/boards/{n}/claims", post(check_claim))
+        .route("/api/time-trouble", get(time_trouble))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
         .with_state(Api { queries, metrics });
@@ -124,6 +126,25 @@ async fn check_claim(
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownBoard(n))
+}
+
+/// Query of `GET /api/time-trouble`.
+#[derive(Debug, serde::Deserialize)]
+struct TimeTroubleQuery {
+    /// Only boards whose flag falls within this many ms (the arbiter's attention threshold).
+    within_ms: Option<u64>,
+}
+
+/// The hall's boards by urgency: fallen flags first, then the shortest time to a flag.
+async fn time_trouble(
+    State(api): State<Api>,
+    axum::extract::Query(query): axum::extract::Query<TimeTroubleQuery>,
+) -> Result<Json<Vec<Urgency>>, ApiError> {
+    let mut ranking = api.ask(Query::TimeTrouble).await?;
+    if let Some(within) = query.within_ms {
+        ranking.retain(|u| u.time_to_flag_ms.is_some_and(|ms| ms <= within));
+    }
+    Ok(Json(ranking))
 }
 
 fn board_number(n: &str) -> Result<u16, ApiError> {
