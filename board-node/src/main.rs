@@ -39,6 +39,10 @@ enum Command {
         /// Game time runs this many times faster than real time.
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
+        /// The game's real time control (PGN syntax) when its `TimeControl` tag is missing
+        /// or wrong; it decides the clock's start and the think times read off `%clk`.
+        #[arg(long)]
+        time_control: Option<protocol::time_control::TimeControl>,
         /// Directory of the durable outbox; reuse it after a restart to resume.
         #[arg(long)]
         outbox: PathBuf,
@@ -64,6 +68,7 @@ async fn main() -> anyhow::Result<()> {
             pgn: path,
             game,
             speed,
+            time_control,
             outbox,
             event,
         } => {
@@ -75,7 +80,7 @@ async fn main() -> anyhow::Result<()> {
                 std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
             let game =
                 pgn::read_game(&text, game).with_context(|| format!("in {}", path.display()))?;
-            let script = replay::script(&game);
+            let script = replay::script(&game, time_control.as_ref());
             let config = NodeConfig {
                 board: BoardNo(board),
                 event,

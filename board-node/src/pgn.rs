@@ -15,6 +15,8 @@ pub struct Ply {
     pub san: String,
     /// `[%clk]` after the move: the mover's remaining time, in ms.
     pub clk_ms: Option<u64>,
+    /// `[%emt]`: the time the move took, as the broadcast measured it, in ms.
+    pub emt_ms: Option<u64>,
 }
 
 /// A game read from PGN, its moves checked legal with shakmaty.
@@ -97,10 +99,10 @@ pub fn parse_clock(text: &str) -> Option<u64> {
     (m < 60 && secs < 60).then_some(((h * 60 + m) * 60 + secs) * 1000 + frac_ms)
 }
 
-/// The value of a `[%clk …]` command in a comment.
-fn clk_in_comment(comment: &[u8]) -> Option<u64> {
+/// The time of a `[%clk …]` or `[%emt …]` command in a comment.
+fn time_in_comment(comment: &[u8], command: &str) -> Option<u64> {
     let text = std::str::from_utf8(comment).ok()?;
-    let start = text.find("[%clk")? + "[%clk".len();
+    let start = text.find(command)? + command.len();
     let end = text[start..].find(']')? + start;
     parse_clock(&text[start..end])
 }
@@ -182,6 +184,7 @@ impl Visitor for GameVisitor {
                     m,
                     san: san_plus.to_string(),
                     clk_ms: None,
+                    emt_ms: None,
                 });
             }
             Err(_) => movetext.stopped_at = Some(san_plus.to_string()),
@@ -195,11 +198,14 @@ impl Visitor for GameVisitor {
         comment: RawComment<'_>,
     ) -> ControlFlow<Self::Output> {
         if movetext.stopped_at.is_none() {
-            if let (Some(ply), Some(clk)) = (
-                movetext.plies.last_mut(),
-                clk_in_comment(comment.as_bytes()),
-            ) {
-                ply.clk_ms = Some(clk);
+            if let Some(ply) = movetext.plies.last_mut() {
+                let comment = comment.as_bytes();
+                if let Some(clk) = time_in_comment(comment, "[%clk") {
+                    ply.clk_ms = Some(clk);
+                }
+                if let Some(emt) = time_in_comment(comment, "[%emt") {
+                    ply.emt_ms = Some(emt);
+                }
             }
         }
         ControlFlow::Continue(())
@@ -244,6 +250,7 @@ mod tests {
         assert_eq!(game.plies[0].clk_ms, Some(907_000));
         assert_eq!(game.plies[1].clk_ms, Some(908_000));
         assert_eq!(game.plies[2].clk_ms, None);
+        assert_eq!(game.plies[0].emt_ms, Some(3_000));
         assert_eq!(game.stopped_at.as_deref(), Some("Ke4"));
         assert_eq!(game.result(), "1-0");
     }

@@ -3,14 +3,22 @@
 //! For each move: the piece lifted, the captured piece taken off, the piece set down
 //! (castling king first, then the rook, as Art. 3.8.2 asks; a promotion as the new piece set
 //! down), then the clock press with the mover's remaining time from the move's `[%clk]`.
-//! Think time comes from consecutive `%clk` values and the increment; a move without `%clk`
-//! (or one where a new period was added) gets a plausible think time instead.
+//!
+//! Think times: the move's `[%emt]` where the broadcast measured it (independent of the
+//! clock readings); else what the clock lost, given the time control's increment and any
+//! period added; else (no `%clk`, or a clock corrected mid-game) a plausible think time.
+//! The clock starts with the first period and its first increment, as digital clocks do.
+//!
+//! A game lost on time (`Termination "Time forfeit"`, or a decisive result whose loser is to
+//! move with at most 1 s left) ends as a DGT clock ends it: the loser's time runs down to
+//! zero, the flag shows and the clock stops.
 //!
 //! Every reading is stamped in game time (ms since the game started), so a replay at any
 //! speed reports the think times of the real game.
 
+use protocol::time_control::TimeControl;
 use protocol::{ClockReport, Color as Side};
-use shakmaty::{Board, Color, Move, Position, Square};
+use shakmaty::{Board, Color, Move, Outcome, Position, Square};
 
 use crate::pgn::PgnGame;
 use crate::sensors;
@@ -22,10 +30,18 @@ const HAND_STEP_MS: u64 = 200;
 /// Used when neither the `TimeControl` tag nor the clocks tell the initial time.
 const DEFAULT_BASE_MS: u64 = 90 * 60 * 1000;
 
-/// Every reading of `game`, in order.
-pub fn script(game: &PgnGame) -> Vec<Timed> {
-    let (base_ms, increment_ms) = time_control(game);
-    let mut remaining = [base_ms, base_ms]; // [white, black]
+/// A loser with this much left at the last move, to move, lost on time.
+const FLAG_MARGIN_MS: u64 = 1_000;
+
+/// Every reading of `game`. `time_control` is the game's real control when its
+/// `TimeControl` tag is missing or wrong (broadcast tags often are).
+pub fn script(game: &PgnGame, time_control: Option<&TimeControl>) -> Vec<Timed> {
+    let tc = time_control
+        .cloned()
+        .unwrap_or_else(|| game_time_control(game));
+    let mut remaining = [tc.initial_ms(); 2]; // [white, black]
+    let mut moves = [0u32; 2];
+    let mut owed = [0u64; 2];
     let mut readings = Vec::new();
     let mut position = game.start.clone();
     let mut now = 0;
@@ -42,20 +58,40 @@ pub fn script(game: &PgnGame) -> Vec<Timed> {
     for (index, ply) in game.plies.iter().enumerate() {
         let mover = position.turn();
         let side = usize::from(mover == Color::Black);
+        moves[side] += 1;
         let previous = remaining[side];
+        let increment = tc.period_of_move(moves[side]).1.bonus.increment_ms();
+        // A new period's time, owed until the recorded clock shows it (often a move or more
+        // late in broadcasts).
+        owed[side] += tc.added_after_move(moves[side]).unwrap_or(0);
+        let lost = |gain: u64| {
+            ply.clk_ms
+                .and_then(|clk| (previous + gain).checked_sub(clk))
+        };
+        // Without the owed period first: a clock that shows it late would otherwise read as a
+        // move that took the whole period.
+        let shown_owed = ply.emt_ms.is_none() && lost(increment).is_none() && owed[side] > 0;
         let think = ply
-            .clk_ms
-            .and_then(|clk| (previous + increment_ms).checked_sub(clk))
-            .filter(|think| *think >= HAND_STEP_MS)
+            .emt_ms
+            .or_else(|| lost(increment))
+            .or_else(|| lost(increment + owed[side]))
             .unwrap_or_else(|| plausible_think_ms(index));
+        if shown_owed || ply.clk_ms.is_some_and(|clk| clk > previous + increment) {
+            owed[side] = 0;
+        }
         remaining[side] = ply
             .clk_ms
-            .unwrap_or_else(|| (previous + increment_ms).saturating_sub(think));
+            .unwrap_or_else(|| (previous + increment + owed[side]).saturating_sub(think));
+        if ply.clk_ms.is_none() {
+            owed[side] = 0; // the made-up reading includes it
+        }
 
         let hands = hand_boards(&position, &ply.m);
-        let press_at = now + think.max(HAND_STEP_MS * hands.len() as u64);
+        // A premove takes no time: the hand's steps share what the move took.
+        let step = HAND_STEP_MS.min(think / (hands.len() as u64 + 1));
+        let press_at = now + think;
         for (i, board) in hands.iter().enumerate() {
-            let before_press = HAND_STEP_MS * (hands.len() - i) as u64;
+            let before_press = step * (hands.len() - i) as u64;
             readings.push(Timed::at(
                 press_at - before_press,
                 Reading::Placement(sensors::placement(board)),
@@ -80,8 +116,41 @@ pub fn script(game: &PgnGame) -> Vec<Timed> {
                 Reading::Placement(sensors::placement(board)),
             ));
         }
+    } else if lost_on_time(game, &position, remaining) {
+        let loser = position.turn();
+        let side = usize::from(loser == Color::Black);
+        let flag_at = now + remaining[side];
+        remaining[side] = 0;
+        let mut flag = report(remaining, loser, None);
+        flag.running = None; // the clock stops at the flag
+        match loser {
+            Color::White => flag.white_flag = true,
+            Color::Black => flag.black_flag = true,
+        }
+        readings.push(Timed::at(flag_at, Reading::Clock(flag)));
     }
     readings
+}
+
+/// Whether the game was lost on time by the side to move at its end.
+fn lost_on_time(game: &PgnGame, position: &shakmaty::Chess, remaining: [u64; 2]) -> bool {
+    if position.outcome() != Outcome::Unknown {
+        return false; // mate or stalemate ended it
+    }
+    let loser = position.turn();
+    let lost = match loser {
+        Color::White => game.result() == "0-1",
+        Color::Black => game.result() == "1-0",
+    };
+    let time_forfeit = game.tag("Termination") == Some("Time forfeit");
+    let last_clk = game
+        .plies
+        .iter()
+        .rev()
+        .nth(1)
+        .and_then(|p| p.clk_ms)
+        .unwrap_or(remaining[usize::from(loser == Color::Black)]);
+    lost && (time_forfeit || last_clk <= FLAG_MARGIN_MS)
 }
 
 fn report(remaining: [u64; 2], running: Color, pressed_by: Option<Color>) -> ClockReport {
@@ -105,24 +174,19 @@ fn plausible_think_ms(ply_index: usize) -> u64 {
     2_000 + (ply_index as u64 * 7_919) % 25_000
 }
 
-/// The base time and increment of the first period, from the `TimeControl` tag
-/// (`900+10`, `40/5400+30:1800+30`), else from the first clock readings.
-fn time_control(game: &PgnGame) -> (u64, u64) {
-    let first_period = game
-        .tag("TimeControl")
-        .and_then(|tc| tc.split(':').next())
-        .map(|p| p.rsplit('/').next().unwrap_or(p));
-    if let Some(period) = first_period {
-        let (base, inc) = period.split_once('+').unwrap_or((period, "0"));
-        if let (Ok(base), Ok(inc)) = (base.trim().parse::<u64>(), inc.trim().parse::<u64>()) {
-            return (base * 1000, inc * 1000);
-        }
+/// The game's time control from its `TimeControl` tag (`900+10`, `40/5400+30:1800+30`),
+/// else the first period read off the first clock readings, without increment.
+fn game_time_control(game: &PgnGame) -> TimeControl {
+    if let Some(tc) = game.tag("TimeControl").and_then(|tc| tc.parse().ok()) {
+        return tc;
     }
     // The first readings already include one increment and some thinking: round the larger
     // of the two up to a whole minute.
     let first = game.plies.iter().take(2).filter_map(|p| p.clk_ms).max();
     let base = first.map_or(DEFAULT_BASE_MS, |ms| ms.div_ceil(60_000) * 60_000);
-    (base, 0)
+    format!("{}", base / 1000)
+        .parse()
+        .expect("whole seconds are a time control")
 }
 
 /// What the sensors see while a hand makes move `m`, ending with the position after it.
@@ -236,7 +300,7 @@ mod tests {
     #[test]
     fn castling_is_reported_king_first_then_rook() {
         let game = read_game(b"1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O *", 1).unwrap();
-        let boards = placements(&script(&game));
+        let boards = placements(&script(&game, None));
         let last = &boards[boards.len() - 4..];
         assert_eq!(
             last,
@@ -250,9 +314,44 @@ mod tests {
     }
 
     #[test]
+    fn think_time_comes_from_emt_where_the_broadcast_measured_it() {
+        let pgn = br#"[TimeControl "900+10"]
+
+1. e4 { [%clk 0:15:05] } { [%emt 0:00:07] } 1... e5 { [%clk 0:14:50] } *"#;
+        let game = read_game(pgn, 1).unwrap();
+        let presses = presses(&script(&game, None));
+        assert_eq!(presses[0].0, 7_000, "emt, not the 15 s the clock lost");
+        assert_eq!(presses[1].0, 37_000);
+    }
+
+    #[test]
+    fn a_game_lost_on_time_ends_with_the_losers_flag() {
+        // White to move with 1 s left, 0-1: the clock runs down and shows White's flag.
+        let pgn = br#"[TimeControl "180+2"]
+[Result "0-1"]
+
+1. e4 { [%clk 0:00:01] } 1... e5 { [%clk 0:03:00] } 0-1"#;
+        let game = read_game(pgn, 1).unwrap();
+        let readings = script(&game, None);
+        let last = readings.last().unwrap();
+        let Reading::Clock(flag) = &last.reading else {
+            panic!("the game ends with a clock reading");
+        };
+        assert!(flag.white_flag && !flag.black_flag);
+        assert_eq!((flag.white_ms, flag.running), (0, None));
+        let presses = presses(&readings);
+        assert_eq!(last.game_ms, presses[1].0 + 1_000);
+        // Had White won, nobody lost on time: the last reading is the last press.
+        let won = String::from_utf8_lossy(pgn).replace("0-1", "1-0");
+        let readings = script(&read_game(won.as_bytes(), 1).unwrap(), None);
+        let last = &readings.last().unwrap().reading;
+        assert!(matches!(last, Reading::Clock(c) if c.pressed_by.is_some()));
+    }
+
+    #[test]
     fn a_capture_lifts_then_removes_then_places() {
         let game = read_game(b"1. e4 d5 2. exd5 *", 1).unwrap();
-        let boards = placements(&script(&game));
+        let boards = placements(&script(&game, None));
         let last = &boards[boards.len() - 3..];
         assert_eq!(
             last,
@@ -270,12 +369,13 @@ mod tests {
 
 1. e4 { [%clk 0:15:05] } 1... e5 { [%clk 0:14:50] } 2. Nf3 { [%clk 0:14:00] } *"#;
         let game = read_game(pgn, 1).unwrap();
-        let presses = presses(&script(&game));
+        let presses = presses(&script(&game, None));
         assert_eq!(presses.len(), 3);
-        // White: 900 + 10 - 905 = 5 s; Black: 900 + 10 - 890 = 20 s; White: 905 + 10 - 840 = 75 s.
-        assert_eq!(presses[0].0, 5_000);
-        assert_eq!(presses[1].0, 25_000);
-        assert_eq!(presses[2].0, 100_000);
+        // The clock starts at 900 + 10 (the first increment); White: 910 + 10 - 905 = 15 s;
+        // Black: 910 + 10 - 890 = 30 s; White: 905 + 10 - 840 = 75 s.
+        assert_eq!(presses[0].0, 15_000);
+        assert_eq!(presses[1].0, 45_000);
+        assert_eq!(presses[2].0, 120_000);
         assert_eq!(presses[2].1.white_ms, 840_000);
         assert_eq!(presses[2].1.black_ms, 890_000);
         assert_eq!(presses[2].1.pressed_by, Some(Side::White));
@@ -285,7 +385,7 @@ mod tests {
     #[test]
     fn a_dgt_king_signal_becomes_placements_without_a_press() {
         let game = read_game(b"[Result \"1-0\"]\n\n1. e4 e5 2. Ke4 1-0", 1).unwrap();
-        let readings = script(&game);
+        let readings = script(&game, None);
         assert_eq!(presses(&readings).len(), 2);
         let boards = placements(&readings);
         assert_eq!(
@@ -298,7 +398,7 @@ mod tests {
     fn promotion_sets_down_the_new_piece() {
         let fen = "[FEN \"8/4P3/8/8/8/8/k7/4K3 w - - 0 1\"]\n\n1. e8=N *";
         let game = read_game(fen.as_bytes(), 1).unwrap();
-        let boards = placements(&script(&game));
+        let boards = placements(&script(&game, None));
         assert_eq!(boards.last().unwrap(), "4N3/8/8/8/8/8/k7/4K3");
         assert_eq!(boards[boards.len() - 2], "8/8/8/8/8/8/k7/4K3");
     }
@@ -307,7 +407,7 @@ mod tests {
     fn chess960_castling_lifts_king_and_rook_when_they_swap_squares() {
         let pgn = b"[Variant \"Chess960\"]\n[FEN \"bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN w KQkq - 0 1\"]\n\n1. O-O *";
         let game = read_game(pgn, 1).unwrap();
-        let boards = placements(&script(&game));
+        let boards = placements(&script(&game, None));
         let last = &boards[boards.len() - 4..];
         assert_eq!(
             last,

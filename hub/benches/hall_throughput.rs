@@ -68,7 +68,7 @@ fn free_addr() -> SocketAddr {
 fn node_events(board: u16, events: usize) -> Vec<UplinkBody> {
     let games = pgn::read_games(GAMES).expect("demo games");
     let game = &games[usize::from(board) % games.len()];
-    replay::script(game)
+    replay::script(game, None)
         .into_iter()
         .map(|t| match t.reading {
             Reading::Placement(p) => UplinkBody::Placement(p),

@@ -30,7 +30,7 @@ fn main() {
                 // One board per game: 3,397 boards, each playing its game from the start.
                 let board = BoardNo(events.len() as u16 + 1);
                 events.push(
-                    replay::script(&game)
+                    replay::script(&game, None)
                         .into_iter()
                         .enumerate()
                         .map(|(i, t)| {

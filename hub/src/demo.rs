@@ -97,7 +97,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             board_hw: format!("demo-board-{n}"),
             clock_hw: format!("demo-clock-{n}"),
         };
-        let script = replay::script(game);
+        let script = replay::script(game, None);
         tokio::spawn(async move {
             let shutdown = std::future::pending();
             if let Err(e) = node::run(node, script, shutdown).await {

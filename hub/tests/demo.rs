@@ -20,8 +20,18 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         .stderr(Stdio::null())
         .spawn()
         .expect("hub demo");
-    let stdout = BufReader::new(demo.stdout.take().unwrap());
-    let printed: Vec<String> = stdout.lines().take(6).map(|l| l.unwrap()).collect();
+    let mut stdout = BufReader::new(demo.stdout.take().unwrap());
+    let mut printed = Vec::new();
+    while !printed
+        .last()
+        .is_some_and(|l: &String| l.starts_with("Ctrl-C"))
+    {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "{printed:#?}");
+        printed.push(line);
+    }
+    // Keep reading, so the demo never writes into a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
     assert!(
         printed
             .iter()
@@ -44,6 +54,39 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         assert!(Instant::now() < deadline, "boards did not play: {plies:?}");
         std::thread::sleep(Duration::from_millis(200));
     }
+
+    // The clocks: the demo hall runs 15 min + 10 s; every move has the hub's modelled time.
+    let board = http_json(http, "/api/boards/1");
+    let clock = &board["clock"];
+    assert_eq!(clock["time_control"], "900+10", "{board:#}");
+    for field in ["white_ms", "black_ms"] {
+        assert!(
+            clock[field]
+                .as_u64()
+                .is_some_and(|ms| ms > 0 && ms < 3_600_000),
+            "{field}: {clock:#}"
+        );
+    }
+    assert!(clock["time_trouble"]["white"].is_boolean());
+    let moves = board["moves"].as_array().unwrap().len();
+    let clock_ms = board["clock_ms"].as_array().unwrap();
+    assert_eq!(clock_ms.len(), moves, "clock_ms is parallel to moves");
+    assert!(
+        clock_ms.iter().all(|ms| ms.as_u64().is_some()),
+        "{clock_ms:?}"
+    );
+    let ranking = http_json(http, "/api/time-trouble");
+    let forecasts: Vec<u64> = ranking
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|u| u["time_to_flag_ms"].as_u64())
+        .collect();
+    assert!(!forecasts.is_empty(), "{ranking:#}");
+    assert!(
+        forecasts.windows(2).all(|w| w[0] <= w[1]),
+        "most urgent first: {forecasts:?}"
+    );
     let _ = demo.kill();
     let _ = demo.wait();
 }

@@ -9,14 +9,10 @@ mod support;
 
 use board_node::pgn;
 use board_node::replay;
-use board_node::source::Reading;
 use hub::core::ending::Status;
 use hub::core::hall::Hall;
-use hub::core::intake::Admission;
 use hub::core::mating::{self, MatingChances};
-use hub::core::record::Record;
-use hub::core::time::HubMs;
-use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
+use protocol::BoardNo;
 use serde_json::json;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Color};
@@ -47,16 +43,7 @@ fn every_real_game_agrees_with_python_chess() {
             );
             let mut hall = Hall::default();
             let board = BoardNo(1);
-            for (i, timed) in replay::script(&game).into_iter().enumerate() {
-                let body = match timed.reading {
-                    Reading::Placement(p) => UplinkBody::Placement(p),
-                    Reading::Clock(c) => UplinkBody::Clock(c),
-                };
-                let event = Uplink::new(board, Seq(i as u64 + 1), NodeMs(timed.game_ms), body);
-                let at = HubMs(timed.game_ms);
-                assert_eq!(hall.admit(at, &event), Admission::Accept);
-                let _ = hall.apply(&Record { at, event });
-            }
+            support::events::feed(&mut hall, board, replay::script(&game, None));
             let state = hall.board(board).unwrap().game();
             let uci: Vec<String> = game
                 .plies

@@ -346,16 +346,29 @@ impl BoardClock {
         if self.reading.is_none() && self.checks.is_empty() {
             events.extend(self.check_base(&reading));
         }
+        let presser = report.pressed_by.map(sensed::color);
+        let awaiting = self
+            .checks
+            .last()
+            .filter(|c| c.verdict == Verdict::NoReading && Some(c.by) == presser)
+            .copied();
         if let Some(by) = completed {
-            events.extend(self.check_press(by, &reading));
+            let expected = self.count_move(by);
+            let (check, raised) = self.check_press(by, expected, &reading);
+            self.checks.push(check);
+            events.extend(raised);
             events.extend(self.check_standing(by.other(), &reading));
+        } else if let Some(last) = awaiting {
+            // The press after a move that ended the game (6.2.1): its reading belongs to it.
+            let (check, raised) = self.check_press(last.by, last.expected_ms, &reading);
+            *self.checks.last_mut().expect("awaiting a press") = check;
+            events.extend(raised);
         } else if report.pressed_by.is_some() {
             // A press the rules did not count (an illegal move, 7.5): the clock is what it
             // is; follow it and let the arbiter restore it.
             if let Some(model) = &mut self.model {
                 model.remaining = reading.ms;
             }
-            let presser = report.pressed_by.map(sensed::color);
             if let Some(side) = presser {
                 self.ran[side] = 0;
             }
@@ -419,18 +432,23 @@ impl BoardClock {
         self.raise(deviations)
     }
 
-    /// The mover's time at the press that completed `by`'s move.
-    fn check_press(&mut self, by: Color, reading: &Reading) -> Vec<ClockEvent> {
-        let expected = self.count_move(by);
+    /// The mover's time at the press that completed `by`'s move, checked against the
+    /// model's `expected` (`None` without a time control).
+    fn check_press(
+        &mut self,
+        by: Color,
+        expected: Option<u64>,
+        reading: &Reading,
+    ) -> (MoveCheck, Vec<ClockEvent>) {
         let shown = reading.ms[by];
         let Some(model) = &mut self.model else {
-            self.checks.push(MoveCheck {
+            let check = MoveCheck {
                 by,
                 expected_ms: None,
                 shown_ms: Some(shown),
                 verdict: Verdict::Unmodelled,
-            });
-            return Vec::new();
+            };
+            return (check, Vec::new());
         };
         let expected = expected.unwrap_or(shown);
         let moves = model.moves[by];
@@ -469,13 +487,13 @@ impl BoardClock {
         };
         let still_owed = model.owed[by].map_or(0, |o| o.ms);
         model.remaining[by] = shown + still_owed;
-        self.checks.push(MoveCheck {
+        let check = MoveCheck {
             by,
             expected_ms: Some(expected),
             shown_ms: Some(shown),
             verdict,
-        });
-        self.raise(raised)
+        };
+        (check, self.raise(raised))
     }
 
     /// The side whose clock stood: it shows what it showed, unless the arbiter changed it.

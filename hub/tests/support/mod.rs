@@ -1,6 +1,7 @@
 //! Test harness: real processes (hub, board nodes, Mosquitto) on ephemeral ports.
 #![allow(dead_code)] // each test binary uses a part
 
+pub mod events;
 pub mod hall;
 pub mod oracle;
 
@@ -233,7 +234,9 @@ impl Replay {
         let pgn = real_data().join("pgn-clocks").join(file);
         let text = std::fs::read(&pgn).expect("PGN file");
         let parsed: PgnGame = pgn::read_game(&text, game).expect("game in file");
-        let game_ms = replay::script(&parsed).last().map_or(1, |t| t.game_ms);
+        let game_ms = replay::script(&parsed, None)
+            .last()
+            .map_or(1, |t| t.game_ms);
         Replay {
             board,
             pgn,

@@ -1,0 +1,203 @@
+//! Every clocked real game (`../shared/data/real/pgn-clocks/`) replayed through the hub's
+//! core with the file's real time control: for every move the hub's modelled remaining time
+//! (`clock_ms`) against the recorded `[%clk]`.
+//!
+//! Think times: the World Cup files carry `[%emt]` (the broadcast's own measurement of each
+//! move), so there the model's arithmetic meets the clock independently. The Lichess
+//! broadcasts carry only `%clk`; the replay reads their think times off the clocks, so there
+//! the test checks the periods (when time is added, which increment applies) and finds the
+//! corrections, not the ordinary move.
+//!
+//! Every move falls into one class; the figures per file are printed (run with
+//! `--nocapture`). The documented reporting delay: a new period's time that shows one move
+//! late (`PERIOD_GRACE_MOVES`).
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use board_node::pgn;
+use board_node::replay;
+use hub::core::clock::{DeviationKind, Verdict, PERIOD_GRACE_MOVES};
+use hub::core::hall::Hall;
+use protocol::time_control::TimeControl;
+use protocol::BoardNo;
+
+/// The files and their real time controls (`shared/data/real/README.md`: the tags are
+/// unreliable). `None`: each game's own `TimeControl` tag (the Lichess online sample).
+const FILES: &[(&str, Option<&str>)] = &[
+    (
+        "fide_world_cup_2025_classical.pgn",
+        Some("40/5400+30:1800+30"),
+    ),
+    ("fide_world_cup_2025_rapid_15+10.pgn", Some("900+10")),
+    ("fide_world_cup_2025_rapid_10+10.pgn", Some("600+10")),
+    ("fide_world_cup_2025_blitz_5+3.pgn", Some("300+3")),
+    ("fide_world_cup_2025_blitz_3+2.pgn", Some("180+2")),
+    ("fide_womens_world_rapid_2024.pgn", Some("900+10")),
+    (
+        "fide_grand_swiss_2025_open.pgn",
+        Some("40/6000+30:20/3000+30:900+30"),
+    ),
+    ("fide_candidates_2022.pgn", Some("40/7200:20/3600:900+30")),
+    ("lichess_db_online_sample_1000k.pgn", None),
+];
+
+/// How far a broadcast's `%emt` may lie from what the clock lost: its moves are stamped
+/// when the board shows them, and the clock is read when pressed.
+const EMT_DELAY_MS: u64 = 5_000;
+
+#[derive(Default, Debug)]
+struct Tally {
+    games: usize,
+    /// Moves whose `%clk` the hub compared.
+    compared: usize,
+    within_1s: usize,
+    agrees: usize,
+    /// A new period not shown yet, within the reporting delay.
+    reporting_delay: usize,
+    /// A new period shown more than the grace late: the clock's move counter is behind.
+    period_late: usize,
+    increment_missing: usize,
+    /// The broadcast's `%emt` (measured when the move was seen on the board, not at the
+    /// press) and the clock disagree by at most [`EMT_DELAY_MS`].
+    emt_delay: usize,
+    /// The clock jumped by something no rule explains (corrections, resets): up, down.
+    adjusted_up: usize,
+    adjusted_down: usize,
+    /// Moves without `%clk` in the PGN: nothing to compare.
+    no_clk: usize,
+    flags: usize,
+    deviations: BTreeMap<&'static str, usize>,
+}
+
+#[test]
+fn the_hubs_clock_model_meets_every_recorded_clock() {
+    let real = support::real_data().join("pgn-clocks");
+    let mut failures = Vec::new();
+    for (file, control) in FILES {
+        let text = std::fs::read(real.join(file)).expect("real data");
+        let control: Option<TimeControl> = control.map(|c| c.parse().unwrap());
+        let mut tally = Tally::default();
+        let mut examples: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (game_no, game) in pgn::read_games(&text).unwrap().into_iter().enumerate() {
+            let tc = control
+                .clone()
+                .or_else(|| game.tag("TimeControl").and_then(|t| t.parse().ok()));
+            let Some(tc) = tc else { continue };
+            if game.plies.iter().all(|p| p.clk_ms.is_none()) {
+                continue;
+            }
+            tally.games += 1;
+            let mut hall = Hall::default().with_time_control(Some(tc.clone()));
+            let board = BoardNo(1);
+            support::events::feed(&mut hall, board, replay::script(&game, Some(&tc)));
+            let state = hall.board(board).unwrap();
+            let checks = state.clock().checks();
+            assert!(
+                checks.len() <= game.plies.len(),
+                "{file}: one check per move"
+            );
+            let mut pending_run = [0u32; 2];
+            for (i, (check, ply)) in checks.iter().zip(&game.plies).enumerate() {
+                let side = usize::from(check.by == shakmaty::Color::Black);
+                let Some(clk) = ply.clk_ms else {
+                    tally.no_clk += 1;
+                    continue;
+                };
+                tally.compared += 1;
+                let expected = check.expected_ms.expect("a time control");
+                if expected.abs_diff(clk) <= 1_000 {
+                    tally.within_1s += 1;
+                }
+                if check.verdict == Verdict::PeriodPending {
+                    pending_run[side] += 1;
+                } else {
+                    pending_run[side] = 0;
+                }
+                if check.verdict != Verdict::Agrees {
+                    let list = examples.entry(verdict_name(check.verdict)).or_default();
+                    if list.len() < 4 {
+                        list.push(format!(
+                            "game {} ply {}: model {} clk {} emt {:?}",
+                            game_no + 1,
+                            i + 1,
+                            expected,
+                            clk,
+                            ply.emt_ms
+                        ));
+                    }
+                }
+                let emt_delay = ply.emt_ms.is_some() && expected.abs_diff(clk) <= EMT_DELAY_MS;
+                match check.verdict {
+                    Verdict::Agrees => tally.agrees += 1,
+                    Verdict::Adjusted | Verdict::IncrementMissing if emt_delay => {
+                        tally.emt_delay += 1
+                    }
+                    Verdict::PeriodPending if pending_run[side] <= PERIOD_GRACE_MOVES => {
+                        tally.reporting_delay += 1
+                    }
+                    Verdict::PeriodPending => tally.period_late += 1,
+                    Verdict::IncrementMissing => tally.increment_missing += 1,
+                    Verdict::Adjusted if clk > expected => tally.adjusted_up += 1,
+                    Verdict::Adjusted => tally.adjusted_down += 1,
+                    other => failures.push(format!("{file}: unexpected verdict {other:?}")),
+                }
+            }
+            for deviation in state.clock().deviations() {
+                let name = match deviation.kind {
+                    DeviationKind::WrongBase => "wrong_base",
+                    DeviationKind::IncrementMissing => "increment_missing",
+                    DeviationKind::PeriodNotAdded => "period_not_added",
+                    DeviationKind::ClockAdjusted => "clock_adjusted",
+                    DeviationKind::PenaltyApplied => "penalty_applied",
+                };
+                *tally.deviations.entry(name).or_default() += 1;
+            }
+            let flagged = [shakmaty::Color::White, shakmaty::Color::Black]
+                .into_iter()
+                .any(|c| state.clock().flag(c).is_some());
+            tally.flags += usize::from(flagged);
+        }
+        let share = |n: usize| 100.0 * n as f64 / tally.compared.max(1) as f64;
+        let explained = tally.agrees + tally.reporting_delay + tally.period_late + tally.emt_delay;
+        println!(
+            "{file}: {} games, {} moves compared, within 1 s {:.2}%, agree {:.2}% \
+             (+ reporting delays {:.2}%: period {}, period late {}, emt {}), increment missing {}, \
+             adjusted up {} / down {}, no %clk {}, flags {}, deviations {:?}",
+            tally.games,
+            tally.compared,
+            share(tally.within_1s),
+            share(tally.agrees),
+            share(explained),
+            tally.reporting_delay,
+            tally.period_late,
+            tally.emt_delay,
+            tally.increment_missing,
+            tally.adjusted_up,
+            tally.adjusted_down,
+            tally.no_clk,
+            tally.flags,
+            tally.deviations
+        );
+        for (verdict, list) in &examples {
+            println!("  {verdict}: {list:?}");
+        }
+        assert!(tally.games > 0, "{file}: no clocked games");
+        if share(explained) < 99.0 {
+            failures.push(format!("{file}: {:.2}% agree", share(explained)));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+fn verdict_name(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Agrees => "agrees",
+        Verdict::PeriodPending => "period_pending",
+        Verdict::IncrementMissing => "increment_missing",
+        Verdict::Adjusted => "adjusted",
+        Verdict::NoReading => "no_reading",
+        Verdict::Unmodelled => "unmodelled",
+    }
+}
