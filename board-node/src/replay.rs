@@ -70,21 +70,21 @@ pub fn script(game: &PgnGame, time_control: Option<&TimeControl>) -> Vec<Timed> 
         };
         // Without the owed period first: a clock that shows it late would otherwise read as a
         // move that took the whole period.
-        let shown_owed = ply.emt_ms.is_none() && lost(increment).is_none() && owed[side] > 0;
         let think = ply
             .emt_ms
             .or_else(|| lost(increment))
             .or_else(|| lost(increment + owed[side]))
             .unwrap_or_else(|| plausible_think_ms(index));
-        if shown_owed || ply.clk_ms.is_some_and(|clk| clk > previous + increment) {
-            owed[side] = 0;
-        }
-        remaining[side] = ply
-            .clk_ms
-            .unwrap_or_else(|| (previous + increment + owed[side]).saturating_sub(think));
-        if ply.clk_ms.is_none() {
-            owed[side] = 0; // the made-up reading includes it
-        }
+        remaining[side] = match ply.clk_ms {
+            Some(clk) => {
+                if clk > previous + increment {
+                    owed[side] = 0; // the clock rose: the owed period shows
+                }
+                clk
+            }
+            // A made-up reading includes the owed period.
+            None => (previous + increment + std::mem::take(&mut owed[side])).saturating_sub(think),
+        };
 
         let hands = hand_boards(&position, &ply.m);
         // A premove takes no time: the hand's steps share what the move took.

@@ -32,7 +32,9 @@ impl Seq {
 
 /// The node's own clock in milliseconds since the Unix epoch. Differences between two of one
 /// node's timestamps measure think time; they are never compared with the hub's clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct NodeMs(pub u64);
 
 /// One event from a board node to the hub.

@@ -27,6 +27,11 @@ use super::sensed;
 /// sampling of the press (the DGT clock reports about once a second).
 pub const READING_TOLERANCE_MS: u64 = 2_000;
 
+/// Whether two times agree within [`READING_TOLERANCE_MS`].
+fn near(a: u64, b: u64) -> bool {
+    a.abs_diff(b) <= READING_TOLERANCE_MS
+}
+
 /// Moves a new period's time may show late before it counts as not added: one, the delay
 /// every broadcast shows (the clock adds the time after the press it reported).
 pub const PERIOD_GRACE_MOVES: u32 = 1;
@@ -251,6 +256,8 @@ pub struct BoardClock {
     reading: Option<Reading>,
     /// How long each side's clock has run since its last completed move.
     ran: ByColor<u64>,
+    /// Node time up to which `ran` is charged.
+    charged_until: NodeMs,
     checks: Vec<MoveCheck>,
     deviations: Vec<Deviation>,
     /// When each flag was first seen, and whether it was the first to fall.
@@ -363,15 +370,13 @@ impl BoardClock {
             let (check, raised) = self.check_press(last.by, last.expected_ms, &reading);
             *self.checks.last_mut().expect("awaiting a press") = check;
             events.extend(raised);
-        } else if report.pressed_by.is_some() {
+        } else if let Some(side) = presser {
             // A press the rules did not count (an illegal move, 7.5): the clock is what it
             // is; follow it and let the arbiter restore it.
             if let Some(model) = &mut self.model {
                 model.remaining = reading.ms;
             }
-            if let Some(side) = presser {
-                self.ran[side] = 0;
-            }
+            self.ran[side] = 0;
         }
         if playing {
             events.extend(self.check_flags(&reading));
@@ -381,17 +386,13 @@ impl BoardClock {
         events
     }
 
-    /// Charges the time since the last reading to the side whose clock ran.
+    /// Charges the time since the last charge to the side whose clock ran by the last
+    /// reading.
     fn run_until(&mut self, at: NodeMs) {
-        if let Some(last) = &self.reading {
-            if let Some(side) = last.running {
-                self.ran[side] += at.0.saturating_sub(last.at.0);
-            }
+        if let Some(side) = self.running() {
+            self.ran[side] += at.0.saturating_sub(self.charged_until.0);
         }
-        if let Some(reading) = &mut self.reading {
-            reading.ms = reading.shown_at(at);
-            reading.at = at;
-        }
+        self.charged_until = self.charged_until.max(at);
     }
 
     /// Counts `by`'s move in the model; the model's time for the mover after it.
@@ -416,7 +417,7 @@ impl BoardClock {
         let mut deviations = Vec::new();
         for side in Color::ALL {
             let expected = model.remaining[side];
-            if reading.ms[side].abs_diff(expected) > READING_TOLERANCE_MS {
+            if !near(reading.ms[side], expected) {
                 deviations.push(Deviation {
                     kind: DeviationKind::WrongBase,
                     side,
@@ -454,7 +455,6 @@ impl BoardClock {
         let moves = model.moves[by];
         let owed = model.owed[by].map_or(0, |o| o.ms);
         let increment = model.tc.period_of_move(moves).1.bonus.increment_ms();
-        let near = |a: u64, b: u64| a.abs_diff(b) <= READING_TOLERANCE_MS;
         let deviation = |kind| Deviation {
             kind,
             side: by,
@@ -503,7 +503,6 @@ impl BoardClock {
         };
         let shown = reading.ms[side];
         let expected = model.remaining[side];
-        let near = |a: u64, b: u64| a.abs_diff(b) <= READING_TOLERANCE_MS;
         let owed = model.owed[side].map_or(0, |o| o.ms);
         let due = self.adjustment_due[side];
         let kind = if near(shown, expected) {
