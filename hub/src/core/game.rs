@@ -32,9 +32,10 @@ use super::mating::{self, MatingChances};
 use super::repetition::Repetitions;
 use super::sensed;
 
-/// DGT's result signal: both kings on the centre squares, everything else as in the game
-/// (a piece on a square a king was put on may have been taken off). Both kings on light
-/// squares (d5, e4) = 1-0, both on dark squares (d4, e5) = 0-1, one of each = draw.
+/// DGT's result signal: both kings on the centre squares, everything else as in the game,
+/// except that pieces on the centre squares may have been taken off to make room (the real
+/// recording `johan` clears a pawn from d4 first). Both kings on light squares (d5, e4) =
+/// 1-0, both on dark squares (d4, e5) = 0-1, one of each = draw.
 fn result_signal(game: &Board, sensed: &Board) -> Option<&'static str> {
     let centre = Bitboard::from(Square::D4) | Square::D5 | Square::E4 | Square::E5;
     let kings = sensed.kings();
@@ -46,8 +47,8 @@ fn result_signal(game: &Board, sensed: &Board) -> Option<&'static str> {
     if game.king_of(Color::White) == Some(white) && game.king_of(Color::Black) == Some(black) {
         return None; // the kings stand there in the game itself
     }
-    // Apart from the kings and the two squares they were put on, nothing moved.
-    let untouched = !(game.kings() | kings);
+    // Apart from the kings and the centre, nothing moved.
+    let untouched = !(game.kings() | centre);
     let same = Square::ALL
         .into_iter()
         .filter(|sq| untouched.contains(*sq))
@@ -769,6 +770,26 @@ mod tests {
                 Status::Playing,
                 "the arbiter confirms the result"
             );
+        }
+    }
+
+    #[test]
+    fn a_piece_cleared_from_the_centre_for_the_kings_still_signals() {
+        // As in the recorded DGT stream `johan`: the d4 pawn is taken off, then the kings go
+        // to d5 and e4 (both light: 1-0). A piece gone from elsewhere is no signal.
+        for (cleared, signal) in [
+            (shakmaty::Square::D4, Some("1-0")),
+            (shakmaty::Square::F2, None),
+        ] {
+            let mut game = game_from("6k1/5ppp/8/8/3P4/8/5PPP/6K1 w - - 0 40", Rules::default());
+            let mut board = game.position().board().clone();
+            board.remove_piece_at(cleared).unwrap();
+            let wk = board.remove_piece_at(shakmaty::Square::G1).unwrap();
+            let bk = board.remove_piece_at(shakmaty::Square::G8).unwrap();
+            board.set_piece_at(shakmaty::Square::E4, wk);
+            board.set_piece_at(shakmaty::Square::D5, bk);
+            game.placement(NodeMs(1), &placement_of(&board));
+            assert_eq!(game.result_signal(), signal, "{cleared}");
         }
     }
 

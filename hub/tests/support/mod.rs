@@ -247,7 +247,7 @@ impl Replay {
     }
 }
 
-fn canonical_sans(game: &PgnGame) -> Vec<String> {
+pub fn canonical_sans(game: &PgnGame) -> Vec<String> {
     let mut position = game.start.clone();
     game.plies
         .iter()

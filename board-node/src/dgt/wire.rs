@@ -1,0 +1,319 @@
+//! The DGT e-board serial protocol, as the board sends it (9600 baud, 8N1).
+//!
+//! Every message starts with its id with bit 7 set, then a 14-bit length in two 7-bit bytes
+//! (most significant first) that counts the 3 header bytes too. The messages a node reads:
+//!
+//! | id     | message      | data                                                          |
+//! |--------|--------------|---------------------------------------------------------------|
+//! | `0x86` | board dump   | 64 piece codes, square 0 = a8 … 63 = h1                        |
+//! | `0x8E` | field update | the square and its new piece code                             |
+//! | `0x8D` | clock        | right face (3 bytes), left face (3 bytes), status byte        |
+//!
+//! Piece codes: 0 empty, 1–6 white pawn, rook, knight, bishop, king, queen, 7–12 the same in
+//! black. A clock face is a flags nibble over the hours nibble, then minutes and seconds in
+//! BCD. Reads off a serial port split messages anywhere, and a line glitch can put garbage
+//! between them: the [`Decoder`] buffers partial messages and skips to the next id byte.
+
+use protocol::{Color, Piece, Role};
+use thiserror::Error;
+
+const BOARD_DUMP: u8 = 0x86;
+const CLOCK: u8 = 0x8D;
+const FIELD_UPDATE: u8 = 0x8E;
+const HEADER_LEN: usize = 3;
+
+/// A square in the board's own numbering: 0 = a8 … 63 = h1, as seen from the side where the
+/// board's a1 corner is (which is White's only when the board is set up the right way round).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field(u8);
+
+impl Field {
+    pub fn new(index: u8) -> Option<Field> {
+        (index < 64).then_some(Field(index))
+    }
+
+    /// 0 = file a … 7 = file h, in the board's own orientation.
+    pub fn file(self) -> u8 {
+        self.0 % 8
+    }
+
+    /// 0 = rank 1 … 7 = rank 8, in the board's own orientation.
+    pub fn rank(self) -> u8 {
+        7 - self.0 / 8
+    }
+}
+
+/// The 64 fields of a board dump, in the board's numbering.
+pub type Fields = [Option<Piece>; 64];
+
+/// One clock face: what one player's side of the clock shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Face {
+    /// The time shown, in ms (the clock shows whole seconds).
+    pub ms: u32,
+    /// The time ran out and the clock is blocked at zero.
+    pub final_flag: bool,
+    /// The flag symbol: this side's time of a period ran out.
+    pub flag: bool,
+    /// The time-per-move symbol (increment or delay mode).
+    pub time_per_move: bool,
+}
+
+/// A clock message (`BWTIME`). The clock knows left and right, not White and Black.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClockStatus {
+    pub left: Face,
+    pub right: Face,
+    pub running: bool,
+    /// The lever is up on the right: the right player pressed last.
+    pub right_high: bool,
+    pub battery_low: bool,
+    pub left_to_move: bool,
+    pub right_to_move: bool,
+    /// The board reports that no clock is connected to it.
+    pub no_clock: bool,
+}
+
+/// One message from the board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    BoardDump(Box<Fields>),
+    FieldUpdate {
+        field: Field,
+        piece: Option<Piece>,
+    },
+    Clock(ClockStatus),
+    /// The clock acknowledged a command sent to it; carries no reading.
+    ClockAck,
+    /// A message a node does not need (serial number, version, …).
+    Other {
+        id: u8,
+    },
+}
+
+/// Why a complete message could not be read. The bytes are consumed either way: the next
+/// message decodes normally.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum WireError {
+    /// A message's length disagrees with what its id requires.
+    #[error("message {id:#04x} carries {len} data bytes, expected {expected}")]
+    Length { id: u8, len: usize, expected: usize },
+    /// A piece code outside 0–12 (the board's special pieces included).
+    #[error("piece code {code} on field {field}")]
+    PieceCode { field: u8, code: u8 },
+    /// A field update for a square number over 63.
+    #[error("field number {0} is not a square")]
+    Field(u8),
+    /// A clock time that is not binary-coded decimal.
+    #[error("clock time byte {0:#04x} is not BCD")]
+    Bcd(u8),
+}
+
+/// Turns the bytes read off the serial line into messages.
+///
+/// ```
+/// use board_node::dgt::wire::{Decoder, Message};
+///
+/// let mut decoder = Decoder::default();
+/// decoder.push(&[0x8e, 0x00]); // half a field update
+/// assert_eq!(decoder.next_message(), None);
+/// decoder.push(&[0x05, 0x34, 0x00]); // the rest: field 52 (e2 seen from White) emptied
+/// assert!(matches!(decoder.next_message(), Some(Ok(Message::FieldUpdate { piece: None, .. }))));
+/// ```
+#[derive(Debug, Default)]
+pub struct Decoder {
+    buffer: Vec<u8>,
+    skipped_bytes: u64,
+}
+
+impl Decoder {
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// Bytes thrown away because they could not start a message (line noise).
+    pub fn skipped_bytes(&self) -> u64 {
+        self.skipped_bytes
+    }
+
+    /// The next complete message, `None` until more bytes arrive.
+    pub fn next_message(&mut self) -> Option<Result<Message, WireError>> {
+        loop {
+            self.skip_to_id();
+            if self.buffer.len() < HEADER_LEN {
+                return None;
+            }
+            let (msb, lsb) = (self.buffer[1], self.buffer[2]);
+            if msb & 0x80 != 0
+                || lsb & 0x80 != 0
+                || (usize::from(msb) << 7 | usize::from(lsb)) < HEADER_LEN
+            {
+                // Not a header after all: drop the id byte and look again.
+                self.buffer.remove(0);
+                self.skipped_bytes += 1;
+                continue;
+            }
+            let len = usize::from(msb) << 7 | usize::from(lsb);
+            if self.buffer.len() < len {
+                return None;
+            }
+            let message: Vec<u8> = self.buffer.drain(..len).collect();
+            return Some(parse(message[0], &message[HEADER_LEN..]));
+        }
+    }
+
+    fn skip_to_id(&mut self) {
+        let start = self
+            .buffer
+            .iter()
+            .position(|b| b & 0x80 != 0)
+            .unwrap_or(self.buffer.len());
+        self.buffer.drain(..start);
+        self.skipped_bytes += start as u64;
+    }
+}
+
+fn parse(id: u8, data: &[u8]) -> Result<Message, WireError> {
+    let expect = |expected: usize| {
+        if data.len() == expected {
+            Ok(())
+        } else {
+            Err(WireError::Length {
+                id,
+                len: data.len(),
+                expected,
+            })
+        }
+    };
+    match id {
+        BOARD_DUMP => {
+            expect(64)?;
+            let mut fields: Box<Fields> = Box::new([None; 64]);
+            for (i, code) in data.iter().enumerate() {
+                fields[i] = piece(i as u8, *code)?;
+            }
+            Ok(Message::BoardDump(fields))
+        }
+        FIELD_UPDATE => {
+            expect(2)?;
+            let field = Field::new(data[0]).ok_or(WireError::Field(data[0]))?;
+            Ok(Message::FieldUpdate {
+                field,
+                piece: piece(data[0], data[1])?,
+            })
+        }
+        CLOCK => {
+            expect(7)?;
+            // An hours nibble of 0xA marks the clock's acknowledgement of a command; Bluetooth
+            // boards answer a command with an all-zero message. Neither is a reading.
+            if data[0] & 0x0f == 0x0a || data[3] & 0x0f == 0x0a || data.iter().all(|b| *b == 0) {
+                return Ok(Message::ClockAck);
+            }
+            let status = data[6];
+            Ok(Message::Clock(ClockStatus {
+                right: face(&data[0..3])?,
+                left: face(&data[3..6])?,
+                running: status & 0x01 != 0,
+                right_high: status & 0x02 != 0,
+                battery_low: status & 0x04 != 0,
+                left_to_move: status & 0x08 != 0,
+                right_to_move: status & 0x10 != 0,
+                no_clock: status & 0x20 != 0,
+            }))
+        }
+        _ => Ok(Message::Other { id }),
+    }
+}
+
+fn piece(field: u8, code: u8) -> Result<Option<Piece>, WireError> {
+    use Role::*;
+    const ROLES: [Role; 6] = [Pawn, Rook, Knight, Bishop, King, Queen];
+    let (color, index) = match code {
+        0 => return Ok(None),
+        1..=6 => (Color::White, code - 1),
+        7..=12 => (Color::Black, code - 7),
+        _ => return Err(WireError::PieceCode { field, code }),
+    };
+    Ok(Some(Piece {
+        color,
+        role: ROLES[usize::from(index)],
+    }))
+}
+
+fn face(bytes: &[u8]) -> Result<Face, WireError> {
+    let flags = bytes[0] >> 4;
+    let hours = u32::from(bytes[0] & 0x0f);
+    let seconds = hours * 3600 + bcd(bytes[1])? * 60 + bcd(bytes[2])?;
+    Ok(Face {
+        ms: seconds * 1000,
+        final_flag: flags & 0x01 != 0,
+        time_per_move: flags & 0x02 != 0,
+        flag: flags & 0x04 != 0,
+    })
+}
+
+fn bcd(byte: u8) -> Result<u32, WireError> {
+    let (tens, units) = (byte >> 4, byte & 0x0f);
+    if tens > 9 || units > 9 {
+        return Err(WireError::Bcd(byte));
+    }
+    Ok(u32::from(tens) * 10 + u32::from(units))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(bytes: &[u8]) -> Vec<Result<Message, WireError>> {
+        let mut decoder = Decoder::default();
+        decoder.push(bytes);
+        std::iter::from_fn(|| decoder.next_message()).collect()
+    }
+
+    #[test]
+    fn a_clock_message_reads_both_faces_and_the_status() {
+        // Right 0:05:05 with the time-per-move symbol, left 0:04:59 and final flag, left to
+        // move, running.
+        let got = decode_all(&[0x8d, 0x00, 0x0a, 0x20, 0x05, 0x05, 0x31, 0x04, 0x59, 0x09]);
+        let Ok(Message::Clock(status)) = &got[0] else {
+            panic!("{got:?}")
+        };
+        assert_eq!(status.right.ms, 305_000);
+        assert!(status.right.time_per_move && !status.right.final_flag);
+        assert_eq!(status.left.ms, 3_899_000);
+        assert!(status.left.final_flag);
+        assert!(status.running && status.left_to_move && !status.right_to_move);
+    }
+
+    #[test]
+    fn garbage_between_messages_is_skipped_and_counted() {
+        let mut decoder = Decoder::default();
+        decoder.push(&[0x01, 0x02, 0x8e, 0x00, 0x05, 0x0c, 0x05, 0x8e, 0x00]);
+        assert!(matches!(
+            decoder.next_message(),
+            Some(Ok(Message::FieldUpdate { .. }))
+        ));
+        assert_eq!(decoder.skipped_bytes(), 2);
+        assert_eq!(decoder.next_message(), None, "a partial message waits");
+    }
+
+    #[test]
+    fn a_bad_message_is_an_error_and_the_next_one_reads() {
+        let got = decode_all(&[0x8e, 0x00, 0x05, 0x0c, 0x0f, 0x8e, 0x00, 0x05, 0x0c, 0x01]);
+        assert_eq!(
+            got[0],
+            Err(WireError::PieceCode {
+                field: 12,
+                code: 15
+            })
+        );
+        assert!(matches!(got[1], Ok(Message::FieldUpdate { .. })));
+    }
+
+    #[test]
+    fn a_header_with_an_impossible_length_is_noise() {
+        let got = decode_all(&[0x8e, 0x00, 0x01, 0x8e, 0x00, 0x05, 0x0c, 0x01]);
+        assert_eq!(got.len(), 1);
+        assert!(matches!(got[0], Ok(Message::FieldUpdate { .. })));
+    }
+}
