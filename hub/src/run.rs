@@ -9,6 +9,7 @@
 //! ```
 //! Startup is the same fold: every journaled record goes through `Hall::apply` again.
 
+use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,16 +17,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use board_node::link::{BrokerAddr, LinkEvent};
-use protocol::{codec, topic, DecodeError, DownlinkBody};
+use protocol::{codec, topic, BoardNo, DecodeError, DownlinkBody};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
 use crate::core::hall::{Effect, Hall};
 use crate::core::intake::Admission;
 use crate::core::laws::Rules;
 use crate::core::record::Record;
 use crate::core::time::HubMs;
 use crate::edge::broker;
-use crate::edge::flusher::Flusher;
+use crate::edge::flusher::{Durable, Flusher};
 use crate::edge::http::{self, Query};
 use crate::edge::mqtt::{self, HubLink};
 use crate::edge::store::Journal;
@@ -133,9 +135,14 @@ pub async fn serve(
         });
     }
 
+    let next_decision = journal
+        .next_decision_id()
+        .context("reading the decisions journal")?;
     let mut shell = Shell {
         event: config.event,
         hall,
+        next_decision,
+        awaiting_flush: HashMap::new(),
         journal,
         flusher,
         link,
@@ -154,14 +161,12 @@ pub async fn serve(
                 LinkEvent::Connected => tracing::info!("connected to the broker, subscribed"),
                 LinkEvent::Disconnected => tracing::warn!("lost the broker; reconnecting"),
             },
-            Some(batch) = durable.recv() => {
-                for (board, seq) in batch {
-                    if let Some(effect) = shell.hall.flushed(board, seq) {
-                        shell.carry_out(effect);
-                    }
+            Some(flushed) = durable.recv() => shell.on_durable(flushed),
+            Some(query) = queries.recv() => {
+                if let Err(e) = shell.answer(query) {
+                    break Err(e);
                 }
             }
-            Some(query) = queries.recv() => shell.answer(query),
             () = &mut shutdown => break Ok(()),
         }
     };
@@ -170,14 +175,34 @@ pub async fn serve(
     result
 }
 
-/// Rebuilds the hall from the journal. Effects of replayed events already happened once and
-/// are dropped.
+/// Rebuilds the hall from the journal: each board's events in sequence, each arbiter's
+/// decision right after the board event it followed. Effects of replayed events already
+/// happened once and are dropped.
 fn replay(journal: &Journal, hall: &mut Hall, clock: &mut HubClock, metrics: &Metrics) -> u64 {
+    let mut decisions: BTreeMap<(u16, u64), Vec<DecisionRecord>> = BTreeMap::new();
+    for decision in journal.decisions() {
+        match decision {
+            Ok(d) => decisions.entry((d.board, d.after_seq)).or_default().push(d),
+            Err(e) => {
+                tracing::error!(error = %e, "decision skipped");
+                metrics.journal_records_skipped();
+            }
+        }
+    }
+    let fold_decisions = |hall: &mut Hall, due: Vec<DecisionRecord>| {
+        for decision in due {
+            if let Err(e) = hall.decide(&decision) {
+                tracing::error!(id = decision.id, error = %e, "journaled decision no longer fits");
+                metrics.journal_records_skipped();
+            }
+        }
+    };
     let mut applied = 0;
     for record in journal.replay() {
         match record {
             Ok(record) => {
                 clock.not_before(record.at);
+                let (board, seq) = (record.event.board.0, record.event.seq.0);
                 for effect in hall.apply(&record) {
                     if let Effect::OutOfSequence { board, seq } = effect {
                         tracing::error!(
@@ -189,6 +214,9 @@ fn replay(journal: &Journal, hall: &mut Hall, clock: &mut HubClock, metrics: &Me
                     }
                 }
                 applied += 1;
+                if let Some(due) = decisions.remove(&(board, seq)) {
+                    fold_decisions(hall, due);
+                }
             }
             Err(e) => {
                 tracing::error!(error = %e, "journal record skipped");
@@ -196,6 +224,10 @@ fn replay(journal: &Journal, hall: &mut Hall, clock: &mut HubClock, metrics: &Me
             }
         }
     }
+    // Decisions after events the journal lost (damaged records): in the order taken.
+    let mut rest: Vec<DecisionRecord> = decisions.into_values().flatten().collect();
+    rest.sort_by_key(|d| d.id);
+    fold_decisions(hall, rest);
     hall.replayed();
     applied
 }
@@ -204,6 +236,16 @@ fn replay(journal: &Journal, hall: &mut Hall, clock: &mut HubClock, metrics: &Me
 struct Shell {
     event: String,
     hall: Hall,
+    /// The id the next arbiter's decision takes.
+    next_decision: u64,
+    /// Decisions taken but not yet durable: the arbiter's answer waits for the flush.
+    awaiting_flush: HashMap<
+        u64,
+        (
+            AuditEntry,
+            oneshot::Sender<Result<AuditEntry, DecisionError>>,
+        ),
+    >,
     journal: Journal,
     flusher: Flusher,
     link: HubLink,
@@ -303,7 +345,61 @@ impl Shell {
         }
     }
 
-    fn answer(&mut self, query: Query) {
+    /// What the flusher made durable: acknowledge events, confirm decisions.
+    fn on_durable(&mut self, flushed: Durable) {
+        for (board, seq) in flushed.events {
+            if let Some(effect) = self.hall.flushed(board, seq) {
+                self.carry_out(effect);
+            }
+        }
+        for id in flushed.decisions {
+            if let Some((entry, reply)) = self.awaiting_flush.remove(&id) {
+                let _ = reply.send(Ok(entry));
+            }
+        }
+    }
+
+    /// Carries out an arbiter's decision and journals it; the answer waits for the flush.
+    /// Only a failing journal is an error.
+    fn decide(
+        &mut self,
+        board: BoardNo,
+        action: ArbiterAction,
+        reply: oneshot::Sender<Result<AuditEntry, DecisionError>>,
+    ) -> anyhow::Result<()> {
+        let record = DecisionRecord {
+            id: self.next_decision,
+            board: board.0,
+            at: self.clock.now(),
+            after_seq: self.hall.board(board).map_or(0, |b| b.last_seq().0),
+            action,
+        };
+        let effects = match self.hall.decide(&record) {
+            Ok(effects) => effects,
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                return Ok(());
+            }
+        };
+        self.journal
+            .append_decision(&record)
+            .context("appending a decision to the journal")?;
+        self.flusher.appended_decision(record.id);
+        self.next_decision += 1;
+        tracing::info!(board = board.0, id = record.id, arbiter = %record.action.arbiter, decision = ?record.action.decision, "arbiter's decision");
+        for effect in effects {
+            self.carry_out(effect);
+        }
+        let entry = self
+            .hall
+            .board(board)
+            .and_then(|b| b.decisions().last().cloned())
+            .expect("the decision was just recorded");
+        self.awaiting_flush.insert(record.id, (entry, reply));
+        Ok(())
+    }
+
+    fn answer(&mut self, query: Query) -> anyhow::Result<()> {
         let now = self.clock.now();
         // A dropped receiver means the HTTP client went away; nothing to do.
         match query {
@@ -314,6 +410,8 @@ impl Shell {
             Query::CheckClaim(board, request, reply) => {
                 drop(reply.send(self.hall.check_claim(board, &request)));
             }
+            Query::Decide(board, action, reply) => return self.decide(board, action, reply),
         }
+        Ok(())
     }
 }

@@ -3,14 +3,15 @@
 use protocol::time_control::TimeControl;
 use protocol::{BoardNo, Hello, NodeMs, Seq, UplinkBody};
 use serde::Serialize;
-use shakmaty::{Chess, Color, Position};
+use shakmaty::{ByColor, Chess, Color, Position};
 
-use super::clock::{BoardClock, ClockEvent, Deviation};
+use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, Side};
+use super::clock::{Adjustment, BoardClock, ClockEvent, Deviation, DeviationKind};
 use super::ending::{Claim, Status};
 use super::flag::{self, FlagRuling};
 use super::game::{BoardSync, Game, GameEvent, IllegalMove};
 use super::intake::{Admission, Intake};
-use super::laws::{Penalty, Rules};
+use super::laws::{Edition, Penalty, Rules};
 use super::record::Record;
 use super::time::HubMs;
 
@@ -42,6 +43,8 @@ pub struct BoardState {
     rules: Rules,
     /// What the flags that fell mean (6.9), worked out when they fell.
     flag_ruling: Option<FlagRuling>,
+    /// The arbiter's decisions at this board, in order: the audit trail.
+    decisions: Vec<AuditEntry>,
 }
 
 /// One line of `GET /api/boards`.
@@ -78,6 +81,8 @@ pub struct BoardDetail {
     pub board_sync: BoardSync,
     /// The clock, `null` before it reported and without a time control.
     pub clock: Option<ClockView>,
+    /// The arbiter's decisions at this board, in order (the audit trail).
+    pub decisions: Vec<AuditEntry>,
     /// Parallel to `moves`: the mover's remaining time after each move as the hub models it
     /// (the clock's reading where there is no time control; `null` where neither is known).
     pub clock_ms: Vec<Option<u64>>,
@@ -143,6 +148,7 @@ impl BoardState {
             clock: BoardClock::new(time_control),
             rules,
             flag_ruling: None,
+            decisions: Vec::new(),
             intake: Intake::default(),
             game: Game::new(Chess::default(), rules),
             events_accepted: 0,
@@ -203,6 +209,83 @@ impl BoardState {
         Some(events)
     }
 
+    /// Carries out an arbiter's decision (live, or folded in again on replay). A decision
+    /// that does not fit the game changes nothing and comes back as the error.
+    pub fn decide(&mut self, record: &DecisionRecord) -> Result<Vec<BoardEvent>, DecisionError> {
+        let at = self.node_now(record.at);
+        let edition = self.rules.edition;
+        let mut expects: Option<(Side, Adjustment)> = None;
+        let (events, article) = match &record.action.decision {
+            Decision::Reinstate { ply } => {
+                let events = self.game.reinstate(at, *ply)?;
+                let mut moves = ByColor::<u32>::default();
+                for m in self.game.moves() {
+                    moves[m.by] += 1;
+                }
+                self.clock.reinstate(*ply, moves);
+                let article = match edition {
+                    Edition::Laws2009 => "7.4a",
+                    Edition::Laws2014 => "7.5a",
+                    _ => "7.5.1",
+                };
+                (events, Some(article))
+            }
+            Decision::Result { result, cause } => {
+                let events = self.game.declare(*result, *cause)?;
+                (events, cause.map(|c| c.article(edition)))
+            }
+            Decision::ClaimRejected { by } => {
+                let (ms, article) = arbiter::claim_penalty(self.rules);
+                let opponent = match by {
+                    Side::White => Side::Black,
+                    Side::Black => Side::White,
+                };
+                let kind = DeviationKind::PenaltyApplied;
+                expects = Some((opponent, Adjustment { ms, kind, article }));
+                (Vec::new(), Some(article))
+            }
+            Decision::AdjustTime { side, ms, reason } => {
+                if *ms == 0 {
+                    return Err(DecisionError::NothingToAdjust);
+                }
+                let article = arbiter::time_article(*reason, edition);
+                let kind = match reason {
+                    arbiter::TimeReason::ClockCorrection => DeviationKind::CorrectionApplied,
+                    arbiter::TimeReason::Penalty => DeviationKind::PenaltyApplied,
+                };
+                expects = Some((
+                    *side,
+                    Adjustment {
+                        ms: *ms,
+                        kind,
+                        article,
+                    },
+                ));
+                (Vec::new(), Some(article))
+            }
+        };
+        if let Some((side, adjustment)) = expects {
+            self.clock.set_adjustment(side.into(), adjustment);
+        }
+        self.decisions.push(AuditEntry {
+            record: record.clone(),
+            article,
+            clock_expects_ms: expects.map(|(_, a)| a.ms),
+            clock_side: expects.map(|(side, _)| side),
+        });
+        Ok(events.into_iter().map(BoardEvent::Game).collect())
+    }
+
+    /// The arbiter's decisions at this board, in order.
+    pub fn decisions(&self) -> &[AuditEntry] {
+        &self.decisions
+    }
+
+    /// The sequence number of the board's last applied event.
+    pub fn last_seq(&self) -> Seq {
+        self.intake.accepted().unwrap_or(Seq(0))
+    }
+
     /// Who completed the moves among `events`.
     fn completed_by(&self, events: &[GameEvent]) -> Vec<Color> {
         events
@@ -219,8 +302,12 @@ impl BoardState {
         for event in events {
             if let GameEvent::IllegalMove(illegal) = event {
                 if let Penalty::TimeToOpponent { seconds } = illegal.ruling.penalty {
-                    self.clock
-                        .expect_adjustment(illegal.by.other(), u64::from(seconds) * 1000);
+                    let adjustment = Adjustment {
+                        ms: i64::from(seconds) * 1000,
+                        kind: DeviationKind::PenaltyApplied,
+                        article: illegal.ruling.article,
+                    };
+                    self.clock.expect_adjustment(illegal.by.other(), adjustment);
                 }
             }
         }
@@ -333,7 +420,7 @@ impl BoardState {
     pub fn summary(&self, now: HubMs) -> BoardSummary {
         BoardSummary {
             board: self.number.0,
-            last_seq: self.intake.accepted().map_or(0, |s| s.0),
+            last_seq: self.last_seq().0,
             events_accepted: self.events_accepted,
             node_connected: self.node_connected(now),
             fen: self.game.fen(),
@@ -359,6 +446,7 @@ impl BoardState {
             result_signal: self.game.result_signal(),
             board_sync: self.game.sync(self.last_node_ms),
             clock: self.clock_view(now),
+            decisions: self.decisions.clone(),
             clock_ms: self
                 .clock
                 .checks()

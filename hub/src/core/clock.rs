@@ -178,6 +178,18 @@ pub enum DeviationKind {
     /// The time added to the opponent after an illegal move or a wrong claim (7.5.5, 9.5)
     /// shows on the clock.
     PenaltyApplied,
+    /// An arbiter's correction of a wrongly set clock (6.10.2), entered as a decision, shows
+    /// on the clock.
+    CorrectionApplied,
+}
+
+/// A change of a clock's time the hub expects because the Laws or the arbiter prescribe it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adjustment {
+    pub ms: i64,
+    /// [`DeviationKind::PenaltyApplied`] or [`DeviationKind::CorrectionApplied`].
+    pub kind: DeviationKind,
+    pub article: &'static str,
 }
 
 /// A deviation, raised once, with the evidence.
@@ -264,8 +276,8 @@ pub struct BoardClock {
     flags: ByColor<Option<(NodeMs, Option<bool>)>>,
     paused_since: Option<NodeMs>,
     paused_total_ms: u64,
-    /// Time an arbiter is to add after a penalty, not yet shown on the clock.
-    adjustment_due: ByColor<u64>,
+    /// Time an arbiter is to add or take off (a penalty, a correction), not yet shown.
+    adjustment_due: ByColor<Option<Adjustment>>,
     increment_missing_raised: ByColor<bool>,
 }
 
@@ -315,10 +327,47 @@ impl BoardClock {
         self.paused_total_ms
     }
 
-    /// An arbiter is to add `ms` to `side`'s clock (a penalty, 7.5.5 or 9.5): a jump by that
-    /// much is then expected, not a deviation.
-    pub fn expect_adjustment(&mut self, side: Color, ms: u64) {
-        self.adjustment_due[side] += ms;
+    /// An arbiter is to add `adjustment.ms` to `side`'s clock on top of anything already due
+    /// (the penalty of an illegal move, 7.5.5): a jump by that much is then expected, not a
+    /// deviation.
+    pub fn expect_adjustment(&mut self, side: Color, adjustment: Adjustment) {
+        let due = self.adjustment_due[side].map_or(0, |a| a.ms);
+        self.adjustment_due[side] = Some(Adjustment {
+            ms: due + adjustment.ms,
+            ..adjustment
+        });
+    }
+
+    /// The arbiter decided what `side`'s clock is to gain: this replaces what was due (his
+    /// decision includes any penalty the hub proposed).
+    pub fn set_adjustment(&mut self, side: Color, adjustment: Adjustment) {
+        self.adjustment_due[side] = Some(adjustment);
+    }
+
+    /// The adjustment still expected on `side`'s clock.
+    pub fn adjustment_due(&self, side: Color) -> Option<Adjustment> {
+        self.adjustment_due[side]
+    }
+
+    /// Whether `shown` is `expected` plus the adjustment due on `side`; takes it if so.
+    fn take_adjustment(&mut self, side: Color, shown: u64, expected: u64) -> Option<Adjustment> {
+        let due = self.adjustment_due[side]?;
+        near(shown, expected.saturating_add_signed(due.ms)).then(|| {
+            self.adjustment_due[side] = None;
+            due
+        })
+    }
+
+    /// The arbiter reinstated the position after `ply` completed moves, `moves` of them by
+    /// each side: the model counts from there. The clock shows what the arbiter set; the
+    /// next press reconciles.
+    pub fn reinstate(&mut self, ply: usize, moves: ByColor<u32>) {
+        self.checks.truncate(ply);
+        if let Some(model) = &mut self.model {
+            model.moves = moves;
+            model.owed = ByColor::default();
+        }
+        self.ran = ByColor::default();
     }
 
     /// A move completed without a press (it ended the game, 6.2.1): the model counts it.
@@ -465,9 +514,19 @@ impl BoardClock {
             article: "6.10.2",
         };
         let mut raised = Vec::new();
+        let due =
+            self.adjustment_due[by].filter(|a| near(shown, expected.saturating_add_signed(a.ms)));
         let verdict = if near(shown, expected) {
             model.owed[by] = None; // a pending period, if any, has arrived
             Verdict::Agrees
+        } else if let Some(adjustment) = due {
+            self.adjustment_due[by] = None;
+            raised.push(Deviation {
+                kind: adjustment.kind,
+                article: adjustment.article,
+                ..deviation(adjustment.kind)
+            });
+            Verdict::Adjusted
         } else if owed > 0 && near(shown + owed, expected) {
             let owed = model.owed[by].as_mut().expect("owed is set");
             if moves - owed.after_move >= PERIOD_GRACE_MOVES && !owed.raised {
@@ -498,31 +557,30 @@ impl BoardClock {
 
     /// The side whose clock stood: it shows what it showed, unless the arbiter changed it.
     fn check_standing(&mut self, side: Color, reading: &Reading) -> Vec<ClockEvent> {
-        let Some(model) = &mut self.model else {
+        let Some(model) = &self.model else {
             return Vec::new();
         };
         let shown = reading.ms[side];
         let expected = model.remaining[side];
+        let moves = model.moves[side];
         let owed = model.owed[side].map_or(0, |o| o.ms);
-        let due = self.adjustment_due[side];
-        let kind = if near(shown, expected) {
+        let raised = if near(shown, expected) {
             None
         } else if owed > 0 && near(shown + owed, expected) {
             return Vec::new(); // the period is still pending; the mover's check raises it
         } else if owed > 0 && near(shown, expected + owed) {
             // Shown late on the opponent's press (one side's period shows a move early).
-            model.owed[side] = None;
+            self.model.as_mut().expect("a model").owed[side] = None;
             None
-        } else if due > 0 && near(shown, expected + due) {
-            self.adjustment_due[side] = 0;
-            Some(DeviationKind::PenaltyApplied)
+        } else if let Some(due) = self.take_adjustment(side, shown, expected) {
+            Some((due.kind, due.article))
         } else {
-            Some(DeviationKind::ClockAdjusted)
+            Some((DeviationKind::ClockAdjusted, "6.10.2"))
         };
-        let moves = model.moves[side];
+        let model = self.model.as_mut().expect("a model");
         let still_owed = model.owed[side].map_or(0, |o| o.ms);
         model.remaining[side] = shown + still_owed;
-        let Some(kind) = kind else {
+        let Some((kind, article)) = raised else {
             return Vec::new();
         };
         self.raise(vec![Deviation {
@@ -532,11 +590,7 @@ impl BoardClock {
             expected_ms: expected,
             shown_ms: shown,
             at: reading.at.0,
-            article: if kind == DeviationKind::PenaltyApplied {
-                "7.5.5"
-            } else {
-                "6.10.2"
-            },
+            article,
         }])
     }
 
@@ -831,7 +885,12 @@ mod tests {
             None,
             true,
         );
-        clock.expect_adjustment(Color::Black, 120_000);
+        let penalty = Adjustment {
+            ms: 120_000,
+            kind: DeviationKind::PenaltyApplied,
+            article: "7.5.5",
+        };
+        clock.expect_adjustment(Color::Black, penalty);
         let r = report(
             [5_450_000, 5_550_000],
             Some(Color::Black),
@@ -843,9 +902,57 @@ mod tests {
             [ClockEvent::Deviation(Deviation {
                 kind: DeviationKind::PenaltyApplied,
                 side: Color::Black,
+                article: "7.5.5",
                 ..
             })]
         ));
+        assert_eq!(clock.adjustment_due(Color::Black), None, "taken");
+    }
+
+    #[test]
+    fn an_arbiters_adjustment_replaces_what_was_due_and_the_mover_may_show_it() {
+        // 6.10.2: the arbiter takes 30 s off White's clock (an increment the clock gave
+        // twice); the press that shows it is the correction, not an unexplained jump.
+        let mut clock = BoardClock::new(Some(tc("5400+30")));
+        let _ = clock.report(
+            NodeMs(0),
+            &report([5_430_000, 5_430_000], Some(Color::White), None),
+            None,
+            true,
+        );
+        let correction = Adjustment {
+            ms: -30_000,
+            kind: DeviationKind::CorrectionApplied,
+            article: "6.10.2",
+        };
+        clock.expect_adjustment(
+            Color::White,
+            Adjustment {
+                ms: 60_000,
+                ..correction
+            },
+        );
+        clock.set_adjustment(Color::White, correction);
+        // White used 10 s and gained 30 s: the model expects 5:30:50 - 30 s.
+        let r = report(
+            [5_420_000, 5_430_000],
+            Some(Color::Black),
+            Some(Color::White),
+        );
+        let events = clock.report(NodeMs(10_000), &r, Some(Color::White), true);
+        assert!(
+            matches!(
+                &events[..],
+                [ClockEvent::Deviation(Deviation {
+                    kind: DeviationKind::CorrectionApplied,
+                    side: Color::White,
+                    expected_ms: 5_450_000,
+                    shown_ms: 5_420_000,
+                    ..
+                })]
+            ),
+            "{events:?}"
+        );
     }
 
     #[test]

@@ -13,13 +13,13 @@
 use serde::Serialize;
 use shakmaty::{Chess, Color, Position};
 
+use super::arbiter::Cause;
 use super::laws::Edition;
 use super::mating;
 use super::repetition::Repetitions;
 
 /// Where the game stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Playing,
     Checkmate,
@@ -27,14 +27,37 @@ pub enum Status {
     DeadPosition,
     FivefoldRepetition,
     SeventyfiveMoves,
+    /// The arbiter declared the result (its [`Cause`] names how the game ended).
+    Declared(Cause),
+}
+
+impl Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
 }
 
 impl Status {
+    /// The name `GET /api/boards/{n}` shows: `playing`, `checkmate`, …, or the cause of a
+    /// declared result (`flag_fall`, `resignation`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Playing => "playing",
+            Status::Checkmate => "checkmate",
+            Status::Stalemate => "stalemate",
+            Status::DeadPosition => "dead_position",
+            Status::FivefoldRepetition => "fivefold_repetition",
+            Status::SeventyfiveMoves => "seventyfive_moves",
+            Status::Declared(cause) => cause.name(),
+        }
+    }
+
     /// The article of the edition's Laws that ends the game this way.
     pub fn article(self, edition: Edition) -> Option<&'static str> {
         let lettered = matches!(edition, Edition::Laws2009 | Edition::Laws2014);
         Some(match (self, lettered) {
             (Status::Playing, _) => return None,
+            (Status::Declared(cause), _) => cause.article(edition),
             (Status::Checkmate, false) => "5.1.1",
             (Status::Checkmate, true) => "5.1a",
             (Status::Stalemate, false) => "5.2.1",
@@ -48,10 +71,11 @@ impl Status {
         })
     }
 
-    /// The result in PGN notation; `to_move` is the side to move in the final position.
+    /// The result in PGN notation; `to_move` is the side to move in the final position. A
+    /// declared result is the arbiter's: [`super::game::Game::result`] knows it.
     pub fn result(self, to_move: Color) -> &'static str {
         match (self, to_move) {
-            (Status::Playing, _) => "*",
+            (Status::Playing | Status::Declared(_), _) => "*",
             (Status::Checkmate, Color::White) => "0-1",
             (Status::Checkmate, Color::Black) => "1-0",
             _ => "1/2-1/2",

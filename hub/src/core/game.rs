@@ -24,6 +24,7 @@ use shakmaty::{Bitboard, Board, Chess, Color, EnPassantMode, Move, Piece, Positi
 
 use protocol::{ClockReport, NodeMs, Placement};
 
+use super::arbiter::{Cause, DecisionError, GameResult};
 use super::chess960;
 use super::claim::{self, ClaimCheck, ClaimRequest};
 use super::ending::{self, Claim, Occurrences, Status};
@@ -142,6 +143,10 @@ pub enum GameEvent {
     },
     /// The board shows the game's position (or a legal successor) again.
     BackInSync,
+    /// The arbiter reinstated the position after `ply` completed moves.
+    Reinstated {
+        ply: usize,
+    },
 }
 
 /// How long a board may show something else than the position or a legal successor (a
@@ -183,6 +188,8 @@ pub struct Game {
     /// The ending a successor set down on the board would give, worked out at the placement
     /// and reused at the press (the position cannot change in between).
     pending_ending: Option<(Move, Option<Status>)>,
+    /// The result the arbiter declared, with [`Status::Declared`].
+    declared: Option<GameResult>,
 }
 
 impl Default for Game {
@@ -209,6 +216,7 @@ impl Game {
             unsettled_since: None,
             out_of_sync_raised: false,
             pending_ending: None,
+            declared: None,
         }
     }
 
@@ -225,7 +233,10 @@ impl Game {
     }
 
     pub fn result(&self) -> &'static str {
-        self.status.result(self.position.turn())
+        match self.declared {
+            Some(result) => result.pgn(),
+            None => self.status.result(self.position.turn()),
+        }
     }
 
     /// The draw claims the player to move could make correctly now (9.2, 9.3). The hub
@@ -259,6 +270,77 @@ impl Game {
             request,
             self.rules.wrong_claim(),
         )
+    }
+
+    /// The arbiter reinstates the position after `ply` completed moves (7.5.1, 7.4): the
+    /// moves after it are withdrawn and the game goes on from there.
+    pub fn reinstate(&mut self, at: NodeMs, ply: usize) -> Result<Vec<GameEvent>, DecisionError> {
+        if matches!(self.status, Status::Declared(_)) {
+            return Err(DecisionError::ResultDeclared);
+        }
+        if ply > self.moves.len() {
+            return Err(DecisionError::PlyBeyondGame {
+                ply,
+                moves: self.moves.len(),
+            });
+        }
+        self.moves.truncate(ply);
+        self.history.truncate(ply + 1);
+        self.position = self.history[ply].clone();
+        self.repetitions = Repetitions::default();
+        for position in &self.history {
+            self.repetitions.record(position);
+        }
+        self.status = Status::Playing;
+        self.pending_ending = None;
+        let mut events = vec![GameEvent::Reinstated { ply }];
+        let shows_game = self.sensed.as_ref().is_none_or(|board| {
+            board == self.position.board() || self.successor_with(board).is_some()
+        });
+        events.extend(self.resync(at, shows_game));
+        Ok(events)
+    }
+
+    /// The arbiter declares the result (`*` withdraws a declaration: the rules' status
+    /// returns).
+    pub fn declare(
+        &mut self,
+        result: GameResult,
+        cause: Option<Cause>,
+    ) -> Result<Vec<GameEvent>, DecisionError> {
+        if result == GameResult::Ongoing {
+            if let Status::Declared(_) = self.status {
+                self.declared = None;
+                self.status = self.rules_status();
+            }
+            return Ok(Vec::new());
+        }
+        let cause = cause.ok_or(DecisionError::CauseMissing)?;
+        self.declared = Some(result);
+        self.status = Status::Declared(cause);
+        Ok(vec![GameEvent::GameOver {
+            status: self.status,
+        }])
+    }
+
+    /// How the rules leave the game after its last move (what a withdrawn declaration
+    /// returns to).
+    fn rules_status(&self) -> Status {
+        let Some(last) = self.history.last() else {
+            return Status::Playing;
+        };
+        let occurrences = Occurrences {
+            total: self.repetitions.count(last),
+            consecutive: self.consecutive_standing(),
+        };
+        ending::ending(last, occurrences, self.rules.edition).unwrap_or(Status::Playing)
+    }
+
+    /// Like [`Game::consecutive`], for the position that already stands last in `history`.
+    fn consecutive_standing(&self) -> u8 {
+        let last = self.history.last().expect("history holds the start");
+        let behind = self.history.iter().rev().skip(4).step_by(4);
+        1 + behind.take_while(|p| *p == last).count().min(254) as u8
     }
 
     /// The result the players signalled by setting both kings on the centre squares.

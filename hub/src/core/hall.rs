@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use protocol::time_control::TimeControl;
 use protocol::{BoardNo, Seq, Uplink};
 
+use super::arbiter::{DecisionError, DecisionRecord};
 use super::board::{BoardDetail, BoardEvent, BoardState, BoardSummary, Urgency};
 use super::claim::{ClaimCheck, ClaimRequest};
 use super::clock::ClockEvent;
@@ -91,6 +92,25 @@ impl Hall {
                 seq: record.event.seq,
             }],
         }
+    }
+
+    /// The fold step for an arbiter's decision: carried out at `record.board`, after the
+    /// board's event `record.after_seq`. A decision that does not fit changes nothing.
+    pub fn decide(&mut self, record: &DecisionRecord) -> Result<Vec<Effect>, DecisionError> {
+        let board = BoardNo(record.board);
+        let state = self
+            .boards
+            .get_mut(&board)
+            .filter(|b| b.last_seq().0 > 0)
+            .ok_or(DecisionError::UnknownBoard(record.board))?;
+        Ok(state
+            .decide(record)?
+            .into_iter()
+            .map(|event| match event {
+                BoardEvent::Game(event) => Effect::Game { board, event },
+                BoardEvent::Clock(event) => Effect::Clock { board, event },
+            })
+            .collect())
     }
 
     /// The journal flushed `board`'s events up to `seq`.

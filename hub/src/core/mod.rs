@@ -14,9 +14,11 @@
 //! - [`mating`]: whether a side can still checkmate (5.2.2, 6.9, 7.5.5), by chasolver.
 //! - [`repetition`]: how often each position occurred (Art. 9.2.2).
 //! - [`record`]: a journaled event with its receive time.
+//! - [`arbiter`]: the arbiter's decisions (reinstate, result, time) and their audit trail.
 //! - [`board`]: everything the hub knows about one board.
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
+pub mod arbiter;
 pub mod board;
 pub mod chess960;
 pub mod claim;

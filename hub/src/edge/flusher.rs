@@ -2,7 +2,8 @@
 //!
 //! One OS thread owns flushing: it waits for the first appended record, takes every other
 //! record appended meanwhile, calls sled's blocking `flush()` once for all of them, and then
-//! reports the highest durable sequence number per board. Only then may the hub acknowledge.
+//! reports the highest durable sequence number per board, and the arbiter's decisions made
+//! durable. Only then may the hub acknowledge an event or confirm a decision.
 //! A single flusher calling the blocking `flush()` also avoids the deadlocks reported for
 //! concurrent `flush_async` calls (sled issues 1308, 1357).
 
@@ -18,11 +19,24 @@ use tokio::sync::mpsc as async_mpsc;
 use super::store::{Journal, StoreError};
 use crate::metrics::Metrics;
 
-/// What became durable in one flush: the highest sequence number per board.
-pub type Durable = Vec<(BoardNo, Seq)>;
+/// What the journal buffered and the flusher must make durable.
+#[derive(Debug, Clone, Copy)]
+enum Appended {
+    Event(BoardNo, Seq),
+    Decision(u64),
+}
+
+/// What became durable in one flush.
+#[derive(Debug, Default)]
+pub struct Durable {
+    /// The highest sequence number per board.
+    pub events: Vec<(BoardNo, Seq)>,
+    /// The ids of the arbiter's decisions.
+    pub decisions: Vec<u64>,
+}
 
 pub struct Flusher {
-    appended: Sender<(BoardNo, Seq)>,
+    appended: Sender<Appended>,
     thread: JoinHandle<Result<(), StoreError>>,
 }
 
@@ -44,7 +58,12 @@ impl Flusher {
     pub fn appended(&self, board: BoardNo, seq: Seq) {
         // The thread only stops when this sender is dropped or sled failed; a failure is
         // reported by `stop`.
-        let _ = self.appended.send((board, seq));
+        let _ = self.appended.send(Appended::Event(board, seq));
+    }
+
+    /// Call after [`Journal::append_decision`] returned.
+    pub fn appended_decision(&self, id: u64) {
+        let _ = self.appended.send(Appended::Decision(id));
     }
 
     /// Flushes what is pending and stops the thread.
@@ -57,14 +76,20 @@ impl Flusher {
 fn run(
     journal: &Journal,
     metrics: &Metrics,
-    pending: &Receiver<(BoardNo, Seq)>,
+    pending: &Receiver<Appended>,
     durable: &async_mpsc::UnboundedSender<Durable>,
 ) -> Result<(), StoreError> {
     while let Ok(first) = pending.recv() {
         let mut batch = BTreeMap::new();
-        for (board, seq) in std::iter::once(first).chain(pending.try_iter()) {
-            let highest = batch.entry(board).or_insert(seq);
-            *highest = (*highest).max(seq);
+        let mut decisions = Vec::new();
+        for appended in std::iter::once(first).chain(pending.try_iter()) {
+            match appended {
+                Appended::Event(board, seq) => {
+                    let highest = batch.entry(board).or_insert(seq);
+                    *highest = (*highest).max(seq);
+                }
+                Appended::Decision(id) => decisions.push(id),
+            }
         }
         let started = Instant::now();
         if let Err(e) = journal.flush() {
@@ -72,7 +97,11 @@ fn run(
             return Err(e);
         }
         metrics.flushed(started.elapsed());
-        if durable.send(batch.into_iter().collect()).is_err() {
+        let flushed = Durable {
+            events: batch.into_iter().collect(),
+            decisions,
+        };
+        if durable.send(flushed).is_err() {
             break;
         }
     }

@@ -14,6 +14,7 @@ use axum::{Json, Router};
 use protocol::BoardNo;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
 use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::metrics::Metrics;
@@ -25,6 +26,12 @@ pub enum Query {
     TimeTrouble(oneshot::Sender<Vec<Urgency>>),
     ConnectedNodes(oneshot::Sender<usize>),
     CheckClaim(BoardNo, ClaimRequest, oneshot::Sender<Option<ClaimCheck>>),
+    /// An arbiter's decision; answered once it is durable.
+    Decide(
+        BoardNo,
+        ArbiterAction,
+        oneshot::Sender<Result<AuditEntry, DecisionError>>,
+    ),
 }
 
 #[derive(Clone)]
@@ -42,6 +49,8 @@ enum ApiError {
     UnknownBoard(u16),
     /// The loop that owns the hall is stopping.
     Stopping,
+    /// The arbiter's decision does not fit the game; nothing changed.
+    Refused(DecisionError),
 }
 
 impl IntoResponse for ApiError {
@@ -60,6 +69,10 @@ impl IntoResponse for ApiError {
             ApiError::Stopping => {
                 (StatusCode::SERVICE_UNAVAILABLE, "hub is stopping").into_response()
             }
+            ApiError::Refused(DecisionError::UnknownBoard(n)) => {
+                ApiError::UnknownBoard(n).into_response()
+            }
+            ApiError::Refused(e) => (StatusCode::CONFLICT, format!("{e}\n")).into_response(),
         }
     }
 }
@@ -88,6 +101,7 @@ pub async fn bind(
         .route("/api/boards", get(boards))
         .route("/api/boards/{n}", get(board))
         .route("/api/boards/{n}/claims", post(check_claim))
+        .route("/api/boards/{n}/decisions", post(decide))
         .route("/api/time-trouble", get(time_trouble))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
@@ -126,6 +140,23 @@ async fn check_claim(
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownBoard(n))
+}
+
+/// The arbiter decides at a board: `{"arbiter": "…", "decision": "reinstate", "ply": 31}`,
+/// `{"decision": "result", "result": "1-0", "cause": "flag_fall"}`, `{"decision":
+/// "claim_rejected", "by": "white"}` or `{"decision": "adjust_time", "side": "black", "ms":
+/// 120000, "reason": "penalty"}`, with an optional `note`. Answers with the audit entry once
+/// the decision is durable; 409 when it does not fit the game.
+async fn decide(
+    State(api): State<Api>,
+    Path(n): Path<String>,
+    Json(action): Json<ArbiterAction>,
+) -> Result<Json<AuditEntry>, ApiError> {
+    let n = board_number(&n)?;
+    api.ask(|reply| Query::Decide(BoardNo(n), action, reply))
+        .await?
+        .map(Json)
+        .map_err(ApiError::Refused)
 }
 
 /// Query of `GET /api/time-trouble`.

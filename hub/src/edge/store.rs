@@ -5,6 +5,11 @@
 //! receive time (8 bytes, big-endian), then the event in its wire encoding (the postcard
 //! layout frozen by the protocol's golden tests).
 //!
+//! The arbiter's decisions go to a second tree, `decisions`: key = the decision's id (8
+//! bytes, big-endian), value = a format byte and the [`DecisionRecord`] as JSON (a record an
+//! auditor may read with any tool; decisions are rare). Each names the board event it
+//! follows, so replay folds it in at the same place.
+//!
 //! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
 //! acknowledged to a node before that (see [`super::flusher`]).
 
@@ -12,10 +17,12 @@ use std::path::Path;
 
 use protocol::{codec, BoardNo, Seq};
 
+use crate::core::arbiter::DecisionRecord;
 use crate::core::record::Record;
 use crate::core::time::HubMs;
 
 const JOURNAL_FORMAT: u8 = 1;
+const DECISION_FORMAT: u8 = 1;
 const KEY_LEN: usize = 10;
 const HEADER_LEN: usize = 9;
 
@@ -27,6 +34,9 @@ pub enum StoreError {
     /// A stored record is not one this build can read (damaged, or another format).
     #[error("journal record {board}/{seq} is unreadable: {why}")]
     Unreadable { board: u16, seq: u64, why: String },
+    /// A stored decision is not one this build can read.
+    #[error("decision {id} is unreadable: {why}")]
+    UnreadableDecision { id: u64, why: String },
     /// A stored key does not have the journal's layout.
     #[error("journal key of {0} bytes, expected {KEY_LEN}")]
     BadKey(usize),
@@ -37,6 +47,7 @@ pub enum StoreError {
 pub struct Journal {
     db: sled::Db,
     events: sled::Tree,
+    decisions: sled::Tree,
 }
 
 impl Journal {
@@ -48,7 +59,12 @@ impl Journal {
             .flush_every_ms(None)
             .open()?;
         let events = db.open_tree("journal")?;
-        Ok(Journal { db, events })
+        let decisions = db.open_tree("decisions")?;
+        Ok(Journal {
+            db,
+            events,
+            decisions,
+        })
     }
 
     /// Buffers a record; durable after the next [`Journal::flush`].
@@ -60,6 +76,43 @@ impl Journal {
         value.extend_from_slice(&codec::encode_uplink(&record.event));
         self.events.insert(key, value)?;
         Ok(())
+    }
+
+    /// Buffers an arbiter's decision; durable after the next [`Journal::flush`].
+    pub fn append_decision(&self, record: &DecisionRecord) -> Result<(), StoreError> {
+        let mut value = vec![DECISION_FORMAT];
+        serde_json::to_writer(&mut value, record).expect("a decision serializes");
+        self.decisions.insert(record.id.to_be_bytes(), value)?;
+        Ok(())
+    }
+
+    /// Every decision, in the order taken.
+    pub fn decisions(&self) -> impl Iterator<Item = Result<DecisionRecord, StoreError>> + '_ {
+        self.decisions.iter().map(|entry| {
+            let (key, value) = entry?;
+            let id = key
+                .as_ref()
+                .try_into()
+                .map(u64::from_be_bytes)
+                .map_err(|_| StoreError::BadKey(key.len()))?;
+            let unreadable = |why: String| StoreError::UnreadableDecision { id, why };
+            match value.split_first() {
+                Some((&DECISION_FORMAT, json)) => {
+                    serde_json::from_slice(json).map_err(|e| unreadable(e.to_string()))
+                }
+                _ => Err(unreadable("unknown format".into())),
+            }
+        })
+    }
+
+    /// The id the next decision takes: one more than the last stored.
+    pub fn next_decision_id(&self) -> Result<u64, StoreError> {
+        let last = self.decisions.last()?.and_then(|(key, _)| {
+            <[u8; 8]>::try_from(key.as_ref())
+                .ok()
+                .map(u64::from_be_bytes)
+        });
+        Ok(last.map_or(1, |id| id + 1))
     }
 
     /// Makes every record appended before this call durable. Returns the bytes written.

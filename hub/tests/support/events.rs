@@ -23,3 +23,112 @@ pub fn feed(hall: &mut Hall, board: BoardNo, script: Vec<Timed>) -> Vec<Effect> 
     }
     effects
 }
+
+/// A board's events written move by move, as a node would report them: each move set down
+/// and the clock pressed `think_ms` later with the mover's time.
+pub struct Script {
+    board: BoardNo,
+    pub position: shakmaty::Chess,
+    next_seq: u64,
+    pub now: u64,
+    /// What the clock shows: white, black.
+    pub clock: [u32; 2],
+    /// What the clock adds at each press of [`Script::play`].
+    pub increment_ms: u32,
+}
+
+impl Script {
+    pub fn new(board: BoardNo, clock_ms: u32) -> Script {
+        Script {
+            board,
+            position: shakmaty::Chess::default(),
+            next_seq: 1,
+            now: 0,
+            clock: [clock_ms; 2],
+            increment_ms: 0,
+        }
+    }
+
+    fn event(&mut self, body: UplinkBody) -> Record {
+        let event = Uplink::new(self.board, Seq(self.next_seq), NodeMs(self.now), body);
+        self.next_seq += 1;
+        Record {
+            at: HubMs(self.now),
+            event,
+        }
+    }
+
+    /// Feeds one event to `hall`; returns its effects.
+    pub fn send(&mut self, hall: &mut Hall, body: UplinkBody) -> Vec<Effect> {
+        let record = self.event(body);
+        assert_eq!(hall.admit(record.at, &record.event), Admission::Accept);
+        hall.apply(&record)
+    }
+
+    /// The board shows `board`'s pieces.
+    pub fn show(&mut self, hall: &mut Hall, board: &shakmaty::Board) -> Vec<Effect> {
+        let placement = board_node::sensors::placement(board);
+        self.send(hall, UplinkBody::Placement(placement))
+    }
+
+    /// The side to move presses after `think_ms`; its clock shows what it used (plus
+    /// `bonus_ms`).
+    pub fn press(&mut self, hall: &mut Hall, think_ms: u32, bonus_ms: u32) -> Vec<Effect> {
+        use shakmaty::Position;
+        self.now += u64::from(think_ms);
+        let mover = self.position.turn();
+        let i = usize::from(mover == shakmaty::Color::Black);
+        self.clock[i] = self.clock[i] - think_ms + bonus_ms;
+        let side = |c: shakmaty::Color| match c {
+            shakmaty::Color::White => protocol::Color::White,
+            shakmaty::Color::Black => protocol::Color::Black,
+        };
+        let report = protocol::ClockReport {
+            white_ms: self.clock[0],
+            black_ms: self.clock[1],
+            running: Some(side(!mover)),
+            white_flag: false,
+            black_flag: false,
+            pressed_by: Some(side(mover)),
+        };
+        self.send(hall, UplinkBody::Clock(report))
+    }
+
+    /// The arbiter sets the clock to [`Script::clock`] and starts `running`'s side (a
+    /// reading without a press).
+    pub fn set_clock(&mut self, hall: &mut Hall, running: shakmaty::Color) -> Vec<Effect> {
+        let report = protocol::ClockReport {
+            white_ms: self.clock[0],
+            black_ms: self.clock[1],
+            running: Some(match running {
+                shakmaty::Color::White => protocol::Color::White,
+                shakmaty::Color::Black => protocol::Color::Black,
+            }),
+            white_flag: false,
+            black_flag: false,
+            pressed_by: None,
+        };
+        self.send(hall, UplinkBody::Clock(report))
+    }
+
+    /// Plays `uci` on the board and presses after `think_ms`.
+    pub fn play(&mut self, hall: &mut Hall, uci: &str, think_ms: u32) -> Vec<Effect> {
+        use shakmaty::Position;
+        let m = uci
+            .parse::<shakmaty::uci::UciMove>()
+            .expect("UCI")
+            .to_move(&self.position)
+            .expect("legal");
+        let mut after = self.position.clone();
+        after.play_unchecked(m);
+        let mut effects = self.show(hall, after.board());
+        effects.extend(self.press(hall, think_ms, self.increment_ms));
+        self.position = after;
+        effects
+    }
+
+    /// The board's sequence number of its last event.
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+}

@@ -1,0 +1,232 @@
+//! What an arbiter decides at a board, and the audit record of it.
+//!
+//! The hub detects and proposes; the arbiter decides. A decision is journaled like a board
+//! event, at its place among the board's events (after the event numbered `after_seq`), so a
+//! restarted hub folds it in at the same point and ends in the same state. Every decision
+//! stays in the board's audit trail with who took it and when, corrections of corrections
+//! included.
+//!
+//! ```
+//! use hub::core::arbiter::{ArbiterAction, Decision};
+//!
+//! let action: ArbiterAction = serde_json::from_str(
+//!     r#"{"arbiter": "IA Berg", "decision": "result", "result": "1-0", "cause": "flag_fall"}"#,
+//! ).unwrap();
+//! assert!(matches!(action.decision, Decision::Result { .. }));
+//! ```
+
+use serde::{Deserialize, Serialize};
+use shakmaty::Color;
+
+use super::laws::{Edition, Rules};
+use super::time::HubMs;
+
+/// A player, as the arbiter names one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    White,
+    Black,
+}
+
+impl From<Side> for Color {
+    fn from(side: Side) -> Color {
+        match side {
+            Side::White => Color::White,
+            Side::Black => Color::Black,
+        }
+    }
+}
+
+/// A result the arbiter declares; `*` withdraws an earlier declaration (the game goes on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GameResult {
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    #[serde(rename = "0-1")]
+    BlackWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+    #[serde(rename = "*")]
+    Ongoing,
+}
+
+impl GameResult {
+    pub fn pgn(self) -> &'static str {
+        match self {
+            GameResult::WhiteWins => "1-0",
+            GameResult::BlackWins => "0-1",
+            GameResult::Draw => "1/2-1/2",
+            GameResult::Ongoing => "*",
+        }
+    }
+}
+
+/// Why the game ended, as the arbiter records it; each names its article by edition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// 6.9: the flag fell (the hub's ruling says loss or draw).
+    FlagFall,
+    Resignation,
+    DrawAgreement,
+    /// A correct claim (9.2).
+    ThreefoldRepetition,
+    /// A correct claim (9.3).
+    FiftyMoves,
+    /// The illegal move that loses (7.5.5).
+    IllegalMove,
+    /// A player arrived after the allowed lateness (6.7.1).
+    LateArrival,
+    /// A dead position the arbiter established (5.2.2).
+    DeadPosition,
+    /// A penalty declaring the game lost (12.9).
+    ArbiterPenalty,
+}
+
+impl Cause {
+    /// The status name `GET /api/boards/{n}` shows for a game ended this way.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::FlagFall => "flag_fall",
+            Cause::Resignation => "resignation",
+            Cause::DrawAgreement => "draw_agreement",
+            Cause::ThreefoldRepetition => "threefold_repetition",
+            Cause::FiftyMoves => "fifty_moves",
+            Cause::IllegalMove => "illegal_move",
+            Cause::LateArrival => "late_arrival",
+            Cause::DeadPosition => "dead_position",
+            Cause::ArbiterPenalty => "arbiter_penalty",
+        }
+    }
+
+    /// The article of `edition` under which the game ends this way.
+    pub fn article(self, edition: Edition) -> &'static str {
+        let lettered = matches!(edition, Edition::Laws2009 | Edition::Laws2014);
+        match (self, lettered, edition) {
+            (Cause::FlagFall, _, _) => "6.9",
+            (Cause::Resignation, false, _) => "5.1.2",
+            (Cause::Resignation, true, _) => "5.1b",
+            (Cause::DrawAgreement, false, _) => "5.2.3",
+            (Cause::DrawAgreement, true, _) => "5.2c",
+            (Cause::ThreefoldRepetition, _, _) => "9.2",
+            (Cause::FiftyMoves, _, _) => "9.3",
+            (Cause::IllegalMove, false, _) => "7.5.5",
+            (Cause::IllegalMove, _, Edition::Laws2009) => "7.4b",
+            (Cause::IllegalMove, _, _) => "7.5b",
+            (Cause::LateArrival, false, _) => "6.7.1",
+            (Cause::LateArrival, true, _) => "6.7a",
+            (Cause::DeadPosition, false, _) => "5.2.2",
+            (Cause::DeadPosition, true, _) => "5.2b",
+            (Cause::ArbiterPenalty, _, Edition::Laws2009) => "13.4",
+            (Cause::ArbiterPenalty, _, _) => "12.9",
+        }
+    }
+}
+
+/// Why time is added to or taken from a clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeReason {
+    /// A clock set wrongly (6.10.2): the arbiter corrects it.
+    ClockCorrection,
+    /// A penalty: time to the opponent of a player who broke a rule (12.9, 7.5.5, 9.5.3).
+    Penalty,
+}
+
+/// One decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// The game goes on from the position after `ply` completed moves, the one before the
+    /// irregularity (7.5.1; 7.4 knocked pieces; 7.2 a wrong set-up found later). Moves after
+    /// it are withdrawn.
+    Reinstate { ply: usize },
+    /// The arbiter declares the result, or withdraws a declaration with `*`.
+    Result {
+        result: GameResult,
+        cause: Option<Cause>,
+    },
+    /// `by`'s draw claim was wrong (9.5.3): the opponent gets the edition's time.
+    ClaimRejected { by: Side },
+    /// `ms` added to `side`'s clock (negative: taken off).
+    AdjustTime {
+        side: Side,
+        ms: i64,
+        reason: TimeReason,
+    },
+}
+
+/// What the arbiter submits (`POST /api/boards/{n}/decisions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArbiterAction {
+    /// Who decides: the arbiter's name or id, kept in the audit trail.
+    pub arbiter: String,
+    #[serde(flatten)]
+    pub decision: Decision,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A decision as journaled: the action, and where it stands among the board's events.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionRecord {
+    /// Numbers every decision of the hall, from 1.
+    pub id: u64,
+    pub board: u16,
+    /// When the hub took it.
+    pub at: HubMs,
+    /// The board's last event before it: replay applies it right after that one.
+    pub after_seq: u64,
+    #[serde(flatten)]
+    pub action: ArbiterAction,
+}
+
+/// A decision in the board's audit trail: the record and what it meant under the Laws.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditEntry {
+    #[serde(flatten)]
+    pub record: DecisionRecord,
+    /// The article the decision applies, in the tournament's edition.
+    pub article: Option<&'static str>,
+    /// Time the clock is now expected to gain (ms, negative: lose), if any.
+    pub clock_expects_ms: Option<i64>,
+    pub clock_side: Option<Side>,
+}
+
+/// Why a decision cannot be carried out; nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecisionError {
+    /// A board the hub never heard from.
+    #[error("board {0} has reported nothing")]
+    UnknownBoard(u16),
+    /// Reinstating a position after more moves than the game has.
+    #[error("the game has {moves} completed moves; cannot reinstate the position after {ply}")]
+    PlyBeyondGame { ply: usize, moves: usize },
+    /// Reinstating in a game whose result the arbiter declared: withdraw it first (`*`).
+    #[error("the arbiter declared this game's result; withdraw it (result \"*\") first")]
+    ResultDeclared,
+    /// A declared result needs its cause.
+    #[error("a result needs a cause")]
+    CauseMissing,
+    /// A time adjustment of zero.
+    #[error("a time adjustment of 0 ms changes nothing")]
+    NothingToAdjust,
+}
+
+/// The article a time adjustment applies under `rules`.
+pub fn time_article(reason: TimeReason, edition: Edition) -> &'static str {
+    let lettered = matches!(edition, Edition::Laws2009 | Edition::Laws2014);
+    match (reason, lettered, edition) {
+        (TimeReason::ClockCorrection, false, _) => "6.10.2",
+        (TimeReason::ClockCorrection, true, _) => "6.10b",
+        (TimeReason::Penalty, _, Edition::Laws2009) => "13.4",
+        (TimeReason::Penalty, _, _) => "12.9",
+    }
+}
+
+/// The time a rejected claim gives the opponent, in ms, with its article (9.5.3).
+pub fn claim_penalty(rules: Rules) -> (i64, &'static str) {
+    let (seconds, article) = rules.wrong_claim();
+    (i64::from(seconds) * 1000, article)
+}
