@@ -49,6 +49,14 @@ enum Command {
         /// The event (tournament) id used in MQTT topics.
         #[arg(long, default_value = "default")]
         event: String,
+        /// Report no clock: the board alone, each move left standing for `--stand-ms` before
+        /// the next hand comes, as the hub's move inference for boards without a clock needs.
+        #[arg(long)]
+        no_clock: bool,
+        /// With `--no-clock`: how long each move stands at least (ms); longer than the hub's
+        /// debounce interval.
+        #[arg(long, default_value_t = 2_500)]
+        stand_ms: u64,
     },
 }
 
@@ -71,6 +79,8 @@ async fn main() -> anyhow::Result<()> {
             time_control,
             outbox,
             event,
+            no_clock,
+            stand_ms,
         } => {
             anyhow::ensure!(
                 protocol::topic::is_valid_event(&event),
@@ -80,7 +90,10 @@ async fn main() -> anyhow::Result<()> {
                 std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
             let game =
                 pgn::read_game(&text, game).with_context(|| format!("in {}", path.display()))?;
-            let script = replay::script(&game, time_control.as_ref());
+            let mut script = replay::script(&game, time_control.as_ref());
+            if no_clock {
+                script = replay::without_clock(script, stand_ms);
+            }
             let config = NodeConfig {
                 board: BoardNo(board),
                 event,
@@ -90,7 +103,12 @@ async fn main() -> anyhow::Result<()> {
                 heartbeat: Some(Duration::from_secs(5)),
                 exit_when_done: true,
                 board_hw: "replay".into(),
-                clock_hw: "replay".into(),
+                // An empty clock id tells the hub the board has no clock.
+                clock_hw: if no_clock {
+                    String::new()
+                } else {
+                    "replay".into()
+                },
             };
             let shutdown = async {
                 let _ = tokio::signal::ctrl_c().await;

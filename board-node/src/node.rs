@@ -15,7 +15,7 @@ use tokio::time::{sleep_until, Instant};
 
 use crate::link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use crate::outbox::{Outbox, OutboxError};
-use crate::source::{Reading, Source};
+use crate::source::Source;
 
 /// Unacknowledged events on the wire at most.
 pub const WINDOW: u64 = 256;
@@ -132,10 +132,7 @@ pub async fn run(
         tokio::select! {
             () = sleep_until(next.map_or(base, |t| due(t.game_ms))), if next.is_some() => {
                 let timed = next.expect("guarded by the select condition");
-                let body = match &timed.reading {
-                    Reading::Placement(p) => UplinkBody::Placement(*p),
-                    Reading::Clock(c) => UplinkBody::Clock(*c),
-                };
+                let body = timed.reading.body();
                 cursor += 1;
                 outbox.push(NodeMs(epoch.0 + timed.game_ms), body, Some(cursor))?;
                 last_event = Instant::now();

@@ -132,6 +132,39 @@ pub fn script(game: &PgnGame, time_control: Option<&TimeControl>) -> Vec<Timed> 
     readings
 }
 
+/// `script` as a board without a clock reports it: no clock readings, and each move's final
+/// placement left standing at least `stand_ms` before the next hand touches a piece (later
+/// readings move later if the real reply came sooner). After the last move the node reports
+/// a heartbeat once the board has stood `stand_ms`, as a clockless node does, so the hub
+/// sees the last move stand. `stand_ms` must exceed the hub's debounce interval.
+pub fn without_clock(script: Vec<Timed>, stand_ms: u64) -> Vec<Timed> {
+    let mut readings: Vec<Timed> = Vec::new();
+    let mut shift = 0;
+    // After a move's final placement: nothing changes on the board before this time.
+    let mut stands_until: Option<u64> = None;
+    for timed in script {
+        match timed.reading {
+            Reading::Clock(report) => {
+                if report.pressed_by.is_some() {
+                    stands_until = readings.last().map(|t| t.game_ms + stand_ms);
+                }
+            }
+            reading => {
+                let mut at = timed.game_ms + shift;
+                if let Some(until) = stands_until.take().filter(|until| at < *until) {
+                    shift += until - at;
+                    at = until;
+                }
+                readings.push(Timed::at(at, reading));
+            }
+        }
+    }
+    if let Some(until) = stands_until {
+        readings.push(Timed::at(until, Reading::Heartbeat));
+    }
+    readings
+}
+
 /// Whether the game was lost on time by the side to move at its end.
 fn lost_on_time(game: &PgnGame, position: &shakmaty::Chess, remaining: [u64; 2]) -> bool {
     if position.outcome() != Outcome::Unknown {
@@ -282,7 +315,7 @@ mod tests {
             .iter()
             .filter_map(|t| match &t.reading {
                 Reading::Placement(p) => Some(p.board_fen()),
-                Reading::Clock(_) => None,
+                Reading::Clock(_) | Reading::Heartbeat => None,
             })
             .collect()
     }
@@ -295,6 +328,31 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn without_a_clock_each_move_stands_before_the_next_hand_comes() {
+        let text = b"[Event \"t\"]\n\n1. e4 {[%clk 0:05:00]} e5 {[%clk 0:05:00]} 2. Nf3 {[%clk 0:05:00]} 1-0\n";
+        let game = read_game(text, 1).unwrap();
+        let clocked = script(&game, Some(&"300".parse().unwrap()));
+        let readings = without_clock(clocked.clone(), 2_500);
+        assert!(readings
+            .iter()
+            .all(|t| !matches!(t.reading, Reading::Clock(_))));
+        assert_eq!(placements(&readings), placements(&clocked));
+        // Premoves (no time used): every final placement still stands 2.5 s.
+        let finals = ["rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR"];
+        let at = |fen: &str| {
+            readings
+                .iter()
+                .position(|t| matches!(&t.reading, Reading::Placement(p) if p.board_fen() == fen))
+                .unwrap()
+        };
+        let i = at(finals[0]);
+        assert!(readings[i + 1].game_ms - readings[i].game_ms >= 2_500);
+        let last = readings.last().unwrap();
+        assert_eq!(last.reading, Reading::Heartbeat);
+        assert_eq!(last.game_ms - readings[readings.len() - 2].game_ms, 2_500);
     }
 
     #[test]

@@ -3,13 +3,27 @@
 //! A source yields what the e-board and the clock report, each reading stamped with the game
 //! time at which it happens. Adapters for real e-boards and clocks implement the same trait.
 
-use protocol::{ClockReport, Placement};
+use protocol::{ClockReport, Placement, UplinkBody};
 
 /// One thing the sensors report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reading {
     Placement(Placement),
     Clock(ClockReport),
+    /// Nothing changed. A board without a clock reports this once its pieces have stood
+    /// still for a while, so the hub sees that the last move stands.
+    Heartbeat,
+}
+
+impl Reading {
+    /// The uplink body that reports this reading.
+    pub fn body(&self) -> UplinkBody {
+        match self {
+            Reading::Placement(p) => UplinkBody::Placement(*p),
+            Reading::Clock(c) => UplinkBody::Clock(*c),
+            Reading::Heartbeat => UplinkBody::Heartbeat,
+        }
+    }
 }
 
 /// A reading and when it happens, in ms of game time since the source started.

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
-use board_node::source::Reading;
 use board_node::{pgn, replay};
 use hub::edge::broker;
 use hub::run::{self, BrokerChoice, ServeConfig};
@@ -70,10 +69,7 @@ fn node_events(board: u16, events: usize) -> Vec<UplinkBody> {
     let game = &games[usize::from(board) % games.len()];
     replay::script(game, None)
         .into_iter()
-        .map(|t| match t.reading {
-            Reading::Placement(p) => UplinkBody::Placement(p),
-            Reading::Clock(c) => UplinkBody::Clock(c),
-        })
+        .map(|t| t.reading.body())
         .cycle()
         .take(events)
         .collect()
@@ -244,6 +240,7 @@ async fn through_hub(
         event: event.clone(),
         rules: Default::default(),
         time_control: None,
+        debounce_ms: None,
     };
     let (ready_tx, ready) = oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));

@@ -7,12 +7,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use board_node::source::Reading;
 use board_node::{pgn, replay};
 use hub::core::hall::Hall;
 use hub::core::record::Record;
 use hub::core::time::HubMs;
-use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
+use protocol::{BoardNo, NodeMs, Seq, Uplink};
 
 fn main() {
     let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/real");
@@ -34,10 +33,7 @@ fn main() {
                         .into_iter()
                         .enumerate()
                         .map(|(i, t)| {
-                            let body = match t.reading {
-                                Reading::Placement(p) => UplinkBody::Placement(p),
-                                Reading::Clock(c) => UplinkBody::Clock(c),
-                            };
+                            let body = t.reading.body();
                             Uplink::new(board, Seq(i as u64 + 1), NodeMs(t.game_ms), body)
                         })
                         .collect(),

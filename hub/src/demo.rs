@@ -63,6 +63,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             ..Rules::default()
         },
         time_control: Some("900+10".parse().expect("a valid time control")),
+        debounce_ms: Some(crate::core::hall::DEFAULT_DEBOUNCE_MS),
     };
     let (ready_tx, ready) = oneshot::channel();
     let hub = tokio::spawn(run::serve(serve, Some(ready_tx), async {

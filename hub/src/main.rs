@@ -57,6 +57,10 @@ enum Command {
         /// Chess960 (Guidelines II): each board's start position is read off the board.
         #[arg(long)]
         chess960: bool,
+        /// Boards whose node reports no clock: a legal move that stands this long (ms) on
+        /// the board counts as completed; 0 turns the inference off.
+        #[arg(long, default_value_t = hub::core::hall::DEFAULT_DEBOUNCE_MS)]
+        debounce_ms: u64,
     },
     /// A demo hall: embedded broker, hub and simulated boards replaying real games.
     Demo {
@@ -129,6 +133,7 @@ async fn main() -> anyhow::Result<()> {
             game_type,
             supervision,
             chess960,
+            debounce_ms,
         } => {
             let game_type = match (game_type, &time_control) {
                 (Some(arg), _) => arg.into(),
@@ -151,6 +156,7 @@ async fn main() -> anyhow::Result<()> {
                     chess960,
                 },
                 time_control,
+                debounce_ms: (debounce_ms > 0).then_some(debounce_ms),
             };
             hub::serve(config, None, shutdown_signal()).await
         }

@@ -56,6 +56,9 @@ pub struct ServeConfig {
     /// Every board's time control, until the event's configuration says otherwise; without
     /// one the hub shows the clocks' readings but cannot check them.
     pub time_control: Option<TimeControl>,
+    /// Boards whose node reports no clock: how long a move must stand to count (`None`:
+    /// never inferred).
+    pub debounce_ms: Option<u64>,
 }
 
 /// Where a started hub can be reached.
@@ -100,7 +103,9 @@ pub async fn serve(
     let journal = Journal::open(&config.data)
         .with_context(|| format!("opening the journal in {}", config.data.display()))?;
     let mut clock = HubClock::default();
-    let mut hall = Hall::new(config.rules).with_time_control(config.time_control.clone());
+    let mut hall = Hall::new(config.rules)
+        .with_time_control(config.time_control.clone())
+        .with_debounce(config.debounce_ms);
     let replayed = replay(&journal, &mut hall, &mut clock, &metrics);
     tracing::info!(records = replayed, boards = hall.len(), "journal replayed");
 

@@ -45,6 +45,8 @@ pub struct BoardState {
     flag_ruling: Option<FlagRuling>,
     /// The arbiter's decisions at this board, in order: the audit trail.
     decisions: Vec<AuditEntry>,
+    /// For a node without a clock: how long a successor must stand to complete its move.
+    debounce_ms: Option<u64>,
 }
 
 /// One line of `GET /api/boards`.
@@ -141,8 +143,14 @@ pub struct Urgency {
 }
 
 impl BoardState {
-    pub fn new(number: BoardNo, rules: Rules, time_control: Option<TimeControl>) -> BoardState {
+    pub fn new(
+        number: BoardNo,
+        rules: Rules,
+        time_control: Option<TimeControl>,
+        debounce_ms: Option<u64>,
+    ) -> BoardState {
         BoardState {
+            debounce_ms,
             number,
             last_applied_at: HubMs::default(),
             clock: BoardClock::new(time_control),
@@ -175,29 +183,33 @@ impl BoardState {
         self.last_heard = Some(self.last_heard.map_or(record.at, |t| t.max(record.at)));
         let at = event.node_ms;
         let mut clock_events = Vec::new();
-        let game_events = match &event.body {
+        let mut game_events = Vec::new();
+        // Moves completed without a press (a game-ending move set down, 6.2.1; a board
+        // without a clock) still count on the clock model.
+        let unpressed = match &event.body {
             UplinkBody::Hello(hello) => {
                 self.hello = Some(hello.clone());
+                // A node that reports no clock: moves are inferred from a stable board.
+                let debounce = self.debounce_ms.filter(|_| hello.clock_hw.is_empty());
+                self.game.infer_moves_after(debounce);
                 self.game.observe(at)
             }
-            UplinkBody::Placement(placement) => {
-                let events = self.game.placement(at, placement);
-                for by in self.completed_by(&events) {
-                    self.clock.move_without_press(by, at);
-                }
-                events
-            }
+            UplinkBody::Placement(placement) => self.game.placement(at, placement),
             UplinkBody::Clock(report) => {
-                let mut events = self.game.clock(at, report);
+                let events = self.game.clock(at, report);
                 self.expect_penalties(&events);
                 let completed = self.completed_by(&events).last().copied();
                 let playing = self.game.status() == Status::Playing;
                 clock_events = self.clock.report(at, report, completed, playing);
-                events.extend(self.game.observe(at));
-                events
+                game_events = events;
+                self.game.observe(at)
             }
             UplinkBody::Heartbeat => self.game.observe(at),
         };
+        for (by, completed_at) in self.completed_at(&unpressed) {
+            self.clock.move_without_press(by, completed_at);
+        }
+        game_events.extend(unpressed);
         if clock_events
             .iter()
             .any(|e| matches!(e, ClockEvent::FlagFall { .. }))
@@ -288,10 +300,21 @@ impl BoardState {
 
     /// Who completed the moves among `events`.
     fn completed_by(&self, events: &[GameEvent]) -> Vec<Color> {
+        self.completed_at(events)
+            .into_iter()
+            .map(|(by, _)| by)
+            .collect()
+    }
+
+    /// Who completed the moves among `events`, and when.
+    fn completed_at(&self, events: &[GameEvent]) -> Vec<(Color, NodeMs)> {
         events
             .iter()
             .filter_map(|e| match e {
-                GameEvent::MoveCompleted { ply, .. } => Some(self.game.moves()[ply - 1].by),
+                GameEvent::MoveCompleted { ply, .. } => {
+                    let m = &self.game.moves()[ply - 1];
+                    Some((m.by, m.at))
+                }
                 _ => None,
             })
             .collect()

@@ -190,6 +190,11 @@ pub struct Game {
     pending_ending: Option<(Move, Option<Status>)>,
     /// The result the arbiter declared, with [`Status::Declared`].
     declared: Option<GameResult>,
+    /// A board without a clock: a legal successor that stays on the board this long (node
+    /// time) completes its move. `None`: only a press completes a move (6.2.1).
+    debounce_ms: Option<u64>,
+    /// The legal successor the board shows, and since when (boards without a clock).
+    shown_successor: Option<(Move, NodeMs)>,
 }
 
 impl Default for Game {
@@ -217,7 +222,17 @@ impl Game {
             out_of_sync_raised: false,
             pending_ending: None,
             declared: None,
+            debounce_ms: None,
+            shown_successor: None,
         }
+    }
+
+    /// The board has no clock: a move is completed when its position has stood on the board
+    /// for `debounce_ms` (`None`: presses complete moves, as 6.2.1 says). A slid piece that
+    /// pauses on a square, or a piece set down and picked up again, stands for less.
+    pub fn infer_moves_after(&mut self, debounce_ms: Option<u64>) {
+        self.debounce_ms = debounce_ms;
+        self.shown_successor = None;
     }
 
     pub fn position(&self) -> &Chess {
@@ -361,7 +376,9 @@ impl Game {
     /// by itself (6.2.1); anything else waits for the press.
     pub fn placement(&mut self, at: NodeMs, placement: &Placement) -> Vec<GameEvent> {
         let board = sensed::board(placement);
-        let mut events = Vec::new();
+        // What stood until now may have stood long enough (a board without a clock).
+        let mut events = self.settle(at);
+        self.shown_successor = None;
         if self.rules.chess960 && self.moves.is_empty() && board != *self.position.board() {
             if let Some(start) = chess960::start_position(&board) {
                 // Guidelines II: the drawn back rank, set up before the first move.
@@ -386,7 +403,9 @@ impl Game {
         if let Some(m) = successor {
             // 6.2.1: a move that ends the game is completed when the piece is set down.
             if self.ending_after(m).is_some() {
-                events = self.complete(at, m);
+                events.extend(self.complete(at, m));
+            } else if self.debounce_ms.is_some() {
+                self.shown_successor = Some((m, at));
             }
         }
         let shows_game = successor.is_some()
@@ -425,9 +444,32 @@ impl Game {
         ending
     }
 
-    /// Time passes on the board (any event, a heartbeat included): raises
+    /// Time passes on the board (any event, a heartbeat included): on a board without a
+    /// clock the successor that stood long enough is completed; raises
     /// [`GameEvent::OutOfSync`] once the board has not shown the game for too long.
     pub fn observe(&mut self, at: NodeMs) -> Vec<GameEvent> {
+        let mut events = self.settle(at);
+        events.extend(self.check_out_of_sync(at));
+        events
+    }
+
+    /// Boards without a clock: completes the successor the board has shown for the debounce
+    /// interval by `at`. The move counts from the moment the interval ended, so the outcome
+    /// does not depend on when the next event arrives.
+    fn settle(&mut self, at: NodeMs) -> Vec<GameEvent> {
+        let (Some(debounce), Some((m, since))) = (self.debounce_ms, self.shown_successor) else {
+            return Vec::new();
+        };
+        if at.0 < since.0 + debounce || self.status != Status::Playing {
+            return Vec::new();
+        }
+        self.shown_successor = None;
+        let mut events = self.complete(NodeMs(since.0 + debounce), m);
+        events.extend(self.resync(at, true));
+        events
+    }
+
+    fn check_out_of_sync(&mut self, at: NodeMs) -> Vec<GameEvent> {
         match self.unsettled_since {
             Some(since)
                 if !self.out_of_sync_raised && at.0.saturating_sub(since.0) >= OUT_OF_SYNC_MS =>
@@ -459,7 +501,7 @@ impl Game {
             return Vec::new();
         }
         self.unsettled_since.get_or_insert(at);
-        self.observe(at)
+        self.check_out_of_sync(at)
     }
 
     /// The clock reports. A press by the side to move completes the move on the board.
@@ -561,6 +603,7 @@ impl Game {
     fn complete(&mut self, at: NodeMs, m: Move) -> Vec<GameEvent> {
         let ending = self.ending_after(m);
         self.pending_ending = None; // the position changes now
+        self.shown_successor = None;
         let by = self.position.turn();
         let san = SanPlus::from_move_and_play_unchecked(&mut self.position, m);
         let mut events = vec![GameEvent::MoveCompleted {
@@ -853,6 +896,38 @@ mod tests {
                 "the arbiter confirms the result"
             );
         }
+    }
+
+    #[test]
+    fn without_a_clock_a_slid_piece_counts_where_it_stands_for_the_debounce() {
+        // The rook slides a1-a2-a4 and pauses 1 s on a2 (itself a legal move): only a4,
+        // where it stands 2 s, is the move; it counts from the end of the interval.
+        let mut game = game_from("4k3/8/8/8/8/8/8/R3K3 w - - 0 1", Rules::default());
+        game.infer_moves_after(Some(2_000));
+        let mut board = game.position().board().clone();
+        let rook = board.remove_piece_at(shakmaty::Square::A1).unwrap();
+        let on = |square| {
+            let mut b = board.clone();
+            b.set_piece_at(square, rook);
+            placement_of(&b)
+        };
+        assert!(game
+            .placement(NodeMs(0), &on(shakmaty::Square::A2))
+            .is_empty());
+        assert!(game
+            .placement(NodeMs(1_000), &on(shakmaty::Square::A4))
+            .is_empty());
+        assert!(game.observe(NodeMs(2_999)).is_empty(), "not yet 2 s");
+        let events = game.observe(NodeMs(3_500));
+        assert_eq!(
+            events,
+            [GameEvent::MoveCompleted {
+                ply: 1,
+                san: "Ra4".into()
+            }]
+        );
+        assert_eq!(game.moves()[0].at, NodeMs(3_000));
+        assert!(game.observe(NodeMs(9_000)).is_empty(), "a move counts once");
     }
 
     #[test]

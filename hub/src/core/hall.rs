@@ -45,12 +45,25 @@ pub enum Effect {
     OutOfSequence { board: BoardNo, seq: Seq },
 }
 
-#[derive(Debug, Default)]
+/// How long a board without a clock must show a move before it counts, by default: longer
+/// than a hand pauses while sliding a piece, shorter than a reply takes.
+pub const DEFAULT_DEBOUNCE_MS: u64 = 2_000;
+
+#[derive(Debug)]
 pub struct Hall {
     boards: BTreeMap<BoardNo, BoardState>,
     rules: Rules,
     /// Every board's time control, until the event's configuration says otherwise.
     time_control: Option<TimeControl>,
+    /// Boards whose node reports no clock: how long a move must stand to count; `None`
+    /// waits for presses that never come.
+    debounce_ms: Option<u64>,
+}
+
+impl Default for Hall {
+    fn default() -> Hall {
+        Hall::new(Rules::default())
+    }
 }
 
 impl Hall {
@@ -60,7 +73,15 @@ impl Hall {
             boards: BTreeMap::new(),
             rules,
             time_control: None,
+            debounce_ms: Some(DEFAULT_DEBOUNCE_MS),
         }
+    }
+
+    /// Boards without a clock complete a move that stood `debounce_ms` (`None`: never).
+    #[must_use]
+    pub fn with_debounce(mut self, debounce_ms: Option<u64>) -> Hall {
+        self.debounce_ms = debounce_ms;
+        self
     }
 
     /// Every board's clock runs `time_control`: the hub models and checks it.
@@ -175,10 +196,10 @@ impl Hall {
     }
 
     fn board_mut(&mut self, board: BoardNo) -> &mut BoardState {
-        let rules = self.rules;
+        let (rules, debounce) = (self.rules, self.debounce_ms);
         let time_control = &self.time_control;
         self.boards
             .entry(board)
-            .or_insert_with(|| BoardState::new(board, rules, time_control.clone()))
+            .or_insert_with(|| BoardState::new(board, rules, time_control.clone(), debounce))
     }
 }

@@ -226,6 +226,8 @@ pub struct Replay {
     /// The PGN's moves in canonical SAN (broadcasts sometimes omit a `+`), up to the first
     /// illegal one (a DGT king signal).
     pub sans: Vec<String>,
+    /// The node reports no clock (`board-node replay --no-clock`).
+    pub no_clock: bool,
 }
 
 impl Replay {
@@ -243,6 +245,7 @@ impl Replay {
             game,
             speed: (game_ms as f64 / 1000.0 / seconds).max(1.0),
             sans: canonical_sans(&parsed),
+            no_clock: false,
         }
     }
 }
@@ -267,7 +270,7 @@ pub struct Node {
 impl Node {
     pub fn start(replay: &Replay, broker_port: u16, dir: &Path) -> Node {
         let outbox = dir.join(format!("outbox-{}", replay.board));
-        let args = vec![
+        let mut args = vec![
             "replay".into(),
             "--broker".into(),
             format!("127.0.0.1:{broker_port}"),
@@ -282,6 +285,9 @@ impl Node {
             "--outbox".into(),
             outbox.display().to_string(),
         ];
+        if replay.no_clock {
+            args.push("--no-clock".into());
+        }
         let log = dir.join(format!("node-{}.log", replay.board));
         let child = spawn_node(&args, &log);
         Node {
