@@ -20,7 +20,10 @@
 use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
-use shakmaty::{Bitboard, Board, Chess, Color, EnPassantMode, Move, Piece, Position, Role, Square};
+use shakmaty::{
+    Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Piece, Position,
+    PositionError, Role, Square,
+};
 
 use protocol::{ClockReport, NodeMs, Placement};
 
@@ -62,6 +65,12 @@ fn result_signal(game: &Board, sensed: &Board) -> Option<&'static str> {
         (false, false) => "0-1",
         _ => "1/2-1/2",
     })
+}
+
+/// Whether going from `before` to `after` took a pawn move or a capture (9.3): fewer pieces,
+/// or pawns elsewhere.
+fn board_zeroes(before: &Board, after: &Board) -> bool {
+    after.occupied().count() < before.occupied().count() || after.pawns() != before.pawns()
 }
 
 /// A completed move.
@@ -119,6 +128,20 @@ pub struct IllegalMove {
     pub board_fen: String,
     /// The node's time of the press.
     pub at: u64,
+    /// The move stood: nobody acted before the opponent's next move (2023 A.5.2, 2018
+    /// A.4.2) and the game went on from the position it left (`board_fen`). It is not in
+    /// the list of moves, which stays a legal sequence from the last start.
+    pub stood: bool,
+}
+
+/// An illegal move the arbiter may only act on before the opponent's next move.
+#[derive(Debug, Clone)]
+struct Lapsing {
+    by: Color,
+    /// What the board showed at the illegal press.
+    board: Board,
+    /// Its record in `illegal_moves`.
+    index: usize,
 }
 
 /// Something the game noticed that others may act on.
@@ -147,6 +170,11 @@ pub enum GameEvent {
     Reinstated {
         ply: usize,
     },
+    /// The illegal move after `ply` completed moves stood (A.5.2): the game goes on from the
+    /// position it left.
+    IllegalMoveStood {
+        ply: usize,
+    },
 }
 
 /// How long a board may show something else than the position or a legal successor (a
@@ -167,7 +195,9 @@ pub enum BoardSync {
 
 #[derive(Debug, Clone)]
 pub struct Game {
-    start: Chess,
+    /// Where each stretch of legal moves starts: the game's start at ply 0, then the
+    /// position an illegal move left where it stood (A.5.2).
+    starts: Vec<(usize, Chess)>,
     position: Chess,
     moves: Vec<CompletedMove>,
     /// The last placement the board reported.
@@ -195,6 +225,8 @@ pub struct Game {
     debounce_ms: Option<u64>,
     /// The legal successor the board shows, and since when (boards without a clock).
     shown_successor: Option<(Move, NodeMs)>,
+    /// An illegal move that stands unless someone acts before the opponent's next move.
+    lapsing: Option<Lapsing>,
 }
 
 impl Default for Game {
@@ -208,7 +240,7 @@ impl Game {
         let mut repetitions = Repetitions::default();
         repetitions.record(&start);
         Game {
-            start: start.clone(),
+            starts: vec![(0, start.clone())],
             position: start.clone(),
             moves: Vec::new(),
             sensed: None,
@@ -224,6 +256,7 @@ impl Game {
             declared: None,
             debounce_ms: None,
             shown_successor: None,
+            lapsing: None,
         }
     }
 
@@ -277,9 +310,10 @@ impl Game {
 
     /// Checks a draw claim for the arbiter (9.2, 9.3).
     pub fn check_claim(&self, request: &ClaimRequest) -> ClaimCheck {
-        let moves: Vec<Move> = self.moves.iter().map(|c| c.m).collect();
+        let (from, start) = self.starts.last().expect("a game has a start");
+        let moves: Vec<Move> = self.moves[*from..].iter().map(|c| c.m).collect();
         claim::check(
-            &self.start,
+            start,
             &moves,
             &self.position,
             request,
@@ -301,6 +335,8 @@ impl Game {
         }
         self.moves.truncate(ply);
         self.history.truncate(ply + 1);
+        self.starts.retain(|(from, _)| *from <= ply);
+        self.lapsing = None;
         self.position = self.history[ply].clone();
         self.repetitions = Repetitions::default();
         for position in &self.history {
@@ -421,7 +457,7 @@ impl Game {
         self.repetitions = Repetitions::default();
         self.repetitions.record(&start);
         self.history = vec![start.clone()];
-        self.start = start.clone();
+        self.starts = vec![(0, start.clone())];
         self.position = start;
         self.pending_ending = None;
     }
@@ -509,9 +545,19 @@ impl Game {
         let Some(by) = report.pressed_by.map(sensed::color) else {
             return Vec::new();
         };
-        if self.status != Status::Playing || by != self.position.turn() {
-            return Vec::new();
+        let mut events = Vec::new();
+        if self.lapsing.as_ref().is_some_and(|l| l.by == by.other()) {
+            events.extend(self.let_stand());
         }
+        if self.status != Status::Playing || by != self.position.turn() {
+            return events;
+        }
+        events.extend(self.press(at));
+        events
+    }
+
+    /// The press of the side to move: the board decides which move it completed.
+    fn press(&mut self, at: NodeMs) -> Vec<GameEvent> {
         let Some(board) = self.sensed.clone() else {
             return Vec::new();
         };
@@ -530,6 +576,40 @@ impl Game {
             return events;
         }
         vec![self.illegal(at, IllegalKind::IllegalMove, &board)]
+    }
+
+    /// The opponent completed his next move after an illegal move that only an action
+    /// before it could undo (2023 A.5.2, 2018 A.4.2): the illegal move stands and the game
+    /// goes on from the position it left, if that position can stand at all (A.5.4 covers
+    /// those that cannot: the hub leaves them to the arbiter).
+    fn let_stand(&mut self) -> Option<GameEvent> {
+        let lapsing = self.lapsing.take()?;
+        let before = &self.position;
+        let mut setup = before.to_setup(EnPassantMode::Legal);
+        let zeroing = board_zeroes(before.board(), &lapsing.board);
+        setup.board = lapsing.board;
+        setup.turn = lapsing.by.other();
+        setup.ep_square = None;
+        setup.halfmoves = if zeroing { 0 } else { before.halfmoves() + 1 };
+        if lapsing.by == Color::Black {
+            setup.fullmoves = setup.fullmoves.saturating_add(1);
+        }
+        let mode = if self.rules.chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        };
+        let stood = Chess::from_setup(setup, mode)
+            .or_else(PositionError::ignore_invalid_castling_rights)
+            .ok()?;
+        let ply = self.moves.len();
+        self.illegal_moves[lapsing.index].stood = true;
+        self.repetitions.record(&stood);
+        *self.history.last_mut().expect("history holds the start") = stood.clone();
+        self.starts.push((ply, stood.clone()));
+        self.position = stood;
+        self.pending_ending = None;
+        Some(GameEvent::IllegalMoveStood { ply })
     }
 
     /// Records a completed illegal move by the side to move; the position stays the one
@@ -558,7 +638,16 @@ impl Game {
             reinstate_fen: self.fen(),
             board_fen: board.to_string(),
             at: at.0,
+            stood: false,
         };
+        self.lapsing =
+            (ruling.until_opponents_next_move && kind == IllegalKind::IllegalMove).then(|| {
+                Lapsing {
+                    by,
+                    board: board.clone(),
+                    index: self.illegal_moves.len(),
+                }
+            });
         self.illegal_moves.push(record.clone());
         GameEvent::IllegalMove(Box::new(record))
     }
@@ -604,6 +693,7 @@ impl Game {
         let ending = self.ending_after(m);
         self.pending_ending = None; // the position changes now
         self.shown_successor = None;
+        self.lapsing = None;
         let by = self.position.turn();
         let san = SanPlus::from_move_and_play_unchecked(&mut self.position, m);
         let mut events = vec![GameEvent::MoveCompleted {
@@ -895,6 +985,57 @@ mod tests {
                 Status::Playing,
                 "the arbiter confirms the result"
             );
+        }
+    }
+
+    #[test]
+    fn an_illegal_move_stands_after_the_opponents_next_move_a_5_2() {
+        // 2023 rapid without full supervision: Black's Ke8-e6 is illegal; nobody acts and
+        // White answers 2.d4 and presses. The illegal move stands (A.5.2) and the game goes
+        // on from the position it left. With full supervision (or in standard chess,
+        // 7.5.1) it never stands: the hub waits for the arbiter.
+        use crate::core::laws::{GameType, Supervision};
+        for (supervision, stands) in [(Supervision::Partial, true), (Supervision::Full, false)] {
+            let rules = Rules {
+                game_type: GameType::Rapid,
+                supervision,
+                ..Rules::default()
+            };
+            let mut game = game_from(
+                "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+                rules,
+            );
+            let mut board = game.position().board().clone();
+            let king = board.remove_piece_at(shakmaty::Square::E8).unwrap();
+            board.set_piece_at(shakmaty::Square::E6, king);
+            game.placement(NodeMs(1), &placement_of(&board));
+            let illegal = only_illegal(&game.clock(NodeMs(2), &press(Side::Black))).clone();
+            assert_eq!(illegal.ruling.until_opponents_next_move, stands);
+            let pawn = board.remove_piece_at(shakmaty::Square::D2).unwrap();
+            board.set_piece_at(shakmaty::Square::D4, pawn);
+            game.placement(NodeMs(3), &placement_of(&board));
+            let events = game.clock(NodeMs(4), &press(Side::White));
+            if stands {
+                assert_eq!(
+                    events,
+                    [
+                        GameEvent::IllegalMoveStood { ply: 0 },
+                        GameEvent::MoveCompleted {
+                            ply: 1,
+                            san: "d4".into()
+                        }
+                    ]
+                );
+                assert!(game.illegal_moves()[0].stood);
+                assert_eq!(
+                    game.fen(),
+                    "rnbq1bnr/pppppppp/4k3/8/3PP3/8/PPP2PPP/RNBQKBNR b KQ - 0 2"
+                );
+            } else {
+                assert!(events.is_empty(), "{events:?}");
+                assert!(!game.illegal_moves()[0].stood);
+                assert!(game.moves().is_empty());
+            }
         }
     }
 
