@@ -85,6 +85,8 @@ pub struct BoardDetail {
     pub clock: Option<ClockView>,
     /// The arbiter's decisions at this board, in order (the audit trail).
     pub decisions: Vec<AuditEntry>,
+    /// Rapid and blitz: whether a wrong set-up may still be claimed; `null` in standard.
+    pub setup_claims: Option<SetupClaimsView>,
     /// Parallel to `moves`: the mover's remaining time after each move as the hub models it
     /// (the clock's reading where there is no time control; `null` where neither is known).
     pub clock_ms: Vec<Option<u64>>,
@@ -126,6 +128,27 @@ pub struct ClockView {
     pub flag_fall: Option<FlagRuling>,
     /// Where the clock differs from the time control (6.10.2), each raised once.
     pub deviations: Vec<Deviation>,
+    /// The player to move is in a quickplay finish (III.4; 2014 G.4; 2009 10.2).
+    pub quickplay_finish: Option<Quickplay>,
+}
+
+/// Under this a player in a last period without increment may ask for 5 s a move or claim
+/// a draw (Guidelines III.4, III.5).
+pub const QUICKPLAY_MS: u64 = 120_000;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Quickplay {
+    pub side: &'static str,
+    pub article: &'static str,
+}
+
+/// Whether a wrong set-up may still be claimed (rapid and blitz).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SetupClaimsView {
+    /// Open until each player has completed `until_moves_each` moves.
+    pub open: bool,
+    pub until_moves_each: u32,
+    pub article: &'static str,
 }
 
 /// One line of `GET /api/time-trouble`.
@@ -393,6 +416,38 @@ impl BoardState {
             paused_ms: self.clock.paused_total_ms(),
             flag_fall: self.flag_ruling.clone(),
             deviations: self.clock.deviations().to_vec(),
+            quickplay_finish: self.quickplay_finish(to_move, shown[to_move], playing),
+        })
+    }
+
+    /// The player to move is in a quickplay finish (Guidelines III.4/III.5): under 2 minutes
+    /// in the last period, which has no increment or delay. He may ask for 5 s a move or claim
+    /// a draw; the arbiter learns it here, the player is never told (12.6).
+    fn quickplay_finish(&self, to_move: Color, shown: u64, playing: bool) -> Option<Quickplay> {
+        let article = self.rules.quickplay_finish()?;
+        let model = self.clock.model()?;
+        let periods = model.time_control().periods();
+        let last = periods.len() - 1;
+        let sudden_death = periods[last].bonus == protocol::time_control::Bonus::None;
+        (playing && sudden_death && model.period(to_move) == last && shown < QUICKPLAY_MS).then(
+            || Quickplay {
+                side: super::color_name(to_move),
+                article,
+            },
+        )
+    }
+
+    /// How far set-up claims are still open (rapid and blitz: 10 moves each, A.5.1).
+    fn setup_claims(&self) -> Option<SetupClaimsView> {
+        let limit = self.rules.setup_claims()?;
+        let mut moves = ByColor::<u32>::default();
+        for m in self.game.moves() {
+            moves[m.by] += 1;
+        }
+        Some(SetupClaimsView {
+            open: moves.white < limit.until_moves_each || moves.black < limit.until_moves_each,
+            until_moves_each: limit.until_moves_each,
+            article: limit.article,
         })
     }
 
@@ -470,6 +525,7 @@ impl BoardState {
             board_sync: self.game.sync(self.last_node_ms),
             clock: self.clock_view(now),
             decisions: self.decisions.clone(),
+            setup_claims: self.setup_claims(),
             clock_ms: self
                 .clock
                 .checks()

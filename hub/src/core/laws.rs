@@ -122,7 +122,47 @@ pub struct IllegalMoveRuling {
     pub until_opponents_next_move: bool,
 }
 
+/// Rapid and blitz: until when a wrong set-up (initial position, board orientation, clock
+/// setting) may still be claimed or changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SetupClaims {
+    /// Closed once each player has completed this many moves.
+    pub until_moves_each: u32,
+    pub article: &'static str,
+}
+
 impl Rules {
+    /// Rapid and blitz only: claims about the set-up end once each player has completed 10
+    /// moves (2023 and 2018 A.5.1, 2014 A.4a), 3 under 2009 (A4a). `None` in standard chess, where 7.2 has no such limit.
+    pub fn setup_claims(&self) -> Option<SetupClaims> {
+        if self.game_type == GameType::Standard {
+            return None;
+        }
+        let (until_moves_each, article) = match self.edition {
+            Edition::Laws2009 => (3, "A4a"),
+            Edition::Laws2014 => (10, "A.4a"),
+            Edition::Laws2018 | Edition::Laws2023 => (10, "A.5.1"),
+        };
+        Some(SetupClaims {
+            until_moves_each,
+            article,
+        })
+    }
+
+    /// The quickplay finish's article (2023/2018 Guidelines III.4, 2014 G.4, 2009 10.2):
+    /// under 2 minutes in a last period without increment, the player to move may ask for
+    /// 5 s a move or claim a draw. Not in blitz (III.2.2).
+    pub fn quickplay_finish(&self) -> Option<&'static str> {
+        if self.game_type == GameType::Blitz {
+            return None;
+        }
+        Some(match self.edition {
+            Edition::Laws2009 => "10.2",
+            Edition::Laws2014 => "G.4",
+            Edition::Laws2018 | Edition::Laws2023 => "III.4",
+        })
+    }
+
     /// Time added to the opponent after an incorrect draw claim, and the article: 2 minutes
     /// (2023 9.5.3, 2014 9.5b), 1 in rapid and blitz (A.3 / B.2), 3 in 2009 (9.5b).
     pub fn wrong_claim(&self) -> (u32, &'static str) {
