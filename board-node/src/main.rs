@@ -39,9 +39,9 @@ enum Command {
         /// Game time runs this many times faster than real time.
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
-        /// The game's real time control (PGN syntax) when its `TimeControl` tag is missing
-        /// or wrong; it decides the clock's start and the think times read off `%clk`.
-        #[arg(long)]
+        /// The game's real time control (PGN syntax or words) when its `TimeControl` tag is
+        /// missing or wrong; it decides the clock's start and the think times read off `%clk`.
+        #[arg(long, value_parser = protocol::time_control::TimeControl::parse_any)]
         time_control: Option<protocol::time_control::TimeControl>,
         /// Directory of the durable outbox; reuse it after a restart to resume.
         #[arg(long)]

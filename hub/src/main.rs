@@ -43,8 +43,9 @@ enum Command {
         #[arg(long, default_value = "2023")]
         laws: Edition,
         /// Every board's time control in PGN syntax: `40/5400+30:1800+30`, `900+10`,
-        /// `5400+30d` (delay), `300+5b` (Bronstein).
-        #[arg(long)]
+        /// `5400+30d` (delay), `300+5b` (Bronstein); or in words, as regulations write it:
+        /// "90 minutes for the first 40 moves, then 30 minutes, with 30 seconds per move".
+        #[arg(long, value_parser = TimeControl::parse_any)]
         time_control: Option<TimeControl>,
         /// standard, rapid or blitz; by default from the time control (A.1, B.1), else
         /// standard.

@@ -25,6 +25,8 @@ use core::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub mod wording;
+
 /// What a player gets per move in a period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "ms")]
@@ -82,6 +84,11 @@ pub enum TimeControlError {
     },
     SuddenDeathNotLast(usize),
     LastPeriodHasMoves,
+    /// A time control in words that [`wording::parse`] cannot read.
+    Wording {
+        text: String,
+        why: String,
+    },
 }
 
 impl fmt::Display for TimeControlError {
@@ -98,6 +105,7 @@ impl fmt::Display for TimeControlError {
             TimeControlError::LastPeriodHasMoves => f.write_str(
                 "the last period must be for the rest of the game, not a number of moves",
             ),
+            TimeControlError::Wording { text, why } => write!(f, "{text:?}: {why}"),
         }
     }
 }
@@ -105,6 +113,26 @@ impl fmt::Display for TimeControlError {
 impl core::error::Error for TimeControlError {}
 
 impl TimeControl {
+    /// A time control in PGN syntax or in words (`90 minutes for the first 40 moves, …`, as
+    /// tournament regulations write it; see [`wording`]).
+    ///
+    /// ```
+    /// use protocol::time_control::TimeControl;
+    /// let tc = TimeControl::parse_any("15 min/game + 10 sec/move").unwrap();
+    /// assert_eq!(tc, "900+10".parse().unwrap());
+    /// ```
+    pub fn parse_any(text: &str) -> Result<TimeControl, TimeControlError> {
+        let pgn_like = text
+            .trim()
+            .chars()
+            .all(|c| c.is_ascii_digit() || "/+:db?-*".contains(c));
+        if pgn_like {
+            text.parse()
+        } else {
+            wording::parse(text)
+        }
+    }
+
     pub fn periods(&self) -> &[Period] {
         &self.periods
     }
