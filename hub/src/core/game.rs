@@ -202,6 +202,7 @@ pub struct Game {
     moves: Vec<CompletedMove>,
     /// The last placement the board reported.
     sensed: Option<Board>,
+    /// Where the game stands under the rules (an arbiter's declaration aside).
     status: Status,
     repetitions: Repetitions,
     /// Every position of the game, the start first: for repetitions by consecutive
@@ -218,8 +219,9 @@ pub struct Game {
     /// The ending a successor set down on the board would give, worked out at the placement
     /// and reused at the press (the position cannot change in between).
     pending_ending: Option<(Move, Option<Status>)>,
-    /// The result the arbiter declared, with [`Status::Declared`].
-    declared: Option<GameResult>,
+    /// The result the arbiter declared and its cause; it takes the place of `status` (which
+    /// stays what the rules say, and returns if the declaration is withdrawn).
+    declared: Option<(GameResult, Cause)>,
     /// A board without a clock: a legal successor that stays on the board this long (node
     /// time) completes its move. `None`: only a press completes a move (6.2.1).
     debounce_ms: Option<u64>,
@@ -276,13 +278,21 @@ impl Game {
         &self.moves
     }
 
+    /// Where the game stands: the arbiter's declared result, else what the rules say.
     pub fn status(&self) -> Status {
-        self.status
+        match self.declared {
+            Some((_, cause)) => Status::Declared(cause),
+            None => self.status,
+        }
+    }
+
+    fn playing(&self) -> bool {
+        self.status() == Status::Playing
     }
 
     pub fn result(&self) -> &'static str {
         match self.declared {
-            Some(result) => result.pgn(),
+            Some((result, _)) => result.pgn(),
             None => self.status.result(self.position.turn()),
         }
     }
@@ -290,7 +300,7 @@ impl Game {
     /// The draw claims the player to move could make correctly now (9.2, 9.3). The hub
     /// never offers them to a player (12.6); the arbiter checks a claim against them.
     pub fn claimable(&self) -> Vec<Claim> {
-        if self.status != Status::Playing {
+        if !self.playing() {
             return Vec::new();
         }
         ending::claimable(&self.position, &self.repetitions)
@@ -305,7 +315,7 @@ impl Game {
 
     /// The article that ended the game under the tournament's edition.
     pub fn article(&self) -> Option<&'static str> {
-        self.status.article(self.rules.edition)
+        self.status().article(self.rules.edition)
     }
 
     /// Checks a draw claim for the arbiter (9.2, 9.3).
@@ -324,7 +334,7 @@ impl Game {
     /// The arbiter reinstates the position after `ply` completed moves (7.5.1, 7.4): the
     /// moves after it are withdrawn and the game goes on from there.
     pub fn reinstate(&mut self, at: NodeMs, ply: usize) -> Result<Vec<GameEvent>, DecisionError> {
-        if matches!(self.status, Status::Declared(_)) {
+        if self.declared.is_some() {
             return Err(DecisionError::ResultDeclared);
         }
         if ply > self.moves.len() {
@@ -360,38 +370,14 @@ impl Game {
         cause: Option<Cause>,
     ) -> Result<Vec<GameEvent>, DecisionError> {
         if result == GameResult::Ongoing {
-            if let Status::Declared(_) = self.status {
-                self.declared = None;
-                self.status = self.rules_status();
-            }
+            self.declared = None;
             return Ok(Vec::new());
         }
         let cause = cause.ok_or(DecisionError::CauseMissing)?;
-        self.declared = Some(result);
-        self.status = Status::Declared(cause);
+        self.declared = Some((result, cause));
         Ok(vec![GameEvent::GameOver {
-            status: self.status,
+            status: self.status(),
         }])
-    }
-
-    /// How the rules leave the game after its last move (what a withdrawn declaration
-    /// returns to).
-    fn rules_status(&self) -> Status {
-        let Some(last) = self.history.last() else {
-            return Status::Playing;
-        };
-        let occurrences = Occurrences {
-            total: self.repetitions.count(last),
-            consecutive: self.consecutive_standing(),
-        };
-        ending::ending(last, occurrences, self.rules.edition).unwrap_or(Status::Playing)
-    }
-
-    /// Like [`Game::consecutive`], for the position that already stands last in `history`.
-    fn consecutive_standing(&self) -> u8 {
-        let last = self.history.last().expect("history holds the start");
-        let behind = self.history.iter().rev().skip(4).step_by(4);
-        1 + behind.take_while(|p| *p == last).count().min(254) as u8
     }
 
     /// The result the players signalled by setting both kings on the centre squares.
@@ -431,7 +417,7 @@ impl Game {
             self.sensed = Some(board);
             return events;
         }
-        let successor = if self.status == Status::Playing {
+        let successor = if self.playing() {
             self.successor_with(&board)
         } else {
             None
@@ -444,9 +430,7 @@ impl Game {
                 self.shown_successor = Some((m, at));
             }
         }
-        let shows_game = successor.is_some()
-            || self.status != Status::Playing
-            || board == *self.position.board();
+        let shows_game = successor.is_some() || !self.playing() || board == *self.position.board();
         self.sensed = Some(board);
         events.extend(self.resync(at, shows_game));
         events
@@ -496,7 +480,7 @@ impl Game {
         let (Some(debounce), Some((m, since))) = (self.debounce_ms, self.shown_successor) else {
             return Vec::new();
         };
-        if at.0 < since.0 + debounce || self.status != Status::Playing {
+        if at.0 < since.0 + debounce || !self.playing() {
             return Vec::new();
         }
         self.shown_successor = None;
@@ -549,7 +533,7 @@ impl Game {
         if self.lapsing.as_ref().is_some_and(|l| l.by == by.other()) {
             events.extend(self.let_stand());
         }
-        if self.status != Status::Playing || by != self.position.turn() {
+        if !self.playing() || by != self.position.turn() {
             return events;
         }
         events.extend(self.press(at));
