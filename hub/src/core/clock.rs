@@ -351,11 +351,10 @@ impl BoardClock {
 
     /// Whether `shown` is `expected` plus the adjustment due on `side`; takes it if so.
     fn take_adjustment(&mut self, side: Color, shown: u64, expected: u64) -> Option<Adjustment> {
-        let due = self.adjustment_due[side]?;
-        near(shown, expected.saturating_add_signed(due.ms)).then(|| {
-            self.adjustment_due[side] = None;
-            due
-        })
+        let due = self.adjustment_due[side]
+            .filter(|due| near(shown, expected.saturating_add_signed(due.ms)))?;
+        self.adjustment_due[side] = None;
+        Some(due)
     }
 
     /// The arbiter reinstated the position after `ply` completed moves, `moves` of them by
@@ -491,7 +490,7 @@ impl BoardClock {
         reading: &Reading,
     ) -> (MoveCheck, Vec<ClockEvent>) {
         let shown = reading.ms[by];
-        let Some(model) = &mut self.model else {
+        if self.model.is_none() {
             let check = MoveCheck {
                 by,
                 expected_ms: None,
@@ -499,8 +498,15 @@ impl BoardClock {
                 verdict: Verdict::Unmodelled,
             };
             return (check, Vec::new());
-        };
+        }
         let expected = expected.unwrap_or(shown);
+        // An adjustment due is taken only by a clock that does not show the model's time.
+        let adjusted = if near(shown, expected) {
+            None
+        } else {
+            self.take_adjustment(by, shown, expected)
+        };
+        let model = self.model.as_mut().expect("checked above");
         let moves = model.moves[by];
         let owed = model.owed[by].map_or(0, |o| o.ms);
         let increment = model.tc.period_of_move(moves).1.bonus.increment_ms();
@@ -514,15 +520,11 @@ impl BoardClock {
             article: "6.10.2",
         };
         let mut raised = Vec::new();
-        let due =
-            self.adjustment_due[by].filter(|a| near(shown, expected.saturating_add_signed(a.ms)));
         let verdict = if near(shown, expected) {
             model.owed[by] = None; // a pending period, if any, has arrived
             Verdict::Agrees
-        } else if let Some(adjustment) = due {
-            self.adjustment_due[by] = None;
+        } else if let Some(adjustment) = adjusted {
             raised.push(Deviation {
-                kind: adjustment.kind,
                 article: adjustment.article,
                 ..deviation(adjustment.kind)
             });
@@ -875,9 +877,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_penalty_on_the_standing_clock_is_expected_not_a_deviation() {
-        // 7.5.5: two minutes to the opponent after an illegal move.
+    /// A 90 min + 30 s clock that showed its start (1:30:30 each) and runs White's time.
+    fn classical_started() -> BoardClock {
         let mut clock = BoardClock::new(Some(tc("5400+30")));
         let _ = clock.report(
             NodeMs(0),
@@ -885,6 +886,13 @@ mod tests {
             None,
             true,
         );
+        clock
+    }
+
+    #[test]
+    fn a_penalty_on_the_standing_clock_is_expected_not_a_deviation() {
+        // 7.5.5: two minutes to the opponent after an illegal move.
+        let mut clock = classical_started();
         let penalty = Adjustment {
             ms: 120_000,
             kind: DeviationKind::PenaltyApplied,
@@ -913,13 +921,7 @@ mod tests {
     fn an_arbiters_adjustment_replaces_what_was_due_and_the_mover_may_show_it() {
         // 6.10.2: the arbiter takes 30 s off White's clock (an increment the clock gave
         // twice); the press that shows it is the correction, not an unexplained jump.
-        let mut clock = BoardClock::new(Some(tc("5400+30")));
-        let _ = clock.report(
-            NodeMs(0),
-            &report([5_430_000, 5_430_000], Some(Color::White), None),
-            None,
-            true,
-        );
+        let mut clock = classical_started();
         let correction = Adjustment {
             ms: -30_000,
             kind: DeviationKind::CorrectionApplied,
