@@ -102,8 +102,7 @@ impl Cause {
 
     /// The article of `edition` under which the game ends this way.
     pub fn article(self, edition: Edition) -> &'static str {
-        let lettered = matches!(edition, Edition::Laws2009 | Edition::Laws2014);
-        match (self, lettered, edition) {
+        match (self, edition.lettered(), edition) {
             (Cause::FlagFall, _, _) => "6.9",
             (Cause::Resignation, false, _) => "5.1.2",
             (Cause::Resignation, true, _) => "5.1b",
@@ -216,12 +215,21 @@ pub enum DecisionError {
 
 /// The article a time adjustment applies under `rules`.
 pub fn time_article(reason: TimeReason, edition: Edition) -> &'static str {
-    let lettered = matches!(edition, Edition::Laws2009 | Edition::Laws2014);
-    match (reason, lettered, edition) {
+    match (reason, edition.lettered(), edition) {
         (TimeReason::ClockCorrection, false, _) => "6.10.2",
         (TimeReason::ClockCorrection, true, _) => "6.10b",
         (TimeReason::Penalty, _, Edition::Laws2009) => "13.4",
         (TimeReason::Penalty, _, _) => "12.9",
+    }
+}
+
+/// The article under which the arbiter reinstates a position (7.5.1 illegal move; 7.4
+/// knocked pieces are restored the same way).
+pub fn reinstate_article(edition: Edition) -> &'static str {
+    match edition {
+        Edition::Laws2009 => "7.4a",
+        Edition::Laws2014 => "7.5a",
+        Edition::Laws2018 | Edition::Laws2023 => "7.5.1",
     }
 }
 

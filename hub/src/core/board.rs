@@ -3,7 +3,7 @@
 use protocol::time_control::TimeControl;
 use protocol::{BoardNo, Hello, NodeMs, Seq, UplinkBody};
 use serde::Serialize;
-use shakmaty::{ByColor, Chess, Color, Position};
+use shakmaty::{Chess, Color, Position};
 
 use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, Side};
 use super::clock::{Adjustment, BoardClock, ClockEvent, Deviation, DeviationKind};
@@ -11,7 +11,7 @@ use super::ending::{Claim, Status};
 use super::flag::{self, FlagRuling};
 use super::game::{BoardSync, Game, GameEvent, IllegalMove};
 use super::intake::{Admission, Intake};
-use super::laws::{Edition, Penalty, Rules};
+use super::laws::{Penalty, Rules};
 use super::record::Record;
 use super::time::HubMs;
 
@@ -253,17 +253,8 @@ impl BoardState {
         let (events, article) = match &record.action.decision {
             Decision::Reinstate { ply } => {
                 let events = self.game.reinstate(at, *ply)?;
-                let mut moves = ByColor::<u32>::default();
-                for m in self.game.moves() {
-                    moves[m.by] += 1;
-                }
-                self.clock.reinstate(*ply, moves);
-                let article = match edition {
-                    Edition::Laws2009 => "7.4a",
-                    Edition::Laws2014 => "7.5a",
-                    _ => "7.5.1",
-                };
-                (events, Some(article))
+                self.clock.reinstate(*ply, self.game.moves_by_side());
+                (events, Some(arbiter::reinstate_article(edition)))
             }
             Decision::Result { result, cause } => {
                 let events = self.game.declare(*result, *cause)?;
@@ -440,10 +431,7 @@ impl BoardState {
     /// How far set-up claims are still open (rapid and blitz: 10 moves each, A.5.1).
     fn setup_claims(&self) -> Option<SetupClaimsView> {
         let limit = self.rules.setup_claims()?;
-        let mut moves = ByColor::<u32>::default();
-        for m in self.game.moves() {
-            moves[m.by] += 1;
-        }
+        let moves = self.game.moves_by_side();
         Some(SetupClaimsView {
             open: moves.white < limit.until_moves_each || moves.black < limit.until_moves_each,
             until_moves_each: limit.until_moves_each,

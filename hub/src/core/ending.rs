@@ -54,8 +54,7 @@ impl Status {
 
     /// The article of the edition's Laws that ends the game this way.
     pub fn article(self, edition: Edition) -> Option<&'static str> {
-        let lettered = matches!(edition, Edition::Laws2009 | Edition::Laws2014);
-        Some(match (self, lettered) {
+        Some(match (self, edition.lettered()) {
             (Status::Playing, _) => return None,
             (Status::Declared(cause), _) => cause.article(edition),
             (Status::Checkmate, false) => "5.1.1",

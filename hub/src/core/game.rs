@@ -21,8 +21,8 @@ use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::{
-    Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Piece, Position,
-    PositionError, Role, Square,
+    Bitboard, Board, ByColor, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Piece,
+    Position, PositionError, Role, Square,
 };
 
 use protocol::{ClockReport, NodeMs, Placement};
@@ -276,6 +276,15 @@ impl Game {
 
     pub fn moves(&self) -> &[CompletedMove] {
         &self.moves
+    }
+
+    /// How many of the completed moves each side made.
+    pub fn moves_by_side(&self) -> ByColor<u32> {
+        let mut moves = ByColor::default();
+        for m in &self.moves {
+            moves[m.by] += 1;
+        }
+        moves
     }
 
     /// Where the game stands: the arbiter's declared result, else what the rules say.

@@ -49,6 +49,17 @@ pub enum Effect {
 /// than a hand pauses while sliding a piece, shorter than a reply takes.
 pub const DEFAULT_DEBOUNCE_MS: u64 = 2_000;
 
+/// What happened at `board`, as effects for the shell.
+fn effects(board: BoardNo, events: Vec<BoardEvent>) -> Vec<Effect> {
+    events
+        .into_iter()
+        .map(|event| match event {
+            BoardEvent::Game(event) => Effect::Game { board, event },
+            BoardEvent::Clock(event) => Effect::Clock { board, event },
+        })
+        .collect()
+}
+
 #[derive(Debug)]
 pub struct Hall {
     boards: BTreeMap<BoardNo, BoardState>,
@@ -101,13 +112,7 @@ impl Hall {
     pub fn apply(&mut self, record: &Record) -> Vec<Effect> {
         let board = record.event.board;
         match self.board_mut(board).apply(record) {
-            Some(events) => events
-                .into_iter()
-                .map(|event| match event {
-                    BoardEvent::Game(event) => Effect::Game { board, event },
-                    BoardEvent::Clock(event) => Effect::Clock { board, event },
-                })
-                .collect(),
+            Some(events) => effects(board, events),
             None => vec![Effect::OutOfSequence {
                 board,
                 seq: record.event.seq,
@@ -124,14 +129,7 @@ impl Hall {
             .get_mut(&board)
             .filter(|b| b.last_seq().0 > 0)
             .ok_or(DecisionError::UnknownBoard(record.board))?;
-        Ok(state
-            .decide(record)?
-            .into_iter()
-            .map(|event| match event {
-                BoardEvent::Game(event) => Effect::Game { board, event },
-                BoardEvent::Clock(event) => Effect::Clock { board, event },
-            })
-            .collect())
+        Ok(effects(board, state.decide(record)?))
     }
 
     /// The journal flushed `board`'s events up to `seq`.

@@ -24,6 +24,14 @@ pub enum Edition {
     Laws2023,
 }
 
+impl Edition {
+    /// The 2009 and 2014 Laws number their sub-articles with letters (`5.1b`, `9.6a`); the
+    /// 2018 and 2023 Laws with digits (`5.1.2`, `9.6.1`).
+    pub fn lettered(self) -> bool {
+        matches!(self, Edition::Laws2009 | Edition::Laws2014)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("unknown edition {0:?}: use 2023, 2018, 2014 or 2009")]
 pub struct UnknownEdition(String);
