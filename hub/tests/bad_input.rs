@@ -8,7 +8,7 @@ use std::time::Duration;
 use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::{codec, topic, BoardNo, Downlink, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
-use support::{free_port, http_get, http_json, Broker, Hub, Node, Replay};
+use support::{http_get, http_json, Hub, Node, Replay};
 
 fn metric(text: &str, name: &str) -> u64 {
     text.lines()
@@ -19,12 +19,7 @@ fn metric(text: &str, name: &str) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let hub = Hub::start(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-    );
+    let (hub, port) = Hub::embedded(dir.path());
     let game = Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 2, 4.0);
     let node = Node::start(&game, port, dir.path());
 

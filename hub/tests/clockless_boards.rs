@@ -9,11 +9,9 @@ use std::time::Duration;
 
 use board_node::{pgn, replay};
 use hub::core::hall::{Hall, DEFAULT_DEBOUNCE_MS};
-use hub::core::intake::Admission;
-use hub::core::record::Record;
 use hub::core::time::HubMs;
-use protocol::{BoardNo, Hello, NodeMs, Seq, Uplink, UplinkBody};
-use support::{free_port, http_json, Broker, Hub, Node, Replay};
+use protocol::{BoardNo, Hello, Seq, UplinkBody};
+use support::{http_json, Hub, Node, Replay};
 
 /// How long the replayed board leaves each move standing: the node's default.
 const STAND_MS: u64 = 2_500;
@@ -28,16 +26,8 @@ fn play_clockless(hall: &mut Hall, board: BoardNo, game: &pgn::PgnGame) {
         highest_seq: Seq(0),
     });
     let readings = replay::without_clock(replay::script(game, None), STAND_MS);
-    let bodies =
-        std::iter::once((0, hello)).chain(readings.iter().map(|t| (t.game_ms, t.reading.body())));
-    for (i, (at, body)) in bodies.enumerate() {
-        let event = Uplink::new(board, Seq(i as u64 + 1), NodeMs(at), body);
-        assert_eq!(hall.admit(HubMs(at), &event), Admission::Accept);
-        let _ = hall.apply(&Record {
-            at: HubMs(at),
-            event,
-        });
-    }
+    let bodies = readings.iter().map(|t| (t.game_ms, t.reading.body()));
+    let _ = support::events::feed_bodies(hall, board, std::iter::once((0, hello)).chain(bodies));
 }
 
 #[test]
@@ -87,16 +77,7 @@ fn a_board_with_a_clock_waits_for_the_press() {
     let game = pgn::read_game(&text, 1).unwrap();
     let mut hall = Hall::default();
     let readings = replay::without_clock(replay::script(&game, None), STAND_MS);
-    let mut seq = 0;
-    for t in &readings {
-        seq += 1;
-        let event = Uplink::new(BoardNo(1), Seq(seq), NodeMs(t.game_ms), t.reading.body());
-        assert_eq!(hall.admit(HubMs(t.game_ms), &event), Admission::Accept);
-        let _ = hall.apply(&Record {
-            at: HubMs(t.game_ms),
-            event,
-        });
-    }
+    let _ = support::events::feed(&mut hall, BoardNo(1), readings);
     let detail = serde_json::to_value(hall.detail(BoardNo(1), HubMs(0)).unwrap()).unwrap();
     // Only the mate, which ends the game when set down (6.2.1), could count; it never
     // comes because the first move is never completed.
@@ -106,12 +87,7 @@ fn a_board_with_a_clock_waits_for_the_press() {
 #[test]
 fn clockless_nodes_through_the_broker() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let hub = Hub::start(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-    );
+    let (hub, port) = Hub::embedded(dir.path());
     let mut games = vec![
         Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 3, 3.0),
         Replay::new(2, "fide_world_cup_2025_rapid_10+10.pgn", 4, 3.0),

@@ -5,12 +5,13 @@
 mod support;
 
 use hub::core::arbiter::{DecisionError, DecisionRecord};
+use hub::core::clock::{ClockEvent, DeviationKind};
 use hub::core::hall::{Effect, Hall};
 use hub::core::laws::{Edition, GameType, Rules};
 use hub::core::time::HubMs;
 use protocol::BoardNo;
 use serde_json::{json, Value};
-use shakmaty::Position;
+use shakmaty::{Color, Position};
 use support::events::Script;
 
 const BOARD: BoardNo = BoardNo(1);
@@ -39,6 +40,20 @@ fn decide(
 
 fn detail(hall: &Hall, script: &Script) -> Value {
     serde_json::to_value(hall.detail(BOARD, HubMs(script.now)).unwrap()).unwrap()
+}
+
+/// The clock deviations among `effects`: kind, article, side.
+fn deviations(effects: &[Effect]) -> Vec<(DeviationKind, &'static str, Color)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Clock {
+                event: ClockEvent::Deviation(d),
+                ..
+            } => Some((d.kind, d.article, d.side)),
+            _ => None,
+        })
+        .collect()
 }
 
 fn moves(detail: &Value) -> Vec<String> {
@@ -130,23 +145,9 @@ fn after_an_illegal_move_the_penalty_shows_on_the_clock_7_5_5() {
     let position = s.position.clone();
     s.show(&mut hall, position.board());
     let effects = s.play(&mut hall, "e7e5", 6_000);
-    let deviations: Vec<_> = effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Clock {
-                event: hub::core::clock::ClockEvent::Deviation(d),
-                ..
-            } => Some((d.kind, d.article, d.side)),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        deviations,
-        [(
-            hub::core::clock::DeviationKind::PenaltyApplied,
-            "7.5.5",
-            shakmaty::Color::White
-        )],
+        deviations(&effects),
+        [(DeviationKind::PenaltyApplied, "7.5.5", Color::White)],
         "the penalty, not an unexplained jump"
     );
 }
@@ -182,13 +183,10 @@ fn a_rejected_claim_gives_the_opponent_the_editions_time_9_5_3() {
         // The arbiter adds the time; White moves on and presses.
         s.clock[1] += ms as u32;
         let effects = s.play(&mut hall, "g1f3", 5_000);
-        let applied = effects.iter().any(|e| {
-            matches!(e, Effect::Clock {
-                event: hub::core::clock::ClockEvent::Deviation(d),
-                ..
-            } if d.kind == hub::core::clock::DeviationKind::PenaltyApplied && d.article == article)
-        });
-        assert!(applied, "{edition:?} {game_type:?}: {effects:?}");
+        assert!(
+            deviations(&effects).contains(&(DeviationKind::PenaltyApplied, article, Color::Black)),
+            "{edition:?} {game_type:?}: {effects:?}"
+        );
     }
 }
 
@@ -276,14 +274,9 @@ fn a_decision_that_does_not_fit_changes_nothing() {
 
 #[test]
 fn decisions_over_http_are_durable_and_replay_after_a_sigkill() {
-    use support::{free_port, http_json, http_post, Broker, Hub, Node, Replay};
+    use support::{http_json, http_post, Hub, Node, Replay};
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut hub = Hub::start(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-    );
+    let (mut hub, port) = Hub::embedded(dir.path());
     let game = Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 2, 3.0);
     let report = Node::start(&game, port, dir.path()).finish(std::time::Duration::from_secs(60));
     assert_eq!(report["acked"], report["events"]);

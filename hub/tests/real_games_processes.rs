@@ -10,7 +10,7 @@ use serde_json::json;
 use shakmaty::uci::UciMove;
 use shakmaty::CastlingMode;
 use support::oracle::OracleReport;
-use support::{free_port, http_json, http_post, Broker, Hub, Node, Replay};
+use support::{http_json, http_post, Hub, Node, Replay};
 
 /// 100 games spread over every clocked file, each replayed in about 3 s.
 fn hundred_games() -> Vec<(String, Replay)> {
@@ -42,12 +42,7 @@ fn hundred_games() -> Vec<(String, Replay)> {
 #[test]
 fn a_hundred_real_games_through_real_nodes_agree_with_python_chess() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let hub = Hub::start(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-    );
+    let (hub, port) = Hub::embedded(dir.path());
     let games = hundred_games();
     assert_eq!(games.len(), 100);
     // 25 processes at a time: a 2-core machine, and a realistic reconnect wave.

@@ -10,11 +10,24 @@ use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
 /// Admits and applies every reading of `script` on `board`, stamped in game time (the hub's
 /// receive time follows the node's); returns the effects.
 pub fn feed(hall: &mut Hall, board: BoardNo, script: Vec<Timed>) -> Vec<Effect> {
+    feed_bodies(
+        hall,
+        board,
+        script.into_iter().map(|t| (t.game_ms, t.reading.body())),
+    )
+}
+
+/// Admits and applies uplink bodies on `board` from sequence number 1, each with its game
+/// time in ms; returns the effects.
+pub fn feed_bodies(
+    hall: &mut Hall,
+    board: BoardNo,
+    bodies: impl IntoIterator<Item = (u64, UplinkBody)>,
+) -> Vec<Effect> {
     let mut effects = Vec::new();
-    for (i, timed) in script.into_iter().enumerate() {
-        let body = timed.reading.body();
-        let event = Uplink::new(board, Seq(i as u64 + 1), NodeMs(timed.game_ms), body);
-        let at = HubMs(timed.game_ms);
+    for (i, (game_ms, body)) in bodies.into_iter().enumerate() {
+        let event = Uplink::new(board, Seq(i as u64 + 1), NodeMs(game_ms), body);
+        let at = HubMs(game_ms);
         assert_eq!(hall.admit(at, &event), Admission::Accept);
         effects.extend(hall.apply(&Record { at, event }));
     }

@@ -136,6 +136,18 @@ impl Hub {
         hub
     }
 
+    /// A hub with its embedded broker on a free port, data and log in `dir`; returns the
+    /// broker's port too.
+    pub fn embedded(dir: &Path) -> (Hub, u16) {
+        let port = free_port();
+        let hub = Hub::start(
+            &dir.join("data"),
+            Broker::Embedded { port },
+            &dir.join("hub.log"),
+        );
+        (hub, port)
+    }
+
     pub fn wait_ready(&mut self) {
         let http = self.http;
         wait_for(
