@@ -351,7 +351,7 @@ impl BoardState {
     }
 
     /// The board's own time now: its last event's, plus what passed at the hub since.
-    fn node_now(&self, now: HubMs) -> NodeMs {
+    pub fn node_now(&self, now: HubMs) -> NodeMs {
         NodeMs(self.last_node_ms.0 + now.since(self.last_applied_at))
     }
 
@@ -477,6 +477,16 @@ impl BoardState {
     pub fn node_connected(&self, now: HubMs) -> bool {
         self.last_heard
             .is_some_and(|t| now.since(t) < NODE_SILENT_MS)
+    }
+
+    /// When any message of the board's node last arrived.
+    pub fn last_heard(&self) -> Option<HubMs> {
+        self.last_heard
+    }
+
+    /// What the flags that fell mean, once one fell.
+    pub fn flag_ruling(&self) -> Option<&FlagRuling> {
+        self.flag_ruling.as_ref()
     }
 
     pub fn game(&self) -> &Game {

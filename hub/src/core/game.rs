@@ -270,6 +270,11 @@ impl Game {
         self.shown_successor = None;
     }
 
+    /// The last placement the board reported.
+    pub fn sensed(&self) -> Option<&Board> {
+        self.sensed.as_ref()
+    }
+
     pub fn position(&self) -> &Chess {
         &self.position
     }

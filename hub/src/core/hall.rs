@@ -173,6 +173,11 @@ impl Hall {
         ranking
     }
 
+    /// The numbers of every board heard of, in order.
+    pub fn boards(&self) -> Vec<BoardNo> {
+        self.boards.keys().copied().collect()
+    }
+
     pub fn board(&self, board: BoardNo) -> Option<&BoardState> {
         self.boards.get(&board)
     }

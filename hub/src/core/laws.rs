@@ -25,6 +25,13 @@ pub enum Edition {
 }
 
 impl Edition {
+    pub const ALL: [Edition; 4] = [
+        Edition::Laws2009,
+        Edition::Laws2014,
+        Edition::Laws2018,
+        Edition::Laws2023,
+    ];
+
     /// The 2009 and 2014 Laws number their sub-articles with letters (`5.1b`, `9.6a`); the
     /// 2018 and 2023 Laws with digits (`5.1.2`, `9.6.1`).
     pub fn lettered(self) -> bool {

@@ -16,8 +16,10 @@
 //! - [`record`]: a journaled event with its receive time.
 //! - [`arbiter`]: the arbiter's decisions (reinstate, result, time) and their audit trail.
 //! - [`board`]: everything the hub knows about one board.
+//! - [`alerts`]: what arbiters must handle, raised, acknowledged, escalated, resolved.
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
+pub mod alerts;
 pub mod arbiter;
 pub mod board;
 pub mod chess960;

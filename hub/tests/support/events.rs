@@ -121,6 +121,34 @@ impl Script {
         self.send(hall, UplinkBody::Clock(report))
     }
 
+    /// After `after_ms` a reading of the clock as [`Script::clock`] holds it, with
+    /// `running`'s side running (`None`: both stand, 6.11.2) and `flag`'s flag down.
+    pub fn reading(
+        &mut self,
+        hall: &mut Hall,
+        after_ms: u32,
+        running: Option<shakmaty::Color>,
+        flag: Option<shakmaty::Color>,
+    ) -> Vec<Effect> {
+        self.now += u64::from(after_ms);
+        let side = |c: shakmaty::Color| match c {
+            shakmaty::Color::White => protocol::Color::White,
+            shakmaty::Color::Black => protocol::Color::Black,
+        };
+        if let Some(flagged) = flag {
+            self.clock[usize::from(flagged == shakmaty::Color::Black)] = 0;
+        }
+        let report = protocol::ClockReport {
+            white_ms: self.clock[0],
+            black_ms: self.clock[1],
+            running: running.map(side),
+            white_flag: flag == Some(shakmaty::Color::White),
+            black_flag: flag == Some(shakmaty::Color::Black),
+            pressed_by: None,
+        };
+        self.send(hall, UplinkBody::Clock(report))
+    }
+
     /// Plays `uci` on the board and presses after `think_ms`.
     pub fn play(&mut self, hall: &mut Hall, uci: &str, think_ms: u32) -> Vec<Effect> {
         use shakmaty::Position;
@@ -135,6 +163,10 @@ impl Script {
         effects.extend(self.press(hall, think_ms, self.increment_ms));
         self.position = after;
         effects
+    }
+
+    pub fn board(&self) -> BoardNo {
+        self.board
     }
 
     /// The board's sequence number of its last event.

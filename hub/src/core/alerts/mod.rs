@@ -1,0 +1,177 @@
+//! Arbiter alerts: what an arbiter must handle at a board, with the article that applies.
+//!
+//! - [`catalogue`]: the kinds of alert, their severity and article per edition.
+//! - [`texts`]: what happened and what to do, in the languages of our Laws texts.
+//! - [`routing`]: zones of boards, their arbiters, when an alert escalates.
+//! - [`desk`]: the state machine: board events and the time in, alert changes out.
+//!
+//! One incident is one alert: it is raised once and updated as the incident develops,
+//! acknowledged by an arbiter, and resolved (with the decision) or expired (the condition
+//! cleared by itself). Alerts go to arbiters only (12.6): nothing here reaches a clock or the
+//! public feed.
+
+pub mod catalogue;
+pub mod desk;
+pub mod routing;
+pub mod texts;
+
+use serde::{Deserialize, Serialize};
+
+pub use catalogue::{AlertKind, Severity};
+pub use desk::{AlertDesk, AlertSettings};
+pub use routing::Routing;
+pub use texts::Language;
+
+use super::arbiter::Side;
+
+/// Where an alert is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertState {
+    Raised,
+    Acknowledged,
+    Resolved,
+    Expired,
+}
+
+impl AlertState {
+    /// Raised or acknowledged: someone still has to act.
+    pub fn is_open(self) -> bool {
+        matches!(self, AlertState::Raised | AlertState::Acknowledged)
+    }
+}
+
+/// Until when the arbiter can act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Deadline {
+    /// Before the opponent completes his next move (2023 A.5.2: after that the move stands).
+    OpponentsNextMove,
+    /// The hub's time (Unix ms) the incident is forecast for: a flag falls.
+    At(u64),
+}
+
+/// What the alert is about, for its texts: each kind uses the facts it needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Facts {
+    /// The player concerned: the flagged one, the one who moved illegally, the late one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<Side>,
+    /// The result the Laws give, for the arbiter to confirm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// A time in seconds: a penalty, time left, a silence, a pause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<u64>,
+    /// The move number (1, 2, …) where it happened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub move_number: Option<u32>,
+    /// How the game ended, or what differs (`checkmate`, `increment_missing`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Zone alerts: the boards concerned.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub boards: Vec<u16>,
+}
+
+/// Who did something to an alert, and when (hub time, Unix ms).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    pub by: String,
+    pub at: u64,
+}
+
+/// One step of an alert's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub at: u64,
+    pub change: Change,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What changed in an alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    Raised,
+    /// The incident developed (a second flag, a clock resumed, the node back).
+    Updated,
+    Acknowledged,
+    /// Not acknowledged in time: the chief arbiter is called.
+    Escalated,
+    Resolved,
+    Expired,
+}
+
+/// Which incident an alert is about: one incident, one alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Incident {
+    /// 0 for an alert about a zone.
+    pub board: u16,
+    pub kind: AlertKind,
+    /// Tells incidents of one kind at one board apart (the ply of an illegal move, the
+    /// time a pause began); 0 where a board has one at a time.
+    pub occurrence: u64,
+}
+
+/// An alert as it is stored, published and shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alert {
+    pub id: u64,
+    /// The board; `null` for an alert about a whole zone.
+    pub board: Option<u16>,
+    /// "White – Black" once pairings are known.
+    pub players: Option<String>,
+    pub zone: String,
+    pub kind: AlertKind,
+    pub severity: Severity,
+    /// The article of the tournament's edition that applies; `null` for technical alerts
+    /// (a node offline), where no Law does.
+    pub article: Option<String>,
+    pub facts: Facts,
+    /// What happened and what to do, in English; [`texts`] renders the other languages.
+    pub text: String,
+    pub action: String,
+    pub deadline: Option<Deadline>,
+    pub state: AlertState,
+    pub raised_at: u64,
+    pub updated_at: u64,
+    /// The arbiters of the zone who should act; the chief arbiter once escalated.
+    pub to: Vec<String>,
+    pub escalated_at: Option<u64>,
+    pub acknowledged: Option<Stamp>,
+    pub resolved: Option<Stamp>,
+    /// The decision that resolved it, or why it expired.
+    pub outcome: Option<String>,
+    pub incident: Incident,
+    pub history: Vec<Step>,
+}
+
+impl Alert {
+    /// Renders `text` and `action` in `language`.
+    pub fn in_language(&self, language: Language) -> Alert {
+        let (text, action) = texts::render(
+            self.kind,
+            &self.facts,
+            self.board,
+            &self.zone,
+            self.deadline,
+            language,
+        );
+        Alert {
+            text,
+            action,
+            ..self.clone()
+        }
+    }
+}
+
+/// An alert that changed, for the shell to store and publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertChange {
+    pub change: Change,
+    pub alert: Alert,
+}

@@ -1,0 +1,672 @@
+//! What an alert says, in the languages of our Laws texts: English, Norwegian, Swedish,
+//! Danish, Finnish and Hungarian. Each arbiter reads his own (the pager's `--lang`, the
+//! arbiter's `language` in the configuration, `?lang=` on `GET /api/alerts`).
+//!
+//! A text is built from the alert's [`Facts`] at the time it is shown, so a stored alert
+//! renders in any language. Texts speak to the arbiter only (12.6).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::{AlertKind, Deadline, Facts};
+use crate::core::arbiter::Side;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Language {
+    #[default]
+    #[serde(rename = "en")]
+    English,
+    #[serde(rename = "nb")]
+    Norwegian,
+    #[serde(rename = "sv")]
+    Swedish,
+    #[serde(rename = "da")]
+    Danish,
+    #[serde(rename = "fi")]
+    Finnish,
+    #[serde(rename = "hu")]
+    Hungarian,
+}
+
+impl Language {
+    pub const ALL: [Language; 6] = [
+        Language::English,
+        Language::Norwegian,
+        Language::Swedish,
+        Language::Danish,
+        Language::Finnish,
+        Language::Hungarian,
+    ];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Language::English => "en",
+            Language::Norwegian => "nb",
+            Language::Swedish => "sv",
+            Language::Danish => "da",
+            Language::Finnish => "fi",
+            Language::Hungarian => "hu",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("unknown language {0:?}: use en, nb, sv, da, fi or hu")]
+pub struct UnknownLanguage(String);
+
+impl FromStr for Language {
+    type Err = UnknownLanguage;
+
+    fn from_str(s: &str) -> Result<Language, UnknownLanguage> {
+        let code = match s {
+            "no" | "nn" => "nb",
+            other => other,
+        };
+        Language::ALL
+            .into_iter()
+            .find(|l| l.code() == code)
+            .ok_or_else(|| UnknownLanguage(s.to_owned()))
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// One phrase in each language, in the order of [`Language::ALL`].
+type Phrase = [&'static str; 6];
+
+const WHITE: Phrase = ["White", "Hvit", "Vit", "Hvid", "Valkea", "Világos"];
+const BLACK: Phrase = ["Black", "Svart", "Svart", "Sort", "Musta", "Sötét"];
+const BOARD: Phrase = ["Board", "Bord", "Bord", "Bord", "Pöytä", "Tábla"];
+const ZONE: Phrase = ["Zone", "Sone", "Zon", "Zone", "Alue", "Zóna"];
+const PLAY_ON: Phrase = [
+    "the game continues",
+    "partiet fortsetter",
+    "partiet fortsätter",
+    "partiet fortsætter",
+    "peli jatkuu",
+    "a játszma folytatódik",
+];
+const BEFORE_NEXT_MOVE: Phrase = [
+    "Only before the opponent's next move.",
+    "Kun før motstanderens neste trekk.",
+    "Endast före motståndarens nästa drag.",
+    "Kun før modstanderens næste træk.",
+    "Vain ennen vastustajan seuraavaa siirtoa.",
+    "Csak az ellenfél következő lépése előtt.",
+];
+
+/// `(what happened, what to do)` per kind, with placeholders: `{side}`, `{result}`, `{s}`
+/// (seconds), `{move}`, `{detail}`, `{boards}`, `{n}`.
+fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
+    use AlertKind::*;
+    match kind {
+        FlagFall => (
+            [
+                "{side}'s flag fell. Result by the Laws: {result}.",
+                "{side}s klaff har falt. Resultat etter reglene: {result}.",
+                "{side}s tid har runnit ut. Resultat enligt reglerna: {result}.",
+                "{side}s tid er udløbet. Resultat efter reglerne: {result}.",
+                "{side} ylitti aikansa. Tulos sääntöjen mukaan: {result}.",
+                "{side} ideje lejárt. Eredmény a szabályok szerint: {result}.",
+            ],
+            [
+                "Go to the board, confirm the flag fall and the result.",
+                "Gå til bordet, bekreft klaffefallet og resultatet.",
+                "Gå till bordet, bekräfta tidsöverskridandet och resultatet.",
+                "Gå til bordet, bekræft tidsoverskridelsen og resultatet.",
+                "Mene pöydälle, vahvista aikaylitys ja tulos.",
+                "Menjen a táblához, erősítse meg az időtúllépést és az eredményt.",
+            ],
+        ),
+        BothFlags => (
+            [
+                "Both flags fell, the order unknown. By the Laws: {result}.",
+                "Begge klaffer har falt, rekkefølgen ukjent. Etter reglene: {result}.",
+                "Båda klockorna har fallit, ordningen okänd. Enligt reglerna: {result}.",
+                "Begge tider er udløbet, rækkefølgen ukendt. Efter reglerne: {result}.",
+                "Molemmat ylittivät aikansa, järjestys tuntematon. Sääntöjen mukaan: {result}.",
+                "Mindkét idő lejárt, a sorrend ismeretlen. A szabályok szerint: {result}.",
+            ],
+            [
+                "Go to the board and apply the ruling.",
+                "Gå til bordet og avgjør.",
+                "Gå till bordet och fatta beslut.",
+                "Gå til bordet og afgør sagen.",
+                "Mene pöydälle ja ratkaise.",
+                "Menjen a táblához és döntsön.",
+            ],
+        ),
+        IllegalMove => (
+            [
+                "Illegal move by {side} at move {move}. Penalty: {s} s to the opponent.",
+                "Ulovlig trekk av {side} i trekk {move}. Straff: {s} s til motstanderen.",
+                "Otillåtet drag av {side} i drag {move}. Straff: {s} s till motståndaren.",
+                "Ulovligt træk af {side} i træk {move}. Straf: {s} s til modstanderen.",
+                "{side} teki laittoman siirron siirrolla {move}. Rangaistus: {s} s vastustajalle.",
+                "{side} szabálytalan lépése a(z) {move}. lépésben. Büntetés: {s} mp az ellenfélnek.",
+            ],
+            [
+                "Reinstate the position before it and add the time.",
+                "Gjenopprett stillingen før trekket og legg til tiden.",
+                "Återställ ställningen före draget och lägg till tiden.",
+                "Genopret stillingen før trækket og læg tiden til.",
+                "Palauta siirtoa edeltävä asema ja lisää aika.",
+                "Állítsa vissza a lépés előtti állást és adja hozzá az időt.",
+            ],
+        ),
+        SecondIllegalMove => (
+            [
+                "Second illegal move by {side} at move {move}. Result by the Laws: {result}.",
+                "Andre ulovlige trekk av {side} i trekk {move}. Resultat etter reglene: {result}.",
+                "Andra otillåtna draget av {side} i drag {move}. Resultat enligt reglerna: {result}.",
+                "Andet ulovlige træk af {side} i træk {move}. Resultat efter reglerne: {result}.",
+                "{side} teki toisen laittoman siirron siirrolla {move}. Tulos sääntöjen mukaan: {result}.",
+                "{side} második szabálytalan lépése a(z) {move}. lépésben. Eredmény: {result}.",
+            ],
+            [
+                "Go to the board and declare the result.",
+                "Gå til bordet og fastsett resultatet.",
+                "Gå till bordet och fastställ resultatet.",
+                "Gå til bordet og fastsæt resultatet.",
+                "Mene pöydälle ja julista tulos.",
+                "Menjen a táblához és hirdesse ki az eredményt.",
+            ],
+        ),
+        PromotionWithoutPiece => (
+            [
+                "{side} pressed the clock with a pawn on the last rank and no new piece (move {move}).",
+                "{side} trykket på klokken med en bonde på siste rad uten ny brikke (trekk {move}).",
+                "{side} tryckte på klockan med en bonde på sista raden utan ny pjäs (drag {move}).",
+                "{side} trykkede på uret med en bonde på sidste række uden ny brik (træk {move}).",
+                "{side} painoi kelloa sotilas viimeisellä rivillä ilman uutta upseeria (siirto {move}).",
+                "{side} megnyomta az órát, gyalog az utolsó soron, új tiszt nélkül ({move}. lépés).",
+            ],
+            [
+                "The pawn becomes a queen; apply the penalty for an illegal move.",
+                "Bonden blir dronning; gi straff for ulovlig trekk.",
+                "Bonden blir dam; ge straff för otillåtet drag.",
+                "Bonden bliver dronning; giv straf for ulovligt træk.",
+                "Sotilaasta tulee kuningatar; anna laittoman siirron rangaistus.",
+                "A gyalog vezér lesz; alkalmazza a szabálytalan lépés büntetését.",
+            ],
+        ),
+        PressWithoutMove => (
+            [
+                "{side} pressed the clock without a move (move {move}).",
+                "{side} trykket på klokken uten å trekke (trekk {move}).",
+                "{side} tryckte på klockan utan att göra ett drag (drag {move}).",
+                "{side} trykkede på uret uden at trække (træk {move}).",
+                "{side} painoi kelloa tekemättä siirtoa (siirto {move}).",
+                "{side} lépés nélkül nyomta meg az órát ({move}. lépés).",
+            ],
+            [
+                "Apply the penalty for an illegal move.",
+                "Gi straff for ulovlig trekk.",
+                "Ge straff för otillåtet drag.",
+                "Giv straf for ulovligt træk.",
+                "Anna laittoman siirron rangaistus.",
+                "Alkalmazza a szabálytalan lépés büntetését.",
+            ],
+        ),
+        GameOver => (
+            [
+                "The game is over ({detail}): {result}.",
+                "Partiet er slutt ({detail}): {result}.",
+                "Partiet är slut ({detail}): {result}.",
+                "Partiet er slut ({detail}): {result}.",
+                "Peli on päättynyt ({detail}): {result}.",
+                "A játszma véget ért ({detail}): {result}.",
+            ],
+            [
+                "Confirm the result with the players.",
+                "Bekreft resultatet med spillerne.",
+                "Bekräfta resultatet med spelarna.",
+                "Bekræft resultatet med spillerne.",
+                "Vahvista tulos pelaajien kanssa.",
+                "Erősítse meg az eredményt a játékosokkal.",
+            ],
+        ),
+        ClockPaused => (
+            [
+                "A player stopped the clock.",
+                "En spiller har stanset klokken.",
+                "En spelare har stannat klockan.",
+                "En spiller har stoppet uret.",
+                "Pelaaja pysäytti kellon.",
+                "Egy játékos megállította az órát.",
+            ],
+            [
+                "Go to the board: the player is calling the arbiter.",
+                "Gå til bordet: spilleren tilkaller dommeren.",
+                "Gå till bordet: spelaren tillkallar domaren.",
+                "Gå til bordet: spilleren tilkalder dommeren.",
+                "Mene pöydälle: pelaaja kutsuu tuomaria.",
+                "Menjen a táblához: a játékos a versenybírót hívja.",
+            ],
+        ),
+        ClockSetWrong => (
+            [
+                "{side}'s clock differs from the time control: {detail}.",
+                "{side}s klokke avviker fra tidskontrollen: {detail}.",
+                "{side}s klocka avviker från betänketiden: {detail}.",
+                "{side}s ur afviger fra tidskontrollen: {detail}.",
+                "{side}n kello poikkeaa aikarajoituksesta: {detail}.",
+                "{side} órája eltér az időbeosztástól: {detail}.",
+            ],
+            [
+                "Check the clock and correct it.",
+                "Kontroller klokken og rett den.",
+                "Kontrollera klockan och rätta den.",
+                "Kontrollér uret og ret det.",
+                "Tarkista kello ja korjaa se.",
+                "Ellenőrizze és javítsa az órát.",
+            ],
+        ),
+        TimeTrouble => (
+            [
+                "{side} is short of time: {s} s left.",
+                "{side} er i tidsnød: {s} s igjen.",
+                "{side} är i tidsnöd: {s} s kvar.",
+                "{side} er i tidnød: {s} s tilbage.",
+                "{side} on aikapulassa: {s} s jäljellä.",
+                "{side} időzavarban van: {s} mp maradt.",
+            ],
+            [
+                "Be present at the board.",
+                "Vær til stede ved bordet.",
+                "Var närvarande vid bordet.",
+                "Vær til stede ved bordet.",
+                "Ole läsnä pöydän luona.",
+                "Legyen jelen a táblánál.",
+            ],
+        ),
+        ZoneTimeTrouble => (
+            [
+                "{n} boards short of time: {boards}.",
+                "{n} bord i tidsnød: {boards}.",
+                "{n} bord i tidsnöd: {boards}.",
+                "{n} borde i tidnød: {boards}.",
+                "{n} pöytää aikapulassa: {boards}.",
+                "{n} tábla időzavarban: {boards}.",
+            ],
+            [
+                "Appoint assistants to watch the flags.",
+                "Sett inn assistenter til å følge klokkene.",
+                "Utse medhjälpare som följer klockorna.",
+                "Udpeg assistenter til at holde øje med urene.",
+                "Nimeä avustajia seuraamaan kelloja.",
+                "Jelöljön ki segítőket az órák figyelésére.",
+            ],
+        ),
+        FlagForecast => (
+            [
+                "{side}'s flag falls in {s} s if the player keeps thinking.",
+                "{side}s klaff faller om {s} s hvis spilleren tenker videre.",
+                "{side}s tid tar slut om {s} s om spelaren fortsätter tänka.",
+                "{side}s tid udløber om {s} s, hvis spilleren tænker videre.",
+                "{side}n aika loppuu {s} s kuluttua, jos pelaaja jatkaa miettimistä.",
+                "{side} ideje {s} mp múlva lejár, ha tovább gondolkodik.",
+            ],
+            [
+                "Watch the flag.",
+                "Følg med på klaffen.",
+                "Håll uppsikt över klockan.",
+                "Hold øje med uret.",
+                "Seuraa kelloa.",
+                "Figyelje az órát.",
+            ],
+        ),
+        OutOfSync => (
+            [
+                "The board has not shown the game for {s} s: pieces displaced or a sensor fault.",
+                "Brettet har ikke vist partiet på {s} s: brikker forskjøvet eller sensorfeil.",
+                "Brädet har inte visat partiet på {s} s: pjäser rubbade eller sensorfel.",
+                "Brættet har ikke vist partiet i {s} s: brikker forskubbet eller sensorfejl.",
+                "Lauta ei ole näyttänyt peliä {s} s: nappuloita siirtynyt tai anturivika.",
+                "A tábla {s} mp óta nem a játszmát mutatja: elmozdult bábuk vagy érzékelőhiba.",
+            ],
+            [
+                "Check the position on the board.",
+                "Kontroller stillingen på brettet.",
+                "Kontrollera ställningen på brädet.",
+                "Kontrollér stillingen på brættet.",
+                "Tarkista asema laudalla.",
+                "Ellenőrizze az állást a táblán.",
+            ],
+        ),
+        NodeOffline => (
+            [
+                "The board's node has been silent for {s} s during the game.",
+                "Brettets node har vært taus i {s} s under partiet.",
+                "Brädets nod har varit tyst i {s} s under partiet.",
+                "Brættets node har været tavs i {s} s under partiet.",
+                "Pöydän laite on ollut hiljaa {s} s pelin aikana.",
+                "A tábla eszköze {s} mp óta hallgat a játszma alatt.",
+            ],
+            [
+                "Watch the board and its clock yourself; call the technician.",
+                "Følg brettet og klokken selv; tilkall teknikeren.",
+                "Håll själv uppsikt över brädet och klockan; kalla på teknikern.",
+                "Hold selv øje med brættet og uret; tilkald teknikeren.",
+                "Seuraa lautaa ja kelloa itse; kutsu teknikko.",
+                "Figyelje maga a táblát és az órát; hívja a technikust.",
+            ],
+        ),
+        ClockSilent => (
+            [
+                "The clock has not reported for {s} s while it runs.",
+                "Klokken har ikke rapportert på {s} s mens den går.",
+                "Klockan har inte rapporterat på {s} s medan den går.",
+                "Uret har ikke rapporteret i {s} s, mens det går.",
+                "Kello ei ole raportoinut {s} s, vaikka se käy.",
+                "Az óra {s} mp óta nem jelentett, pedig jár.",
+            ],
+            [
+                "Watch the clock yourself; check its cable.",
+                "Følg klokken selv; kontroller kabelen.",
+                "Håll själv uppsikt över klockan; kontrollera kabeln.",
+                "Hold selv øje med uret; kontrollér kablet.",
+                "Seuraa kelloa itse; tarkista kaapeli.",
+                "Figyelje maga az órát; ellenőrizze a kábelt.",
+            ],
+        ),
+        NodeGap => (
+            [
+                "The node came back without events the hub had from it (it lost its memory).",
+                "Noden kom tilbake uten hendelser huben hadde fra den (den mistet minnet).",
+                "Noden kom tillbaka utan händelser som navet hade från den (minnet förlorat).",
+                "Noden kom tilbage uden hændelser, hubben havde fra den (den mistede hukommelsen).",
+                "Laite palasi ilman tapahtumia, jotka keskus oli siltä saanut (muisti menetetty).",
+                "Az eszköz visszatért, de elvesztette a központ által ismert eseményeket.",
+            ],
+            [
+                "Check the position and the clock against the hub; call the technician.",
+                "Sammenlign stillingen og klokken med huben; tilkall teknikeren.",
+                "Jämför ställningen och klockan med navet; kalla på teknikern.",
+                "Sammenlign stillingen og uret med hubben; tilkald teknikeren.",
+                "Vertaa asemaa ja kelloa keskukseen; kutsu teknikko.",
+                "Vesse össze az állást és az órát a központtal; hívja a technikust.",
+            ],
+        ),
+        LateArrival => (
+            [
+                "{side}'s clock has run {s} s without a move, past the allowed lateness.",
+                "{side}s klokke har gått i {s} s uten trekk, over tillatt forsinkelse.",
+                "{side}s klocka har gått i {s} s utan drag, över tillåten försening.",
+                "{side}s ur har gået i {s} s uden træk, ud over tilladt forsinkelse.",
+                "{side}n kello on käynyt {s} s ilman siirtoa, yli sallitun myöhästymisen.",
+                "{side} órája {s} mp óta jár lépés nélkül, a megengedett késésen túl.",
+            ],
+            [
+                "Check whether the player is present; if not, the game is lost.",
+                "Kontroller om spilleren er til stede; hvis ikke, er partiet tapt.",
+                "Kontrollera om spelaren är närvarande; om inte är partiet förlorat.",
+                "Kontrollér, om spilleren er til stede; hvis ikke, er partiet tabt.",
+                "Tarkista, onko pelaaja paikalla; jos ei, peli on hävitty.",
+                "Ellenőrizze, jelen van-e a játékos; ha nem, a játszma elveszett.",
+            ],
+        ),
+        WrongSetup => (
+            [
+                "Before the first move the board shows {detail}.",
+                "Før første trekk viser brettet {detail}.",
+                "Före första draget visar brädet {detail}.",
+                "Før første træk viser brættet {detail}.",
+                "Ennen ensimmäistä siirtoa laudalla on {detail}.",
+                "Az első lépés előtt a táblán {detail} látható.",
+            ],
+            [
+                "Correct the set-up before the game starts.",
+                "Rett oppstillingen før partiet starter.",
+                "Rätta uppställningen innan partiet börjar.",
+                "Ret opstillingen, før partiet starter.",
+                "Korjaa asetelma ennen pelin alkua.",
+                "Javítsa ki a felállítást a játszma kezdete előtt.",
+            ],
+        ),
+        ResultSignalMismatch => (
+            [
+                "The players signalled {detail}, the hub has {result}.",
+                "Spillerne signaliserte {detail}, huben har {result}.",
+                "Spelarna signalerade {detail}, navet har {result}.",
+                "Spillerne signalerede {detail}, hubben har {result}.",
+                "Pelaajat ilmoittivat {detail}, keskuksella on {result}.",
+                "A játékosok {detail} eredményt jeleztek, a központban {result} áll.",
+            ],
+            [
+                "Check the result with the players.",
+                "Kontroller resultatet med spillerne.",
+                "Kontrollera resultatet med spelarna.",
+                "Kontrollér resultatet med spillerne.",
+                "Tarkista tulos pelaajien kanssa.",
+                "Ellenőrizze az eredményt a játékosokkal.",
+            ],
+        ),
+        ResultSignalled => (
+            [
+                "The players signalled {result}.",
+                "Spillerne signaliserte {result}.",
+                "Spelarna signalerade {result}.",
+                "Spillerne signalerede {result}.",
+                "Pelaajat ilmoittivat tuloksen {result}.",
+                "A játékosok {result} eredményt jeleztek.",
+            ],
+            [
+                "Confirm the result (resignation or agreed draw).",
+                "Bekreft resultatet (oppgitt parti eller remis).",
+                "Bekräfta resultatet (uppgivet parti eller remi).",
+                "Bekræft resultatet (opgivet parti eller remis).",
+                "Vahvista tulos (luovutus tai sovittu tasapeli).",
+                "Erősítse meg az eredményt (feladás vagy döntetlen).",
+            ],
+        ),
+    }
+}
+
+/// The words for a `detail` fact: how a game ended, what differs on a clock, a set-up.
+fn detail_words(detail: &str) -> Option<Phrase> {
+    Some(match detail {
+        "checkmate" => [
+            "checkmate",
+            "sjakkmatt",
+            "schackmatt",
+            "skakmat",
+            "matti",
+            "matt",
+        ],
+        "stalemate" => ["stalemate", "patt", "patt", "pat", "patti", "patt"],
+        "dead_position" => [
+            "dead position",
+            "død stilling",
+            "död ställning",
+            "død stilling",
+            "kuollut asema",
+            "holt állás",
+        ],
+        "fivefold_repetition" => [
+            "fivefold repetition",
+            "femfold gjentakelse",
+            "femfaldig upprepning",
+            "femdobbelt gentagelse",
+            "viisinkertainen toisto",
+            "ötszöri ismétlés",
+        ],
+        "seventyfive_moves" => [
+            "75-move rule",
+            "75-trekksregelen",
+            "75-dragsregeln",
+            "75-træksreglen",
+            "75 siirron sääntö",
+            "75 lépéses szabály",
+        ],
+        "wrong_base" => [
+            "set to other times",
+            "stilt på feil tid",
+            "inställd på fel tid",
+            "indstillet forkert",
+            "asetettu väärin",
+            "rosszul beállítva",
+        ],
+        "increment_missing" => [
+            "no increment added",
+            "tillegg ikke lagt til",
+            "tillägg ej tillagt",
+            "tillæg ikke lagt til",
+            "lisäaikaa ei lisätty",
+            "a növekmény hiányzik",
+        ],
+        "period_not_added" => [
+            "next period not added",
+            "neste periode ikke lagt til",
+            "nästa period ej tillagd",
+            "næste periode ikke lagt til",
+            "seuraavaa jaksoa ei lisätty",
+            "a következő periódus hiányzik",
+        ],
+        "clock_adjusted" => [
+            "changed without a reason the hub knows",
+            "endret uten kjent grunn",
+            "ändrad utan känt skäl",
+            "ændret uden kendt grund",
+            "muuttunut ilman tunnettua syytä",
+            "ismeretlen okból megváltozott",
+        ],
+        "initial_position" => [
+            "a wrong initial position",
+            "feil utgangsstilling",
+            "fel utgångsställning",
+            "forkert udgangsstilling",
+            "väärä alkuasema",
+            "hibás kezdőállás",
+        ],
+        "orientation" => [
+            "the board turned the wrong way",
+            "brettet snudd feil vei",
+            "brädet felvänt",
+            "brættet vendt forkert",
+            "lauta väärin päin",
+            "rosszul elforgatott tábla",
+        ],
+        _ => return None,
+    })
+}
+
+/// `(text, action)` for an alert in `language`.
+pub fn render(
+    kind: AlertKind,
+    facts: &Facts,
+    board: Option<u16>,
+    zone: &str,
+    deadline: Option<Deadline>,
+    language: Language,
+) -> (String, String) {
+    let i = language.index();
+    let (what, todo) = phrases(kind);
+    let side = facts.side.map_or("", |s| match s {
+        Side::White => WHITE[i],
+        Side::Black => BLACK[i],
+    });
+    let result = facts.result.as_deref().unwrap_or(PLAY_ON[i]);
+    let detail = facts.detail.as_deref().map_or(String::new(), |d| {
+        detail_words(d).map_or(d.to_owned(), |words| words[i].to_owned())
+    });
+    let boards: Vec<String> = facts.boards.iter().map(u16::to_string).collect();
+    let filled = what[i]
+        .replace("{side}", side)
+        .replace("{result}", result)
+        .replace("{s}", &facts.seconds.unwrap_or(0).to_string())
+        .replace("{move}", &facts.move_number.unwrap_or(0).to_string())
+        .replace("{detail}", &detail)
+        .replace("{n}", &facts.boards.len().to_string())
+        .replace("{boards}", &boards.join(", "));
+    let text = match board {
+        Some(n) => format!("{} {n}: {filled}", BOARD[i]),
+        None => format!("{} {zone}: {filled}", ZONE[i]),
+    };
+    let mut action = todo[i].to_owned();
+    if deadline == Some(Deadline::OpponentsNextMove) {
+        action = format!("{action} {}", BEFORE_NEXT_MOVE[i]);
+    }
+    (text, action)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_speaks_every_language_without_a_placeholder_left() {
+        let facts = Facts {
+            side: Some(Side::White),
+            result: Some("0-1".into()),
+            seconds: Some(12),
+            move_number: Some(31),
+            detail: Some("checkmate".into()),
+            boards: vec![3, 4, 5],
+        };
+        for kind in AlertKind::ALL {
+            for language in Language::ALL {
+                let (text, action) = render(kind, &facts, Some(7), "A", None, language);
+                assert!(
+                    !text.contains('{') && !action.contains('{'),
+                    "{kind:?} {language}: {text}"
+                );
+                assert!(!text.is_empty() && !action.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn a_flag_fall_reads_in_norwegian_with_the_side_and_result() {
+        let facts = Facts {
+            side: Some(Side::Black),
+            result: Some("1-0".into()),
+            ..Facts::default()
+        };
+        let (text, _) = render(
+            AlertKind::FlagFall,
+            &facts,
+            Some(12),
+            "A",
+            None,
+            Language::Norwegian,
+        );
+        assert_eq!(
+            text,
+            "Bord 12: Svarts klaff har falt. Resultat etter reglene: 1-0."
+        );
+    }
+
+    #[test]
+    fn an_illegal_move_under_a_5_2_says_before_the_next_move() {
+        let (_, action) = render(
+            AlertKind::IllegalMove,
+            &Facts::default(),
+            Some(1),
+            "A",
+            Some(Deadline::OpponentsNextMove),
+            Language::Swedish,
+        );
+        assert!(
+            action.ends_with("Endast före motståndarens nästa drag."),
+            "{action}"
+        );
+    }
+
+    #[test]
+    fn languages_parse_by_their_codes() {
+        assert_eq!("nb".parse::<Language>().unwrap(), Language::Norwegian);
+        assert_eq!("no".parse::<Language>().unwrap(), Language::Norwegian);
+        assert!("de".parse::<Language>().is_err());
+    }
+}

@@ -1,0 +1,485 @@
+//! The alert desk at event level: real board events through the hall, the desk fed with
+//! their effects and the passing of time. Each test names the article that applies.
+
+mod support;
+
+use hub::core::alerts::routing::{Arbiter, Zone};
+use hub::core::alerts::{
+    Alert, AlertChange, AlertDesk, AlertKind, AlertSettings, AlertState, Change, Language, Routing,
+    Severity,
+};
+use hub::core::arbiter::DecisionRecord;
+use hub::core::hall::{Effect, Hall};
+use hub::core::laws::{GameType, Rules, Supervision};
+use hub::core::time::HubMs;
+use protocol::BoardNo;
+use serde_json::json;
+use shakmaty::{Color, Position, Square};
+use support::events::Script;
+
+fn routing() -> Routing {
+    Routing {
+        zones: vec![
+            Zone {
+                name: "A".into(),
+                boards: vec![1..=10],
+            },
+            Zone {
+                name: "B".into(),
+                boards: vec![11..=20],
+            },
+        ],
+        arbiters: vec![
+            Arbiter {
+                name: "ola".into(),
+                zones: vec!["A".into()],
+                language: Language::Norwegian,
+                chief: false,
+            },
+            Arbiter {
+                name: "eva".into(),
+                zones: vec![],
+                language: Language::Swedish,
+                chief: true,
+            },
+        ],
+    }
+}
+
+/// A hall of boards and the desk that watches it.
+struct Room {
+    hall: Hall,
+    desk: AlertDesk,
+}
+
+impl Room {
+    fn new(rules: Rules, control: &str, settings: AlertSettings) -> Room {
+        Room {
+            hall: Hall::new(rules).with_time_control(Some(control.parse().unwrap())),
+            desk: AlertDesk::new(settings, routing(), rules),
+        }
+    }
+
+    fn standard() -> Room {
+        Room::new(Rules::default(), "5400+30", AlertSettings::default())
+    }
+
+    /// What the desk makes of `effects` at the script's time.
+    fn feed(&mut self, s: &Script, effects: &[Effect]) -> Vec<AlertChange> {
+        effects
+            .iter()
+            .flat_map(|e| self.desk.on_effect(HubMs(s.now), &self.hall, e))
+            .collect()
+    }
+
+    fn decide(&mut self, s: &Script, id: u64, action: serde_json::Value) -> Vec<AlertChange> {
+        let mut action = action;
+        action["arbiter"] = json!("IA Test");
+        let record = DecisionRecord {
+            id,
+            board: s.board().0,
+            at: HubMs(s.now),
+            after_seq: s.last_seq(),
+            action: serde_json::from_value(action).unwrap(),
+        };
+        self.hall.decide(&record).expect("the decision fits");
+        self.desk.on_decision(HubMs(s.now), &record)
+    }
+
+    fn open(&self) -> Vec<&Alert> {
+        self.desk.alerts().filter(|a| a.state.is_open()).collect()
+    }
+}
+
+/// A game at `board` with both clocks on `clock_ms` (+30 s a move), White to move.
+fn started(room: &mut Room, board: u16, clock_ms: u32) -> Script {
+    let mut s = Script::new(BoardNo(board), clock_ms);
+    s.increment_ms = 30_000;
+    let start = s.position.board().clone();
+    s.show(&mut room.hall, &start);
+    s.reading(&mut room.hall, 0, Some(Color::White), None);
+    s
+}
+
+fn raised(changes: &[AlertChange]) -> Vec<&Alert> {
+    changes
+        .iter()
+        .filter(|c| c.change == Change::Raised)
+        .map(|c| &c.alert)
+        .collect()
+}
+
+#[test]
+fn a_flag_fall_is_one_alert_with_6_9_in_its_zone_and_the_result_decision_resolves_it() {
+    let mut room = Room::standard();
+    let mut s = started(&mut room, 3, 5_400_000);
+    s.play(&mut room.hall, "e2e4", 5_000);
+    s.play(&mut room.hall, "e7e5", 5_000);
+    let effects = s.reading(
+        &mut room.hall,
+        1_000,
+        Some(Color::White),
+        Some(Color::White),
+    );
+    let changes = room.feed(&s, &effects);
+    let alerts = raised(&changes);
+    assert_eq!(alerts.len(), 1, "{changes:?}");
+    let alert = alerts[0];
+    assert_eq!(alert.kind, AlertKind::FlagFall);
+    assert_eq!(alert.article.as_deref(), Some("6.9"));
+    assert_eq!((alert.zone.as_str(), alert.board), ("A", Some(3)));
+    assert_eq!(alert.to, ["ola"]);
+    assert_eq!(alert.facts.result.as_deref(), Some("0-1"));
+    assert_eq!(alert.severity, Severity::Urgent);
+    assert_eq!(
+        alert.text,
+        "Board 3: White's flag fell. Result by the Laws: 0-1."
+    );
+    assert_eq!(
+        alert.in_language(Language::Danish).text,
+        "Bord 3: Hvids tid er udløbet. Resultat efter reglerne: 0-1."
+    );
+
+    // The same events again (a replay, a duplicate) raise nothing new.
+    assert!(room.feed(&s, &effects).is_empty());
+
+    let changes = room.decide(
+        &s,
+        1,
+        json!({"decision": "result", "result": "0-1", "cause": "flag_fall"}),
+    );
+    let resolved: Vec<_> = changes
+        .iter()
+        .filter(|c| c.change == Change::Resolved)
+        .collect();
+    assert_eq!(resolved.len(), 1);
+    assert_eq!(resolved[0].alert.resolved.as_ref().unwrap().by, "IA Test");
+    assert!(resolved[0].alert.outcome.as_ref().unwrap().contains("0-1"));
+    assert!(room.open().is_empty());
+}
+
+#[test]
+fn illegal_moves_7_5_5_first_time_to_the_opponent_second_the_game() {
+    let mut room = Room::standard();
+    let mut s = started(&mut room, 12, 5_400_000);
+    s.play(&mut room.hall, "e2e4", 5_000);
+    // Black moves the king two squares (Ke8-e6) and presses.
+    let mut illegal = s.position.board().clone();
+    let king = illegal.remove_piece_at(Square::E8).unwrap();
+    illegal.set_piece_at(Square::E6, king);
+    s.show(&mut room.hall, &illegal);
+    let effects = s.press(&mut room.hall, 4_000, 30_000);
+    let changes = room.feed(&s, &effects);
+    let alert = raised(&changes)[0].clone();
+    assert_eq!(alert.kind, AlertKind::IllegalMove);
+    assert_eq!(alert.article.as_deref(), Some("7.5.5"));
+    assert_eq!(alert.facts.seconds, Some(120));
+    assert_eq!(alert.zone, "B");
+    assert_eq!(alert.to, ["eva"], "nobody watches B: the chief does");
+    assert_eq!(alert.deadline, None, "standard chess: no A.5.2 deadline");
+
+    // The arbiter reinstates: the alert is resolved by the decision.
+    let changes = room.decide(&s, 1, json!({"decision": "reinstate", "ply": 1}));
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].change, Change::Resolved);
+    assert_eq!(changes[0].alert.id, alert.id);
+
+    // The same illegal move again: the second, which loses (7.5.5).
+    let position = s.position.clone();
+    s.show(&mut room.hall, position.board());
+    s.show(&mut room.hall, &illegal);
+    let effects = s.press(&mut room.hall, 4_000, 30_000);
+    let changes = room.feed(&s, &effects);
+    let second = raised(&changes)[0];
+    assert_eq!(second.kind, AlertKind::SecondIllegalMove);
+    assert_eq!(second.facts.result.as_deref(), Some("1-0"));
+    assert_ne!(second.id, alert.id);
+}
+
+#[test]
+fn in_unsupervised_rapid_an_illegal_move_expires_when_the_opponent_moves_a_5_2() {
+    let rules = Rules {
+        game_type: GameType::Rapid,
+        supervision: Supervision::Partial,
+        ..Rules::default()
+    };
+    let mut room = Room::new(rules, "900+10", AlertSettings::default());
+    let mut s = started(&mut room, 1, 900_000);
+    s.increment_ms = 10_000;
+    s.play(&mut room.hall, "e2e4", 5_000);
+    let mut illegal = s.position.board().clone();
+    let king = illegal.remove_piece_at(Square::E8).unwrap();
+    illegal.set_piece_at(Square::E6, king);
+    s.show(&mut room.hall, &illegal);
+    let effects = s.press(&mut room.hall, 4_000, 10_000);
+    let changes = room.feed(&s, &effects);
+    let alert = raised(&changes)[0].clone();
+    assert_eq!(alert.article.as_deref(), Some("A.5.2"));
+    assert_eq!(alert.facts.seconds, Some(60), "1 minute in rapid");
+    assert_eq!(
+        alert.deadline,
+        Some(hub::core::alerts::Deadline::OpponentsNextMove)
+    );
+    assert!(alert
+        .action
+        .ends_with("Only before the opponent's next move."));
+
+    // Nobody acts; White plays on from the position it left.
+    s.position = "rnbq1bnr/pppppppp/4k3/8/4P3/8/PPPP1PPP/RNBQKBNR w KQ - 0 2"
+        .parse::<shakmaty::fen::Fen>()
+        .unwrap()
+        .into_position(shakmaty::CastlingMode::Standard)
+        .unwrap();
+    let effects = s.play(&mut room.hall, "d2d4", 3_000);
+    let changes = room.feed(&s, &effects);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].change, Change::Expired);
+    assert_eq!(changes[0].alert.state, AlertState::Expired);
+}
+
+#[test]
+fn a_paused_clock_calls_the_arbiter_6_11_2_and_stays_open_when_it_runs_again() {
+    let mut room = Room::standard();
+    let mut s = started(&mut room, 4, 5_400_000);
+    s.play(&mut room.hall, "e2e4", 5_000);
+    let effects = s.reading(&mut room.hall, 2_000, None, None);
+    let changes = room.feed(&s, &effects);
+    let alert = raised(&changes)[0].clone();
+    assert_eq!(alert.kind, AlertKind::ClockPaused);
+    assert_eq!(alert.article.as_deref(), Some("6.11.2"));
+    let effects = s.reading(&mut room.hall, 40_000, Some(Color::Black), None);
+    let changes = room.feed(&s, &effects);
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].change, Change::Updated);
+    assert_eq!(changes[0].alert.facts.seconds, Some(40));
+    assert_eq!(changes[0].alert.state, AlertState::Raised);
+}
+
+#[test]
+fn a_silent_node_is_offline_after_15_s_and_expires_when_heard_again() {
+    let mut room = Room::standard();
+    let mut s = started(&mut room, 5, 5_400_000);
+    s.play(&mut room.hall, "e2e4", 5_000);
+    let heard = s.now;
+    assert!(room.desk.tick(HubMs(heard + 14_000), &room.hall).is_empty());
+    let changes = room.desk.tick(HubMs(heard + 16_000), &room.hall);
+    let offline: Vec<_> = raised(&changes)
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::NodeOffline)
+        .collect();
+    assert_eq!(offline.len(), 1, "{changes:?}");
+    assert_eq!(offline[0].article, None, "no Law covers a node");
+    assert_eq!(offline[0].facts.seconds, Some(16));
+    // Ticks while it stays silent add nothing.
+    assert!(room
+        .desk
+        .tick(HubMs(heard + 20_000), &room.hall)
+        .iter()
+        .all(|c| c.alert.kind != AlertKind::NodeOffline));
+    // The node is back.
+    s.now = heard + 25_000;
+    let _ = s.send(&mut room.hall, protocol::UplinkBody::Heartbeat);
+    let changes = room.desk.tick(HubMs(s.now), &room.hall);
+    let back: Vec<_> = changes
+        .iter()
+        .filter(|c| c.alert.kind == AlertKind::NodeOffline)
+        .collect();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].change, Change::Expired);
+}
+
+#[test]
+fn an_unacknowledged_alert_escalates_to_the_chief_an_acknowledged_one_does_not() {
+    let mut room = Room::standard();
+    let mut s1 = started(&mut room, 1, 5_400_000);
+    let mut s2 = started(&mut room, 2, 5_400_000);
+    s1.play(&mut room.hall, "e2e4", 5_000);
+    s2.play(&mut room.hall, "d2d4", 5_000);
+    let paused = s1.reading(&mut room.hall, 1_000, None, None);
+    let a = room.feed(&s1, &paused);
+    let paused = s2.reading(&mut room.hall, 1_000, None, None);
+    let b = room.feed(&s2, &paused);
+    let (a, b) = (raised(&a)[0].id, raised(&b)[0].id);
+    let acked = room
+        .desk
+        .acknowledge(HubMs(s2.now + 5_000), b, "ola")
+        .unwrap();
+    assert_eq!(acked.unwrap().alert.acknowledged.unwrap().by, "ola");
+    // Idempotent: a second acknowledgement changes nothing.
+    assert!(room
+        .desk
+        .acknowledge(HubMs(s2.now + 6_000), b, "ola")
+        .unwrap()
+        .is_none());
+
+    let later = HubMs(s1.now + 31_000);
+    let changes = room.desk.tick(later, &room.hall);
+    let escalated: Vec<_> = changes
+        .iter()
+        .filter(|c| c.change == Change::Escalated)
+        .collect();
+    assert_eq!(escalated.len(), 1, "urgent: 30 s");
+    assert_eq!(escalated[0].alert.id, a);
+    assert_eq!(escalated[0].alert.to, ["ola", "eva"]);
+    assert!(room
+        .desk
+        .tick(HubMs(later.0 + 1_000), &room.hall)
+        .iter()
+        .all(|c| c.change != Change::Escalated));
+
+    // Resolving is idempotent too; an unknown id is an error.
+    let done = room.desk.resolve(later, a, "eva", Some("clock set".into()));
+    assert_eq!(done.unwrap().unwrap().alert.state, AlertState::Resolved);
+    assert!(room.desk.resolve(later, a, "eva", None).unwrap().is_none());
+    assert!(room.desk.acknowledge(later, a, "eva").unwrap().is_none());
+    assert!(room.desk.resolve(later, 999, "eva", None).is_err());
+}
+
+#[test]
+fn a_scramble_is_one_flag_forecast_not_one_per_move() {
+    let mut room = Room::new(Rules::default(), "5400", AlertSettings::default());
+    let mut s = started(&mut room, 6, 20_000);
+    s.increment_ms = 0;
+    let mut forecasts = 0;
+    // Both players move every 1.5 s with 20 s on the clock: 7 moves each, down to 9.5 s
+    // (before the knights' dance repeats the position five times, 9.6.1).
+    let knights = ["g1f3", "g8f6", "f3g1", "f6g8"];
+    for uci in knights.iter().cycle().take(14) {
+        let effects = s.play(&mut room.hall, uci, 1_500);
+        let mut changes = room.feed(&s, &effects);
+        changes.extend(room.desk.tick(HubMs(s.now + 100), &room.hall));
+        forecasts += raised(&changes)
+            .iter()
+            .filter(|a| a.kind == AlertKind::FlagForecast)
+            .count();
+    }
+    assert_eq!(forecasts, 2, "one per player");
+    let open: Vec<_> = room
+        .open()
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::FlagForecast)
+        .collect();
+    assert_eq!(open.len(), 2);
+}
+
+#[test]
+fn three_boards_short_of_time_in_a_zone_call_for_assistants_12_4() {
+    let settings = AlertSettings {
+        time_trouble_ms: Some(60_000),
+        ..AlertSettings::default()
+    };
+    let mut room = Room::new(Rules::default(), "5400+30", settings);
+    let mut scripts: Vec<Script> = (1..=3).map(|b| started(&mut room, b, 5_400_000)).collect();
+    let mut zone_alerts = Vec::new();
+    for s in &mut scripts {
+        s.clock = [50_000, 5_400_000];
+        let effects = s.reading(&mut room.hall, 100, Some(Color::White), None);
+        let _ = room.feed(s, &effects);
+        let changes = room.desk.tick(HubMs(s.now), &room.hall);
+        zone_alerts.extend(
+            raised(&changes)
+                .into_iter()
+                .filter(|a| a.kind == AlertKind::ZoneTimeTrouble)
+                .cloned(),
+        );
+    }
+    assert_eq!(zone_alerts.len(), 1);
+    let zone = &zone_alerts[0];
+    assert_eq!((zone.board, zone.zone.as_str()), (None, "A"));
+    assert_eq!(zone.facts.boards, [1, 2, 3]);
+    assert_eq!(zone.article.as_deref(), Some("12.4"));
+    let per_board = room
+        .open()
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::TimeTrouble)
+        .count();
+    assert_eq!(per_board, 3, "12.3 at each board");
+}
+
+#[test]
+fn a_player_whose_clock_runs_past_the_allowed_lateness_6_7_1() {
+    let settings = AlertSettings {
+        allowed_lateness_ms: Some(600_000),
+        ..AlertSettings::default()
+    };
+    let mut room = Room::new(Rules::default(), "5400+30", settings);
+    // 5400+30: the clock starts with 90:30 (the first increment before move 1).
+    let mut s = started(&mut room, 8, 5_430_000);
+    s.clock = [4_930_000, 5_430_000];
+    let _ = s.reading(&mut room.hall, 500_000, Some(Color::White), None);
+    let changes = room.desk.tick(HubMs(s.now), &room.hall);
+    let late: Vec<_> = raised(&changes)
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::LateArrival)
+        .collect();
+    assert!(late.is_empty(), "500 s is within the lateness");
+    s.clock = [4_730_000, 5_430_000];
+    let _ = s.reading(&mut room.hall, 200_000, Some(Color::White), None);
+    let changes = room.desk.tick(HubMs(s.now), &room.hall);
+    let late: Vec<_> = raised(&changes)
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::LateArrival)
+        .collect();
+    assert_eq!(late.len(), 1);
+    assert_eq!(late[0].article.as_deref(), Some("6.7.1"));
+    assert_eq!(late[0].facts.seconds, Some(700));
+}
+
+#[test]
+fn checkmate_asks_for_the_result_5_1_1_and_what_needs_a_game_expires() {
+    let settings = AlertSettings {
+        time_trouble_ms: Some(6_000_000),
+        ..AlertSettings::default()
+    };
+    let mut room = Room::new(Rules::default(), "5400+30", settings);
+    let mut s = started(&mut room, 9, 5_400_000);
+    let mut all = room.desk.tick(HubMs(s.now), &room.hall);
+    assert!(raised(&all)
+        .iter()
+        .any(|a| a.kind == AlertKind::TimeTrouble));
+    for uci in ["f2f3", "e7e5", "g2g4", "d8h4"] {
+        let effects = s.play(&mut room.hall, uci, 1_000);
+        all.extend(room.feed(&s, &effects));
+    }
+    let over: Vec<_> = raised(&all)
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::GameOver)
+        .collect();
+    assert_eq!(over.len(), 1);
+    assert_eq!(over[0].article.as_deref(), Some("5.1.1"));
+    assert_eq!(over[0].facts.result.as_deref(), Some("0-1"));
+    let open: Vec<AlertKind> = room.open().iter().map(|a| a.kind).collect();
+    assert_eq!(
+        open,
+        [AlertKind::GameOver],
+        "time trouble expired with the game"
+    );
+}
+
+#[test]
+fn restored_alerts_are_the_same_and_the_same_events_add_nothing() {
+    let mut room = Room::standard();
+    let mut s = started(&mut room, 3, 5_400_000);
+    s.play(&mut room.hall, "e2e4", 5_000);
+    let paused = s.reading(&mut room.hall, 1_000, None, None);
+    let _ = room.feed(&s, &paused);
+    let flag = s.reading(
+        &mut room.hall,
+        1_000,
+        Some(Color::Black),
+        Some(Color::Black),
+    );
+    let _ = room.feed(&s, &flag);
+    let _ = room.desk.tick(HubMs(s.now + 20_000), &room.hall);
+    let before: Vec<Alert> = room.desk.alerts().cloned().collect();
+    assert!(before.len() >= 3, "{before:?}");
+
+    let mut restored = AlertDesk::new(AlertSettings::default(), routing(), Rules::default());
+    restored.restore(before.clone());
+    let after: Vec<Alert> = restored.alerts().cloned().collect();
+    assert_eq!(after, before);
+    room.desk = restored;
+    assert!(room.feed(&s, &paused).is_empty());
+    assert!(room.feed(&s, &flag).is_empty());
+    assert!(room.desk.tick(HubMs(s.now + 21_000), &room.hall).is_empty());
+}
