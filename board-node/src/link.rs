@@ -68,8 +68,8 @@ pub struct LinkOptions {
     /// `false` asks the broker to keep the subscription and queue QoS 1 messages while this
     /// client is away (the hub does this with an external broker).
     pub clean_session: bool,
-    /// The topic filter to subscribe to, at QoS 1, after every connect.
-    pub subscribe: Option<String>,
+    /// The topic filters to subscribe to, at QoS 1, after every connect.
+    pub subscribe: Vec<String>,
     /// Capacity of the request channel to the event loop (publishes queued before sending).
     pub request_capacity: usize,
     /// Outgoing QoS 1 messages in flight before rumqttc waits for PUBACKs.
@@ -87,7 +87,7 @@ impl LinkOptions {
         LinkOptions {
             client_id: client_id.into(),
             clean_session: true,
-            subscribe: None,
+            subscribe: Vec::new(),
             request_capacity: 1024,
             inflight: 100,
             backoff_base: Duration::from_millis(100),
@@ -128,7 +128,7 @@ async fn drive(
         let report = match eventloop.poll().await {
             Ok(Event::Incoming(Packet::ConnAck(_))) => {
                 backoff.reset();
-                if let Some(filter) = &options.subscribe {
+                for filter in &options.subscribe {
                     if let Err(e) = client.try_subscribe(filter.clone(), QoS::AtLeastOnce) {
                         tracing::warn!(error = %e, "subscribe request not queued");
                     }

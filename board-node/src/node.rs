@@ -97,7 +97,7 @@ pub async fn run(
         config.board.0,
         std::process::id()
     ));
-    options.subscribe = Some(topic::downlink(&config.event, config.board));
+    options.subscribe = vec![topic::downlink(&config.event, config.board)];
     options.seed = u64::from(config.board.0) ^ unix_ms();
     let (client, mut link) = link::start(&config.broker, options);
     let mut sender = Sender {

@@ -132,7 +132,7 @@ async fn baseline(
     let start = Instant::now();
 
     let mut options = LinkOptions::new(format!("baseline-subscriber-{phase}"));
-    options.subscribe = Some(topic::uplink_filter(&event));
+    options.subscribe = vec![topic::uplink_filter(&event)];
     options.request_capacity = 65_536;
     let (_sub_client, mut sub_events) = link::start(broker, options);
     connected(&mut sub_events).await;
@@ -241,6 +241,8 @@ async fn through_hub(
         rules: Default::default(),
         time_control: None,
         debounce_ms: None,
+        routing: Default::default(),
+        alerts: Default::default(),
     };
     let (ready_tx, ready) = oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));
@@ -252,7 +254,7 @@ async fn through_hub(
     let mut nodes = Vec::new();
     for n in 1..=args.nodes {
         let mut options = LinkOptions::new(format!("bench-node-{phase}-{n}"));
-        options.subscribe = Some(topic::downlink(&event, BoardNo(n)));
+        options.subscribe = vec![topic::downlink(&event, BoardNo(n))];
         options.seed = u64::from(n);
         let (client, events) = link::start(&running.broker, options);
         nodes.push((n, client, events));

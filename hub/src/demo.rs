@@ -12,6 +12,7 @@ use board_node::{pgn, replay};
 use protocol::BoardNo;
 use tokio::sync::oneshot;
 
+use crate::core::alerts::{AlertSettings, Routing};
 use crate::core::laws::{GameType, Rules};
 use crate::run::{self, BrokerChoice, ServeConfig};
 
@@ -64,6 +65,8 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         },
         time_control: Some("900+10".parse().expect("a valid time control")),
         debounce_ms: Some(crate::core::hall::DEFAULT_DEBOUNCE_MS),
+        routing: Routing::default(),
+        alerts: AlertSettings::default(),
     };
     let (ready_tx, ready) = oneshot::channel();
     let hub = tokio::spawn(run::serve(serve, Some(ready_tx), async {

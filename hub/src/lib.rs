@@ -4,14 +4,18 @@
 //! - [`core`]: the pure state machines (sequencing, games, the hall). No IO.
 //! - [`edge`]: the IO: sled journal and its flusher, MQTT (embedded broker or external),
 //!   HTTP.
+//! - [`config`]: the event's configuration file (TOML).
+//! - [`pager`]: `hub pager`, an arbiter's terminal pager over MQTT.
 //! - [`metrics`]: counters for `GET /metrics`.
 //! - [`run`]: the loop that owns the core and carries out its effects.
 //! - [`demo`]: a demo hall with simulated boards replaying real games.
 
+pub mod config;
 pub mod core;
 pub mod demo;
 pub mod edge;
 pub mod metrics;
+pub mod pager;
 pub mod run;
 
 pub use run::{serve, BrokerChoice, Running, ServeConfig};

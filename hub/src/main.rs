@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use board_node::link::BrokerAddr;
 use clap::{Parser, Subcommand};
-use hub::core::laws::{self, Edition, GameType, Rules, Supervision};
+use hub::core::laws::{Edition, GameType, Supervision};
 use hub::demo::{self, DemoConfig};
 use hub::{BrokerChoice, ServeConfig};
 use protocol::time_control::TimeControl;
@@ -24,6 +24,10 @@ struct Cli {
 enum Command {
     /// Run the hub for a hall.
     Serve {
+        /// The event's configuration (TOML): laws, time control, zones, arbiters, alerts.
+        /// The flags below override what it says.
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// Directory of the journal (created if missing).
         #[arg(long, default_value = "zeitnot-data")]
         data: PathBuf,
@@ -36,12 +40,13 @@ enum Command {
         /// Listen address of the HTTP API.
         #[arg(long, default_value = "127.0.0.1:8080")]
         http: SocketAddr,
-        /// The event (tournament) id used in MQTT topics.
-        #[arg(long, default_value = "default")]
-        event: String,
-        /// The edition of the FIDE Laws of Chess: 2023, 2018, 2014 or 2009.
-        #[arg(long, default_value = "2023")]
-        laws: Edition,
+        /// The event (tournament) id used in MQTT topics [default: the configuration's, else
+        /// "default"].
+        #[arg(long)]
+        event: Option<String>,
+        /// The edition of the FIDE Laws of Chess: 2023, 2018, 2014 or 2009 [default: 2023].
+        #[arg(long)]
+        laws: Option<Edition>,
         /// Every board's time control in PGN syntax: `40/5400+30:1800+30`, `900+10`,
         /// `5400+30d` (delay), `300+5b` (Bronstein); or in words, as regulations write it:
         /// "90 minutes for the first 40 moves, then 30 minutes, with 30 seconds per move".
@@ -52,9 +57,9 @@ enum Command {
         #[arg(long, value_enum)]
         game_type: Option<GameTypeArg>,
         /// For rapid and blitz: full (an arbiter watches every game: standard rules) or
-        /// partial (2023 A.5 / B.3).
-        #[arg(long, value_enum, default_value = "full")]
-        supervision: SupervisionArg,
+        /// partial (2023 A.5 / B.3) [default: full].
+        #[arg(long, value_enum)]
+        supervision: Option<SupervisionArg>,
         /// Chess960 (Guidelines II): each board's start position is read off the board.
         #[arg(long)]
         chess960: bool,
@@ -62,6 +67,26 @@ enum Command {
         /// the board counts as completed; 0 turns the inference off.
         #[arg(long, default_value_t = hub::core::hall::DEFAULT_DEBOUNCE_MS)]
         debounce_ms: u64,
+    },
+    /// An arbiter's pager in the terminal: the zone's open alerts, the most urgent first,
+    /// a bell on a new one. Type `a ID` (or `a` for the top one) to acknowledge, `r ID note`
+    /// to resolve, `q` to quit.
+    Pager {
+        /// The zone to watch; `all` for the chief arbiter.
+        #[arg(long)]
+        zone: String,
+        /// The broker the hub uses: HOST:PORT or mqtt://HOST:PORT.
+        #[arg(long, default_value = "127.0.0.1:1883")]
+        broker: BrokerAddr,
+        /// The event id in MQTT topics.
+        #[arg(long, default_value = "default")]
+        event: String,
+        /// The name acknowledgements are signed with.
+        #[arg(long, default_value = "arbiter")]
+        name: String,
+        /// The language of the texts: en, nb, sv, da, fi, hu.
+        #[arg(long, default_value = "en")]
+        lang: hub::core::alerts::Language,
     },
     /// A demo hall: embedded broker, hub and simulated boards replaying real games.
     Demo {
@@ -124,6 +149,7 @@ async fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve {
+            config,
             data,
             mqtt,
             broker,
@@ -136,11 +162,18 @@ async fn main() -> anyhow::Result<()> {
             chess960,
             debounce_ms,
         } => {
-            let game_type = match (game_type, &time_control) {
-                (Some(arg), _) => arg.into(),
-                (None, Some(tc)) => laws::speed(tc, laws),
-                (None, None) => GameType::Standard,
+            let file = match &config {
+                Some(path) => hub::config::load(path)?,
+                None => hub::config::EventConfig::default(),
             };
+            let time_control = time_control.or_else(|| file.time_control.clone());
+            let rules = file.rules(
+                laws,
+                game_type.map(Into::into),
+                supervision.map(Into::into),
+                chess960,
+                time_control.as_ref(),
+            );
             let broker = match broker {
                 Some(addr) => BrokerChoice::External(addr),
                 None => BrokerChoice::Embedded(mqtt),
@@ -149,17 +182,32 @@ async fn main() -> anyhow::Result<()> {
                 data,
                 broker,
                 http,
-                event,
-                rules: Rules {
-                    edition: laws,
-                    game_type,
-                    supervision: supervision.into(),
-                    chess960,
-                },
+                event: event
+                    .or(file.event_id.clone())
+                    .unwrap_or_else(|| "default".to_owned()),
+                rules,
                 time_control,
                 debounce_ms: (debounce_ms > 0).then_some(debounce_ms),
+                routing: file.routing,
+                alerts: file.alerts,
             };
             hub::serve(config, None, shutdown_signal()).await
+        }
+        Command::Pager {
+            zone,
+            broker,
+            event,
+            name,
+            lang,
+        } => {
+            hub::pager::run(hub::pager::PagerConfig {
+                zone,
+                broker,
+                event,
+                name,
+                language: lang,
+            })
+            .await
         }
         Command::Demo {
             boards,

@@ -18,14 +18,17 @@ pub enum BadPayload {
     BoardMismatch,
     /// A topic under our prefix that is not a board's uplink.
     ForeignTopic,
+    /// A pager's command that is not JSON of the documented shape, or names no alert.
+    PagerCommand,
 }
 
 impl BadPayload {
-    const ALL: [BadPayload; 4] = [
+    const ALL: [BadPayload; 5] = [
         BadPayload::Undecodable,
         BadPayload::UnknownVersion,
         BadPayload::BoardMismatch,
         BadPayload::ForeignTopic,
+        BadPayload::PagerCommand,
     ];
 
     fn label(self) -> &'static str {
@@ -34,6 +37,7 @@ impl BadPayload {
             BadPayload::UnknownVersion => "unknown_version",
             BadPayload::BoardMismatch => "board_mismatch",
             BadPayload::ForeignTopic => "foreign_topic",
+            BadPayload::PagerCommand => "pager_command",
         }
     }
 }
@@ -49,7 +53,9 @@ pub struct Metrics {
     duplicates_dropped: AtomicU64,
     gap_events: AtomicU64,
     resend_requests: AtomicU64,
-    bad_payloads: [AtomicU64; 4],
+    bad_payloads: [AtomicU64; 5],
+    alerts_raised: AtomicU64,
+    alert_changes_published: AtomicU64,
     journal_records_skipped: AtomicU64,
     acks_sent: AtomicU64,
     flushes: AtomicU64,
@@ -72,6 +78,14 @@ impl Metrics {
 
     pub fn resend_requested(&self) {
         self.resend_requests.fetch_add(1, Relaxed);
+    }
+
+    pub fn alert_raised(&self) {
+        self.alerts_raised.fetch_add(1, Relaxed);
+    }
+
+    pub fn alert_change_published(&self) {
+        self.alert_changes_published.fetch_add(1, Relaxed);
     }
 
     pub fn bad_payload(&self, why: BadPayload) {
@@ -142,6 +156,16 @@ impl Metrics {
             "zeitnot_acks_sent_total",
             "Acknowledgements sent to board nodes after a journal flush.",
             self.acks_sent.load(Relaxed),
+        );
+        counter(
+            "zeitnot_alerts_raised_total",
+            "Arbiter alerts raised (one per incident).",
+            self.alerts_raised.load(Relaxed),
+        );
+        counter(
+            "zeitnot_alert_changes_published_total",
+            "Alert changes published to pagers after they were durable.",
+            self.alert_changes_published.load(Relaxed),
         );
         let _ = writeln!(
             out,

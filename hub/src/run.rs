@@ -17,9 +17,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use board_node::link::{BrokerAddr, LinkEvent};
-use protocol::{codec, topic, BoardNo, DecodeError, DownlinkBody};
+use protocol::{codec, topic, BoardNo, DecodeError, DownlinkBody, UplinkBody};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::core::alerts::desk::AlertError;
+use crate::core::alerts::{Alert, AlertChange, AlertDesk, AlertSettings, Change, Routing};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
 use crate::core::hall::{Effect, Hall};
 use crate::core::intake::Admission;
@@ -30,6 +32,7 @@ use crate::edge::broker;
 use crate::edge::flusher::{Durable, Flusher};
 use crate::edge::http::{self, Query};
 use crate::edge::mqtt::{self, HubLink};
+use crate::edge::pager_feed::{self, AlertAction, AlertCommand};
 use crate::edge::store::Journal;
 use crate::metrics::{BadPayload, Metrics};
 use protocol::time_control::TimeControl;
@@ -59,7 +62,15 @@ pub struct ServeConfig {
     /// Boards whose node reports no clock: how long a move must stand to count (`None`:
     /// never inferred).
     pub debounce_ms: Option<u64>,
+    /// Zones and arbiters: who gets which alert.
+    pub routing: Routing,
+    /// When alerts are raised and escalated.
+    pub alerts: AlertSettings,
 }
+
+/// How often the desk looks at what builds up over time (time trouble, silent nodes,
+/// escalation): well under the second an alert may take to reach a pager.
+const ALERT_TICK: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Where a started hub can be reached.
 #[derive(Debug, Clone)]
@@ -106,8 +117,31 @@ pub async fn serve(
     let mut hall = Hall::new(config.rules)
         .with_time_control(config.time_control.clone())
         .with_debounce(config.debounce_ms);
-    let replayed = replay(&journal, &mut hall, &mut clock, &metrics);
-    tracing::info!(records = replayed, boards = hall.len(), "journal replayed");
+    let mut desk = AlertDesk::new(config.alerts.clone(), config.routing.clone(), config.rules);
+    desk.restore(journal.alerts().filter_map(|alert| match alert {
+        Ok(alert) => Some(alert),
+        Err(e) => {
+            tracing::error!(error = %e, "alert skipped");
+            metrics.journal_records_skipped();
+            None
+        }
+    }));
+    let mut healed = Vec::new();
+    let replayed = replay(
+        &journal,
+        &mut hall,
+        &mut desk,
+        &mut healed,
+        &mut clock,
+        &metrics,
+    );
+    tracing::info!(
+        records = replayed,
+        boards = hall.len(),
+        alerts = desk.alerts().count(),
+        healed = healed.len(),
+        "journal replayed"
+    );
 
     let broker_addr = match &config.broker {
         BrokerChoice::Embedded(listen) => {
@@ -146,6 +180,9 @@ pub async fn serve(
     let mut shell = Shell {
         event: config.event,
         hall,
+        desk,
+        alert_changes: 0,
+        unpublished: std::collections::VecDeque::new(),
         next_decision,
         awaiting_flush: HashMap::new(),
         journal,
@@ -154,6 +191,11 @@ pub async fn serve(
         metrics,
         clock,
     };
+    // Alerts the replay raised again, and every zone's open list for pagers that connect.
+    shell.record_alerts(healed, None)?;
+    shell.publish_open_lists(shell.desk.routing().zone_names());
+    let mut tick = tokio::time::interval(ALERT_TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
     let result = loop {
         tokio::select! {
@@ -166,7 +208,16 @@ pub async fn serve(
                 LinkEvent::Connected => tracing::info!("connected to the broker, subscribed"),
                 LinkEvent::Disconnected => tracing::warn!("lost the broker; reconnecting"),
             },
-            Some(flushed) = durable.recv() => shell.on_durable(flushed),
+            Some(flushed) = durable.recv() => {
+                if let Err(e) = shell.on_durable(flushed) {
+                    break Err(e);
+                }
+            }
+            _ = tick.tick() => {
+                if let Err(e) = shell.on_tick() {
+                    break Err(e);
+                }
+            }
             Some(query) = queries.recv() => {
                 if let Err(e) = shell.answer(query) {
                     break Err(e);
@@ -182,8 +233,16 @@ pub async fn serve(
 
 /// Rebuilds the hall from the journal: each board's events in sequence, each arbiter's
 /// decision right after the board event it followed. Effects of replayed events already
-/// happened once and are dropped.
-fn replay(journal: &Journal, hall: &mut Hall, clock: &mut HubClock, metrics: &Metrics) -> u64 {
+/// happened once; only the alert desk sees them again, and raises (into `healed`) only the
+/// incidents whose alert a crash kept from being written.
+fn replay(
+    journal: &Journal,
+    hall: &mut Hall,
+    desk: &mut AlertDesk,
+    healed: &mut Vec<AlertChange>,
+    clock: &mut HubClock,
+    metrics: &Metrics,
+) -> u64 {
     let mut decisions: BTreeMap<(u16, u64), Vec<DecisionRecord>> = BTreeMap::new();
     for decision in journal.decisions() {
         match decision {
@@ -194,11 +253,17 @@ fn replay(journal: &Journal, hall: &mut Hall, clock: &mut HubClock, metrics: &Me
             }
         }
     }
-    let fold_decisions = |hall: &mut Hall, due: Vec<DecisionRecord>| {
+    let fold_decisions = |hall: &mut Hall,
+                          desk: &mut AlertDesk,
+                          healed: &mut Vec<AlertChange>,
+                          due: Vec<DecisionRecord>| {
         for decision in due {
-            if let Err(e) = hall.decide(&decision) {
-                tracing::error!(id = decision.id, error = %e, "journaled decision no longer fits");
-                metrics.journal_records_skipped();
+            match hall.decide(&decision) {
+                Ok(_) => healed.extend(desk.on_decision(decision.at, &decision)),
+                Err(e) => {
+                    tracing::error!(id = decision.id, error = %e, "journaled decision no longer fits");
+                    metrics.journal_records_skipped();
+                }
             }
         }
     };
@@ -216,11 +281,13 @@ fn replay(journal: &Journal, hall: &mut Hall, clock: &mut HubClock, metrics: &Me
                             "journal record out of sequence, skipped"
                         );
                         metrics.journal_records_skipped();
+                    } else {
+                        healed.extend(desk.on_effect(record.at, hall, &effect));
                     }
                 }
                 applied += 1;
                 if let Some(due) = decisions.remove(&(board, seq)) {
-                    fold_decisions(hall, due);
+                    fold_decisions(hall, desk, healed, due);
                 }
             }
             Err(e) => {
@@ -232,15 +299,24 @@ fn replay(journal: &Journal, hall: &mut Hall, clock: &mut HubClock, metrics: &Me
     // Decisions after events the journal lost (damaged records): in the order taken.
     let mut rest: Vec<DecisionRecord> = decisions.into_values().flatten().collect();
     rest.sort_by_key(|d| d.id);
-    fold_decisions(hall, rest);
+    fold_decisions(hall, desk, healed, rest);
     hall.replayed();
     applied
 }
+
+/// Where the answer to an acknowledgement or resolution goes.
+type AlertReply = oneshot::Sender<Result<Alert, AlertError>>;
 
 /// The state the loop owns.
 struct Shell {
     event: String,
     hall: Hall,
+    desk: AlertDesk,
+    /// Alert changes written so far: the running number the flusher reports back.
+    alert_changes: u64,
+    /// Alert changes written but not yet durable, in order, with the arbiter waiting for
+    /// one where an acknowledgement or resolution caused it.
+    unpublished: std::collections::VecDeque<(u64, AlertChange, Option<AlertReply>)>,
     /// The id the next arbiter's decision takes.
     next_decision: u64,
     /// Decisions taken but not yet durable: the arbiter's answer waits for the flush.
@@ -262,6 +338,9 @@ impl Shell {
     /// One message off the wire. Bad input is counted and logged, never fatal; only a
     /// failing journal is.
     fn on_message(&mut self, topic: &str, payload: &[u8]) -> anyhow::Result<()> {
+        if topic == topic::pager_command(&self.event) {
+            return self.on_pager_command(payload);
+        }
         let Some(board) = topic::parse_uplink(&self.event, topic) else {
             return {
                 self.refuse(BadPayload::ForeignTopic, topic, "not a board uplink topic");
@@ -300,11 +379,24 @@ impl Shell {
                 self.flusher.appended(board, record.event.seq);
                 self.metrics.event_accepted();
                 for effect in self.hall.apply(&record) {
-                    self.carry_out(effect);
+                    self.carry_out(now, effect)?;
                 }
             }
             Admission::Duplicate { ack } => {
                 self.metrics.duplicate_dropped();
+                if let UplinkBody::Hello(hello) = &event.body {
+                    let accepted = self.hall.board(board).map_or(0, |b| b.last_seq().0);
+                    if hello.highest_seq.0 < accepted {
+                        tracing::warn!(
+                            board = board.0,
+                            node = hello.highest_seq.0,
+                            hub = accepted,
+                            "node came back without events the hub has"
+                        );
+                        let changes = self.desk.on_node_behind(now, board.0, hello.highest_seq.0);
+                        self.record_alerts(changes, None)?;
+                    }
+                }
                 if let Some(up_to_seq) = ack {
                     self.link.send(board, DownlinkBody::Ack { up_to_seq });
                 }
@@ -335,7 +427,10 @@ impl Shell {
         }
     }
 
-    fn carry_out(&mut self, effect: Effect) {
+    /// Carries out an effect of the core at `now`. Only a failing journal is an error.
+    fn carry_out(&mut self, now: HubMs, effect: Effect) -> anyhow::Result<()> {
+        let changes = self.desk.on_effect(now, &self.hall, &effect);
+        self.record_alerts(changes, None)?;
         match effect {
             Effect::Ack { board, up_to } => {
                 self.link
@@ -348,20 +443,135 @@ impl Shell {
                 self.metrics.journal_records_skipped();
             }
         }
+        Ok(())
+    }
+
+    /// Writes alert changes; they are published (and `reply` answered) once durable.
+    fn record_alerts(
+        &mut self,
+        changes: Vec<AlertChange>,
+        mut reply: Option<AlertReply>,
+    ) -> anyhow::Result<()> {
+        let last = changes.len().saturating_sub(1);
+        for (i, change) in changes.into_iter().enumerate() {
+            self.journal
+                .put_alert(&change.alert)
+                .context("writing an alert to the journal")?;
+            self.alert_changes += 1;
+            self.flusher.appended_alert(self.alert_changes);
+            if change.change == Change::Raised {
+                self.metrics.alert_raised();
+                tracing::info!(id = change.alert.id, board = ?change.alert.board, kind = ?change.alert.kind, zone = %change.alert.zone, "alert raised");
+            }
+            let reply = if i == last { reply.take() } else { None };
+            self.unpublished
+                .push_back((self.alert_changes, change, reply));
+        }
+        Ok(())
+    }
+
+    /// Publishes the alert changes made durable up to `up_to`, then the open lists of the
+    /// zones they touched.
+    fn publish_alerts(&mut self, up_to: u64) {
+        let mut zones = Vec::new();
+        while self.unpublished.front().is_some_and(|(n, ..)| *n <= up_to) {
+            let (_, change, reply) = self.unpublished.pop_front().expect("a front");
+            self.link.publish_json(
+                topic::alerts(&self.event, &change.alert.zone),
+                pager_feed::change_message(&change),
+                false,
+            );
+            self.metrics.alert_change_published();
+            if !zones.contains(&change.alert.zone) {
+                zones.push(change.alert.zone.clone());
+            }
+            if let Some(reply) = reply {
+                let _ = reply.send(Ok(change.alert));
+            }
+        }
+        self.publish_open_lists(zones);
+    }
+
+    fn publish_open_lists(&self, zones: Vec<String>) {
+        let now = self.clock.last.0;
+        for zone in zones {
+            let open = self.desk.open_in_zone(&zone).collect();
+            self.link.publish_json(
+                topic::open_alerts(&self.event, &zone),
+                pager_feed::open_list(&zone, now, open),
+                true,
+            );
+        }
+    }
+
+    fn on_tick(&mut self) -> anyhow::Result<()> {
+        let now = self.clock.now();
+        let changes = self.desk.tick(now, &self.hall);
+        self.record_alerts(changes, None)
+    }
+
+    /// A pager acknowledges or resolves an alert. A bad command is counted, never fatal.
+    fn on_pager_command(&mut self, payload: &[u8]) -> anyhow::Result<()> {
+        let topic = topic::pager_command(&self.event);
+        match pager_feed::parse_command(payload) {
+            Ok((id, command)) => {
+                let (reply, mut answer) = oneshot::channel();
+                self.alert_command(id, command, reply)?;
+                if let Ok(Err(e)) = answer.try_recv() {
+                    self.refuse(BadPayload::PagerCommand, &topic, &e.to_string());
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.refuse(BadPayload::PagerCommand, &topic, &e.to_string());
+                Ok(())
+            }
+        }
+    }
+
+    /// Carries out an acknowledgement or resolution; the answer waits until it is durable.
+    /// One that changes nothing (done before, idempotent) is answered at once.
+    fn alert_command(
+        &mut self,
+        id: u64,
+        command: AlertCommand,
+        reply: AlertReply,
+    ) -> anyhow::Result<()> {
+        let now = self.clock.now();
+        let outcome = match command.action {
+            AlertAction::Ack => self.desk.acknowledge(now, id, &command.by),
+            AlertAction::Resolve => self.desk.resolve(now, id, &command.by, command.note),
+        };
+        match outcome {
+            Ok(Some(change)) => self.record_alerts(vec![change], Some(reply))?,
+            Ok(None) => {
+                let alert = self.desk.get(id).cloned().ok_or(AlertError::Unknown(id));
+                let _ = reply.send(alert);
+            }
+            Err(e) => {
+                let _ = reply.send(Err(e));
+            }
+        }
+        Ok(())
     }
 
     /// What the flusher made durable: acknowledge events, confirm decisions.
-    fn on_durable(&mut self, flushed: Durable) {
+    fn on_durable(&mut self, flushed: Durable) -> anyhow::Result<()> {
+        let now = self.clock.now();
         for (board, seq) in flushed.events {
             if let Some(effect) = self.hall.flushed(board, seq) {
-                self.carry_out(effect);
+                self.carry_out(now, effect)?;
             }
+        }
+        if let Some(up_to) = flushed.alerts_up_to {
+            self.publish_alerts(up_to);
         }
         for id in flushed.decisions {
             if let Some((entry, reply)) = self.awaiting_flush.remove(&id) {
                 let _ = reply.send(Ok(entry));
             }
         }
+        Ok(())
     }
 
     /// Carries out an arbiter's decision and journals it; the answer waits for the flush.
@@ -393,8 +603,10 @@ impl Shell {
         self.next_decision += 1;
         tracing::info!(board = board.0, id = record.id, arbiter = %record.action.arbiter, decision = ?record.action.decision, "arbiter's decision");
         for effect in effects {
-            self.carry_out(effect);
+            self.carry_out(record.at, effect)?;
         }
+        let changes = self.desk.on_decision(record.at, &record);
+        self.record_alerts(changes, None)?;
         let entry = self
             .hall
             .board(board)
@@ -416,6 +628,10 @@ impl Shell {
                 drop(reply.send(self.hall.check_claim(board, &request)));
             }
             Query::Decide(board, action, reply) => return self.decide(board, action, reply),
+            Query::Alerts(reply) => drop(reply.send(self.desk.alerts().cloned().collect())),
+            Query::AlertCommand(id, command, reply) => {
+                return self.alert_command(id, command, reply)
+            }
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         port,
     };
     let mut options = LinkOptions::new("spectator-laptop");
-    options.subscribe = Some(topic::downlink("default", BoardNo(9)));
+    options.subscribe = vec![topic::downlink("default", BoardNo(9))];
     let (client, mut events) = link::start(&broker, options);
     loop {
         if let Some(LinkEvent::Connected) = events.recv().await {

@@ -3,6 +3,9 @@
 //! ```text
 //! zeitnot/{event}/board/{n}/up     node → hub: postcard-encoded Uplink, QoS 1
 //! zeitnot/{event}/board/{n}/down   hub → node: postcard-encoded Downlink, QoS 1
+//! zeitnot/{event}/alerts/{zone}       hub → pagers: each change of an alert, JSON, QoS 1
+//! zeitnot/{event}/alerts/{zone}/open  hub → pagers: the zone's open alerts, JSON, retained
+//! zeitnot/{event}/pager/command       pagers → hub: acknowledge or resolve, JSON, QoS 1
 //! ```
 //!
 //! `{event}` names the tournament (letters, digits, `-`, `_`, `.`), so several events can
@@ -25,6 +28,21 @@ pub fn is_valid_event(event: &str) -> bool {
         && event
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// Where the hub publishes each change of an alert in `zone`.
+pub fn alerts(event: &str, zone: &str) -> String {
+    format!("{ROOT}/{event}/alerts/{zone}")
+}
+
+/// The retained list of `zone`'s open alerts: a pager that connects has the backlog at once.
+pub fn open_alerts(event: &str, zone: &str) -> String {
+    format!("{ROOT}/{event}/alerts/{zone}/open")
+}
+
+/// Where pagers send acknowledgements and resolutions.
+pub fn pager_command(event: &str) -> String {
+    format!("{ROOT}/{event}/pager/command")
 }
 
 /// Where a node publishes its events.

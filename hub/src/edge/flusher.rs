@@ -2,8 +2,8 @@
 //!
 //! One OS thread owns flushing: it waits for the first appended record, takes every other
 //! record appended meanwhile, calls sled's blocking `flush()` once for all of them, and then
-//! reports the highest durable sequence number per board, and the arbiter's decisions made
-//! durable. Only then may the hub acknowledge an event or confirm a decision.
+//! reports the highest durable sequence number per board, the arbiter's decisions and the
+//! alert changes made durable. Only then may the hub acknowledge an event or confirm a decision.
 //! A single flusher calling the blocking `flush()` also avoids the deadlocks reported for
 //! concurrent `flush_async` calls (sled issues 1308, 1357).
 
@@ -24,6 +24,8 @@ use crate::metrics::Metrics;
 enum Appended {
     Event(BoardNo, Seq),
     Decision(u64),
+    /// The shell's running number of an alert change.
+    Alert(u64),
 }
 
 /// What became durable in one flush.
@@ -33,6 +35,8 @@ pub struct Durable {
     pub events: Vec<(BoardNo, Seq)>,
     /// The ids of the arbiter's decisions.
     pub decisions: Vec<u64>,
+    /// Alert changes up to this running number.
+    pub alerts_up_to: Option<u64>,
 }
 
 pub struct Flusher {
@@ -66,6 +70,11 @@ impl Flusher {
         let _ = self.appended.send(Appended::Decision(id));
     }
 
+    /// Call after [`Journal::put_alert`] returned; `number` counts alert changes up.
+    pub fn appended_alert(&self, number: u64) {
+        let _ = self.appended.send(Appended::Alert(number));
+    }
+
     /// Flushes what is pending and stops the thread.
     pub fn stop(self) -> Result<(), StoreError> {
         drop(self.appended);
@@ -82,6 +91,7 @@ fn run(
     while let Ok(first) = pending.recv() {
         let mut batch = BTreeMap::new();
         let mut decisions = Vec::new();
+        let mut alerts_up_to = None;
         for appended in std::iter::once(first).chain(pending.try_iter()) {
             match appended {
                 Appended::Event(board, seq) => {
@@ -89,6 +99,7 @@ fn run(
                     *highest = (*highest).max(seq);
                 }
                 Appended::Decision(id) => decisions.push(id),
+                Appended::Alert(n) => alerts_up_to = alerts_up_to.max(Some(n)),
             }
         }
         let started = Instant::now();
@@ -100,6 +111,7 @@ fn run(
         let flushed = Durable {
             events: batch.into_iter().collect(),
             decisions,
+            alerts_up_to,
         };
         if durable.send(flushed).is_err() {
             break;

@@ -1,4 +1,4 @@
-//! The HTTP API: boards as JSON, health and metrics.
+//! The HTTP API: boards and alerts as JSON, health and metrics.
 //!
 //! Handlers never touch the core: they send a [`Query`] to the loop that owns it and wait for
 //! the answer, so the core keeps one owner.
@@ -14,9 +14,12 @@ use axum::{Json, Router};
 use protocol::BoardNo;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::core::alerts::desk::AlertError;
+use crate::core::alerts::{Alert, AlertState, Language};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
 use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
+use crate::edge::pager_feed::{AlertAction, AlertCommand};
 use crate::metrics::Metrics;
 
 /// A question for the loop that owns the hall.
@@ -31,6 +34,14 @@ pub enum Query {
         BoardNo,
         ArbiterAction,
         oneshot::Sender<Result<AuditEntry, DecisionError>>,
+    ),
+    /// Every alert.
+    Alerts(oneshot::Sender<Vec<Alert>>),
+    /// An arbiter acknowledges or resolves an alert; answered once it is durable.
+    AlertCommand(
+        u64,
+        AlertCommand,
+        oneshot::Sender<Result<Alert, AlertError>>,
     ),
 }
 
@@ -51,6 +62,10 @@ enum ApiError {
     Stopping,
     /// The arbiter's decision does not fit the game; nothing changed.
     Refused(DecisionError),
+    /// No alert has this id.
+    UnknownAlert(u64),
+    /// A query parameter the API does not know how to read.
+    BadQuery(String),
 }
 
 impl IntoResponse for ApiError {
@@ -73,6 +88,12 @@ impl IntoResponse for ApiError {
                 ApiError::UnknownBoard(n).into_response()
             }
             ApiError::Refused(e) => (StatusCode::CONFLICT, format!("{e}\n")).into_response(),
+            ApiError::UnknownAlert(id) => {
+                (StatusCode::NOT_FOUND, format!("no alert {id}\n")).into_response()
+            }
+            ApiError::BadQuery(why) => {
+                (StatusCode::BAD_REQUEST, format!("{why}\n")).into_response()
+            }
         }
     }
 }
@@ -103,6 +124,10 @@ pub async fn bind(
         .route("/api/boards/{n}/claims", post(check_claim))
         .route("/api/boards/{n}/decisions", post(decide))
         .route("/api/time-trouble", get(time_trouble))
+        .route("/api/alerts", get(alerts))
+        .route("/api/alerts/{id}", get(alert))
+        .route("/api/alerts/{id}/ack", post(acknowledge))
+        .route("/api/alerts/{id}/resolve", post(resolve))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
         .with_state(Api { queries, metrics });
@@ -176,6 +201,114 @@ async fn time_trouble(
         ranking.retain(|u| u.time_to_flag_ms.is_some_and(|ms| ms <= within));
     }
     Ok(Json(ranking))
+}
+
+/// Query of `GET /api/alerts`.
+#[derive(Debug, serde::Deserialize)]
+struct AlertsQuery {
+    /// `open` (raised or acknowledged), or one state: `raised`, `acknowledged`, `resolved`,
+    /// `expired`. All by default.
+    state: Option<String>,
+    zone: Option<String>,
+    board: Option<u16>,
+    /// The language of `text` and `action`: en (default), nb, sv, da, fi, hu.
+    lang: Option<String>,
+}
+
+/// The alerts, the most urgent first: severity, then unacknowledged, then newest.
+async fn alerts(
+    State(api): State<Api>,
+    axum::extract::Query(query): axum::extract::Query<AlertsQuery>,
+) -> Result<Json<Vec<Alert>>, ApiError> {
+    let language = language(query.lang.as_deref())?;
+    let state: Option<Vec<AlertState>> = match query.state.as_deref() {
+        None => None,
+        Some("open") => Some(vec![AlertState::Raised, AlertState::Acknowledged]),
+        Some(one) => Some(vec![serde_json::from_value(serde_json::Value::from(one))
+            .map_err(|_| {
+            ApiError::BadQuery(format!(
+                "state {one:?}: use open, raised, acknowledged, resolved or expired"
+            ))
+        })?]),
+    };
+    let mut alerts: Vec<Alert> = api
+        .ask(Query::Alerts)
+        .await?
+        .into_iter()
+        .filter(|a| state.as_ref().is_none_or(|s| s.contains(&a.state)))
+        .filter(|a| query.zone.as_ref().is_none_or(|z| &a.zone == z))
+        .filter(|a| query.board.is_none_or(|b| a.board == Some(b)))
+        .map(|a| a.in_language(language))
+        .collect();
+    alerts.sort_by(crate::core::alerts::by_urgency);
+    Ok(Json(alerts))
+}
+
+fn language(code: Option<&str>) -> Result<Language, ApiError> {
+    code.map_or(Ok(Language::English), |c| {
+        c.parse()
+            .map_err(|e: crate::core::alerts::texts::UnknownLanguage| {
+                ApiError::BadQuery(e.to_string())
+            })
+    })
+}
+
+async fn alert(
+    State(api): State<Api>,
+    Path(id): Path<u64>,
+    axum::extract::Query(query): axum::extract::Query<AlertsQuery>,
+) -> Result<Json<Alert>, ApiError> {
+    let language = language(query.lang.as_deref())?;
+    api.ask(Query::Alerts)
+        .await?
+        .into_iter()
+        .find(|a| a.id == id)
+        .map(|a| Json(a.in_language(language)))
+        .ok_or(ApiError::UnknownAlert(id))
+}
+
+/// Body of `POST /api/alerts/{id}/ack` and `/resolve`, optional: `{"by": "ola", "note":
+/// "flag confirmed, 0-1"}`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AlertBody {
+    by: Option<String>,
+    note: Option<String>,
+}
+
+async fn acknowledge(
+    State(api): State<Api>,
+    Path(id): Path<u64>,
+    body: Option<Json<AlertBody>>,
+) -> Result<Json<Alert>, ApiError> {
+    alert_command(api, id, AlertAction::Ack, body).await
+}
+
+async fn resolve(
+    State(api): State<Api>,
+    Path(id): Path<u64>,
+    body: Option<Json<AlertBody>>,
+) -> Result<Json<Alert>, ApiError> {
+    alert_command(api, id, AlertAction::Resolve, body).await
+}
+
+/// Acknowledges or resolves; idempotent: doing it again answers with the alert unchanged.
+async fn alert_command(
+    api: Api,
+    id: u64,
+    action: AlertAction,
+    body: Option<Json<AlertBody>>,
+) -> Result<Json<Alert>, ApiError> {
+    let body = body.map(|Json(b)| b).unwrap_or_default();
+    let command = AlertCommand {
+        action,
+        by: body.by.unwrap_or_else(|| "http".to_owned()),
+        note: body.note,
+    };
+    api.ask(|reply| Query::AlertCommand(id, command, reply))
+        .await?
+        .map(Json)
+        .map_err(|AlertError::Unknown(id)| ApiError::UnknownAlert(id))
 }
 
 fn board_number(n: &str) -> Result<u16, ApiError> {

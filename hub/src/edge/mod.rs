@@ -5,9 +5,11 @@
 //! - [`broker`]: the embedded rumqttd broker.
 //! - [`mqtt`]: the hub's MQTT client (embedded or external broker).
 //! - [`http`]: the JSON API, health and metrics.
+//! - [`pager_feed`]: the JSON pagers get over MQTT and the commands they send back.
 
 pub mod broker;
 pub mod flusher;
 pub mod http;
 pub mod mqtt;
+pub mod pager_feed;
 pub mod store;

@@ -28,7 +28,7 @@ pub fn connect(
 ) -> (HubLink, mpsc::Receiver<LinkEvent>) {
     let mut options = LinkOptions::new(format!("zeitnot-hub-{event}"));
     options.clean_session = false;
-    options.subscribe = Some(topic::uplink_filter(event));
+    options.subscribe = vec![topic::uplink_filter(event), topic::pager_command(event)];
     options.request_capacity = 65_536;
     options.inflight = 1_000;
     options.backoff_max = std::time::Duration::from_secs(2);
@@ -44,6 +44,16 @@ pub fn connect(
 }
 
 impl HubLink {
+    /// Queues a JSON message for pagers (QoS 1); `retain` for the open-alert lists.
+    pub fn publish_json(&self, topic: String, payload: Vec<u8>, retain: bool) {
+        if let Err(e) = self
+            .client
+            .try_publish(topic, QoS::AtLeastOnce, retain, payload)
+        {
+            tracing::warn!(error = %e, "pager message not queued");
+        }
+    }
+
     /// Queues a downlink. When the queue is full it is dropped: the node resends after its
     /// timeout and the hub answers the duplicate with the acknowledgement again.
     pub fn send(&self, board: BoardNo, body: DownlinkBody) {

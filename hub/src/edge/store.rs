@@ -10,6 +10,11 @@
 //! auditor may read with any tool; decisions are rare). Each names the board event it
 //! follows, so replay folds it in at the same place.
 //!
+//! Arbiter alerts go to a third tree, `alerts`: key = the alert's id (8 bytes, big-endian),
+//! value = a format byte and the [`Alert`] as JSON, its latest state with its history.
+//! Replay restores them as stored; the board events replayed after them raise only
+//! incidents that have no alert (a crash between an event and its alert's write).
+//!
 //! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
 //! acknowledged to a node before that (see [`super::flusher`]).
 
@@ -17,12 +22,14 @@ use std::path::Path;
 
 use protocol::{codec, BoardNo, Seq};
 
+use crate::core::alerts::Alert;
 use crate::core::arbiter::DecisionRecord;
 use crate::core::record::Record;
 use crate::core::time::HubMs;
 
 const JOURNAL_FORMAT: u8 = 1;
 const DECISION_FORMAT: u8 = 1;
+const ALERT_FORMAT: u8 = 1;
 const KEY_LEN: usize = 10;
 const HEADER_LEN: usize = 9;
 
@@ -37,6 +44,9 @@ pub enum StoreError {
     /// A stored decision is not one this build can read.
     #[error("decision {id} is unreadable: {why}")]
     UnreadableDecision { id: u64, why: String },
+    /// A stored alert is not one this build can read.
+    #[error("alert {id} is unreadable: {why}")]
+    UnreadableAlert { id: u64, why: String },
     /// A stored key does not have the journal's layout.
     #[error("journal key of {0} bytes, expected {KEY_LEN}")]
     BadKey(usize),
@@ -48,6 +58,7 @@ pub struct Journal {
     db: sled::Db,
     events: sled::Tree,
     decisions: sled::Tree,
+    alerts: sled::Tree,
 }
 
 impl Journal {
@@ -60,10 +71,12 @@ impl Journal {
             .open()?;
         let events = db.open_tree("journal")?;
         let decisions = db.open_tree("decisions")?;
+        let alerts = db.open_tree("alerts")?;
         Ok(Journal {
             db,
             events,
             decisions,
+            alerts,
         })
     }
 
@@ -98,6 +111,33 @@ impl Journal {
             let unreadable = |why: String| StoreError::UnreadableDecision { id, why };
             match value.split_first() {
                 Some((&DECISION_FORMAT, json)) => {
+                    serde_json::from_slice(json).map_err(|e| unreadable(e.to_string()))
+                }
+                _ => Err(unreadable("unknown format".into())),
+            }
+        })
+    }
+
+    /// Buffers an alert's latest state; durable after the next [`Journal::flush`].
+    pub fn put_alert(&self, alert: &Alert) -> Result<(), StoreError> {
+        let mut value = vec![ALERT_FORMAT];
+        serde_json::to_writer(&mut value, alert).expect("an alert serializes");
+        self.alerts.insert(alert.id.to_be_bytes(), value)?;
+        Ok(())
+    }
+
+    /// Every alert, by id.
+    pub fn alerts(&self) -> impl Iterator<Item = Result<Alert, StoreError>> + '_ {
+        self.alerts.iter().map(|entry| {
+            let (key, value) = entry?;
+            let id = key
+                .as_ref()
+                .try_into()
+                .map(u64::from_be_bytes)
+                .map_err(|_| StoreError::BadKey(key.len()))?;
+            let unreadable = |why: String| StoreError::UnreadableAlert { id, why };
+            match value.split_first() {
+                Some((&ALERT_FORMAT, json)) => {
                     serde_json::from_slice(json).map_err(|e| unreadable(e.to_string()))
                 }
                 _ => Err(unreadable("unknown format".into())),

@@ -175,3 +175,16 @@ pub struct AlertChange {
     pub change: Change,
     pub alert: Alert,
 }
+
+/// The order pagers and screens show alerts in: the most urgent first, then those nobody
+/// acknowledged, then the newest.
+pub fn by_urgency(a: &Alert, b: &Alert) -> std::cmp::Ordering {
+    let key = |x: &Alert| {
+        (
+            x.severity,
+            x.state != AlertState::Raised,
+            std::cmp::Reverse(x.raised_at),
+        )
+    };
+    key(a).cmp(&key(b))
+}

@@ -1,0 +1,420 @@
+//! The event's configuration file (TOML), read by `hub serve --config FILE`; command-line
+//! flags override what it says.
+//!
+//! ```toml
+//! [event]
+//! id = "oslo-open"             # MQTT topic level
+//! name = "Oslo Open 2026"
+//! time_control = "90 minutes for 40 moves, then 30 minutes, 30 seconds per move from move 1"
+//! allowed_lateness_s = 900     # 6.7.1; without it no late-arrival alerts
+//!
+//! [laws]
+//! edition = "2023"             # 2023, 2018, 2014, 2009
+//! game_type = "standard"       # standard, rapid, blitz (default: from the time control)
+//! supervision = "full"         # rapid/blitz: full or partial
+//!
+//! [alerts]
+//! escalate_urgent_s = 30       # unacknowledged alerts go to the chief arbiter after …
+//! flag_forecast_s = 15
+//!
+//! [[zones]]
+//! name = "A"
+//! boards = ["1-25", "40"]
+//!
+//! [[arbiters]]
+//! name = "Ola"
+//! zones = ["A"]
+//! language = "nb"
+//!
+//! [[arbiters]]
+//! name = "Eva"
+//! chief = true
+//! language = "sv"
+//! ```
+//!
+//! Errors name the line and the field.
+
+use std::ops::RangeInclusive;
+use std::path::Path;
+
+use protocol::time_control::TimeControl;
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::core::alerts::routing::{Arbiter, Routing, Zone};
+use crate::core::alerts::{AlertSettings, Language};
+use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    event: EventSection,
+    #[serde(default)]
+    laws: LawsSection,
+    #[serde(default)]
+    alerts: AlertsSection,
+    #[serde(default)]
+    zones: Vec<ZoneSection>,
+    #[serde(default)]
+    arbiters: Vec<ArbiterSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventSection {
+    id: Option<String>,
+    name: Option<String>,
+    time_control: Option<Spanned<String>>,
+    allowed_lateness_s: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LawsSection {
+    edition: Option<Spanned<String>>,
+    game_type: Option<GameTypeName>,
+    supervision: Option<SupervisionName>,
+    #[serde(default)]
+    chess960: bool,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum GameTypeName {
+    Standard,
+    Rapid,
+    Blitz,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SupervisionName {
+    Full,
+    Partial,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AlertsSection {
+    escalate_urgent_s: Option<u64>,
+    escalate_high_s: Option<u64>,
+    escalate_normal_s: Option<u64>,
+    flag_forecast_s: Option<u64>,
+    time_trouble_s: Option<u64>,
+    zone_time_trouble_boards: Option<usize>,
+    node_silent_s: Option<u64>,
+    clock_silent_s: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ZoneSection {
+    name: Spanned<String>,
+    boards: Vec<Spanned<BoardsItem>>,
+}
+
+/// `12` or `"1-25"`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum BoardsItem {
+    One(u16),
+    Range(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArbiterSection {
+    name: String,
+    #[serde(default)]
+    zones: Vec<String>,
+    language: Option<Spanned<String>>,
+    #[serde(default)]
+    chief: bool,
+}
+
+/// What the file configures; `None` where it is silent.
+#[derive(Debug, Clone, Default)]
+pub struct EventConfig {
+    pub event_id: Option<String>,
+    pub name: Option<String>,
+    pub edition: Option<Edition>,
+    pub game_type: Option<GameType>,
+    pub supervision: Option<Supervision>,
+    pub chess960: bool,
+    pub time_control: Option<TimeControl>,
+    pub routing: Routing,
+    pub alerts: AlertSettings,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    /// TOML syntax or a field of the wrong type: toml's message names line and field.
+    #[error("{path}: {message}")]
+    Syntax { path: String, message: String },
+    #[error("{path}, line {line}: {field}: {why}")]
+    Invalid {
+        path: String,
+        line: usize,
+        field: String,
+        why: String,
+    },
+}
+
+/// Reads and checks the configuration at `path`.
+pub fn load(path: &Path) -> Result<EventConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    parse(&path.display().to_string(), &text)
+}
+
+/// Reads and checks a configuration; `path` names it in errors.
+pub fn parse(path: &str, text: &str) -> Result<EventConfig, ConfigError> {
+    let file: File = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+        path: path.to_owned(),
+        message: e.to_string().trim_end().to_owned(),
+    })?;
+    let invalid = |span: std::ops::Range<usize>, field: &str, why: String| ConfigError::Invalid {
+        path: path.to_owned(),
+        line: text[..span.start.min(text.len())].lines().count().max(1),
+        field: field.to_owned(),
+        why,
+    };
+    let edition = match &file.laws.edition {
+        Some(e) => Some(
+            e.get_ref()
+                .parse::<Edition>()
+                .map_err(|why| invalid(e.span(), "laws.edition", why.to_string()))?,
+        ),
+        None => None,
+    };
+    let time_control = match &file.event.time_control {
+        Some(tc) => Some(
+            TimeControl::parse_any(tc.get_ref())
+                .map_err(|why| invalid(tc.span(), "event.time_control", why.to_string()))?,
+        ),
+        None => None,
+    };
+    let game_type = file.laws.game_type.map(|g| match g {
+        GameTypeName::Standard => GameType::Standard,
+        GameTypeName::Rapid => GameType::Rapid,
+        GameTypeName::Blitz => GameType::Blitz,
+    });
+    let mut zones = Vec::new();
+    for (i, zone) in file.zones.iter().enumerate() {
+        let mut boards = Vec::new();
+        for item in &zone.boards {
+            let range = board_range(item.get_ref())
+                .map_err(|why| invalid(item.span(), &format!("zones[{i}].boards"), why))?;
+            boards.push(range);
+        }
+        zones.push(Zone {
+            name: zone.name.get_ref().clone(),
+            boards,
+        });
+    }
+    let mut arbiters = Vec::new();
+    for (i, arbiter) in file.arbiters.iter().enumerate() {
+        let language = match &arbiter.language {
+            Some(code) => code.get_ref().parse::<Language>().map_err(|why| {
+                invalid(
+                    code.span(),
+                    &format!("arbiters[{i}].language"),
+                    why.to_string(),
+                )
+            })?,
+            None => Language::English,
+        };
+        arbiters.push(Arbiter {
+            name: arbiter.name.clone(),
+            zones: arbiter.zones.clone(),
+            language,
+            chief: arbiter.chief,
+        });
+    }
+    let routing = Routing { zones, arbiters };
+    if let Err(why) = routing.validate() {
+        let span = file.zones.first().map_or(0..0, |z| z.name.span());
+        return Err(invalid(span, "zones", why.to_string()));
+    }
+    let defaults = AlertSettings::default();
+    let s = |v: Option<u64>, default: u64| v.map_or(default, |s| s * 1000);
+    let a = &file.alerts;
+    let alerts = AlertSettings {
+        escalate_urgent_ms: s(a.escalate_urgent_s, defaults.escalate_urgent_ms),
+        escalate_high_ms: s(a.escalate_high_s, defaults.escalate_high_ms),
+        escalate_normal_ms: s(a.escalate_normal_s, defaults.escalate_normal_ms),
+        flag_forecast_ms: s(a.flag_forecast_s, defaults.flag_forecast_ms),
+        time_trouble_ms: a.time_trouble_s.map(|s| s * 1000),
+        zone_time_trouble_boards: a
+            .zone_time_trouble_boards
+            .unwrap_or(defaults.zone_time_trouble_boards),
+        allowed_lateness_ms: file.event.allowed_lateness_s.map(|s| s * 1000),
+        node_silent_ms: s(a.node_silent_s, defaults.node_silent_ms),
+        clock_silent_ms: s(a.clock_silent_s, defaults.clock_silent_ms),
+    };
+    Ok(EventConfig {
+        event_id: file.event.id,
+        name: file.event.name,
+        edition,
+        game_type,
+        supervision: file.laws.supervision.map(|s| match s {
+            SupervisionName::Full => Supervision::Full,
+            SupervisionName::Partial => Supervision::Partial,
+        }),
+        chess960: file.laws.chess960,
+        time_control,
+        routing,
+        alerts,
+    })
+}
+
+fn board_range(item: &BoardsItem) -> Result<RangeInclusive<u16>, String> {
+    let number = |s: &str| {
+        s.trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("{s:?} is not a board number"))
+    };
+    match item {
+        BoardsItem::One(n) if *n > 0 => Ok(*n..=*n),
+        BoardsItem::One(n) => Err(format!("{n} is not a board number")),
+        BoardsItem::Range(text) => {
+            let (from, to) = match text.split_once('-') {
+                Some((from, to)) => (number(from)?, number(to)?),
+                None => (number(text)?, number(text)?),
+            };
+            if from > to {
+                return Err(format!("{text:?}: the range runs backwards"));
+            }
+            Ok(from..=to)
+        }
+    }
+}
+
+impl EventConfig {
+    /// The rules, with what the command line gave taking precedence.
+    pub fn rules(
+        &self,
+        edition: Option<Edition>,
+        game_type: Option<GameType>,
+        supervision: Option<Supervision>,
+        chess960: bool,
+        time_control: Option<&TimeControl>,
+    ) -> Rules {
+        let edition = edition.or(self.edition).unwrap_or_default();
+        let game_type = game_type.or(self.game_type).unwrap_or_else(|| {
+            time_control
+                .or(self.time_control.as_ref())
+                .map_or(GameType::Standard, |tc| laws::speed(tc, edition))
+        });
+        Rules {
+            edition,
+            game_type,
+            supervision: supervision.or(self.supervision).unwrap_or_default(),
+            chess960: chess960 || self.chess960,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"
+[event]
+id = "oslo-open"
+time_control = "900+10"
+allowed_lateness_s = 900
+
+[laws]
+edition = "2014"
+supervision = "partial"
+
+[alerts]
+escalate_urgent_s = 20
+
+[[zones]]
+name = "A"
+boards = ["1-25", 40]
+
+[[zones]]
+name = "B"
+boards = ["26-39"]
+
+[[arbiters]]
+name = "Ola"
+zones = ["A"]
+language = "nb"
+
+[[arbiters]]
+name = "Eva"
+chief = true
+"#;
+
+    #[test]
+    fn a_full_configuration_reads() {
+        let config = parse("event.toml", EXAMPLE).unwrap();
+        assert_eq!(config.event_id.as_deref(), Some("oslo-open"));
+        let rules = config.rules(None, None, None, false, None);
+        assert_eq!(rules.edition, Edition::Laws2014);
+        assert_eq!(rules.game_type, GameType::Rapid, "900+10 is rapid");
+        assert_eq!(rules.supervision, Supervision::Partial);
+        assert_eq!(config.routing.zone_of(40), "A");
+        assert_eq!(config.routing.zone_of(30), "B");
+        assert_eq!(config.routing.arbiters_of("A"), ["Ola"]);
+        assert_eq!(config.routing.chiefs(), ["Eva"]);
+        assert_eq!(config.alerts.escalate_urgent_ms, 20_000);
+        assert_eq!(config.alerts.escalate_high_ms, 60_000);
+        assert_eq!(config.alerts.allowed_lateness_ms, Some(900_000));
+        // The command line overrides the file.
+        let rules = config.rules(
+            Some(Edition::Laws2023),
+            Some(GameType::Blitz),
+            None,
+            false,
+            None,
+        );
+        assert_eq!(
+            (rules.edition, rules.game_type),
+            (Edition::Laws2023, GameType::Blitz)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_field() {
+        let bad = EXAMPLE.replace("edition = \"2014\"", "edition = \"2015\"");
+        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("event.toml, line 8: laws.edition: unknown edition"),
+            "{e}"
+        );
+
+        let bad = EXAMPLE.replace("\"26-39\"", "\"39-26\"");
+        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        assert!(e.contains("line 20: zones[1].boards"), "{e}");
+
+        let bad = EXAMPLE.replace("language = \"nb\"", "language = \"de\"");
+        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        assert!(e.contains("arbiters[0].language"), "{e}");
+
+        let bad = EXAMPLE.replace("escalate_urgent_s = 20", "escalate_urgent = 20");
+        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        assert!(
+            e.contains("line 12") && e.contains("escalate_urgent"),
+            "{e}"
+        );
+
+        let bad = EXAMPLE.replace("\"26-39\"", "\"25-39\"");
+        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        assert!(e.contains("board 25 is in zones \"A\" and \"B\""), "{e}");
+    }
+}

@@ -1,0 +1,141 @@
+//! What pagers get over MQTT, and what they send back: JSON any MQTT client can read.
+//!
+//! ```text
+//! zeitnot/{event}/alerts/{zone}       {"change": "raised", "id": 7, "board": 12, "kind": …,
+//!                                      "texts": {"en": {"text": …, "action": …}, "nb": …}}
+//! zeitnot/{event}/alerts/{zone}/open  {"zone": "A", "at": …, "alerts": [ … ]}   (retained)
+//! zeitnot/{event}/pager/command       {"id": 7, "action": "ack" | "resolve", "by": "ola",
+//!                                      "note": "…"}
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::alerts::{Alert, AlertChange, Change, Language};
+
+/// An alert's text and action in one language.
+#[derive(Debug, Serialize)]
+pub struct Text {
+    pub text: String,
+    pub action: String,
+}
+
+/// The texts of `alert` in every language, by code.
+pub fn texts(alert: &Alert) -> BTreeMap<&'static str, Text> {
+    Language::ALL
+        .into_iter()
+        .map(|language| {
+            let rendered = alert.in_language(language);
+            (
+                language.code(),
+                Text {
+                    text: rendered.text,
+                    action: rendered.action,
+                },
+            )
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+struct ChangeMessage<'a> {
+    change: Change,
+    #[serde(flatten)]
+    alert: &'a Alert,
+    texts: BTreeMap<&'static str, Text>,
+}
+
+/// One change of an alert, as published on its zone's topic.
+pub fn change_message(change: &AlertChange) -> Vec<u8> {
+    serde_json::to_vec(&ChangeMessage {
+        change: change.change,
+        alert: &change.alert,
+        texts: texts(&change.alert),
+    })
+    .expect("an alert serializes")
+}
+
+#[derive(Serialize)]
+struct OpenList<'a> {
+    zone: &'a str,
+    at: u64,
+    alerts: Vec<ChangeMessage<'a>>,
+}
+
+/// The retained list of a zone's open alerts, the most urgent first.
+pub fn open_list(zone: &str, at: u64, mut alerts: Vec<&Alert>) -> Vec<u8> {
+    alerts.sort_by(|a, b| crate::core::alerts::by_urgency(a, b));
+    let alerts = alerts
+        .into_iter()
+        .map(|alert| ChangeMessage {
+            change: alert.history.last().map_or(Change::Raised, |s| s.change),
+            alert,
+            texts: texts(alert),
+        })
+        .collect();
+    serde_json::to_vec(&OpenList { zone, at, alerts }).expect("alerts serialize")
+}
+
+/// What an arbiter does to an alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertAction {
+    #[serde(alias = "acknowledge")]
+    Ack,
+    Resolve,
+}
+
+/// A pager's command, or the body of `POST /api/alerts/{id}/ack|resolve` (without `id`
+/// and `action`, which the path gives).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertCommand {
+    pub action: AlertAction,
+    /// The arbiter's name; `"pager"` or `"http"` when not given.
+    pub by: String,
+    /// How the alert was resolved.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PagerCommand {
+    id: u64,
+    action: AlertAction,
+    by: Option<String>,
+    note: Option<String>,
+}
+
+/// Reads a pager's command: the alert's id and what to do.
+pub fn parse_command(payload: &[u8]) -> Result<(u64, AlertCommand), serde_json::Error> {
+    let command: PagerCommand = serde_json::from_slice(payload)?;
+    Ok((
+        command.id,
+        AlertCommand {
+            action: command.action,
+            by: command.by.unwrap_or_else(|| "pager".to_owned()),
+            note: command.note,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_read_with_defaults_and_refuse_what_is_not_one() {
+        let (id, command) = parse_command(br#"{"id": 7, "action": "ack"}"#).unwrap();
+        assert_eq!(
+            (id, command.action, command.by.as_str()),
+            (7, AlertAction::Ack, "pager")
+        );
+        let (_, command) =
+            parse_command(br#"{"id": 7, "action": "resolve", "by": "ola", "note": "1-0"}"#)
+                .unwrap();
+        assert_eq!(command.note.as_deref(), Some("1-0"));
+        assert!(parse_command(b"ack 7").is_err());
+        assert!(parse_command(br#"{"id": 7, "action": "delete"}"#).is_err());
+        assert!(parse_command(br#"{"id": 7, "action": "ack", "boom": 1}"#).is_err());
+    }
+}

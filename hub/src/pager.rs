@@ -1,0 +1,245 @@
+//! `hub pager`: an arbiter's pager in a terminal, over MQTT like any other pager.
+//!
+//! It subscribes to the zone's alert changes and its retained list of open alerts (so it
+//! has the backlog as soon as it connects), shows the open alerts the most urgent first,
+//! rings the terminal's bell on a new one, and sends the arbiter's acknowledgements and
+//! resolutions to the hub. It keeps working through broker restarts (the link reconnects).
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+
+use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use protocol::topic;
+use rumqttc::QoS;
+use serde::Deserialize;
+use tokio::io::AsyncBufReadExt;
+
+use crate::core::alerts::{AlertState, Language, Severity};
+
+pub struct PagerConfig {
+    /// A zone, or `all` (the chief arbiter).
+    pub zone: String,
+    pub broker: BrokerAddr,
+    pub event: String,
+    pub name: String,
+    pub language: Language,
+}
+
+/// An alert as a pager reads it off the wire.
+#[derive(Debug, Clone, Deserialize)]
+struct Shown {
+    id: u64,
+    board: Option<u16>,
+    zone: String,
+    kind: String,
+    severity: Severity,
+    article: Option<String>,
+    state: AlertState,
+    raised_at: u64,
+    escalated_at: Option<u64>,
+    acknowledged: Option<Stamp>,
+    texts: BTreeMap<String, Text>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Stamp {
+    by: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Text {
+    text: String,
+    action: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct OpenList {
+    zone: String,
+    alerts: Vec<Shown>,
+}
+
+/// The open alerts the pager shows.
+#[derive(Default)]
+struct Screen {
+    open: BTreeMap<u64, Shown>,
+}
+
+impl Screen {
+    /// Takes in one message; `true` when it is a new alert (ring the bell).
+    fn take(&mut self, topic: &str, payload: &[u8]) -> Result<bool, serde_json::Error> {
+        if topic.ends_with("/open") {
+            let list: OpenList = serde_json::from_slice(payload)?;
+            self.open.retain(|_, a| a.zone != list.zone);
+            for alert in list.alerts {
+                self.open.insert(alert.id, alert);
+            }
+            return Ok(false);
+        }
+        let alert: Shown = serde_json::from_slice(payload)?;
+        let new = !self.open.contains_key(&alert.id) && alert.state == AlertState::Raised;
+        if alert.state.is_open() {
+            self.open.insert(alert.id, alert);
+        } else {
+            self.open.remove(&alert.id);
+        }
+        Ok(new)
+    }
+
+    /// The open alerts, the most urgent first.
+    fn ordered(&self) -> Vec<&Shown> {
+        let mut alerts: Vec<&Shown> = self.open.values().collect();
+        alerts.sort_by_key(|a| {
+            (
+                a.severity,
+                a.state != AlertState::Raised,
+                std::cmp::Reverse(a.raised_at),
+            )
+        });
+        alerts
+    }
+
+    fn render(&self, language: Language) -> String {
+        let mut out = String::new();
+        let alerts = self.ordered();
+        out.push_str(&format!("── {} open alert(s) ──\n", alerts.len()));
+        for a in alerts {
+            let text = a.texts.get(language.code()).or_else(|| a.texts.get("en"));
+            let state = match (&a.acknowledged, a.escalated_at) {
+                (Some(stamp), _) => format!("ack {}", stamp.by),
+                (None, Some(_)) => "ESCALATED".to_owned(),
+                (None, None) => "NEW".to_owned(),
+            };
+            out.push_str(&format!(
+                "#{} {:?} board {} {} {} [{}]\n",
+                a.id,
+                a.severity,
+                a.board.map_or("-".to_owned(), |b| b.to_string()),
+                a.kind,
+                a.article.as_deref().unwrap_or("-"),
+                state,
+            ));
+            if let Some(t) = text {
+                out.push_str(&format!("   {}\n   → {}\n", t.text, t.action));
+            }
+        }
+        out
+    }
+}
+
+/// What the arbiter typed.
+#[derive(Debug, PartialEq, Eq)]
+enum Typed {
+    Ack(Option<u64>),
+    Resolve(u64, Option<String>),
+    Quit,
+    Unknown,
+}
+
+fn read_typed(line: &str) -> Typed {
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next().map(str::parse::<u64>)) {
+        (Some("a"), None) => Typed::Ack(None),
+        (Some("a"), Some(Ok(id))) => Typed::Ack(Some(id)),
+        (Some("r"), Some(Ok(id))) => {
+            let note: Vec<&str> = words.collect();
+            Typed::Resolve(id, (!note.is_empty()).then(|| note.join(" ")))
+        }
+        (Some("q"), None) => Typed::Quit,
+        _ => Typed::Unknown,
+    }
+}
+
+/// Runs the pager until `q` or Ctrl-C.
+pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
+    let zone = if config.zone == "all" {
+        "+"
+    } else {
+        config.zone.as_str()
+    };
+    let mut options = LinkOptions::new(format!(
+        "zeitnot-pager-{}-{}",
+        config.name,
+        std::process::id()
+    ));
+    options.subscribe = vec![
+        topic::alerts(&config.event, zone),
+        topic::open_alerts(&config.event, zone),
+    ];
+    let (client, mut incoming) = link::start(&config.broker, options);
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut stdin_open = true;
+    let mut screen = Screen::default();
+    let terminal = std::io::stdout().is_terminal();
+    let command_topic = topic::pager_command(&config.event);
+    println!(
+        "pager for zone {} at {} (event {}): a ID to acknowledge, r ID NOTE to resolve, q to quit",
+        config.zone, config.broker, config.event
+    );
+    loop {
+        tokio::select! {
+            event = incoming.recv() => match event {
+                Some(LinkEvent::Message { topic, payload }) => match screen.take(&topic, &payload) {
+                    Ok(new) => {
+                        let mut out = std::io::stdout().lock();
+                        if terminal {
+                            let _ = write!(out, "\x1b[2J\x1b[H");
+                        }
+                        if new {
+                            let _ = write!(out, "\x07");
+                        }
+                        let _ = write!(out, "{}", screen.render(config.language));
+                        let _ = out.flush();
+                    }
+                    Err(e) => eprintln!("unreadable message on {topic}: {e}"),
+                },
+                Some(LinkEvent::Connected) => eprintln!("connected to {}", config.broker),
+                Some(LinkEvent::Disconnected) => eprintln!("broker lost; reconnecting"),
+                None => break,
+            },
+            line = lines.next_line(), if stdin_open => match line {
+                Ok(Some(line)) => {
+                    let command = match read_typed(&line) {
+                        Typed::Ack(id) => {
+                            let top = screen.ordered().into_iter().find(|a| a.state == AlertState::Raised).map(|a| a.id);
+                            id.or(top).map(|id| serde_json::json!({"id": id, "action": "ack", "by": config.name}))
+                        }
+                        Typed::Resolve(id, note) => Some(serde_json::json!({"id": id, "action": "resolve", "by": config.name, "note": note})),
+                        Typed::Quit => break,
+                        Typed::Unknown => {
+                            eprintln!("a ID: acknowledge · r ID NOTE: resolve · q: quit");
+                            None
+                        }
+                    };
+                    if let Some(command) = command {
+                        let payload = serde_json::to_vec(&command)?;
+                        if let Err(e) = client.try_publish(command_topic.clone(), QoS::AtLeastOnce, false, payload) {
+                            eprintln!("not sent: {e}");
+                        }
+                    }
+                }
+                // Input closed (a pager run from a script): keep showing alerts.
+                Ok(None) | Err(_) => stdin_open = false,
+            },
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_arbiter_types() {
+        assert_eq!(read_typed("a"), Typed::Ack(None));
+        assert_eq!(read_typed("a 12"), Typed::Ack(Some(12)));
+        assert_eq!(
+            read_typed("r 12 flag confirmed 0-1"),
+            Typed::Resolve(12, Some("flag confirmed 0-1".into()))
+        );
+        assert_eq!(read_typed("r 12"), Typed::Resolve(12, None));
+        assert_eq!(read_typed("q"), Typed::Quit);
+        assert_eq!(read_typed("hello"), Typed::Unknown);
+    }
+}
