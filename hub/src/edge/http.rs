@@ -279,17 +279,17 @@ struct AlertBody {
 async fn acknowledge(
     State(api): State<Api>,
     Path(id): Path<u64>,
-    body: Option<Json<AlertBody>>,
+    body: axum::body::Bytes,
 ) -> Result<Json<Alert>, ApiError> {
-    alert_command(api, id, AlertAction::Ack, body).await
+    alert_command(api, id, AlertAction::Ack, &body).await
 }
 
 async fn resolve(
     State(api): State<Api>,
     Path(id): Path<u64>,
-    body: Option<Json<AlertBody>>,
+    body: axum::body::Bytes,
 ) -> Result<Json<Alert>, ApiError> {
-    alert_command(api, id, AlertAction::Resolve, body).await
+    alert_command(api, id, AlertAction::Resolve, &body).await
 }
 
 /// Acknowledges or resolves; idempotent: doing it again answers with the alert unchanged.
@@ -297,9 +297,14 @@ async fn alert_command(
     api: Api,
     id: u64,
     action: AlertAction,
-    body: Option<Json<AlertBody>>,
+    body: &[u8],
 ) -> Result<Json<Alert>, ApiError> {
-    let body = body.map(|Json(b)| b).unwrap_or_default();
+    // The body is optional: a bare POST acknowledges as "http".
+    let body: AlertBody = if body.iter().all(u8::is_ascii_whitespace) {
+        AlertBody::default()
+    } else {
+        serde_json::from_slice(body).map_err(|e| ApiError::BadQuery(format!("body: {e}")))?
+    };
     let command = AlertCommand {
         action,
         by: body.by.unwrap_or_else(|| "http".to_owned()),

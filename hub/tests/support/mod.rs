@@ -120,17 +120,24 @@ pub struct Hub {
     pub data: PathBuf,
     broker: Broker,
     log: PathBuf,
+    /// More `hub serve` arguments (`--config`, `--time-control`, …).
+    args: Vec<String>,
 }
 
 impl Hub {
     pub fn start(data: &Path, broker: Broker, log: &Path) -> Hub {
+        Hub::start_with(data, broker, log, Vec::new())
+    }
+
+    pub fn start_with(data: &Path, broker: Broker, log: &Path, args: Vec<String>) -> Hub {
         let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let mut hub = Hub {
-            child: spawn_hub(data, &broker, http, log),
+            child: spawn_hub(data, &broker, http, log, &args),
             http,
             data: data.to_owned(),
             broker,
             log: log.to_owned(),
+            args,
         };
         hub.wait_ready();
         hub
@@ -167,7 +174,7 @@ impl Hub {
 
     pub fn restart(&mut self) {
         self.kill();
-        self.child = spawn_hub(&self.data, &self.broker, self.http, &self.log);
+        self.child = spawn_hub(&self.data, &self.broker, self.http, &self.log, &self.args);
         self.wait_ready();
     }
 }
@@ -178,7 +185,7 @@ impl Drop for Hub {
     }
 }
 
-fn spawn_hub(data: &Path, broker: &Broker, http: SocketAddr, log: &Path) -> Child {
+fn spawn_hub(data: &Path, broker: &Broker, http: SocketAddr, log: &Path, args: &[String]) -> Child {
     let mut command = Command::new(workspace_bin("hub"));
     command.arg("serve").arg("--data").arg(data);
     match broker {
@@ -190,6 +197,7 @@ fn spawn_hub(data: &Path, broker: &Broker, http: SocketAddr, log: &Path) -> Chil
     command
         .arg("--http")
         .arg(http.to_string())
+        .args(args)
         .stdout(Stdio::null())
         .stderr(append(log))
         .spawn()

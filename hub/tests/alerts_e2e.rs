@@ -1,0 +1,578 @@
+//! Arbiter alerts end to end: a hub process with its embedded broker, real board-node
+//! processes replaying real rapid games, and boards this test drives itself with the
+//! incidents an arbiter must handle: a flag fall (6.9), an illegal move (7.5.5), a paused
+//! clock (6.11.2) and a node killed mid-game. A pager subscribed over MQTT must get exactly
+//! one alert per incident within a second of the board event; acknowledgement from the
+//! pager (MQTT, and the `hub pager` terminal), resolution over HTTP, escalation of what
+//! nobody acknowledged, and a SIGKILL of the hub that loses and duplicates nothing.
+
+mod support;
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use protocol::{codec, topic, BoardNo, ClockReport, Hello, NodeMs, Seq, Uplink, UplinkBody};
+use rumqttc::{AsyncClient, QoS};
+use serde_json::Value;
+use shakmaty::{Chess, Position, Square};
+use support::{http_json, http_post, workspace_bin, Broker, Hub, Node, Replay};
+use tokio::sync::mpsc;
+
+const CONFIG: &str = r#"
+[event]
+time_control = "900+10"
+
+[alerts]
+escalate_urgent_s = 4
+node_silent_s = 3
+time_trouble_s = 20
+
+[[zones]]
+name = "A"
+boards = ["1-4"]
+
+[[zones]]
+name = "B"
+boards = ["5-8"]
+
+[[arbiters]]
+name = "ola"
+zones = ["A"]
+language = "nb"
+
+[[arbiters]]
+name = "eva"
+chief = true
+"#;
+
+/// A board node played by the test: it publishes what a real node would.
+struct TestBoard {
+    board: u16,
+    seq: u64,
+    started: Instant,
+    position: Chess,
+    /// White's and Black's time on the clock.
+    clock: [u32; 2],
+    client: AsyncClient,
+}
+
+impl TestBoard {
+    async fn start(board: u16, client: AsyncClient) -> TestBoard {
+        let mut b = TestBoard {
+            board,
+            seq: 0,
+            started: Instant::now(),
+            position: Chess::default(),
+            clock: [900_000; 2],
+            client,
+        };
+        b.send(UplinkBody::Hello(Hello {
+            software: "alerts-e2e".into(),
+            board_hw: format!("board-{board}"),
+            clock_hw: format!("clock-{board}"),
+            highest_seq: Seq(0),
+        }))
+        .await;
+        let start = b.position.board().clone();
+        b.show(&start).await;
+        b.reading(Some(protocol::Color::White), None).await;
+        b
+    }
+
+    /// Publishes one event; returns when it left.
+    async fn send(&mut self, body: UplinkBody) -> Instant {
+        self.seq += 1;
+        let at = NodeMs(self.started.elapsed().as_millis() as u64);
+        let event = Uplink::new(BoardNo(self.board), Seq(self.seq), at, body);
+        let sent = Instant::now();
+        self.client
+            .publish(
+                topic::uplink("default", BoardNo(self.board)),
+                QoS::AtLeastOnce,
+                false,
+                codec::encode_uplink(&event),
+            )
+            .await
+            .unwrap();
+        sent
+    }
+
+    async fn show(&mut self, board: &shakmaty::Board) -> Instant {
+        self.send(UplinkBody::Placement(board_node::sensors::placement(board)))
+            .await
+    }
+
+    async fn reading(
+        &mut self,
+        running: Option<protocol::Color>,
+        flag: Option<protocol::Color>,
+    ) -> Instant {
+        if let Some(flagged) = flag {
+            self.clock[usize::from(flagged == protocol::Color::Black)] = 0;
+        }
+        self.send(UplinkBody::Clock(ClockReport {
+            white_ms: self.clock[0],
+            black_ms: self.clock[1],
+            running,
+            white_flag: flag == Some(protocol::Color::White),
+            black_flag: flag == Some(protocol::Color::Black),
+            pressed_by: None,
+        }))
+        .await
+    }
+
+    /// Sets `board` down and presses the clock for the side to move.
+    async fn press_with(&mut self, board: &shakmaty::Board) -> Instant {
+        self.show(board).await;
+        let mover = self.position.turn();
+        let (by, next) = match mover {
+            shakmaty::Color::White => (protocol::Color::White, protocol::Color::Black),
+            shakmaty::Color::Black => (protocol::Color::Black, protocol::Color::White),
+        };
+        let i = usize::from(mover == shakmaty::Color::Black);
+        self.clock[i] = self.clock[i] - 2_000 + 10_000;
+        self.send(UplinkBody::Clock(ClockReport {
+            white_ms: self.clock[0],
+            black_ms: self.clock[1],
+            running: Some(next),
+            white_flag: false,
+            black_flag: false,
+            pressed_by: Some(by),
+        }))
+        .await
+    }
+
+    async fn play(&mut self, uci: &str) -> Instant {
+        let m = uci
+            .parse::<shakmaty::uci::UciMove>()
+            .unwrap()
+            .to_move(&self.position)
+            .unwrap();
+        let mut after = self.position.clone();
+        after.play_unchecked(m);
+        let sent = self.press_with(after.board()).await;
+        self.position = after;
+        sent
+    }
+}
+
+/// A pager: every message on the alert topics, with when it arrived.
+struct Pager {
+    messages: mpsc::UnboundedReceiver<(Instant, String, Value)>,
+    client: AsyncClient,
+    seen: Vec<(Instant, String, Value)>,
+}
+
+impl Pager {
+    async fn connect(port: u16, name: &str) -> Pager {
+        let broker = BrokerAddr {
+            host: "127.0.0.1".into(),
+            port,
+        };
+        let mut options = LinkOptions::new(name);
+        options.subscribe = vec![
+            topic::alerts("default", "+"),
+            topic::open_alerts("default", "+"),
+        ];
+        let (client, mut events) = link::start(&broker, options);
+        let (tx, messages) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                if let LinkEvent::Message { topic, payload } = event {
+                    let json = serde_json::from_slice(&payload).expect("pager JSON");
+                    let _ = tx.send((Instant::now(), topic, json));
+                }
+            }
+        });
+        Pager {
+            messages,
+            client,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits (up to `within`) for a change message that `wanted` picks.
+    async fn wait_for(
+        &mut self,
+        within: Duration,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> (Instant, Value) {
+        if let Some((at, _, v)) = self
+            .seen
+            .iter()
+            .find(|(_, t, v)| !t.ends_with("/open") && wanted(v))
+        {
+            return (*at, v.clone());
+        }
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let next = tokio::time::timeout_at(deadline, self.messages.recv())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "no such pager message within {within:?}; saw {:#?}",
+                        self.changes()
+                    )
+                });
+            let (at, topic, value) = next.expect("pager link open");
+            self.seen.push((at, topic.clone(), value.clone()));
+            if !topic.ends_with("/open") && wanted(&value) {
+                return (at, value);
+            }
+        }
+    }
+
+    /// Takes whatever arrived meanwhile.
+    fn drain(&mut self) {
+        while let Ok(m) = self.messages.try_recv() {
+            self.seen.push(m);
+        }
+    }
+
+    fn changes(&self) -> Vec<(String, String, Value, Value)> {
+        self.seen
+            .iter()
+            .filter(|(_, t, _)| !t.ends_with("/open"))
+            .map(|(_, t, v)| {
+                (
+                    t.clone(),
+                    v["change"].as_str().unwrap_or("").to_owned(),
+                    v["kind"].clone(),
+                    v["board"].clone(),
+                )
+            })
+            .collect()
+    }
+
+    async fn command(&self, command: Value) {
+        self.client
+            .publish(
+                topic::pager_command("default"),
+                QoS::AtLeastOnce,
+                false,
+                serde_json::to_vec(&command).unwrap(),
+            )
+            .await
+            .unwrap();
+    }
+}
+
+fn is(change: &'static str, kind: &'static str, board: u16) -> impl Fn(&Value) -> bool {
+    move |v| v["change"] == change && v["kind"] == kind && v["board"] == board
+}
+
+fn alerts(hub: &Hub) -> Vec<Value> {
+    http_json(hub.http, "/api/alerts")
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("event.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let port = support::free_port();
+    let mut hub = Hub::start_with(
+        &dir.path().join("data"),
+        Broker::Embedded { port },
+        &dir.path().join("hub.log"),
+        vec!["--config".into(), config.display().to_string()],
+    );
+    let mut pager = Pager::connect(port, "pager-test").await;
+    // Real games on boards 1, 3 and 4 (rapid, 15 min + 10 s), 25 s each.
+    let file = "fide_world_cup_2025_rapid_15+10.pgn";
+    let mut replays: Vec<Node> = [(1, 1), (3, 2), (4, 3)]
+        .into_iter()
+        .map(|(board, game)| Node::start(&Replay::new(board, file, game, 25.0), port, dir.path()))
+        .collect();
+    let nodes = {
+        let broker = BrokerAddr {
+            host: "127.0.0.1".into(),
+            port,
+        };
+        let (client, mut events) = link::start(&broker, LinkOptions::new("test-boards"));
+        tokio::spawn(async move { while events.recv().await.is_some() {} });
+        client
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // Board 5 (zone B): White's flag falls.
+    let mut b5 = TestBoard::start(5, nodes.clone()).await;
+    b5.play("e2e4").await;
+    b5.play("e7e5").await;
+    let flag_sent = b5
+        .reading(Some(protocol::Color::White), Some(protocol::Color::White))
+        .await;
+    // Board 6 (zone B): Black moves the king two squares and presses.
+    let mut b6 = TestBoard::start(6, nodes.clone()).await;
+    b6.play("e2e4").await;
+    let mut illegal = b6.position.board().clone();
+    let king = illegal.remove_piece_at(Square::E8).unwrap();
+    illegal.set_piece_at(Square::E6, king);
+    let illegal_sent = b6.press_with(&illegal).await;
+    // Board 2 (zone A): a player stops the clock.
+    let mut b2 = TestBoard::start(2, nodes.clone()).await;
+    b2.play("d2d4").await;
+    let pause_sent = b2.reading(None, None).await;
+    // Board 3's node dies mid-game.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let _ = replays[1].child.kill();
+    let killed = Instant::now();
+
+    let second = Duration::from_secs(1);
+    let (at, flag) = pager
+        .wait_for(Duration::from_secs(5), is("raised", "flag_fall", 5))
+        .await;
+    let flag_latency = at - flag_sent;
+    let (at, illegal) = pager
+        .wait_for(Duration::from_secs(5), is("raised", "illegal_move", 6))
+        .await;
+    let illegal_latency = at - illegal_sent;
+    let (at, paused) = pager
+        .wait_for(Duration::from_secs(5), is("raised", "clock_paused", 2))
+        .await;
+    let pause_latency = at - pause_sent;
+    let (at, offline) = pager
+        .wait_for(Duration::from_secs(10), is("raised", "node_offline", 3))
+        .await;
+    let offline_after = at - killed;
+    eprintln!(
+        "board event → pager: flag fall {flag_latency:?}, illegal move {illegal_latency:?}, paused clock {pause_latency:?}; node killed → offline alert {offline_after:?} (silence threshold 3 s)"
+    );
+    assert!(flag_latency < second && illegal_latency < second && pause_latency < second);
+    // Silence counts from the node's last message, shortly before the kill.
+    assert!(offline_after >= Duration::from_secs(1) && offline_after < Duration::from_secs(5));
+
+    for (alert, kind, article, zone, to) in [
+        (&flag, "flag_fall", "6.9", "B", "eva"),
+        (&illegal, "illegal_move", "7.5.5", "B", "eva"),
+        (&paused, "clock_paused", "6.11.2", "A", "ola"),
+    ] {
+        assert_eq!(alert["kind"], kind);
+        assert_eq!(alert["article"], article, "{alert}");
+        assert_eq!(alert["zone"], zone);
+        assert_eq!(alert["to"][0], to);
+        assert_eq!(alert["state"], "raised");
+        assert!(alert["texts"]["nb"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Bord "));
+    }
+    assert_eq!(offline["zone"], "A");
+    assert_eq!(offline["article"], Value::Null);
+    // The pager's topic is the zone's.
+    let topic_of = |kind: &str| {
+        pager
+            .seen
+            .iter()
+            .find(|(_, _, v)| v["kind"] == kind)
+            .map(|(_, t, _)| t.clone())
+    };
+    assert_eq!(
+        topic_of("flag_fall").as_deref(),
+        Some("zeitnot/default/alerts/B")
+    );
+    assert_eq!(
+        topic_of("clock_paused").as_deref(),
+        Some("zeitnot/default/alerts/A")
+    );
+
+    // Acknowledge the flag fall from the pager; resolve the illegal move over HTTP.
+    let flag_id = flag["id"].as_u64().unwrap();
+    pager
+        .command(serde_json::json!({"id": flag_id, "action": "ack", "by": "eva"}))
+        .await;
+    let (_, acked) = pager
+        .wait_for(Duration::from_secs(2), move |v| {
+            v["id"] == flag_id && v["change"] == "acknowledged"
+        })
+        .await;
+    assert_eq!(acked["acknowledged"]["by"], "eva");
+    let illegal_id = illegal["id"].as_u64().unwrap();
+    let path = format!("/api/alerts/{illegal_id}/resolve");
+    let (status, body) = http_post(
+        hub.http,
+        &path,
+        r#"{"by": "eva", "note": "reinstated, 2 min to White"}"#,
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let resolved: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(resolved["state"], "resolved");
+    assert_eq!(resolved["resolved"]["by"], "eva");
+    // Idempotent: the same again answers the same alert, unchanged.
+    let (status, again) = http_post(hub.http, &path, r#"{"by": "ola"}"#).unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&again).unwrap(), resolved);
+    let (status, _) = http_post(hub.http, "/api/alerts/99999/ack", "").unwrap();
+    assert_eq!(status, 404);
+    // A bad command from the network is refused and counted.
+    pager
+        .command(serde_json::json!({"id": flag_id, "action": "delete"}))
+        .await;
+
+    // Nobody acknowledged the paused clock: after 4 s it goes to the chief arbiter.
+    let paused_id = paused["id"].as_u64().unwrap();
+    let (at, escalated) = pager
+        .wait_for(Duration::from_secs(6), move |v| {
+            v["id"] == paused_id && v["change"] == "escalated"
+        })
+        .await;
+    assert!(at - pause_sent >= Duration::from_secs(4));
+    assert_eq!(escalated["to"], serde_json::json!(["ola", "eva"]));
+    assert_ne!(
+        pager
+            .changes()
+            .iter()
+            .filter(|(_, c, ..)| c == "escalated")
+            .count(),
+        0
+    );
+
+    // The terminal pager of zone A shows it and acknowledges it.
+    let mut terminal = Command::new(workspace_bin("hub"))
+        .args([
+            "pager",
+            "--zone",
+            "A",
+            "--broker",
+            &format!("127.0.0.1:{port}"),
+            "--name",
+            "ola",
+            "--lang",
+            "nb",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(terminal.stdout.take().unwrap());
+    let wanted = format!("#{paused_id} ");
+    let mut shown = String::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !shown.starts_with(&wanted) {
+        assert!(
+            Instant::now() < deadline,
+            "the pager never showed alert {paused_id}"
+        );
+        shown.clear();
+        out.read_line(&mut shown).unwrap();
+    }
+    assert!(shown.contains("clock_paused 6.11.2 [ESCALATED]"), "{shown}");
+    let mut norwegian = String::new();
+    out.read_line(&mut norwegian).unwrap();
+    assert!(
+        norwegian.contains("Bord 2: En spiller har stanset klokken."),
+        "{norwegian}"
+    );
+    writeln!(terminal.stdin.as_mut().unwrap(), "a {paused_id}").unwrap();
+    let (_, acked) = pager
+        .wait_for(Duration::from_secs(3), move |v| {
+            v["id"] == paused_id && v["change"] == "acknowledged"
+        })
+        .await;
+    assert_eq!(acked["acknowledged"]["by"], "ola");
+    let _ = terminal.kill();
+    let _ = terminal.wait();
+
+    // Exactly one alert per incident.
+    for s in &mut replays {
+        let _ = s.child.wait();
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    pager.drain();
+    let before = alerts(&hub);
+    for (board, kind) in [
+        (5, "flag_fall"),
+        (6, "illegal_move"),
+        (2, "clock_paused"),
+        (3, "node_offline"),
+    ] {
+        let n = before
+            .iter()
+            .filter(|a| a["board"] == board && a["kind"] == kind)
+            .count();
+        assert_eq!(n, 1, "{kind} at board {board}: {before:#?}");
+    }
+    let raised_on_the_wire: Vec<u64> = pager
+        .seen
+        .iter()
+        .filter(|(_, t, v)| !t.ends_with("/open") && v["change"] == "raised")
+        .map(|(_, _, v)| v["id"].as_u64().unwrap())
+        .collect();
+    let unique: HashSet<_> = raised_on_the_wire.iter().collect();
+    assert_eq!(
+        unique.len(),
+        raised_on_the_wire.len(),
+        "an alert raised twice on the wire"
+    );
+    let metrics = support::http_get(hub.http, "/metrics").unwrap().1;
+    assert!(
+        metrics.contains("zeitnot_bad_payloads_total{reason=\"pager_command\"} 1"),
+        "{metrics}"
+    );
+
+    // SIGKILL and restart: every alert back as it was, none twice.
+    hub.restart();
+    let after = alerts(&hub);
+    let by_id = |list: &[Value]| -> BTreeMap<u64, Value> {
+        list.iter()
+            .map(|a| (a["id"].as_u64().unwrap(), a.clone()))
+            .collect()
+    };
+    let (before_ids, after_ids) = (by_id(&before), by_id(&after));
+    for (id, alert) in &before_ids {
+        assert_eq!(
+            after_ids.get(id),
+            Some(alert),
+            "alert {id} after the restart"
+        );
+    }
+    let incidents: Vec<&Value> = after.iter().map(|a| &a["incident"]).collect();
+    let distinct: HashSet<String> = incidents.iter().map(|i| i.to_string()).collect();
+    assert_eq!(
+        distinct.len(),
+        incidents.len(),
+        "an incident with two alerts after the restart"
+    );
+    // A pager that connects now gets the zone's backlog from the retained list.
+    let mut late = Pager::connect(port, "late-pager").await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let open_b: Vec<u64> = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no retained open list for zone B"
+        );
+        if let Ok(Some((_, topic, list))) =
+            tokio::time::timeout(Duration::from_secs(1), late.messages.recv()).await
+        {
+            if topic == "zeitnot/default/alerts/B/open" {
+                break list["alerts"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a["id"].as_u64().unwrap())
+                    .collect();
+            }
+        }
+    };
+    let expected_b: Vec<u64> = after
+        .iter()
+        .filter(|a| a["zone"] == "B" && (a["state"] == "raised" || a["state"] == "acknowledged"))
+        .map(|a| a["id"].as_u64().unwrap())
+        .collect();
+    assert!(
+        open_b.contains(&flag_id) && !open_b.contains(&illegal_id),
+        "{open_b:?}"
+    );
+    assert_eq!(
+        open_b.iter().collect::<HashSet<_>>(),
+        expected_b.iter().collect::<HashSet<_>>()
+    );
+}
