@@ -9,19 +9,20 @@
 //! Prints events/s for both, their ratio, and latency percentiles: publish → hub
 //! acknowledgement for the hub, publish → delivery for the baseline.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
-use board_node::{pgn, replay};
 use hub::edge::broker;
 use hub::run::{self, BrokerChoice, ServeConfig};
 use protocol::{codec, topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
 use tokio::sync::{oneshot, Mutex};
 
-const GAMES: &[u8] = include_bytes!("../demo/world-cup-2025-rapid.pgn");
+mod common;
+
+use common::{connected, free_addr, node_events, percentile, settle};
 
 #[derive(Clone, Copy)]
 struct Args {
@@ -57,24 +58,6 @@ fn args() -> Args {
     args
 }
 
-fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-}
-
-/// Each node's events: the readings of a real game, as the replay source reports them.
-fn node_events(board: u16, events: usize) -> Vec<UplinkBody> {
-    let games = pgn::read_games(GAMES).expect("demo games");
-    let game = &games[usize::from(board) % games.len()];
-    replay::script(game, None)
-        .into_iter()
-        .map(|t| t.reading.body())
-        .cycle()
-        .take(events)
-        .collect()
-}
-
 /// The node time field carries the publish instant (µs since the run began), so the
 /// receiver can compute a latency from the same payload.
 fn encode(board: u16, seq: u64, body: &UplinkBody, start: Instant) -> Vec<u8> {
@@ -97,26 +80,6 @@ fn send_time(began: Instant, pace: Option<Duration>, n: u16, nodes: u16, index: 
             began + offset + pace * index as u32
         }
     }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-async fn connected(events: &mut tokio::sync::mpsc::Receiver<LinkEvent>) {
-    while let Some(event) = events.recv().await {
-        if matches!(event, LinkEvent::Connected) {
-            return;
-        }
-    }
-}
-
-/// Lets the subscriptions queued at connect reach the broker.
-async fn settle() {
-    tokio::time::sleep(Duration::from_millis(500)).await;
 }
 
 /// Baseline: N publishers → one subscriber on the bare embedded broker.
