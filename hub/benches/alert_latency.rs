@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
-use common::{connected, free_addr, node_events, percentile, settle};
+use common::{connected, free_addr, node_events, percentile, print_hub_counters, settle};
 use hub::run::{self, BrokerChoice, ServeConfig};
 use protocol::{codec, topic, BoardNo, ClockReport, Color, Hello, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
@@ -234,6 +234,11 @@ fn main() {
             task.await.expect("node task");
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
+        print_hub_counters(
+            running.http,
+            &["zeitnot_alerts_raised", "zeitnot_alert_changes", "zeitnot_events_accepted", "zeitnot_journal_flush_seconds_count"],
+        )
+        .await;
         let ms = |lat: &[Duration], p| percentile(lat, p).as_secs_f64() * 1e3;
         let mut alerts = alert_latency.lock().unwrap().clone();
         let mut bare = broker_latency.lock().unwrap().clone();

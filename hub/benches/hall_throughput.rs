@@ -9,7 +9,6 @@
 //! Prints events/s for both, their ratio, and latency percentiles: publish → hub
 //! acknowledgement for the hub, publish → delivery for the baseline.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,7 +21,7 @@ use tokio::sync::{oneshot, Mutex};
 
 mod common;
 
-use common::{connected, free_addr, node_events, percentile, settle};
+use common::{connected, free_addr, node_events, percentile, print_hub_counters, settle};
 
 #[derive(Clone, Copy)]
 struct Args {
@@ -286,38 +285,22 @@ async fn through_hub(
         task.await.expect("node task");
     }
     let elapsed = began.elapsed();
-    print_hub_counters(running.http).await;
+    print_hub_counters(
+        running.http,
+        &[
+            "zeitnot_duplicates",
+            "zeitnot_gap",
+            "zeitnot_resend",
+            "zeitnot_acks",
+            "zeitnot_journal_flush_seconds_sum",
+            "zeitnot_journal_flush_seconds_count",
+        ],
+    )
+    .await;
     let total = usize::from(args.nodes) * args.events;
     let mut latencies = std::mem::take(&mut *latencies.lock().await);
     latencies.sort();
     (total as f64 / elapsed.as_secs_f64(), latencies)
-}
-
-/// The hub's own counters after the run: resends and duplicates show lost acknowledgements.
-async fn print_hub_counters(http: SocketAddr) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut stream) = tokio::net::TcpStream::connect(http).await else {
-        return;
-    };
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: {http}\r\nConnection: close\r\n\r\n");
-    let mut response = String::new();
-    if stream.write_all(request.as_bytes()).await.is_ok()
-        && stream.read_to_string(&mut response).await.is_ok()
-    {
-        for line in response.lines() {
-            let shown = [
-                "zeitnot_duplicates",
-                "zeitnot_gap",
-                "zeitnot_resend",
-                "zeitnot_acks",
-                "zeitnot_journal_flush_seconds_sum",
-                "zeitnot_journal_flush_seconds_count",
-            ];
-            if shown.iter().any(|s| line.starts_with(s)) {
-                println!("          {line}");
-            }
-        }
-    }
 }
 
 fn args_with(args: &Args, events: usize) -> Args {

@@ -72,6 +72,9 @@ pub struct ServeConfig {
 /// escalation): well under the second an alert may take to reach a pager.
 const ALERT_TICK: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// How often a zone's retained list of open alerts is republished at most.
+const OPEN_LIST_EVERY_MS: u64 = 1_000;
+
 /// Where a started hub can be reached.
 #[derive(Debug, Clone)]
 pub struct Running {
@@ -183,6 +186,8 @@ pub async fn serve(
         desk,
         alert_changes: 0,
         unpublished: std::collections::VecDeque::new(),
+        stale_lists: std::collections::BTreeSet::new(),
+        lists_published_at: HubMs(0),
         next_decision,
         awaiting_flush: HashMap::new(),
         journal,
@@ -317,6 +322,9 @@ struct Shell {
     /// Alert changes written but not yet durable, in order, with the arbiter waiting for
     /// one where an acknowledgement or resolution caused it.
     unpublished: std::collections::VecDeque<(u64, AlertChange, Option<AlertReply>)>,
+    /// Zones whose open list changed since it was last published, and when that was.
+    stale_lists: std::collections::BTreeSet<String>,
+    lists_published_at: HubMs,
     /// The id the next arbiter's decision takes.
     next_decision: u64,
     /// Decisions taken but not yet durable: the arbiter's answer waits for the flush.
@@ -473,7 +481,6 @@ impl Shell {
     /// Publishes the alert changes made durable up to `up_to`, then the open lists of the
     /// zones they touched.
     fn publish_alerts(&mut self, up_to: u64) {
-        let mut zones = Vec::new();
         while self.unpublished.front().is_some_and(|(n, ..)| *n <= up_to) {
             let (_, change, reply) = self.unpublished.pop_front().expect("a front");
             self.link.publish_json(
@@ -482,17 +489,26 @@ impl Shell {
                 false,
             );
             self.metrics.alert_change_published();
-            if !zones.contains(&change.alert.zone) {
-                zones.push(change.alert.zone.clone());
-            }
+            self.stale_lists.insert(change.alert.zone.clone());
             if let Some(reply) = reply {
                 let _ = reply.send(Ok(change.alert));
             }
         }
+    }
+
+    /// Republishes the open lists of the zones whose alerts changed, at most every
+    /// [`OPEN_LIST_EVERY`]: the changes themselves go out at once; the lists are for pagers
+    /// that connect, and a hall in time trouble changes hundreds of alerts a second.
+    fn publish_stale_lists(&mut self, now: HubMs) {
+        if self.stale_lists.is_empty() || now.since(self.lists_published_at) < OPEN_LIST_EVERY_MS {
+            return;
+        }
+        self.lists_published_at = now;
+        let zones = std::mem::take(&mut self.stale_lists);
         self.publish_open_lists(zones);
     }
 
-    fn publish_open_lists(&self, zones: Vec<String>) {
+    fn publish_open_lists(&self, zones: impl IntoIterator<Item = String>) {
         let now = self.clock.last.0;
         for zone in zones {
             let open = self.desk.open_in_zone(&zone).collect();
@@ -507,7 +523,9 @@ impl Shell {
     fn on_tick(&mut self) -> anyhow::Result<()> {
         let now = self.clock.now();
         let changes = self.desk.tick(now, &self.hall);
-        self.record_alerts(changes, None)
+        self.record_alerts(changes, None)?;
+        self.publish_stale_lists(now);
+        Ok(())
     }
 
     /// A pager acknowledges or resolves an alert. A bad command is counted, never fatal.

@@ -48,3 +48,22 @@ pub async fn connected(events: &mut tokio::sync::mpsc::Receiver<LinkEvent>) {
 pub async fn settle() {
     tokio::time::sleep(Duration::from_millis(500)).await;
 }
+
+/// Prints the hub's `/metrics` lines that start with one of `shown`.
+pub async fn print_hub_counters(http: std::net::SocketAddr, shown: &[&str]) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(http).await else {
+        return;
+    };
+    let request = format!("GET /metrics HTTP/1.1\r\nHost: {http}\r\nConnection: close\r\n\r\n");
+    let mut response = String::new();
+    if stream.write_all(request.as_bytes()).await.is_ok()
+        && stream.read_to_string(&mut response).await.is_ok()
+    {
+        for line in response.lines() {
+            if shown.iter().any(|s| line.starts_with(s)) {
+                println!("          {line}");
+            }
+        }
+    }
+}

@@ -60,21 +60,44 @@ pub fn change_message(change: &AlertChange) -> Vec<u8> {
 struct OpenList<'a> {
     zone: &'a str,
     at: u64,
-    alerts: Vec<ChangeMessage<'a>>,
+    /// How many alerts are open in the zone; `alerts` holds the most urgent of them.
+    open: usize,
+    alerts: Vec<serde_json::Value>,
 }
 
-/// The retained list of a zone's open alerts, the most urgent first.
+/// At most this many alerts in a retained open list: a pager's screen shows fewer, and an
+/// MQTT message must stay well under the packet size limit (256 KiB) whatever the hall does.
+pub const OPEN_LIST_LIMIT: usize = 100;
+
+/// The retained list of a zone's open alerts, the most urgent first (at most
+/// [`OPEN_LIST_LIMIT`]); each as its change message without the history (`GET
+/// /api/alerts/{id}` has it).
 pub fn open_list(zone: &str, at: u64, mut alerts: Vec<&Alert>) -> Vec<u8> {
     alerts.sort_by(|a, b| crate::core::alerts::by_urgency(a, b));
+    let open = alerts.len();
     let alerts = alerts
         .into_iter()
-        .map(|alert| ChangeMessage {
-            change: alert.history.last().map_or(Change::Raised, |s| s.change),
-            alert,
-            texts: texts(alert),
+        .take(OPEN_LIST_LIMIT)
+        .map(|alert| {
+            let message = ChangeMessage {
+                change: alert.history.last().map_or(Change::Raised, |s| s.change),
+                alert,
+                texts: texts(alert),
+            };
+            let mut value = serde_json::to_value(&message).expect("an alert serializes");
+            if let Some(fields) = value.as_object_mut() {
+                fields.remove("history");
+            }
+            value
         })
         .collect();
-    serde_json::to_vec(&OpenList { zone, at, alerts }).expect("alerts serialize")
+    serde_json::to_vec(&OpenList {
+        zone,
+        at,
+        open,
+        alerts,
+    })
+    .expect("alerts serialize")
 }
 
 /// What an arbiter does to an alert.
@@ -122,6 +145,52 @@ pub fn parse_command(payload: &[u8]) -> Result<(u64, AlertCommand), serde_json::
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::alerts::{AlertKind, AlertState, Facts, Incident, Severity};
+
+    fn alert(id: u64) -> Alert {
+        let kind = AlertKind::TimeTrouble;
+        Alert {
+            id,
+            board: Some(id as u16),
+            players: Some("Carlsen, Magnus – Nakamura, Hikaru".into()),
+            zone: "hall".into(),
+            kind,
+            severity: Severity::Normal,
+            article: Some("12.3".into()),
+            facts: Facts::default(),
+            text: "Board 1: White is short of time: 12 s left.".into(),
+            action: "Be present at the board.".into(),
+            deadline: None,
+            state: AlertState::Raised,
+            raised_at: id,
+            updated_at: id,
+            to: vec!["chief".into()],
+            escalated_at: None,
+            acknowledged: None,
+            resolved: None,
+            outcome: None,
+            incident: Incident {
+                board: id as u16,
+                kind,
+                occurrence: 0,
+            },
+            history: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_open_list_stays_far_under_the_mqtt_packet_limit_whatever_is_open() {
+        // A whole hall in time trouble: 1,000 open alerts in one zone.
+        let alerts: Vec<Alert> = (1..=1_000).map(alert).collect();
+        let list = open_list("hall", 0, alerts.iter().collect());
+        assert!(list.len() < 256 * 1024 / 2, "{} bytes", list.len());
+        let list: serde_json::Value = serde_json::from_slice(&list).unwrap();
+        assert_eq!(list["open"], 1_000);
+        assert_eq!(list["alerts"].as_array().unwrap().len(), OPEN_LIST_LIMIT);
+        // The newest first among equals; no history in the list.
+        assert_eq!(list["alerts"][0]["id"], 1_000);
+        assert!(list["alerts"][0].get("history").is_none());
+    }
 
     #[test]
     fn commands_read_with_defaults_and_refuse_what_is_not_one() {

@@ -788,11 +788,12 @@ impl AlertDesk {
         match (self.watched.get(&key).copied(), on) {
             (None, false) => None,
             (Some(id), true) => {
-                // More boards joined: say so; fewer is not news until it clears.
+                // Twice as many boards as the alert says: say so (a few updates even in a
+                // hall of a thousand boards); fewer is not news until it clears.
                 let grew = self
                     .alerts
                     .get(&id)
-                    .is_some_and(|a| facts.boards.len() > a.facts.boards.len());
+                    .is_some_and(|a| facts.boards.len() >= 2 * a.facts.boards.len());
                 if grew {
                     self.update(now, id, None, |f| *f = facts)
                 } else {
