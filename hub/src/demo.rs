@@ -81,9 +81,14 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
     println!("  boards:   http://{}/api/boards", running.http);
     println!("  board 1:  http://{}/api/boards/1", running.http);
     println!("  clocks:   http://{}/api/time-trouble", running.http);
+    println!("  alerts:   http://{}/api/alerts?state=open", running.http);
     println!("  metrics:  http://{}/metrics", running.http);
     println!(
         "  MQTT:     mqtt://{}  (topics zeitnot/demo/board/N/up|down)",
+        running.broker
+    );
+    println!(
+        "  pager:    hub pager --zone all --event demo --broker {}",
         running.broker
     );
     println!("Ctrl-C stops the hall.");

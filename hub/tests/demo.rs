@@ -38,6 +38,10 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
             .any(|l| l.contains(&format!("http://{http}/api/boards"))),
         "{printed:#?}"
     );
+    assert!(
+        printed.iter().any(|l| l.contains("hub pager --zone all")),
+        "how to start a pager: {printed:#?}"
+    );
 
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
