@@ -483,3 +483,36 @@ fn restored_alerts_are_the_same_and_the_same_events_add_nothing() {
     assert!(room.feed(&s, &flag).is_empty());
     assert!(room.desk.tick(HubMs(s.now + 21_000), &room.hall).is_empty());
 }
+
+#[test]
+fn a_clock_that_reports_as_it_runs_and_falls_silent_is_an_alert_one_that_reports_at_presses_is_not()
+{
+    let mut room = Room::standard();
+    // Board 1: a DGT clock, a reading every second while it runs.
+    let mut streaming = started(&mut room, 1, 5_400_000);
+    for _ in 0..3 {
+        streaming.clock[0] -= 1_000;
+        let _ = streaming.reading(&mut room.hall, 1_000, Some(Color::White), None);
+    }
+    // Board 2: readings only at presses.
+    let mut pressing = started(&mut room, 2, 5_400_000);
+    pressing.play(&mut room.hall, "e2e4", 3_000);
+    // Both nodes stay heard (heartbeats), neither clock reports for 20 s.
+    let mut changes = Vec::new();
+    for _ in 0..4 {
+        streaming.now += 5_000;
+        pressing.now += 5_000;
+        let _ = streaming.send(&mut room.hall, protocol::UplinkBody::Heartbeat);
+        let _ = pressing.send(&mut room.hall, protocol::UplinkBody::Heartbeat);
+        changes.extend(room.desk.tick(HubMs(streaming.now), &room.hall));
+    }
+    let silent: Vec<_> = raised(&changes)
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::ClockSilent)
+        .collect();
+    assert_eq!(silent.len(), 1, "{changes:?}");
+    assert_eq!(silent[0].board, Some(1));
+    assert!(changes
+        .iter()
+        .all(|c| c.alert.kind != AlertKind::NodeOffline));
+}

@@ -279,7 +279,13 @@ pub struct BoardClock {
     /// Time an arbiter is to add or take off (a penalty, a correction), not yet shown.
     adjustment_due: ByColor<Option<Adjustment>>,
     increment_missing_raised: ByColor<bool>,
+    /// Seen reporting between presses, at most [`STREAM_GAP_MS`] apart.
+    streams: bool,
 }
+
+/// Readings of a running clock at most this far apart (node time) show a clock that reports
+/// as it runs.
+pub const STREAM_GAP_MS: u64 = 2_000;
 
 impl BoardClock {
     pub fn new(tc: Option<TimeControl>) -> BoardClock {
@@ -430,8 +436,26 @@ impl BoardClock {
             events.extend(self.check_flags(&reading));
             events.extend(self.check_pause(&reading));
         }
+        let between_presses = presser.is_none()
+            && reading.running.is_some()
+            && self
+                .reading
+                .is_some_and(|last| last.running == reading.running);
+        if between_presses
+            && self
+                .reading
+                .is_some_and(|last| at.0.saturating_sub(last.at.0) <= STREAM_GAP_MS)
+        {
+            self.streams = true;
+        }
         self.reading = Some(reading);
         events
+    }
+
+    /// Whether this clock reports while it runs (a DGT clock on a board sends its times
+    /// every second), not only at presses: only then is its silence news.
+    pub fn streams(&self) -> bool {
+        self.streams
     }
 
     /// Charges the time since the last charge to the side whose clock ran by the last

@@ -566,13 +566,13 @@ impl AlertDesk {
                 None,
                 "the node is heard again",
             ));
-            // A running clock that does not report.
+            // A running clock that reports as it runs, and stopped reporting.
             let clock = state.clock();
             let unreported = clock
                 .reading()
                 .filter(|r| r.running.is_some() && clock.paused_since().is_none())
                 .map_or(0, |r| node_now.0.saturating_sub(r.at.0));
-            let silent = !offline && unreported >= self.settings.clock_silent_ms;
+            let silent = !offline && clock.streams() && unreported >= self.settings.clock_silent_ms;
             let facts = Facts {
                 seconds: Some(unreported / 1000),
                 ..Facts::default()
