@@ -5,6 +5,7 @@
 //! - [`edge`]: the IO: sled journal and its flusher, MQTT (embedded broker or external),
 //!   HTTP.
 //! - [`config`]: the event's configuration file (TOML).
+//! - [`pairings`]: pairings from TRF files, results back out as TRF.
 //! - [`pager`]: `hub pager`, an arbiter's terminal pager over MQTT.
 //! - [`metrics`]: counters for `GET /metrics`.
 //! - [`run`]: the loop that owns the core and carries out its effects.
@@ -16,6 +17,7 @@ pub mod demo;
 pub mod edge;
 pub mod metrics;
 pub mod pager;
+pub mod pairings;
 pub mod run;
 
 pub use run::{serve, BrokerChoice, Running, ServeConfig};

@@ -1,0 +1,114 @@
+//! Who plays whom: pairings read from the pairing program's files, results written back.
+//!
+//! - [`trf`]: FIDE Tournament Report Files (TRF-2006/16, TRF-2025/26).
+
+pub mod trf;
+
+use serde::Serialize;
+
+use trf::{Player, Trf};
+
+/// A player as pairings show one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Seat {
+    pub name: String,
+    pub fide_id: Option<u64>,
+    pub rating: Option<u16>,
+    pub title: Option<String>,
+    pub federation: Option<String>,
+    /// The start rank in the pairing program's list.
+    pub start_rank: u32,
+}
+
+/// One board of a round: `GET /api/rounds/{r}/pairings`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pairing {
+    pub board: u16,
+    pub white: Seat,
+    pub black: Seat,
+    /// `1-0`, `0-1`, `1/2-1/2`, forfeits as `+-`, `-+`, `--`; `*` while not over.
+    pub result: String,
+}
+
+fn seat(player: &Player) -> Seat {
+    Seat {
+        name: player.name.clone(),
+        fide_id: player.fide_id,
+        rating: player.rating,
+        title: player.title.clone(),
+        federation: player.federation.clone(),
+        start_rank: player.start_rank,
+    }
+}
+
+/// Points a result code scores.
+fn score(code: Option<char>) -> f32 {
+    match code {
+        Some('1' | '+' | 'W' | 'F' | 'U') => 1.0,
+        Some('=' | 'D' | 'H') => 0.5,
+        _ => 0.0,
+    }
+}
+
+/// White's result as a PGN-like string.
+fn result_text(white: Option<char>, black: Option<char>) -> String {
+    match (white, black) {
+        (Some('1' | 'W'), _) => "1-0",
+        (Some('0' | 'L'), _) => "0-1",
+        (Some('=' | 'D'), _) => "1/2-1/2",
+        (Some('+'), _) => "+-",
+        (Some('-'), Some('+')) => "-+",
+        (Some('-'), _) => "--",
+        _ => "*",
+    }
+    .to_owned()
+}
+
+/// The games of `round` (1-based), boards numbered as pairing programs list them: the pair
+/// with the most points before the round first, then the higher rating, then the better
+/// start rank. TRF files hold no board numbers; byes get no board.
+pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
+    let before = |p: &Player| -> f32 {
+        p.rounds
+            .iter()
+            .take(round.saturating_sub(1))
+            .map(|e| score(e.result))
+            .sum()
+    };
+    let mut games: Vec<(f32, u16, u32, Pairing)> = Vec::new();
+    for white in &trf.players {
+        let Some(entry) = white.rounds.get(round.wrapping_sub(1)) else {
+            continue;
+        };
+        if entry.color != Some('w') {
+            continue;
+        }
+        let Some(black) = entry.opponent.and_then(|o| trf.player(o)) else {
+            continue;
+        };
+        let black_entry = black.rounds.get(round - 1).copied();
+        let points = before(white).max(before(black));
+        let rating = white.rating.max(black.rating).unwrap_or(0);
+        let rank = white.start_rank.min(black.start_rank);
+        games.push((
+            points,
+            rating,
+            rank,
+            Pairing {
+                board: 0,
+                white: seat(white),
+                black: seat(black),
+                result: result_text(entry.result, black_entry.and_then(|e| e.result)),
+            },
+        ));
+    }
+    games.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    games
+        .into_iter()
+        .enumerate()
+        .map(|(i, (.., mut pairing))| {
+            pairing.board = u16::try_from(i + 1).unwrap_or(u16::MAX);
+            pairing
+        })
+        .collect()
+}
