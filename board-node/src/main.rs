@@ -57,6 +57,10 @@ enum Command {
         /// debounce interval.
         #[arg(long, default_value_t = 2_500)]
         stand_ms: u64,
+        /// Start from the position after this many completed moves, as a node swapped in
+        /// mid-game reads the board and the clock as they stand.
+        #[arg(long, default_value_t = 0)]
+        from_ply: usize,
     },
 }
 
@@ -81,6 +85,7 @@ async fn main() -> anyhow::Result<()> {
             event,
             no_clock,
             stand_ms,
+            from_ply,
         } => {
             anyhow::ensure!(
                 protocol::topic::is_valid_event(&event),
@@ -90,7 +95,8 @@ async fn main() -> anyhow::Result<()> {
                 std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
             let game =
                 pgn::read_game(&text, game).with_context(|| format!("in {}", path.display()))?;
-            let mut script = replay::script(&game, time_control.as_ref());
+            let mut script =
+                replay::from_ply(replay::script(&game, time_control.as_ref()), from_ply);
             if no_clock {
                 script = replay::without_clock(script, stand_ms);
             }

@@ -159,6 +159,12 @@ pub async fn run(
                             }
                             sender.send_window(&outbox)?;
                         }
+                        DownlinkBody::ContinueAt { seq } => {
+                            let moved = outbox.continue_at(seq)?;
+                            tracing::warn!(board = config.board.0, from = seq.0, moved, "the hub has this board's events from another node: continuing at its number");
+                            sender.restart_at(outbox.acked()?);
+                            sender.send_window(&outbox)?;
+                        }
                         DownlinkBody::ResendFrom { seq } => {
                             tracing::debug!(board = config.board.0, from = seq.0, "hub asks for a resend");
                             sender.restart_at(Seq(seq.0.saturating_sub(1)).max(outbox.acked()?));

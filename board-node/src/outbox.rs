@@ -27,6 +27,9 @@ pub enum OutboxError {
     /// The outbox directory was used by a node of another board.
     #[error("this outbox belongs to board {stored}, not board {wanted}")]
     OtherBoard { stored: u16, wanted: u16 },
+    /// A stored event does not decode.
+    #[error("outbox event {0} is damaged")]
+    DamagedEvent(u64),
     /// A stored counter does not have 8 bytes.
     #[error("outbox counter {0} is damaged")]
     DamagedCounter(&'static str),
@@ -102,6 +105,32 @@ impl Outbox {
         self.tree.apply_batch(batch)?;
         self.db.flush()?;
         Ok(removed)
+    }
+
+    /// The hub holds the board's events up to `seq - 1` from another node: renumbers every
+    /// unacknowledged event from `seq` on, in one atomic batch. Returns how many moved;
+    /// nothing moves when `seq` is not beyond what the hub acknowledged (a stale request).
+    pub fn continue_at(&self, seq: Seq) -> Result<usize, OutboxError> {
+        let acked = self.acked()?;
+        if seq.0 <= acked.0 + 1 {
+            return Ok(0);
+        }
+        let events = self.unacked_from(Seq(0), usize::MAX)?;
+        let mut batch = sled::Batch::default();
+        let mut next = seq.0;
+        for (old, bytes) in &events {
+            batch.remove(event_key(*old).to_vec());
+            let mut event =
+                codec::decode_uplink(bytes).map_err(|_| OutboxError::DamagedEvent(old.0))?;
+            event.seq = Seq(next);
+            batch.insert(event_key(Seq(next)).to_vec(), codec::encode_uplink(&event));
+            next += 1;
+        }
+        batch.insert(NEXT_SEQ, &next.to_be_bytes());
+        batch.insert(ACKED, &(seq.0 - 1).to_be_bytes());
+        self.tree.apply_batch(batch)?;
+        self.db.flush()?;
+        Ok(events.len())
     }
 
     /// Up to `limit` unacknowledged encoded events from `from` on, in order.
@@ -216,6 +245,32 @@ mod tests {
             Seq(6)
         );
         assert_eq!(outbox.ack(Seq(1)).unwrap(), 0, "an old ack changes nothing");
+    }
+
+    #[test]
+    fn continuing_at_the_hubs_number_renumbers_what_waits_and_what_comes() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = Outbox::open(dir.path(), BoardNo(3)).unwrap();
+        for _ in 0..3 {
+            outbox.push(NodeMs(1), UplinkBody::Heartbeat, None).unwrap();
+        }
+        outbox.ack(Seq(1)).unwrap();
+        assert_eq!(outbox.continue_at(Seq(501)).unwrap(), 2);
+        let waiting = outbox.unacked_from(Seq(0), 10).unwrap();
+        let seqs: Vec<u64> = waiting.iter().map(|(s, _)| s.0).collect();
+        assert_eq!(seqs, [501, 502]);
+        let decoded = codec::decode_uplink(&waiting[1].1).unwrap();
+        assert_eq!(
+            decoded.seq,
+            Seq(502),
+            "the message itself carries the new number"
+        );
+        assert_eq!(outbox.acked().unwrap(), Seq(500));
+        let next = outbox.push(NodeMs(2), UplinkBody::Heartbeat, None).unwrap();
+        assert_eq!(next.seq, Seq(503));
+        // A stale request (at or below what is acknowledged) moves nothing.
+        assert_eq!(outbox.continue_at(Seq(400)).unwrap(), 0);
+        assert_eq!(outbox.highest_seq().unwrap(), Seq(503));
     }
 
     #[test]

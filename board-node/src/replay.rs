@@ -132,6 +132,37 @@ pub fn script(game: &PgnGame, time_control: Option<&TimeControl>) -> Vec<Timed> 
     readings
 }
 
+/// `script` from the position after `ply` completed moves, as a node started then reports
+/// it (a node swapped in mid-game): first the board as it stands and the clock as it shows,
+/// then the rest of the game at its own times.
+pub fn from_ply(script: Vec<Timed>, ply: usize) -> Vec<Timed> {
+    if ply == 0 {
+        return script;
+    }
+    let press = script
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| matches!(&t.reading, Reading::Clock(c) if c.pressed_by.is_some()))
+        .nth(ply - 1)
+        .map(|(i, _)| i);
+    let Some(press) = press else {
+        return Vec::new();
+    };
+    let standing = script[..press]
+        .iter()
+        .rev()
+        .find(|t| matches!(t.reading, Reading::Placement(_)))
+        .cloned();
+    let mut clock = script[press].clone();
+    if let Reading::Clock(report) = &mut clock.reading {
+        report.pressed_by = None; // the node sees the clock as it stands
+    }
+    let mut rest: Vec<Timed> = standing.into_iter().collect();
+    rest.push(clock);
+    rest.extend(script.into_iter().skip(press + 1));
+    rest
+}
+
 /// `script` as a board without a clock reports it: no clock readings, and each move's final
 /// placement left standing at least `stand_ms` before the next hand touches a piece (later
 /// readings move later if the real reply came sooner). After the last move the node reports
@@ -353,6 +384,28 @@ mod tests {
         let last = readings.last().unwrap();
         assert_eq!(last.reading, Reading::Heartbeat);
         assert_eq!(last.game_ms - readings[readings.len() - 2].game_ms, 2_500);
+    }
+
+    #[test]
+    fn a_node_swapped_in_mid_game_reports_the_board_and_clock_as_they_stand() {
+        let text = b"[Event \"t\"]\n\n1. e4 {[%clk 0:04:50]} e5 {[%clk 0:04:40]} 2. Nf3 {[%clk 0:04:30]} 1-0\n";
+        let game = read_game(text, 1).unwrap();
+        let whole = script(&game, Some(&"300".parse().unwrap()));
+        let rest = from_ply(whole.clone(), 2);
+        let after_two = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR";
+        assert_eq!(placements(&rest)[0], after_two);
+        match &rest[1].reading {
+            Reading::Clock(c) => {
+                assert_eq!(c.pressed_by, None);
+                assert_eq!((c.white_ms, c.black_ms), (290_000, 280_000));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Then only the third move, at its own time.
+        assert_eq!(presses(&rest).len(), 1);
+        assert_eq!(presses(&rest)[0], *presses(&whole).last().unwrap());
+        assert!(from_ply(whole.clone(), 9).is_empty());
+        assert_eq!(from_ply(whole.clone(), 0), whole);
     }
 
     #[test]

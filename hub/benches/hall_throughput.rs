@@ -269,6 +269,7 @@ async fn through_hub(
                             }
                             DownlinkBody::Ack { .. } => {}
                             DownlinkBody::ResendFrom { seq } => sent = seq.0 - 1,
+                            DownlinkBody::ContinueAt { .. } => unreachable!("one node per board"),
                         }
                     }
                     Ok(Some(_)) => {}

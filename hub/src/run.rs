@@ -17,7 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use board_node::link::{BrokerAddr, LinkEvent};
-use protocol::{codec, topic, BoardNo, DecodeError, DownlinkBody, UplinkBody};
+use protocol::{codec, topic, BoardNo, DecodeError, DownlinkBody};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::core::alerts::desk::AlertError;
@@ -186,6 +186,7 @@ pub async fn serve(
         desk,
         alert_changes: 0,
         unpublished: std::collections::VecDeque::new(),
+        continued: HashMap::new(),
         stale_lists: std::collections::BTreeSet::new(),
         lists_published_at: HubMs(0),
         next_decision,
@@ -322,6 +323,8 @@ struct Shell {
     /// Alert changes written but not yet durable, in order, with the arbiter waiting for
     /// one where an acknowledgement or resolution caused it.
     unpublished: std::collections::VecDeque<(u64, AlertChange, Option<AlertReply>)>,
+    /// The last `ContinueAt` sent to each board whose node's stream diverged, and when.
+    continued: HashMap<BoardNo, (protocol::Seq, HubMs)>,
     /// Zones whose open list changed since it was last published, and when that was.
     stale_lists: std::collections::BTreeSet<String>,
     lists_published_at: HubMs,
@@ -392,18 +395,8 @@ impl Shell {
             }
             Admission::Duplicate { ack } => {
                 self.metrics.duplicate_dropped();
-                if let UplinkBody::Hello(hello) = &event.body {
-                    let accepted = self.hall.board(board).map_or(0, |b| b.last_seq().0);
-                    if hello.highest_seq.0 < accepted {
-                        tracing::warn!(
-                            board = board.0,
-                            node = hello.highest_seq.0,
-                            hub = accepted,
-                            "node came back without events the hub has"
-                        );
-                        let changes = self.desk.on_node_behind(now, board.0, hello.highest_seq.0);
-                        self.record_alerts(changes, None)?;
-                    }
+                if self.diverges(&event)? {
+                    return self.continue_elsewhere(now, board);
                 }
                 if let Some(up_to_seq) = ack {
                     self.link.send(board, DownlinkBody::Ack { up_to_seq });
@@ -422,6 +415,42 @@ impl Shell {
                     self.link.send(board, DownlinkBody::ResendFrom { seq });
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Whether a duplicate differs from the event the journal holds under its number: not
+    /// a resend but another node's stream (a node replaced mid-game, or one that lost its
+    /// outbox), which starts again at 1.
+    fn diverges(&self, event: &protocol::Uplink) -> anyhow::Result<bool> {
+        let journaled = self
+            .journal
+            .record(event.board, event.seq)
+            .context("reading the journal")?;
+        Ok(journaled.is_some_and(|record| record.event != *event))
+    }
+
+    /// Tells a node whose stream diverged to continue after the board's last journaled
+    /// event (at most once a second: its window of duplicates arrives in a burst), and the
+    /// arbiter that the board's node changed. Its duplicates are not acknowledged: that
+    /// would make it forget events the hub does not have.
+    fn continue_elsewhere(&mut self, now: HubMs, board: BoardNo) -> anyhow::Result<()> {
+        let accepted = self.hall.board(board).map_or(0, |b| b.last_seq().0);
+        let seq = protocol::Seq(accepted + 1);
+        let due = match self.continued.get(&board) {
+            Some((asked, at)) => *asked != seq || now.since(*at) >= 1_000,
+            None => true,
+        };
+        if due {
+            tracing::warn!(
+                board = board.0,
+                continue_at = seq.0,
+                "another node's events for this board: it continues after the journal's"
+            );
+            self.continued.insert(board, (seq, now));
+            self.link.send(board, DownlinkBody::ContinueAt { seq });
+            let changes = self.desk.on_node_replaced(now, board.0, accepted);
+            self.record_alerts(changes, None)?;
         }
         Ok(())
     }

@@ -12,4 +12,8 @@ pub enum DownlinkBody {
     Ack { up_to_seq: Seq },
     /// The hub has a gap: send everything from `seq` on again.
     ResendFrom { seq: Seq },
+    /// The hub holds this board's events up to `seq - 1` from another node (this one
+    /// replaced it, or lost its outbox): number every unacknowledged event from `seq` on and
+    /// send them again, so the game continues where it stands.
+    ContinueAt { seq: Seq },
 }

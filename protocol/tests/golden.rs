@@ -111,4 +111,9 @@ fn downlinks() {
     let bytes = encode_downlink(&resend);
     assert_eq!(hex(&bytes), "01070105");
     assert_eq!(decode_downlink(&bytes), Ok(resend));
+
+    let continue_at = Downlink::new(BoardNo(7), DownlinkBody::ContinueAt { seq: Seq(300) });
+    let bytes = encode_downlink(&continue_at);
+    assert_eq!(hex(&bytes), "010702ac02");
+    assert_eq!(decode_downlink(&bytes), Ok(continue_at));
 }

@@ -168,6 +168,15 @@ impl Journal {
         })
     }
 
+    /// The record journaled as `board`'s event `seq`, if any.
+    pub fn record(&self, board: BoardNo, seq: Seq) -> Result<Option<Record>, StoreError> {
+        let key = key(board, seq);
+        self.events
+            .get(key)?
+            .map(|value| decode(&key, &value))
+            .transpose()
+    }
+
     /// The sequence numbers journaled for one board, in order.
     pub fn seqs(&self, board: BoardNo) -> Result<Vec<Seq>, StoreError> {
         self.events

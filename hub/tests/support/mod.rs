@@ -248,6 +248,8 @@ pub struct Replay {
     pub sans: Vec<String>,
     /// The node reports no clock (`board-node replay --no-clock`).
     pub no_clock: bool,
+    /// Start from the position after this many moves (`--from-ply`): a node swapped in.
+    pub from_ply: usize,
 }
 
 impl Replay {
@@ -266,6 +268,7 @@ impl Replay {
             speed: (game_ms as f64 / 1000.0 / seconds).max(1.0),
             sans: canonical_sans(&parsed),
             no_clock: false,
+            from_ply: 0,
         }
     }
 }
@@ -289,7 +292,17 @@ pub struct Node {
 
 impl Node {
     pub fn start(replay: &Replay, broker_port: u16, dir: &Path) -> Node {
-        let outbox = dir.join(format!("outbox-{}", replay.board));
+        Node::start_with_outbox(
+            replay,
+            broker_port,
+            dir,
+            &format!("outbox-{}", replay.board),
+        )
+    }
+
+    /// A node with its own outbox directory `name` in `dir` (a second node for a board).
+    pub fn start_with_outbox(replay: &Replay, broker_port: u16, dir: &Path, name: &str) -> Node {
+        let outbox = dir.join(name);
         let mut args = vec![
             "replay".into(),
             "--broker".into(),
@@ -308,7 +321,10 @@ impl Node {
         if replay.no_clock {
             args.push("--no-clock".into());
         }
-        let log = dir.join(format!("node-{}.log", replay.board));
+        if replay.from_ply > 0 {
+            args.extend(["--from-ply".into(), replay.from_ply.to_string()]);
+        }
+        let log = dir.join(format!("node-{}-{name}.log", replay.board));
         let child = spawn_node(&args, &log);
         Node {
             child,

@@ -40,7 +40,9 @@ pub enum AlertKind {
     NodeOffline,
     /// The node is heard but its clock has not reported while it runs.
     ClockSilent,
-    /// A node came back without events the hub had from it: it lost them.
+    /// Another node's events arrived under numbers the hub holds: the board's node was
+    /// replaced, or came back without its outbox. The hub tells it to continue after the
+    /// journal's last event.
     NodeGap,
     /// The round started, the player's clock runs, no move after the allowed lateness (6.7.1).
     LateArrival,

@@ -434,7 +434,7 @@ impl AlertDesk {
     }
 
     /// A node announced fewer events than the hub has from it: it lost its memory.
-    pub fn on_node_behind(
+    pub fn on_node_replaced(
         &mut self,
         now: HubMs,
         board: u16,
