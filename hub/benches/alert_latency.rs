@@ -117,6 +117,7 @@ fn main() {
             debounce_ms: None,
             routing: Default::default(),
             alerts: Default::default(),
+            rounds: Default::default(),
         };
         let (ready_tx, ready) = oneshot::channel();
         tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));

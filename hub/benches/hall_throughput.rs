@@ -205,6 +205,7 @@ async fn through_hub(
         debounce_ms: None,
         routing: Default::default(),
         alerts: Default::default(),
+        rounds: Default::default(),
     };
     let (ready_tx, ready) = oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));

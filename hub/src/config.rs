@@ -44,6 +44,7 @@ use toml::Spanned;
 use crate::core::alerts::routing::{Arbiter, Routing, Zone};
 use crate::core::alerts::{AlertSettings, Language};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
+use crate::pairings::{self, trf::Trf, Rounds};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,6 +59,28 @@ struct File {
     zones: Vec<ZoneSection>,
     #[serde(default)]
     arbiters: Vec<ArbiterSection>,
+    #[serde(default)]
+    pairings: PairingsSection,
+    #[serde(default)]
+    rounds: Vec<RoundSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairingsSection {
+    /// The pairing program's TRF: every round it pairs, results back out.
+    trf: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoundSection {
+    number: usize,
+    /// When the round starts, as the regulations say (shown; not yet acted on).
+    #[allow(dead_code)]
+    start: Option<String>,
+    /// A CSV of this round's pairings; it takes precedence over the TRF's.
+    pairings: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -67,6 +90,8 @@ struct EventSection {
     name: Option<String>,
     time_control: Option<Spanned<String>>,
     allowed_lateness_s: Option<u64>,
+    /// The round in play (default: the last with pairings).
+    round: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -145,6 +170,7 @@ pub struct EventConfig {
     pub time_control: Option<TimeControl>,
     pub routing: Routing,
     pub alerts: AlertSettings,
+    pub rounds: Rounds,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -172,11 +198,13 @@ pub fn load(path: &Path) -> Result<EventConfig, ConfigError> {
         path: path.display().to_string(),
         source,
     })?;
-    parse(&path.display().to_string(), &text)
+    let base = path.parent().unwrap_or(Path::new("."));
+    parse(&path.display().to_string(), &text, base)
 }
 
-/// Reads and checks a configuration; `path` names it in errors.
-pub fn parse(path: &str, text: &str) -> Result<EventConfig, ConfigError> {
+/// Reads and checks a configuration; `path` names it in errors, files it names are found
+/// from `base`.
+pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigError> {
     let file: File = toml::from_str(text).map_err(|e| ConfigError::Syntax {
         path: path.to_owned(),
         message: e.to_string().trim_end().to_owned(),
@@ -260,7 +288,30 @@ pub fn parse(path: &str, text: &str) -> Result<EventConfig, ConfigError> {
         node_silent_ms: s(a.node_silent_s, defaults.node_silent_ms),
         clock_silent_ms: s(a.clock_silent_s, defaults.clock_silent_ms),
     };
+    let read = |name: &Spanned<String>, field: &str| -> Result<String, ConfigError> {
+        let file = base.join(name.get_ref());
+        std::fs::read_to_string(&file)
+            .map_err(|e| invalid(name.span(), field, format!("{}: {e}", file.display())))
+    };
+    let trf = match &file.pairings.trf {
+        Some(name) => Some(
+            Trf::parse(&read(name, "pairings.trf")?)
+                .map_err(|e| invalid(name.span(), "pairings.trf", e.to_string()))?,
+        ),
+        None => None,
+    };
+    let mut csv_rounds = Vec::new();
+    for (i, round) in file.rounds.iter().enumerate() {
+        if let Some(name) = &round.pairings {
+            let field = format!("rounds[{i}].pairings");
+            let games = pairings::csv::read(&read(name, &field)?)
+                .map_err(|e| invalid(name.span(), &field, e.to_string()))?;
+            csv_rounds.push((round.number, games));
+        }
+    }
+    let rounds = Rounds::new(trf, csv_rounds, file.event.round);
     Ok(EventConfig {
+        rounds,
         event_id: file.event.id,
         name: file.event.name,
         edition,
@@ -362,7 +413,7 @@ chief = true
 
     #[test]
     fn a_full_configuration_reads() {
-        let config = parse("event.toml", EXAMPLE).unwrap();
+        let config = parse("event.toml", EXAMPLE, Path::new(".")).unwrap();
         assert_eq!(config.event_id.as_deref(), Some("oslo-open"));
         let rules = config.rules(None, None, None, false, None);
         assert_eq!(rules.edition, Edition::Laws2014);
@@ -392,29 +443,39 @@ chief = true
     #[test]
     fn errors_name_the_line_and_the_field() {
         let bad = EXAMPLE.replace("edition = \"2014\"", "edition = \"2015\"");
-        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        let e = parse("event.toml", &bad, Path::new("."))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("event.toml, line 8: laws.edition: unknown edition"),
             "{e}"
         );
 
         let bad = EXAMPLE.replace("\"26-39\"", "\"39-26\"");
-        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        let e = parse("event.toml", &bad, Path::new("."))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 20: zones[1].boards"), "{e}");
 
         let bad = EXAMPLE.replace("language = \"nb\"", "language = \"de\"");
-        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        let e = parse("event.toml", &bad, Path::new("."))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("arbiters[0].language"), "{e}");
 
         let bad = EXAMPLE.replace("escalate_urgent_s = 20", "escalate_urgent = 20");
-        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        let e = parse("event.toml", &bad, Path::new("."))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("line 12") && e.contains("escalate_urgent"),
             "{e}"
         );
 
         let bad = EXAMPLE.replace("\"26-39\"", "\"25-39\"");
-        let e = parse("event.toml", &bad).unwrap_err().to_string();
+        let e = parse("event.toml", &bad, Path::new("."))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("board 25 is in zones \"A\" and \"B\""), "{e}");
     }
 }

@@ -67,6 +67,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         debounce_ms: Some(crate::core::hall::DEFAULT_DEBOUNCE_MS),
         routing: Routing::default(),
         alerts: AlertSettings::default(),
+        rounds: Default::default(),
     };
     let (ready_tx, ready) = oneshot::channel();
     let hub = tokio::spawn(run::serve(serve, Some(ready_tx), async {

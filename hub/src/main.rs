@@ -190,6 +190,7 @@ async fn main() -> anyhow::Result<()> {
                 debounce_ms: (debounce_ms > 0).then_some(debounce_ms),
                 routing: file.routing,
                 alerts: file.alerts,
+                rounds: file.rounds,
             };
             hub::serve(config, None, shutdown_signal()).await
         }

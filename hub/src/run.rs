@@ -35,6 +35,7 @@ use crate::edge::mqtt::{self, HubLink};
 use crate::edge::pager_feed::{self, AlertAction, AlertCommand};
 use crate::edge::store::Journal;
 use crate::metrics::{BadPayload, Metrics};
+use crate::pairings::{Pairing, Rounds};
 use protocol::time_control::TimeControl;
 
 /// Which broker the hub uses.
@@ -66,6 +67,8 @@ pub struct ServeConfig {
     pub routing: Routing,
     /// When alerts are raised and escalated.
     pub alerts: AlertSettings,
+    /// The rounds' pairings and the round in play.
+    pub rounds: Rounds,
 }
 
 /// How often the desk looks at what builds up over time (time trouble, silent nodes,
@@ -121,6 +124,7 @@ pub async fn serve(
         .with_time_control(config.time_control.clone())
         .with_debounce(config.debounce_ms);
     let mut desk = AlertDesk::new(config.alerts.clone(), config.routing.clone(), config.rules);
+    desk.set_players(config.rounds.seating());
     desk.restore(journal.alerts().filter_map(|alert| match alert {
         Ok(alert) => Some(alert),
         Err(e) => {
@@ -184,6 +188,7 @@ pub async fn serve(
         event: config.event,
         hall,
         desk,
+        rounds: config.rounds,
         alert_changes: 0,
         unpublished: std::collections::VecDeque::new(),
         continued: HashMap::new(),
@@ -318,6 +323,7 @@ struct Shell {
     event: String,
     hall: Hall,
     desk: AlertDesk,
+    rounds: Rounds,
     /// Alert changes written so far: the running number the flusher reports back.
     alert_changes: u64,
     /// Alert changes written but not yet durable, in order, with the arbiter waiting for
@@ -663,6 +669,32 @@ impl Shell {
         Ok(())
     }
 
+    /// The results the hub has at the boards: a game over by the rules, or declared.
+    fn results(&self) -> BTreeMap<u16, String> {
+        self.hall
+            .boards()
+            .into_iter()
+            .filter_map(|n| {
+                let result = self.hall.board(n)?.game().result();
+                (result != "*").then(|| (n.0, result.to_owned()))
+            })
+            .collect()
+    }
+
+    /// A round's pairings; in the round in play, with the hub's results.
+    fn pairings(&self, round: usize) -> Option<Vec<Pairing>> {
+        let mut games = self.rounds.pairings.get(&round)?.clone();
+        if self.rounds.in_play() == Some(round) {
+            let results = self.results();
+            for game in &mut games {
+                if let Some(result) = results.get(&game.board) {
+                    game.result.clone_from(result);
+                }
+            }
+        }
+        Some(games)
+    }
+
     fn answer(&mut self, query: Query) -> anyhow::Result<()> {
         let now = self.clock.now();
         // A dropped receiver means the HTTP client went away; nothing to do.
@@ -676,6 +708,10 @@ impl Shell {
             }
             Query::Decide(board, action, reply) => return self.decide(board, action, reply),
             Query::Alerts(reply) => drop(reply.send(self.desk.alerts().cloned().collect())),
+            Query::Pairings(round, reply) => drop(reply.send(self.pairings(round))),
+            Query::ResultsTrf(reply) => {
+                drop(reply.send(self.rounds.trf_with_results(&self.results())));
+            }
             Query::AlertCommand(id, command, reply) => {
                 return self.alert_command(id, command, reply)
             }

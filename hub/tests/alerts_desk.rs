@@ -112,6 +112,8 @@ fn raised(changes: &[AlertChange]) -> Vec<&Alert> {
 #[test]
 fn a_flag_fall_is_one_alert_with_6_9_in_its_zone_and_the_result_decision_resolves_it() {
     let mut room = Room::standard();
+    room.desk
+        .set_players([(3, "Carlsen, Magnus – Nakamura, Hikaru".to_owned())].into());
     let mut s = started(&mut room, 3, 5_400_000);
     s.play(&mut room.hall, "e2e4", 5_000);
     s.play(&mut room.hall, "e7e5", 5_000);
@@ -129,6 +131,10 @@ fn a_flag_fall_is_one_alert_with_6_9_in_its_zone_and_the_result_decision_resolve
     assert_eq!(alert.article.as_deref(), Some("6.9"));
     assert_eq!((alert.zone.as_str(), alert.board), ("A", Some(3)));
     assert_eq!(alert.to, ["ola"]);
+    assert_eq!(
+        alert.players.as_deref(),
+        Some("Carlsen, Magnus – Nakamura, Hikaru")
+    );
     assert_eq!(alert.facts.result.as_deref(), Some("0-1"));
     assert_eq!(alert.severity, Severity::Urgent);
     assert_eq!(

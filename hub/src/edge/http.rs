@@ -21,6 +21,7 @@ use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::edge::pager_feed::{AlertAction, AlertCommand};
 use crate::metrics::Metrics;
+use crate::pairings::Pairing;
 
 /// A question for the loop that owns the hall.
 pub enum Query {
@@ -37,6 +38,10 @@ pub enum Query {
     ),
     /// Every alert.
     Alerts(oneshot::Sender<Vec<Alert>>),
+    /// A round's pairings, with the hub's results in the round in play.
+    Pairings(usize, oneshot::Sender<Option<Vec<Pairing>>>),
+    /// The pairing program's TRF with the hub's results of the round in play.
+    ResultsTrf(oneshot::Sender<Option<String>>),
     /// An arbiter acknowledges or resolves an alert; answered once it is durable.
     AlertCommand(
         u64,
@@ -64,6 +69,10 @@ enum ApiError {
     Refused(DecisionError),
     /// No alert has this id.
     UnknownAlert(u64),
+    /// No pairings for this round.
+    UnknownRound(usize),
+    /// The configuration names no TRF file.
+    NoTrf,
     /// A query parameter the API does not know how to read.
     BadQuery(String),
 }
@@ -91,6 +100,16 @@ impl IntoResponse for ApiError {
             ApiError::UnknownAlert(id) => {
                 (StatusCode::NOT_FOUND, format!("no alert {id}\n")).into_response()
             }
+            ApiError::UnknownRound(r) => (
+                StatusCode::NOT_FOUND,
+                format!("no pairings for round {r}\n"),
+            )
+                .into_response(),
+            ApiError::NoTrf => (
+                StatusCode::NOT_FOUND,
+                "no TRF file configured ([pairings] trf)\n",
+            )
+                .into_response(),
             ApiError::BadQuery(why) => {
                 (StatusCode::BAD_REQUEST, format!("{why}\n")).into_response()
             }
@@ -124,6 +143,8 @@ pub async fn bind(
         .route("/api/boards/{n}/claims", post(check_claim))
         .route("/api/boards/{n}/decisions", post(decide))
         .route("/api/time-trouble", get(time_trouble))
+        .route("/api/rounds/{r}/pairings", get(pairings))
+        .route("/api/results.trf", get(results_trf))
         .route("/api/alerts", get(alerts))
         .route("/api/alerts/{id}", get(alert))
         .route("/api/alerts/{id}/ack", post(acknowledge))
@@ -201,6 +222,24 @@ async fn time_trouble(
         ranking.retain(|u| u.time_to_flag_ms.is_some_and(|ms| ms <= within));
     }
     Ok(Json(ranking))
+}
+
+/// `GET /api/rounds/{r}/pairings`: `[{"board", "white": {"name", "fide_id", "rating",
+/// "title", "federation", "start_rank"}, "black": {…}, "result"}]`.
+async fn pairings(
+    State(api): State<Api>,
+    Path(round): Path<usize>,
+) -> Result<Json<Vec<Pairing>>, ApiError> {
+    api.ask(|reply| Query::Pairings(round, reply))
+        .await?
+        .map(Json)
+        .ok_or(ApiError::UnknownRound(round))
+}
+
+/// The pairing program's TRF with the hub's results of the round in play entered.
+async fn results_trf(State(api): State<Api>) -> Result<Response, ApiError> {
+    let trf = api.ask(Query::ResultsTrf).await?.ok_or(ApiError::NoTrf)?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], trf).into_response())
 }
 
 /// Query of `GET /api/alerts`.

@@ -1,7 +1,9 @@
 //! Who plays whom: pairings read from the pairing program's files, results written back.
 //!
+//! - [`csv`]: one round's pairings from a spreadsheet.
 //! - [`trf`]: FIDE Tournament Report Files (TRF-2006/16, TRF-2025/26).
 
+pub mod csv;
 pub mod trf;
 
 use serde::Serialize;
@@ -111,4 +113,92 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
             pairing
         })
         .collect()
+}
+
+/// The event's rounds: each round's pairings (from the pairing program's TRF, or a CSV per
+/// round), and the round in play, whose players sit at the boards.
+#[derive(Debug, Clone, Default)]
+pub struct Rounds {
+    pub pairings: std::collections::BTreeMap<usize, Vec<Pairing>>,
+    /// The tournament file, for results back out.
+    pub trf: Option<Trf>,
+    /// The round in play; by default the last with pairings.
+    pub in_play: Option<usize>,
+}
+
+impl Rounds {
+    /// From a TRF file (every round it pairs) and CSV rounds, which take precedence.
+    pub fn new(
+        trf: Option<Trf>,
+        csv: Vec<(usize, Vec<Pairing>)>,
+        in_play: Option<usize>,
+    ) -> Rounds {
+        let mut pairings = std::collections::BTreeMap::new();
+        if let Some(trf) = &trf {
+            for round in 1..=trf.rounds() {
+                let games = round_pairings(trf, round);
+                if !games.is_empty() {
+                    pairings.insert(round, games);
+                }
+            }
+        }
+        pairings.extend(csv);
+        Rounds {
+            pairings,
+            trf,
+            in_play,
+        }
+    }
+
+    pub fn in_play(&self) -> Option<usize> {
+        self.in_play
+            .or_else(|| self.pairings.keys().last().copied())
+    }
+
+    /// "White – Black" at `board` in the round in play.
+    pub fn players(&self, board: u16) -> Option<String> {
+        let round = self.in_play()?;
+        self.pairings
+            .get(&round)?
+            .iter()
+            .find(|p| p.board == board)
+            .map(|p| format!("{} – {}", p.white.name, p.black.name))
+    }
+
+    /// Every board's players in the round in play.
+    pub fn seating(&self) -> std::collections::BTreeMap<u16, String> {
+        let Some(round) = self.in_play() else {
+            return Default::default();
+        };
+        self.pairings
+            .get(&round)
+            .map(|games| {
+                games
+                    .iter()
+                    .map(|p| (p.board, format!("{} – {}", p.white.name, p.black.name)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The TRF with `results` (board → `1-0`, `0-1`, `1/2-1/2`) entered for the round in
+    /// play, for the pairing program; `None` without a TRF.
+    pub fn trf_with_results(
+        &self,
+        results: &std::collections::BTreeMap<u16, String>,
+    ) -> Option<String> {
+        let mut trf = self.trf.clone()?;
+        let round = self.in_play()?;
+        for pairing in self.pairings.get(&round).into_iter().flatten() {
+            let codes = match results.get(&pairing.board).map(String::as_str) {
+                Some("1-0") => ('1', '0'),
+                Some("0-1") => ('0', '1'),
+                Some("1/2-1/2") => ('=', '='),
+                _ => continue,
+            };
+            trf.set_result(pairing.white.start_rank, round, codes.0);
+            trf.set_result(pairing.black.start_rank, round, codes.1);
+        }
+        Some(trf.to_string())
+    }
 }

@@ -109,6 +109,8 @@ pub struct AlertDesk {
     /// The open alert of each watched condition.
     watched: HashMap<Watched, u64>,
     next_id: u64,
+    /// "White – Black" by board, for the round in play.
+    players: BTreeMap<u16, String>,
 }
 
 fn side(color: Color) -> Side {
@@ -134,7 +136,13 @@ impl AlertDesk {
             open: BTreeSet::new(),
             watched: HashMap::new(),
             next_id: 1,
+            players: BTreeMap::new(),
         }
+    }
+
+    /// Who plays at each board: new alerts name the players.
+    pub fn set_players(&mut self, players: BTreeMap<u16, String>) {
+        self.players = players;
     }
 
     /// Takes back the alerts stored before a restart, exactly as they were.
@@ -888,7 +896,7 @@ impl AlertDesk {
         let alert = Alert {
             id,
             board: draft.board,
-            players: None,
+            players: draft.board.and_then(|b| self.players.get(&b).cloned()),
             to: self.routing.arbiters_of(&draft.zone),
             zone: draft.zone,
             kind: draft.incident.kind,

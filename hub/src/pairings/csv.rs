@@ -1,0 +1,123 @@
+//! Pairings from CSV, as a spreadsheet or a pairing program exports them: one row per
+//! board, columns found by their header (any order; names may contain commas when quoted).
+//!
+//! ```text
+//! board,white,white_title,white_rating,white_fide_id,white_federation,black,black_title,black_rating,black_fide_id,black_federation,result
+//! 1,"Carlsen, Magnus",GM,2830,1503014,NOR,"Nakamura, Hikaru",GM,2800,2016192,USA,
+//! ```
+//!
+//! `board`, `white` and `black` are required; the rest may be left out or empty.
+
+use std::collections::HashMap;
+
+use super::{Pairing, Seat};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CsvError {
+    #[error("CSV: {0}")]
+    Csv(#[from] csv::Error),
+    #[error("CSV line {line}: {why}")]
+    Row { line: u64, why: String },
+    #[error("CSV: no column {0:?} in the header")]
+    MissingColumn(&'static str),
+}
+
+/// Reads the pairings of one round.
+pub fn read(text: &str) -> Result<Vec<Pairing>, CsvError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let columns: HashMap<String, usize> = reader
+        .headers()?
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.to_ascii_lowercase(), i))
+        .collect();
+    for required in ["board", "white", "black"] {
+        if !columns.contains_key(required) {
+            return Err(CsvError::MissingColumn(required));
+        }
+    }
+    let mut pairings = Vec::new();
+    for row in reader.records() {
+        let row = row?;
+        let line = row.position().map_or(0, csv::Position::line);
+        let bad = |why: String| CsvError::Row { line, why };
+        let get = |name: &str| {
+            columns
+                .get(name)
+                .and_then(|i| row.get(*i))
+                .filter(|v| !v.is_empty())
+        };
+        let number = |name: &str| -> Result<Option<u64>, CsvError> {
+            get(name)
+                .map(|v| {
+                    v.parse::<u64>()
+                        .map_err(|_| bad(format!("{name} {v:?} is not a number")))
+                })
+                .transpose()
+        };
+        let board = number("board")?.ok_or_else(|| bad("no board number".into()))?;
+        let board = u16::try_from(board)
+            .ok()
+            .filter(|b| *b > 0)
+            .ok_or_else(|| bad(format!("board {board}")))?;
+        let seat = |side: &str| -> Result<Seat, CsvError> {
+            Ok(Seat {
+                name: get(side)
+                    .ok_or_else(|| bad(format!("no {side} player")))?
+                    .to_owned(),
+                fide_id: number(&format!("{side}_fide_id"))?,
+                rating: number(&format!("{side}_rating"))?.and_then(|r| u16::try_from(r).ok()),
+                title: get(&format!("{side}_title")).map(str::to_owned),
+                federation: get(&format!("{side}_federation")).map(str::to_owned),
+                start_rank: 0,
+            })
+        };
+        pairings.push(Pairing {
+            board,
+            white: seat("white")?,
+            black: seat("black")?,
+            result: get("result").unwrap_or("*").to_owned(),
+        });
+    }
+    let mut boards: Vec<u16> = pairings.iter().map(|p| p.board).collect();
+    boards.sort_unstable();
+    if let Some(twice) = boards.windows(2).find(|w| w[0] == w[1]) {
+        return Err(CsvError::Row {
+            line: 0,
+            why: format!("board {} is paired twice", twice[0]),
+        });
+    }
+    Ok(pairings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_read_by_their_header_with_quoted_names() {
+        let text = "black,board,white,white_rating,white_title,white_fide_id\n\
+                    \"Nakamura, Hikaru\",1,\"Carlsen, Magnus\",2830,GM,1503014\n\
+                    Player B,2,Player A,,,\n";
+        let pairings = read(text).unwrap();
+        assert_eq!(pairings.len(), 2);
+        assert_eq!(pairings[0].white.name, "Carlsen, Magnus");
+        assert_eq!(pairings[0].black.name, "Nakamura, Hikaru");
+        assert_eq!(pairings[0].white.rating, Some(2830));
+        assert_eq!(pairings[0].white.fide_id, Some(1_503_014));
+        assert_eq!(pairings[1].white.rating, None);
+        assert_eq!(pairings[1].result, "*");
+    }
+
+    #[test]
+    fn bad_rows_name_their_line() {
+        let e = read("board,white,black\n1,A,B\nx,C,D\n").unwrap_err();
+        assert_eq!(e.to_string(), "CSV line 3: board \"x\" is not a number");
+        let e = read("board,white\n1,A\n").unwrap_err();
+        assert!(e.to_string().contains("\"black\""), "{e}");
+        let e = read("board,white,black\n1,A,B\n1,C,D\n").unwrap_err();
+        assert!(e.to_string().contains("board 1 is paired twice"), "{e}");
+    }
+}

@@ -1,0 +1,135 @@
+//! Pairings through a real hub: `hub serve --config` with the pairing program's TRF (a real
+//! tournament) and a CSV round; `GET /api/rounds/{r}/pairings`; a result the arbiter
+//! declares at a board appears in the round's pairings and goes back out in the TRF.
+
+mod support;
+
+use hub::pairings::round_pairings;
+use hub::pairings::trf::Trf;
+use serde_json::{json, Value};
+use support::{http_get, http_json, http_post, Broker, Hub, Node, Replay};
+
+fn hub_with(dir: &std::path::Path, config: &str) -> (Hub, u16) {
+    let path = dir.join("event.toml");
+    std::fs::write(&path, config).unwrap();
+    let port = support::free_port();
+    let hub = Hub::start_with(
+        &dir.join("data"),
+        Broker::Embedded { port },
+        &dir.join("hub.log"),
+        vec!["--config".into(), path.display().to_string()],
+    );
+    (hub, port)
+}
+
+#[test]
+fn a_trf_rounds_pairings_and_the_hubs_results_back_out_as_trf() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = support::real_data().join("trf/karl-mala-gedenkturnier-2005_trf06.trf");
+    let text = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(dir.path().join("karl.trf"), &text).unwrap();
+    let (hub, port) = hub_with(
+        dir.path(),
+        "[event]\nround = 7\n\n[pairings]\ntrf = \"karl.trf\"\n",
+    );
+    let trf = Trf::parse(&text).unwrap();
+
+    // Every round the file pairs, as the library reads it.
+    for round in [1, 4, 7] {
+        let served = http_json(hub.http, &format!("/api/rounds/{round}/pairings"));
+        let expected = serde_json::to_value(round_pairings(&trf, round)).unwrap();
+        assert_eq!(served, expected, "round {round}");
+    }
+    let first = &http_json(hub.http, "/api/rounds/1/pairings")[0];
+    for field in ["name", "fide_id", "rating", "title"] {
+        assert!(first["white"].get(field).is_some() && first["black"].get(field).is_some());
+    }
+    assert_eq!(http_get(hub.http, "/api/rounds/9/pairings").unwrap().0, 404);
+
+    // Board 1 of round 7 plays (a real game), and the arbiter records a resignation.
+    let game = Replay::new(1, "fide_world_cup_2025_rapid_15+10.pgn", 2, 3.0);
+    let node = Node::start(&game, port, dir.path());
+    node.finish(std::time::Duration::from_secs(30));
+    let (status, body) = http_post(
+        hub.http,
+        "/api/boards/1/decisions",
+        &json!({"arbiter": "IA Test", "decision": "result", "result": "0-1", "cause": "resignation"}).to_string(),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let round7 = http_json(hub.http, "/api/rounds/7/pairings");
+    assert_eq!(round7[0]["board"], 1);
+    assert_eq!(
+        round7[0]["result"], "0-1",
+        "the hub's result, not the file's"
+    );
+
+    let (status, exported) = http_get(hub.http, "/api/results.trf").unwrap();
+    assert_eq!(status, 200);
+    let back = Trf::parse(&exported).unwrap();
+    let white = round7[0]["white"]["start_rank"].as_u64().unwrap() as u32;
+    let black = round7[0]["black"]["start_rank"].as_u64().unwrap() as u32;
+    assert_eq!(back.player(white).unwrap().rounds[6].result, Some('0'));
+    assert_eq!(back.player(black).unwrap().rounds[6].result, Some('1'));
+    // Everything else as the pairing program wrote it.
+    let changed = exported
+        .lines()
+        .zip(text.lines())
+        .filter(|(a, b)| a != b)
+        .count();
+    let expected_changes = [white, black]
+        .iter()
+        .filter(|r| {
+            trf.player(**r).unwrap().rounds[6].result != back.player(**r).unwrap().rounds[6].result
+        })
+        .count();
+    assert_eq!(changed, expected_changes);
+}
+
+#[test]
+fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("round-3.csv"),
+        "board,white,white_title,white_rating,white_fide_id,black,black_rating\n\
+         1,\"Carlsen, Magnus\",GM,2830,1503014,\"Nakamura, Hikaru\",2800\n\
+         2,Player A,,,,Player B,\n",
+    )
+    .unwrap();
+    let (hub, _) = hub_with(
+        dir.path(),
+        "[[rounds]]\nnumber = 3\npairings = \"round-3.csv\"\n",
+    );
+    let round: Value = http_json(hub.http, "/api/rounds/3/pairings");
+    assert_eq!(round[0]["white"]["name"], "Carlsen, Magnus");
+    assert_eq!(round[0]["white"]["title"], "GM");
+    assert_eq!(round[0]["white"]["fide_id"], 1_503_014);
+    assert_eq!(round[0]["black"]["rating"], 2800);
+    assert_eq!(round[1]["black"]["name"], "Player B");
+    assert_eq!(round[1]["result"], "*");
+    assert_eq!(http_get(hub.http, "/api/results.trf").unwrap().0, 404);
+}
+
+#[test]
+fn a_configuration_naming_a_missing_file_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("event.toml");
+    std::fs::write(
+        &path,
+        "[event]\nround = 2\n\n[pairings]\ntrf = \"nowhere.trf\"\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(support::workspace_bin("hub"))
+        .args(["serve", "--config"])
+        .arg(&path)
+        .args(["--data"])
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("line 5: pairings.trf") && stderr.contains("nowhere.trf"),
+        "{stderr}"
+    );
+}
