@@ -91,7 +91,7 @@ enum Command {
     /// A demo hall: embedded broker, hub and simulated boards replaying real games.
     Demo {
         /// Number of simulated boards.
-        #[arg(long, default_value_t = 12)]
+        #[arg(long, default_value_t = 48)]
         boards: u16,
         /// Game time runs this many times faster than real time.
         #[arg(long, default_value_t = 10.0)]

@@ -13,7 +13,7 @@ use support::{free_port, http_json, workspace_bin};
 fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
     let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
     let mut demo = Command::new(workspace_bin("hub"))
-        .args(["demo", "--boards", "4", "--speed", "200"])
+        .args(["demo", "--boards", "8", "--speed", "200"])
         .args(["--http", &http.to_string()])
         .args(["--mqtt", &format!("127.0.0.1:{}", free_port())])
         .stdout(Stdio::piped())
@@ -52,7 +52,7 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
             .iter()
             .map(|b| b["ply"].as_u64().unwrap())
             .collect();
-        if plies.len() == 4 && plies.iter().all(|p| *p >= 10) {
+        if plies.len() == 8 && plies.iter().all(|p| *p >= 10) {
             break;
         }
         assert!(Instant::now() < deadline, "boards did not play: {plies:?}");
@@ -60,7 +60,8 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
     }
 
     // The clocks: the demo hall runs 15 min + 10 s; every move has the hub's modelled time.
-    let board = http_json(http, "/api/boards/1");
+    // Board 2 has no incident (1, 3, 5 and 7 have, one per zone).
+    let board = http_json(http, "/api/boards/2");
     let clock = &board["clock"];
     assert_eq!(clock["time_control"], "900+10", "{board:#}");
     for field in ["white_ms", "black_ms"] {
@@ -91,6 +92,44 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         forecasts.windows(2).all(|w| w[0] <= w[1]),
         "most urgent first: {forecasts:?}"
     );
+
+    // The incidents reach the arbiters: one alert each, on its board.
+    for (board, what) in [
+        (1, "a flag falls"),
+        (3, "an illegal move"),
+        (5, "stops the clock"),
+        (7, "drops out"),
+    ] {
+        assert!(
+            printed
+                .iter()
+                .any(|l| l.contains(&format!("board {board:>3}: ")) && l.contains(what)),
+            "{printed:#?}"
+        );
+    }
+    let wanted = [
+        (1, "flag_fall"),
+        (3, "illegal_move"),
+        (5, "clock_paused"),
+        (7, "node_offline"),
+    ];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let alerts = http_json(http, "/api/alerts");
+        let seen = |board: u64, kind: &str| {
+            alerts
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|a| a["board"] == board && a["kind"] == kind)
+                .count()
+        };
+        if wanted.iter().all(|(b, k)| seen(*b, k) == 1) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "incidents missing: {alerts:#}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
     let _ = demo.kill();
     let _ = demo.wait();
 }

@@ -1,0 +1,229 @@
+//! `hub demo`: a hall on the embedded broker with simulated boards replaying real games.
+//!
+//! The games ship inside the binary (`hub/demo/`), so the demo needs nothing but the hub.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use board_node::node::{self, NodeConfig};
+use board_node::{pgn, replay};
+use protocol::BoardNo;
+use tokio::sync::oneshot;
+
+use crate::core::alerts::routing::{Arbiter, Zone};
+use crate::core::alerts::{AlertSettings, Language, Routing};
+use crate::core::laws::{GameType, Rules};
+use crate::run::{self, BrokerChoice, ServeConfig};
+
+mod incidents;
+
+/// Real rapid games (15 min + 10 s), FIDE World Cup 2025.
+const GAMES: &[u8] = include_bytes!("../../demo/world-cup-2025-rapid.pgn");
+
+#[derive(Debug, Clone)]
+pub struct DemoConfig {
+    pub boards: u16,
+    pub speed: f64,
+    pub http: SocketAddr,
+    pub mqtt: SocketAddr,
+    /// Where the journal and the simulated nodes' outboxes go; a fresh temporary directory
+    /// when `None`.
+    pub data: Option<PathBuf>,
+}
+
+/// `addr` if it is free, else the same IP with a port the system picks.
+fn free_or_ephemeral(addr: SocketAddr) -> anyhow::Result<SocketAddr> {
+    match TcpListener::bind(addr) {
+        Ok(_) => Ok(addr),
+        Err(_) => {
+            let listener = TcpListener::bind(SocketAddr::new(addr.ip(), 0))?;
+            let picked = listener.local_addr()?;
+            eprintln!("note: {addr} is taken, using {picked}");
+            Ok(picked)
+        }
+    }
+}
+
+/// Four zones of a quarter of the boards each, an arbiter for each (in the languages of our
+/// Laws texts) and a chief arbiter.
+fn routing(boards: u16) -> Routing {
+    let quarter = boards.div_ceil(4).max(1);
+    let names = ["A", "B", "C", "D"];
+    let languages = [
+        Language::English,
+        Language::Norwegian,
+        Language::Swedish,
+        Language::Danish,
+    ];
+    let zones = (0..4u16)
+        .map(|k| Zone {
+            name: names[usize::from(k)].into(),
+            boards: vec![k * quarter + 1..=(k + 1) * quarter],
+        })
+        .collect();
+    let mut arbiters: Vec<Arbiter> = (0..4)
+        .map(|k| Arbiter {
+            name: format!("arbiter-{}", names[k].to_lowercase()),
+            zones: vec![names[k].into()],
+            language: languages[k],
+            chief: false,
+        })
+        .collect();
+    arbiters.push(Arbiter {
+        name: "chief".into(),
+        zones: Vec::new(),
+        language: Language::English,
+        chief: true,
+    });
+    Routing { zones, arbiters }
+}
+
+/// What happens where: one incident in each zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Incident {
+    FlagFall,
+    IllegalMove,
+    PausedClock,
+    NodeDropsOut,
+}
+
+impl Incident {
+    const ALL: [Incident; 4] = [
+        Incident::FlagFall,
+        Incident::IllegalMove,
+        Incident::PausedClock,
+        Incident::NodeDropsOut,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Incident::FlagFall => "a flag falls after move 24",
+            Incident::IllegalMove => "an illegal move after move 16",
+            Incident::PausedClock => "a player stops the clock after move 20",
+            Incident::NodeDropsOut => "the node drops out after move 20 for 25 s",
+        }
+    }
+}
+
+/// The board of each incident: the first board of each zone.
+fn incident_at(board: u16, boards: u16) -> Option<Incident> {
+    let quarter = boards.div_ceil(4).max(1);
+    let k = (board - 1) / quarter;
+    (board - 1)
+        .is_multiple_of(quarter)
+        .then(|| Incident::ALL[usize::from(k.min(3))])
+}
+
+/// How long a dropped-out node stays away (wall time).
+const DROPOUT: Duration = Duration::from_secs(25);
+
+pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
+    let games = pgn::read_games(GAMES).context("reading the demo games")?;
+    let (_temp, data) = match &config.data {
+        Some(dir) => (None, dir.clone()),
+        None => {
+            let temp = tempfile::tempdir().context("creating a temporary directory")?;
+            let path = temp.path().to_owned();
+            (Some(temp), path)
+        }
+    };
+    let serve = ServeConfig {
+        data: data.join("journal"),
+        broker: BrokerChoice::Embedded(free_or_ephemeral(config.mqtt)?),
+        http: free_or_ephemeral(config.http)?,
+        event: "demo".into(),
+        // The demo games are rapid games (15 min + 10 s) in a fully supervised hall.
+        rules: Rules {
+            game_type: GameType::Rapid,
+            ..Rules::default()
+        },
+        time_control: Some("900+10".parse().expect("a valid time control")),
+        debounce_ms: Some(crate::core::hall::DEFAULT_DEBOUNCE_MS),
+        routing: routing(config.boards),
+        alerts: AlertSettings {
+            // Rapid games: time trouble at two minutes, not 8.4's five (most of the game).
+            time_trouble_ms: Some(120_000),
+            ..AlertSettings::default()
+        },
+        rounds: Default::default(),
+    };
+    let (ready_tx, ready) = oneshot::channel();
+    let hub = tokio::spawn(run::serve(serve, Some(ready_tx), async {
+        let _ = tokio::signal::ctrl_c().await;
+    }));
+    let running = ready.await.context("the hub did not start")?;
+
+    println!(
+        "Zeitnot demo hall: {} boards replaying real rapid games at {}x",
+        config.boards, config.speed
+    );
+    println!("  boards:   http://{}/api/boards", running.http);
+    println!("  board 1:  http://{}/api/boards/1", running.http);
+    println!("  clocks:   http://{}/api/time-trouble", running.http);
+    println!("  alerts:   http://{}/api/alerts?state=open", running.http);
+    println!("  metrics:  http://{}/metrics", running.http);
+    println!(
+        "  MQTT:     mqtt://{}  (topics zeitnot/demo/board/N/up|down)",
+        running.broker
+    );
+    println!(
+        "  pager:    hub pager --zone all --event demo --broker {}",
+        running.broker
+    );
+
+    for n in 1..=config.boards {
+        if let Some(incident) = incident_at(n, config.boards) {
+            println!("  board {n:>3}: {}", incident.name());
+        }
+    }
+    println!("Ctrl-C stops the hall.");
+
+    for n in 1..=config.boards {
+        let game = &games[usize::from(n - 1) % games.len()];
+        let node = NodeConfig {
+            board: BoardNo(n),
+            event: "demo".into(),
+            broker: running.broker.clone(),
+            outbox: data.join(format!("node-{n}")),
+            speed: config.speed,
+            heartbeat: Some(Duration::from_secs(5)),
+            exit_when_done: false,
+            board_hw: format!("demo-board-{n}"),
+            clock_hw: format!("demo-clock-{n}"),
+        };
+        let script = replay::script(game, None);
+        let incident = incident_at(n, config.boards);
+        let script = match incident {
+            Some(Incident::FlagFall) => incidents::flag_fall_after(script, 24),
+            Some(Incident::IllegalMove) => incidents::illegal_move_after(script, 16),
+            Some(Incident::PausedClock) => incidents::pause_after(script, 20, 60_000),
+            Some(Incident::NodeDropsOut) | None => script,
+        };
+        // The node that drops out stops when its move 20 is due and comes back later
+        // on the same outbox, as a rebooted node does.
+        let dropout = (incident == Some(Incident::NodeDropsOut))
+            .then(|| incidents::time_of(&script, 20))
+            .flatten()
+            .map(|game_ms| Duration::from_secs_f64(game_ms as f64 / 1000.0 / config.speed));
+        tokio::spawn(async move {
+            let result = match dropout {
+                Some(after) => {
+                    let first =
+                        node::run(node.clone(), script.clone(), tokio::time::sleep(after)).await;
+                    tokio::time::sleep(DROPOUT).await;
+                    match first {
+                        Ok(_) => node::run(node, script, std::future::pending()).await,
+                        Err(e) => Err(e),
+                    }
+                }
+                None => node::run(node, script, std::future::pending()).await,
+            };
+            if let Err(e) = result {
+                tracing::error!(board = n, error = %e, "simulated board stopped");
+            }
+        });
+    }
+    hub.await.context("the hub task failed")?
+}
