@@ -206,6 +206,7 @@ async fn through_hub(
         routing: Default::default(),
         alerts: Default::default(),
         rounds: Default::default(),
+        broadcast: Default::default(),
     };
     let (ready_tx, ready) = oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));

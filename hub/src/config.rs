@@ -41,6 +41,7 @@ use protocol::time_control::TimeControl;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::broadcast::BroadcastSettings;
 use crate::core::alerts::routing::{Arbiter, Routing, Zone};
 use crate::core::alerts::{AlertSettings, Language};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
@@ -62,7 +63,16 @@ struct File {
     #[serde(default)]
     pairings: PairingsSection,
     #[serde(default)]
+    broadcast: BroadcastSection,
+    #[serde(default)]
     rounds: Vec<RoundSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BroadcastSection {
+    /// The public feed shows each game as it was this long ago.
+    delay_s: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -88,6 +98,7 @@ struct RoundSection {
 struct EventSection {
     id: Option<String>,
     name: Option<String>,
+    site: Option<String>,
     time_control: Option<Spanned<String>>,
     allowed_lateness_s: Option<u64>,
     /// The round in play (default: the last with pairings).
@@ -171,6 +182,7 @@ pub struct EventConfig {
     pub routing: Routing,
     pub alerts: AlertSettings,
     pub rounds: Rounds,
+    pub broadcast: BroadcastSettings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -312,6 +324,11 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
     let rounds = Rounds::new(trf, csv_rounds, file.event.round);
     Ok(EventConfig {
         rounds,
+        broadcast: BroadcastSettings {
+            event_name: file.event.name.clone(),
+            site: file.event.site,
+            delay_ms: file.broadcast.delay_s.unwrap_or(0) * 1000,
+        },
         event_id: file.event.id,
         name: file.event.name,
         edition,

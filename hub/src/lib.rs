@@ -4,6 +4,7 @@
 //! - [`core`]: the pure state machines (sequencing, games, the hall). No IO.
 //! - [`edge`]: the IO: sled journal and its flusher, MQTT (embedded broker or external),
 //!   HTTP.
+//! - [`broadcast`]: the public feed's games (PGN, delay, players).
 //! - [`config`]: the event's configuration file (TOML).
 //! - [`pairings`]: pairings from TRF files, results back out as TRF.
 //! - [`pager`]: `hub pager`, an arbiter's terminal pager over MQTT.
@@ -11,6 +12,7 @@
 //! - [`run`]: the loop that owns the core and carries out its effects.
 //! - [`demo`]: a demo hall with simulated boards replaying real games.
 
+pub mod broadcast;
 pub mod config;
 pub mod core;
 pub mod demo;

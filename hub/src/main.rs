@@ -191,6 +191,7 @@ async fn main() -> anyhow::Result<()> {
                 routing: file.routing,
                 alerts: file.alerts,
                 rounds: file.rounds,
+                broadcast: file.broadcast,
             };
             hub::serve(config, None, shutdown_signal()).await
         }

@@ -20,6 +20,7 @@ use board_node::link::{BrokerAddr, LinkEvent};
 use protocol::{codec, topic, BoardNo, DecodeError, DownlinkBody};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::broadcast::{self, BroadcastSettings, FeedGame};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertChange, AlertDesk, AlertSettings, Change, Routing};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
@@ -27,6 +28,7 @@ use crate::core::hall::{Effect, Hall};
 use crate::core::intake::Admission;
 use crate::core::laws::Rules;
 use crate::core::record::Record;
+use crate::core::relay::Relay;
 use crate::core::time::HubMs;
 use crate::edge::broker;
 use crate::edge::flusher::{Durable, Flusher};
@@ -69,6 +71,8 @@ pub struct ServeConfig {
     pub alerts: AlertSettings,
     /// The rounds' pairings and the round in play.
     pub rounds: Rounds,
+    /// The public feed: event name, site, delay.
+    pub broadcast: BroadcastSettings,
 }
 
 /// How often the desk looks at what builds up over time (time trouble, silent nodes,
@@ -134,11 +138,15 @@ pub async fn serve(
         }
     }));
     let mut healed = Vec::new();
+    let mut relay = Relay::default();
     let replayed = replay(
         &journal,
         &mut hall,
-        &mut desk,
-        &mut healed,
+        &mut Followers {
+            desk: &mut desk,
+            relay: &mut relay,
+            healed: &mut healed,
+        },
         &mut clock,
         &metrics,
     );
@@ -188,6 +196,8 @@ pub async fn serve(
         event: config.event,
         hall,
         desk,
+        relay,
+        broadcast: config.broadcast,
         rounds: config.rounds,
         alert_changes: 0,
         unpublished: std::collections::VecDeque::new(),
@@ -249,8 +259,7 @@ pub async fn serve(
 fn replay(
     journal: &Journal,
     hall: &mut Hall,
-    desk: &mut AlertDesk,
-    healed: &mut Vec<AlertChange>,
+    followers: &mut Followers<'_>,
     clock: &mut HubClock,
     metrics: &Metrics,
 ) -> u64 {
@@ -265,12 +274,19 @@ fn replay(
         }
     }
     let fold_decisions = |hall: &mut Hall,
-                          desk: &mut AlertDesk,
-                          healed: &mut Vec<AlertChange>,
+                          followers: &mut Followers<'_>,
                           due: Vec<DecisionRecord>| {
         for decision in due {
             match hall.decide(&decision) {
-                Ok(_) => healed.extend(desk.on_decision(decision.at, &decision)),
+                Ok(effects) => {
+                    for effect in &effects {
+                        followers.follow(decision.at, hall, effect);
+                    }
+                    followers.relay.on_decision(&decision);
+                    followers
+                        .healed
+                        .extend(followers.desk.on_decision(decision.at, &decision));
+                }
                 Err(e) => {
                     tracing::error!(id = decision.id, error = %e, "journaled decision no longer fits");
                     metrics.journal_records_skipped();
@@ -293,12 +309,12 @@ fn replay(
                         );
                         metrics.journal_records_skipped();
                     } else {
-                        healed.extend(desk.on_effect(record.at, hall, &effect));
+                        followers.follow(record.at, hall, &effect);
                     }
                 }
                 applied += 1;
                 if let Some(due) = decisions.remove(&(board, seq)) {
-                    fold_decisions(hall, desk, healed, due);
+                    fold_decisions(hall, followers, due);
                 }
             }
             Err(e) => {
@@ -310,9 +326,24 @@ fn replay(
     // Decisions after events the journal lost (damaged records): in the order taken.
     let mut rest: Vec<DecisionRecord> = decisions.into_values().flatten().collect();
     rest.sort_by_key(|d| d.id);
-    fold_decisions(hall, desk, healed, rest);
+    fold_decisions(hall, followers, rest);
     hall.replayed();
     applied
+}
+
+/// What follows the replayed board events besides the hall: the alert desk (raising only
+/// what a crash lost, into `healed`) and the broadcast relay.
+struct Followers<'a> {
+    desk: &'a mut AlertDesk,
+    relay: &'a mut Relay,
+    healed: &'a mut Vec<AlertChange>,
+}
+
+impl Followers<'_> {
+    fn follow(&mut self, at: HubMs, hall: &Hall, effect: &Effect) {
+        self.healed.extend(self.desk.on_effect(at, hall, effect));
+        self.relay.on_effect(at, effect);
+    }
 }
 
 /// Where the answer to an acknowledgement or resolution goes.
@@ -323,6 +354,8 @@ struct Shell {
     event: String,
     hall: Hall,
     desk: AlertDesk,
+    relay: Relay,
+    broadcast: BroadcastSettings,
     rounds: Rounds,
     /// Alert changes written so far: the running number the flusher reports back.
     alert_changes: u64,
@@ -472,6 +505,7 @@ impl Shell {
 
     /// Carries out an effect of the core at `now`. Only a failing journal is an error.
     fn carry_out(&mut self, now: HubMs, effect: Effect) -> anyhow::Result<()> {
+        self.relay.on_effect(now, &effect);
         let changes = self.desk.on_effect(now, &self.hall, &effect);
         self.record_alerts(changes, None)?;
         match effect {
@@ -658,6 +692,7 @@ impl Shell {
         for effect in effects {
             self.carry_out(record.at, effect)?;
         }
+        self.relay.on_decision(&record);
         let changes = self.desk.on_decision(record.at, &record);
         self.record_alerts(changes, None)?;
         let entry = self
@@ -679,6 +714,20 @@ impl Shell {
                 (result != "*").then(|| (n.0, result.to_owned()))
             })
             .collect()
+    }
+
+    /// The public feed's games of `round` (one `board`, or all).
+    fn feed(&self, now: HubMs, round: usize, board: Option<u16>) -> Option<Vec<FeedGame>> {
+        broadcast::games(
+            &self.hall,
+            &self.relay,
+            &self.rounds,
+            &self.broadcast,
+            &self.event,
+            now,
+            round,
+            board,
+        )
     }
 
     /// A round's pairings; in the round in play, with the hub's results.
@@ -709,6 +758,9 @@ impl Shell {
             Query::Decide(board, action, reply) => return self.decide(board, action, reply),
             Query::Alerts(reply) => drop(reply.send(self.desk.alerts().cloned().collect())),
             Query::Pairings(round, reply) => drop(reply.send(self.pairings(round))),
+            Query::Broadcast(round, board, reply) => {
+                drop(reply.send(self.feed(now, round, board)));
+            }
             Query::ResultsTrf(reply) => {
                 drop(reply.send(self.rounds.trf_with_results(&self.results())));
             }

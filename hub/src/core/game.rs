@@ -270,6 +270,18 @@ impl Game {
         self.shown_successor = None;
     }
 
+    /// Where the stretch of legal moves holding move `ply` starts: the game's start (0), or
+    /// the position an illegal move left where it stood (A.5.2), with the moves before it.
+    pub fn start_of(&self, ply: usize) -> (usize, &Chess) {
+        let (from, start) = self
+            .starts
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= ply)
+            .unwrap_or(&self.starts[0]);
+        (*from, start)
+    }
+
     /// The last placement the board reported.
     pub fn sensed(&self) -> Option<&Board> {
         self.sensed.as_ref()

@@ -17,6 +17,7 @@
 //! - [`arbiter`]: the arbiter's decisions (reinstate, result, time) and their audit trail.
 //! - [`board`]: everything the hub knows about one board.
 //! - [`alerts`]: what arbiters must handle, raised, acknowledged, escalated, resolved.
+//! - [`relay`]: the broadcast's view of each game (delay) and its PGN.
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
 pub mod alerts;
@@ -33,6 +34,7 @@ pub mod intake;
 pub mod laws;
 pub mod mating;
 pub mod record;
+pub mod relay;
 pub mod repetition;
 pub mod sensed;
 pub mod time;

@@ -148,6 +148,11 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             ..AlertSettings::default()
         },
         rounds: Default::default(),
+        broadcast: crate::broadcast::BroadcastSettings {
+            event_name: Some("Zeitnot demo hall".into()),
+            site: Some("Zeitnot".into()),
+            delay_ms: 0,
+        },
     };
     let (ready_tx, ready) = oneshot::channel();
     let hub = tokio::spawn(run::serve(serve, Some(ready_tx), async {

@@ -14,6 +14,7 @@ use axum::{Json, Router};
 use protocol::BoardNo;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::broadcast::FeedGame;
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertState, Language};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
@@ -42,6 +43,9 @@ pub enum Query {
     Pairings(usize, oneshot::Sender<Option<Vec<Pairing>>>),
     /// The pairing program's TRF with the hub's results of the round in play.
     ResultsTrf(oneshot::Sender<Option<String>>),
+    /// The public feed's games of a round (one board, or all); `None` for a round not in
+    /// play.
+    Broadcast(usize, Option<u16>, oneshot::Sender<Option<Vec<FeedGame>>>),
     /// An arbiter acknowledges or resolves an alert; answered once it is durable.
     AlertCommand(
         u64,
@@ -144,6 +148,7 @@ pub async fn bind(
         .route("/api/boards/{n}/decisions", post(decide))
         .route("/api/time-trouble", get(time_trouble))
         .route("/api/rounds/{r}/pairings", get(pairings))
+        .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/results.trf", get(results_trf))
         .route("/api/alerts", get(alerts))
         .route("/api/alerts/{id}", get(alert))
@@ -234,6 +239,76 @@ async fn pairings(
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownRound(round))
+}
+
+/// `GET /broadcast/round/{r}/games.pgn` (every board of the round) and
+/// `/broadcast/round/{r}/game-{board}.pgn`: the public feed, delayed as configured. Cheap
+/// to poll: `ETag` and `Last-Modified`, `304 Not Modified` when nothing changed.
+async fn broadcast_pgn(
+    State(api): State<Api>,
+    Path((round, file)): Path<(usize, String)>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    let board = match file.as_str() {
+        "games.pgn" => None,
+        other => Some(
+            other
+                .strip_prefix("game-")
+                .and_then(|f| f.strip_suffix(".pgn"))
+                .and_then(|n| n.parse::<u16>().ok())
+                .ok_or_else(|| ApiError::BadQuery(format!("{other:?}: games.pgn or game-N.pgn")))?,
+        ),
+    };
+    let games = api
+        .ask(|reply| Query::Broadcast(round, board, reply))
+        .await?
+        .ok_or(ApiError::UnknownRound(round))?;
+    if board.is_some() && games.is_empty() {
+        return Err(ApiError::UnknownBoard(board.unwrap_or(0)));
+    }
+    let body: String = games.iter().map(|g| g.pgn.as_str()).collect();
+    let etag = format!("\"{:016x}\"", fnv1a(body.as_bytes()));
+    let modified = games.iter().map(|g| g.as_of.0).max().unwrap_or(0);
+    let last_modified =
+        httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_millis(modified));
+    let matches_etag = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let not_modified_since = headers.get(header::IF_NONE_MATCH).is_none()
+        && headers
+            .get(header::IF_MODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok())
+            .is_some_and(|since| {
+                since
+                    >= std::time::UNIX_EPOCH
+                        + std::time::Duration::from_millis(modified / 1000 * 1000)
+            });
+    let cache = [
+        (header::ETAG, etag),
+        (header::LAST_MODIFIED, last_modified),
+        (header::CACHE_CONTROL, "no-cache".to_owned()),
+    ];
+    if matches_etag || not_modified_since {
+        return Ok((StatusCode::NOT_MODIFIED, cache).into_response());
+    }
+    Ok((
+        cache,
+        [(
+            header::CONTENT_TYPE,
+            "application/x-chess-pgn; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response())
+}
+
+/// FNV-1a, 64 bits: a stable fingerprint of a feed for its `ETag`.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+        (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The pairing program's TRF with the hub's results of the round in play entered.

@@ -1,0 +1,126 @@
+//! The public feed's games: each board's game from the hall, as the relay lets the public
+//! see it (the broadcast delay), with the players from the pairings.
+
+use crate::core::hall::Hall;
+use crate::core::relay::pgn::{self, Player, Tags};
+use crate::core::relay::Relay;
+use crate::core::time::HubMs;
+use crate::pairings::{Rounds, Seat};
+
+/// What the feed is configured with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BroadcastSettings {
+    /// The event's name (`Event` tag); the event id when not configured.
+    pub event_name: Option<String>,
+    pub site: Option<String>,
+    /// The public sees each game as it was this long ago (anti-cheat); 0: live.
+    pub delay_ms: u64,
+}
+
+/// One game of the feed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedGame {
+    pub board: u16,
+    pub pgn: String,
+    /// When what the game shows last changed.
+    pub as_of: HubMs,
+}
+
+fn player(seat: &Seat) -> Player {
+    Player {
+        name: seat.name.clone(),
+        title: seat.title.clone(),
+        rating: seat.rating,
+        fide_id: seat.fide_id,
+        federation: seat.federation.clone(),
+    }
+}
+
+/// `YYYY.MM.DD` (UTC) of a Unix time in ms.
+pub fn pgn_date(at: HubMs) -> String {
+    // Days to civil date (Howard Hinnant's algorithm).
+    let days = (at.0 / 86_400_000) as i64 + 719_468;
+    let era = days.div_euclid(146_097);
+    let doe = days.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}.{month:02}.{day:02}")
+}
+
+/// The games of `round` (every board of the round in play; `board` for one), as the
+/// public sees them at `now`. `None` for a round that is not in play.
+#[allow(clippy::too_many_arguments)]
+pub fn games(
+    hall: &Hall,
+    relay: &Relay,
+    rounds: &Rounds,
+    settings: &BroadcastSettings,
+    event_id: &str,
+    now: HubMs,
+    round: usize,
+    board: Option<u16>,
+) -> Option<Vec<FeedGame>> {
+    let in_play = rounds.in_play().unwrap_or(1);
+    if round != in_play {
+        return None;
+    }
+    let pairings = rounds.pairings.get(&round);
+    let boards: Vec<u16> = match pairings {
+        Some(games) => games.iter().map(|p| p.board).collect(),
+        None => hall.boards().into_iter().map(|b| b.0).collect(),
+    };
+    let games = boards
+        .into_iter()
+        .filter(|b| board.is_none_or(|wanted| wanted == *b))
+        .filter_map(|b| {
+            let state = hall.board(protocol::BoardNo(b))?;
+            let pairing = pairings.and_then(|games| games.iter().find(|p| p.board == b));
+            let visible = relay.visible(b, now, settings.delay_ms);
+            let tags = Tags {
+                event: settings
+                    .event_name
+                    .clone()
+                    .unwrap_or_else(|| event_id.to_owned()),
+                site: settings.site.clone().unwrap_or_else(|| "?".to_owned()),
+                date: relay
+                    .started_at(b)
+                    .map_or_else(|| "????.??.??".to_owned(), pgn_date),
+                round: format!("{round}.{b}"),
+                white: pairing.map(|p| player(&p.white)),
+                black: pairing.map(|p| player(&p.black)),
+                time_control: state.clock().model().map(|m| m.time_control().to_string()),
+                game_id: format!("{event_id}-r{round}-b{b}"),
+            };
+            let clock_ms: Vec<Option<u64>> = state
+                .clock()
+                .checks()
+                .iter()
+                .map(|c| c.expected_ms.or(c.shown_ms))
+                .collect();
+            Some(FeedGame {
+                board: b,
+                pgn: pgn::render(&tags, state.game(), &clock_ms, visible),
+                as_of: visible.as_of,
+            })
+        })
+        .collect();
+    Some(games)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_civil_dates() {
+        assert_eq!(pgn_date(HubMs(0)), "1970.01.01");
+        // 2026-11-23 12:00 UTC.
+        assert_eq!(pgn_date(HubMs(1_795_435_200_000)), "2026.11.23");
+        // 2024-02-29.
+        assert_eq!(pgn_date(HubMs(1_709_164_800_000)), "2024.02.29");
+    }
+}
