@@ -86,8 +86,10 @@ pub fn games(
                     .clone()
                     .unwrap_or_else(|| event_id.to_owned()),
                 site: settings.site.clone().unwrap_or_else(|| "?".to_owned()),
+                // The date of the first move the public may see: nothing leaks early.
                 date: relay
                     .started_at(b)
+                    .filter(|_| visible.plies > 0)
                     .map_or_else(|| "????.??.??".to_owned(), pgn_date),
                 round: format!("{round}.{b}"),
                 white: pairing.map(|p| player(&p.white)),

@@ -14,10 +14,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
-use protocol::{codec, topic, BoardNo, ClockReport, Hello, NodeMs, Seq, Uplink, UplinkBody};
+use protocol::topic;
 use rumqttc::{AsyncClient, QoS};
 use serde_json::Value;
-use shakmaty::{Chess, Position, Square};
+use shakmaty::{Position, Square};
+use support::board::TestBoard;
 use support::{http_json, http_post, workspace_bin, Broker, Hub, Node, Replay};
 use tokio::sync::mpsc;
 
@@ -47,117 +48,6 @@ language = "nb"
 name = "eva"
 chief = true
 "#;
-
-/// A board node played by the test: it publishes what a real node would.
-struct TestBoard {
-    board: u16,
-    seq: u64,
-    started: Instant,
-    position: Chess,
-    /// White's and Black's time on the clock.
-    clock: [u32; 2],
-    client: AsyncClient,
-}
-
-impl TestBoard {
-    async fn start(board: u16, client: AsyncClient) -> TestBoard {
-        let mut b = TestBoard {
-            board,
-            seq: 0,
-            started: Instant::now(),
-            position: Chess::default(),
-            clock: [900_000; 2],
-            client,
-        };
-        b.send(UplinkBody::Hello(Hello {
-            software: "alerts-e2e".into(),
-            board_hw: format!("board-{board}"),
-            clock_hw: format!("clock-{board}"),
-            highest_seq: Seq(0),
-        }))
-        .await;
-        let start = b.position.board().clone();
-        b.show(&start).await;
-        b.reading(Some(protocol::Color::White), None).await;
-        b
-    }
-
-    /// Publishes one event; returns when it left.
-    async fn send(&mut self, body: UplinkBody) -> Instant {
-        self.seq += 1;
-        let at = NodeMs(self.started.elapsed().as_millis() as u64);
-        let event = Uplink::new(BoardNo(self.board), Seq(self.seq), at, body);
-        let sent = Instant::now();
-        self.client
-            .publish(
-                topic::uplink("default", BoardNo(self.board)),
-                QoS::AtLeastOnce,
-                false,
-                codec::encode_uplink(&event),
-            )
-            .await
-            .unwrap();
-        sent
-    }
-
-    async fn show(&mut self, board: &shakmaty::Board) -> Instant {
-        self.send(UplinkBody::Placement(board_node::sensors::placement(board)))
-            .await
-    }
-
-    async fn reading(
-        &mut self,
-        running: Option<protocol::Color>,
-        flag: Option<protocol::Color>,
-    ) -> Instant {
-        if let Some(flagged) = flag {
-            self.clock[usize::from(flagged == protocol::Color::Black)] = 0;
-        }
-        self.send(UplinkBody::Clock(ClockReport {
-            white_ms: self.clock[0],
-            black_ms: self.clock[1],
-            running,
-            white_flag: flag == Some(protocol::Color::White),
-            black_flag: flag == Some(protocol::Color::Black),
-            pressed_by: None,
-        }))
-        .await
-    }
-
-    /// Sets `board` down and presses the clock for the side to move.
-    async fn press_with(&mut self, board: &shakmaty::Board) -> Instant {
-        self.show(board).await;
-        let mover = self.position.turn();
-        let (by, next) = match mover {
-            shakmaty::Color::White => (protocol::Color::White, protocol::Color::Black),
-            shakmaty::Color::Black => (protocol::Color::Black, protocol::Color::White),
-        };
-        let i = usize::from(mover == shakmaty::Color::Black);
-        self.clock[i] = self.clock[i] - 2_000 + 10_000;
-        self.send(UplinkBody::Clock(ClockReport {
-            white_ms: self.clock[0],
-            black_ms: self.clock[1],
-            running: Some(next),
-            white_flag: false,
-            black_flag: false,
-            pressed_by: Some(by),
-        }))
-        .await
-    }
-
-    async fn play(&mut self, uci: &str) -> Instant {
-        let m = uci
-            .parse::<shakmaty::uci::UciMove>()
-            .unwrap()
-            .to_move(&self.position)
-            .unwrap();
-        let mut after = self.position.clone();
-        after.play_unchecked(m);
-        let sent = self.press_with(after.board()).await;
-        self.position = after;
-        sent
-    }
-}
 
 /// A pager: every message on the alert topics, with when it arrived.
 struct Pager {

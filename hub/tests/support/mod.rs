@@ -1,6 +1,7 @@
 //! Test harness: real processes (hub, board nodes, Mosquitto) on ephemeral ports.
 #![allow(dead_code)] // each test binary uses a part
 
+pub mod board;
 pub mod events;
 pub mod hall;
 pub mod oracle;

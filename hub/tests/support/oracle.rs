@@ -30,12 +30,7 @@ impl OracleReport {
     pub fn check(mut self, path: &Path) -> String {
         self.out.flush().expect("oracle report");
         drop(self);
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/real_games.py");
-        let output = Command::new("python3")
-            .arg(&script)
-            .arg(path)
-            .output()
-            .expect("python3 (bash .ci/run installs python-chess 1.11.2)");
+        let output = python_script("real_games.py", &[path]);
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
         assert!(
@@ -44,4 +39,16 @@ impl OracleReport {
         );
         stdout
     }
+}
+
+/// Runs `tests/oracle/{script}` with `args`.
+pub fn python_script(script: &str, args: &[&Path]) -> std::process::Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/oracle")
+        .join(script);
+    Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .output()
+        .expect("python3 (bash .ci/run installs python-chess 1.11.2)")
 }

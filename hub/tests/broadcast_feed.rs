@@ -1,0 +1,282 @@
+//! The broadcast feed through a real hub: a replayed real round (board-node processes, the
+//! embedded broker), then the feed checked by python-chess (every game parses, every move
+//! legal, moves, `%clk` and results equal to the hub's record) and read by `pgn-extract`;
+//! conditional requests (304); a delay the feed never breaks; and the time from a press to
+//! the feed's change.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use board_node::link::{self, BrokerAddr, LinkOptions};
+use serde_json::{json, Value};
+use support::board::TestBoard;
+use support::{http_get, http_json, Broker, Hub, Node, Replay};
+
+const FILE: &str = "fide_world_cup_2025_rapid_15+10.pgn";
+
+/// `GET` with headers; the status, the headers, the body.
+fn get(
+    http: std::net::SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, BTreeMap<String, String>, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(http).unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+        .collect();
+    (status, headers, body.to_owned())
+}
+
+fn pgn_extract() -> PathBuf {
+    ["/usr/games/pgn-extract", "/usr/bin/pgn-extract"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .expect("pgn-extract is not installed: `apt-get install pgn-extract` (bash .ci/run does)")
+}
+
+fn plies(value: &Value) -> usize {
+    value["moves"].as_array().map_or(0, Vec::len)
+}
+
+#[test]
+fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_hub_has_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, port) = Hub::embedded(dir.path());
+    let boards: Vec<u16> = (1..=8).collect();
+    let nodes: Vec<Node> = boards
+        .iter()
+        .map(|b| {
+            Node::start(
+                &Replay::new(*b, FILE, usize::from(*b) + 10, 8.0),
+                port,
+                dir.path(),
+            )
+        })
+        .collect();
+    for node in nodes {
+        node.finish(Duration::from_secs(90));
+    }
+    let (status, headers, feed) = get(hub.http, "/broadcast/round/1/games.pgn", &[]);
+    assert_eq!(status, 200);
+    assert_eq!(
+        headers["content-type"],
+        "application/x-chess-pgn; charset=utf-8"
+    );
+    let path = dir.path().join("round-1.pgn");
+    std::fs::write(&path, &feed).unwrap();
+
+    let mut record = serde_json::Map::new();
+    for b in &boards {
+        let detail = http_json(hub.http, &format!("/api/boards/{b}"));
+        record.insert(
+            b.to_string(),
+            json!({"moves": detail["moves"], "clock_ms": detail["clock_ms"], "result": detail["result"]}),
+        );
+    }
+    let record_path = dir.path().join("record.json");
+    std::fs::write(&record_path, Value::Object(record).to_string()).unwrap();
+    let oracle = support::oracle::python_script("broadcast_feed.py", &[&path, &record_path]);
+    assert!(
+        oracle.status.success(),
+        "python-chess: {}{}",
+        String::from_utf8_lossy(&oracle.stdout),
+        String::from_utf8_lossy(&oracle.stderr)
+    );
+    let report = String::from_utf8_lossy(&oracle.stdout).to_string();
+    assert_eq!(report.lines().count(), boards.len(), "{report}");
+    eprintln!("{report}");
+
+    let extracted = Command::new(pgn_extract())
+        .args(["-s", "-o", "/dev/null"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(extracted.status.success(), "pgn-extract failed");
+    let complaints = String::from_utf8_lossy(&extracted.stderr);
+    assert!(complaints.trim().is_empty(), "pgn-extract: {complaints}");
+
+    // Nothing changes now: both conditional requests answer 304; one board's game too.
+    let etag = headers["etag"].clone();
+    let modified = headers["last-modified"].clone();
+    assert_eq!(
+        get(
+            hub.http,
+            "/broadcast/round/1/games.pgn",
+            &[("If-None-Match", &etag)]
+        )
+        .0,
+        304
+    );
+    assert_eq!(
+        get(
+            hub.http,
+            "/broadcast/round/1/games.pgn",
+            &[("If-Modified-Since", &modified)]
+        )
+        .0,
+        304
+    );
+    let (status, one, game) = get(hub.http, "/broadcast/round/1/game-3.pgn", &[]);
+    assert_eq!(status, 200);
+    assert!(game.contains("[Round \"1.3\"]") && feed.contains(&game));
+    assert_eq!(
+        get(
+            hub.http,
+            "/broadcast/round/1/game-3.pgn",
+            &[("If-None-Match", &one["etag"])]
+        )
+        .0,
+        304
+    );
+    assert_eq!(
+        http_get(hub.http, "/broadcast/round/2/games.pgn")
+            .unwrap()
+            .0,
+        404
+    );
+    assert_eq!(
+        http_get(hub.http, "/broadcast/round/1/game-99.pgn")
+            .unwrap()
+            .0,
+        404
+    );
+}
+
+#[test]
+fn with_a_delay_the_feed_never_shows_a_move_younger_than_the_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("event.toml");
+    std::fs::write(&config, "[broadcast]\ndelay_s = 3\n").unwrap();
+    let port = support::free_port();
+    let hub = Hub::start_with(
+        &dir.path().join("data"),
+        Broker::Embedded { port },
+        &dir.path().join("hub.log"),
+        vec!["--config".into(), config.display().to_string()],
+    );
+    let mut node = Node::start(&Replay::new(1, FILE, 7, 10.0), port, dir.path());
+    let started = Instant::now();
+    // (time, moves the arbiters see) and (time, moves the public sees, its ETag).
+    let mut live: Vec<(Duration, usize)> = Vec::new();
+    let mut public: Vec<(Duration, usize, String)> = Vec::new();
+    let mut finished = None;
+    while finished.is_none_or(|at: Instant| at.elapsed() < Duration::from_secs(5)) {
+        if let Ok((200, body)) = http_get(hub.http, "/api/boards/1") {
+            live.push((
+                started.elapsed(),
+                plies(&serde_json::from_str(&body).unwrap()),
+            ));
+        }
+        let (status, headers, pgn) = get(hub.http, "/broadcast/round/1/game-1.pgn", &[]);
+        if status == 200 {
+            let moves = pgn.matches("[%clk").count();
+            public.push((started.elapsed(), moves, headers["etag"].clone()));
+        }
+        if finished.is_none() && node.child.try_wait().unwrap().is_some() {
+            finished = Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let delay = Duration::from_secs(3);
+    let slack = Duration::from_millis(300);
+    for (at, shown, _) in &public {
+        let allowed = live
+            .iter()
+            .filter(|(t, _)| *t + delay <= *at + slack)
+            .map(|(_, n)| *n)
+            .max()
+            .unwrap_or(0);
+        assert!(
+            *shown <= allowed,
+            "at {at:?} the feed shows {shown} moves; {delay:?} before, the board had {allowed}"
+        );
+    }
+    let (_, last_live) = *live.last().unwrap();
+    let (_, last_shown, _) = public.last().unwrap();
+    assert_eq!(
+        *last_shown, last_live,
+        "after the delay the feed catches up"
+    );
+    assert!(last_live > 20);
+    // A changed game changes the ETag; an unchanged one keeps it.
+    for pair in public.windows(2) {
+        let ((_, a, ea), (_, b, eb)) = (&pair[0], &pair[1]);
+        assert_eq!(a == b, ea == eb, "moves {a} → {b}, ETag {ea} → {eb}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_reaches_the_feed_within_milliseconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, port) = Hub::embedded(dir.path());
+    let broker = BrokerAddr {
+        host: "127.0.0.1".into(),
+        port,
+    };
+    let (client, mut events) = link::start(&broker, LinkOptions::new("feed-latency"));
+    tokio::spawn(async move { while events.recv().await.is_some() {} });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut board = TestBoard::start(1, client).await;
+    let moves = ["g1f3", "g8f6", "f3g1", "f6g8"];
+    let mut latencies = Vec::new();
+    let mut etag = String::new();
+    let http = hub.http;
+    // Fifteen knight moves: before the position's fifth occurrence ends the game (9.6.1).
+    for (i, uci) in moves.iter().cycle().take(15).enumerate() {
+        let sent = board.play(uci).await;
+        let seen = tokio::task::spawn_blocking({
+            let etag = etag.clone();
+            move || loop {
+                let conditional = [("If-None-Match", etag.as_str())];
+                let headers = if etag.is_empty() {
+                    &[][..]
+                } else {
+                    &conditional[..]
+                };
+                let (status, headers, pgn) = get(http, "/broadcast/round/1/game-1.pgn", headers);
+                if status == 200 && pgn.matches("[%clk").count() == i + 1 {
+                    return (Instant::now(), headers["etag"].clone());
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+        .await
+        .unwrap();
+        latencies.push(seen.0 - sent);
+        etag = seen.1;
+    }
+    latencies.sort();
+    let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
+    eprintln!(
+        "press → feed (delay 0, embedded broker, polling every 1 ms): p50 {:?}, p99 {:?}, {} moves",
+        pct(0.5),
+        pct(0.99),
+        latencies.len()
+    );
+    assert!(pct(0.99) < Duration::from_secs(1));
+}
