@@ -113,6 +113,31 @@ pub fn games(
     Some(games)
 }
 
+/// A move (or the end of the game) at `board` as the MQTT live feed publishes it:
+/// `{"board", "round", "ply", "san", "uci", "by", "fen", "clock_ms", "result"}`.
+pub fn move_message(hall: &Hall, board: u16, round: usize) -> Option<Vec<u8>> {
+    let state = hall.board(protocol::BoardNo(board))?;
+    let game = state.game();
+    let ply = game.moves().len();
+    let last = game.moves().last();
+    let clock_ms = ply
+        .checked_sub(1)
+        .and_then(|i| state.clock().checks().get(i))
+        .and_then(|c| c.expected_ms.or(c.shown_ms));
+    let message = serde_json::json!({
+        "board": board,
+        "round": round,
+        "ply": ply,
+        "san": last.map(|m| m.san.to_string()),
+        "uci": last.map(|m| m.m.to_uci(shakmaty::CastlingMode::Standard).to_string()),
+        "by": last.map(|m| crate::core::color_name(m.by)),
+        "fen": game.fen(),
+        "clock_ms": clock_ms,
+        "result": game.result(),
+    });
+    serde_json::to_vec(&message).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@ use crate::broadcast::{self, BroadcastSettings, FeedGame};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertChange, AlertDesk, AlertSettings, Change, Routing};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
+use crate::core::game::GameEvent;
 use crate::core::hall::{Effect, Hall};
 use crate::core::intake::Admission;
 use crate::core::laws::Rules;
@@ -198,6 +199,7 @@ pub async fn serve(
         desk,
         relay,
         broadcast: config.broadcast,
+        feed_queue: std::collections::VecDeque::new(),
         rounds: config.rounds,
         alert_changes: 0,
         unpublished: std::collections::VecDeque::new(),
@@ -356,6 +358,8 @@ struct Shell {
     desk: AlertDesk,
     relay: Relay,
     broadcast: BroadcastSettings,
+    /// The MQTT live feed's messages waiting for the broadcast delay: due, topic, JSON.
+    feed_queue: std::collections::VecDeque<(HubMs, String, Vec<u8>)>,
     rounds: Rounds,
     /// Alert changes written so far: the running number the flusher reports back.
     alert_changes: u64,
@@ -506,6 +510,7 @@ impl Shell {
     /// Carries out an effect of the core at `now`. Only a failing journal is an error.
     fn carry_out(&mut self, now: HubMs, effect: Effect) -> anyhow::Result<()> {
         self.relay.on_effect(now, &effect);
+        self.feed_move(now, &effect);
         let changes = self.desk.on_effect(now, &self.hall, &effect);
         self.record_alerts(changes, None)?;
         match effect {
@@ -521,6 +526,35 @@ impl Shell {
             }
         }
         Ok(())
+    }
+
+    /// Queues a move, or a game's end, for the MQTT live feed, due after the broadcast
+    /// delay.
+    fn feed_move(&mut self, now: HubMs, effect: &Effect) {
+        let Effect::Game { board, event } = effect else {
+            return;
+        };
+        if !matches!(
+            event,
+            GameEvent::MoveCompleted { .. } | GameEvent::GameOver { .. }
+        ) {
+            return;
+        }
+        let round = self.rounds.in_play().unwrap_or(1);
+        if let Some(message) = broadcast::move_message(&self.hall, board.0, round) {
+            let due = HubMs(now.0 + self.broadcast.delay_ms);
+            let topic = topic::broadcast_move(&self.event, round, *board);
+            self.feed_queue.push_back((due, topic, message));
+        }
+        self.publish_feed(now);
+    }
+
+    /// Publishes the live feed's messages that are due.
+    fn publish_feed(&mut self, now: HubMs) {
+        while self.feed_queue.front().is_some_and(|(due, ..)| *due <= now) {
+            let (_, topic, message) = self.feed_queue.pop_front().expect("a front");
+            self.link.publish_json(topic, message, true);
+        }
     }
 
     /// Writes alert changes; they are published (and `reply` answered) once durable.
@@ -594,6 +628,7 @@ impl Shell {
         let changes = self.desk.tick(now, &self.hall);
         self.record_alerts(changes, None)?;
         self.publish_stale_lists(now);
+        self.publish_feed(now);
         Ok(())
     }
 

@@ -240,10 +240,30 @@ async fn a_press_reaches_the_feed_within_milliseconds() {
     };
     let (client, mut events) = link::start(&broker, LinkOptions::new("feed-latency"));
     tokio::spawn(async move { while events.recv().await.is_some() {} });
+    // The MQTT live feed, as a broadcaster's client subscribes to it.
+    let mut options = LinkOptions::new("feed-subscriber");
+    options.subscribe = vec![protocol::topic::broadcast_move(
+        "default",
+        1,
+        protocol::BoardNo(1),
+    )];
+    let (_feed, mut feed) = link::start(&broker, options);
+    let (tx, mut arrived) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(event) = feed.recv().await {
+            if let link::LinkEvent::Message { payload, .. } = event {
+                let _ = tx.send((
+                    Instant::now(),
+                    serde_json::from_slice::<Value>(&payload).unwrap(),
+                ));
+            }
+        }
+    });
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut board = TestBoard::start(1, client).await;
     let moves = ["g1f3", "g8f6", "f3g1", "f6g8"];
     let mut latencies = Vec::new();
+    let mut mqtt_latencies = Vec::new();
     let mut etag = String::new();
     let http = hub.http;
     // Fifteen knight moves: before the position's fifth occurrence ends the game (9.6.1).
@@ -269,7 +289,21 @@ async fn a_press_reaches_the_feed_within_milliseconds() {
         .unwrap();
         latencies.push(seen.0 - sent);
         etag = seen.1;
+        let (at, message) = tokio::time::timeout(Duration::from_secs(2), arrived.recv())
+            .await
+            .expect("a live-feed message per move")
+            .unwrap();
+        assert_eq!(message["ply"], i + 1);
+        assert_eq!(message["uci"], *uci);
+        assert!(message["clock_ms"].as_u64().is_some(), "{message}");
+        mqtt_latencies.push(at - sent);
     }
+    mqtt_latencies.sort();
+    eprintln!(
+        "press → MQTT live feed: p50 {:?}, p99 {:?}",
+        mqtt_latencies[mqtt_latencies.len() / 2],
+        mqtt_latencies[mqtt_latencies.len() - 1]
+    );
     latencies.sort();
     let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
     eprintln!(

@@ -6,6 +6,7 @@
 //! zeitnot/{event}/alerts/{zone}       hub → pagers: each change of an alert, JSON, QoS 1
 //! zeitnot/{event}/alerts/{zone}/open  hub → pagers: the zone's open alerts, JSON, retained
 //! zeitnot/{event}/pager/command       pagers → hub: acknowledge or resolve, JSON, QoS 1
+//! zeitnot/{event}/broadcast/{round}/board/{n}  hub → public: each move, JSON, retained
 //! ```
 //!
 //! `{event}` names the tournament (letters, digits, `-`, `_`, `.`), so several events can
@@ -38,6 +39,11 @@ pub fn alerts(event: &str, zone: &str) -> String {
 /// The retained list of `zone`'s open alerts: a pager that connects has the backlog at once.
 pub fn open_alerts(event: &str, zone: &str) -> String {
     format!("{ROOT}/{event}/alerts/{zone}/open")
+}
+
+/// The public live feed of a board: each move as JSON (after the broadcast delay).
+pub fn broadcast_move(event: &str, round: usize, board: BoardNo) -> String {
+    format!("{ROOT}/{event}/broadcast/{round}/board/{}", board.0)
 }
 
 /// Where pagers send acknowledgements and resolutions.

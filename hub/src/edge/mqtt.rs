@@ -44,13 +44,14 @@ pub fn connect(
 }
 
 impl HubLink {
-    /// Queues a JSON message for pagers (QoS 1); `retain` for the open-alert lists.
+    /// Queues a JSON message (pagers, the live feed; QoS 1); `retain` for what a client
+    /// that connects later must see at once.
     pub fn publish_json(&self, topic: String, payload: Vec<u8>, retain: bool) {
         if let Err(e) = self
             .client
             .try_publish(topic, QoS::AtLeastOnce, retain, payload)
         {
-            tracing::warn!(error = %e, "pager message not queued");
+            tracing::warn!(error = %e, "JSON message not queued");
         }
     }
 
