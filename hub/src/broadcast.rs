@@ -15,6 +15,8 @@ pub struct BroadcastSettings {
     pub site: Option<String>,
     /// The public sees each game as it was this long ago (anti-cheat); 0: live.
     pub delay_ms: u64,
+    /// A DGT LiveChess-compatible folder to keep written.
+    pub folder: Option<std::path::PathBuf>,
 }
 
 /// One game of the feed.
@@ -111,6 +113,17 @@ pub fn games(
         })
         .collect();
     Some(games)
+}
+
+/// A stable fingerprint of the feed's games (FNV-1a, 64 bits): the `ETag`, and whether
+/// the LiveChess folder needs writing.
+pub fn fingerprint(games: &[FeedGame]) -> u64 {
+    games
+        .iter()
+        .flat_map(|g| g.pgn.bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+            (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 /// A move (or the end of the game) at `board` as the MQTT live feed publishes it:

@@ -73,6 +73,8 @@ struct File {
 struct BroadcastSection {
     /// The public feed shows each game as it was this long ago.
     delay_s: Option<u64>,
+    /// A DGT LiveChess-compatible folder to keep written (relay tools read it).
+    folder: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -328,6 +330,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             event_name: file.event.name.clone(),
             site: file.event.site,
             delay_ms: file.broadcast.delay_s.unwrap_or(0) * 1000,
+            folder: file.broadcast.folder.map(|f| base.join(f)),
         },
         event_id: file.event.id,
         name: file.event.name,

@@ -200,6 +200,7 @@ pub async fn serve(
         relay,
         broadcast: config.broadcast,
         feed_queue: std::collections::VecDeque::new(),
+        livechess_written: (None, HubMs(0)),
         rounds: config.rounds,
         alert_changes: 0,
         unpublished: std::collections::VecDeque::new(),
@@ -358,6 +359,8 @@ struct Shell {
     desk: AlertDesk,
     relay: Relay,
     broadcast: BroadcastSettings,
+    /// The LiveChess folder's last written fingerprint, and when it was written.
+    livechess_written: (Option<u64>, HubMs),
     /// The MQTT live feed's messages waiting for the broadcast delay: due, topic, JSON.
     feed_queue: std::collections::VecDeque<(HubMs, String, Vec<u8>)>,
     rounds: Rounds,
@@ -549,6 +552,49 @@ impl Shell {
         self.publish_feed(now);
     }
 
+    /// Rewrites the LiveChess folder when the feed changed, at most once a second. A folder
+    /// that cannot be written is logged; the hub goes on.
+    fn write_livechess(&mut self, now: HubMs) {
+        let Some(folder) = self.broadcast.folder.clone() else {
+            return;
+        };
+        if now.since(self.livechess_written.1) < 1_000 {
+            return;
+        }
+        let round = self.rounds.in_play().unwrap_or(1);
+        let Some(games) = self.feed(now, round, None) else {
+            return;
+        };
+        let print = broadcast::fingerprint(&games);
+        if Some(print) == self.livechess_written.0 {
+            return;
+        }
+        let earlier: Vec<usize> = (1..round)
+            .map(|r| self.rounds.pairings.get(&r).map_or(0, Vec::len))
+            .collect();
+        let name = self
+            .broadcast
+            .event_name
+            .clone()
+            .unwrap_or_else(|| self.event.clone());
+        let pairings = self.rounds.pairings.get(&round).map(Vec::as_slice);
+        match crate::edge::livechess::write(
+            &folder,
+            &self.event,
+            &name,
+            round,
+            &earlier,
+            &games,
+            pairings,
+        ) {
+            Ok(()) => self.livechess_written = (Some(print), now),
+            Err(e) => {
+                tracing::warn!(folder = %folder.display(), error = %e, "LiveChess folder not written");
+                self.livechess_written.1 = now;
+            }
+        }
+    }
+
     /// Publishes the live feed's messages that are due.
     fn publish_feed(&mut self, now: HubMs) {
         while self.feed_queue.front().is_some_and(|(due, ..)| *due <= now) {
@@ -629,6 +675,7 @@ impl Shell {
         self.record_alerts(changes, None)?;
         self.publish_stale_lists(now);
         self.publish_feed(now);
+        self.write_livechess(now);
         Ok(())
     }
 

@@ -59,6 +59,24 @@ fn pgn_extract() -> PathBuf {
         .expect("pgn-extract is not installed: `apt-get install pgn-extract` (bash .ci/run does)")
 }
 
+/// The keys of a JSON document, nested (the first element stands for an array).
+fn shape(value: &Value) -> Value {
+    match value {
+        Value::Object(fields) => fields
+            .iter()
+            .map(|(k, v)| (k.clone(), shape(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        Value::Array(items) => items
+            .first()
+            .map(shape)
+            .into_iter()
+            .collect::<Vec<_>>()
+            .into(),
+        _ => Value::Null,
+    }
+}
+
 fn plies(value: &Value) -> usize {
     value["moves"].as_array().map_or(0, Vec::len)
 }
@@ -66,7 +84,19 @@ fn plies(value: &Value) -> usize {
 #[test]
 fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_hub_has_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (hub, port) = Hub::embedded(dir.path());
+    let config = dir.path().join("event.toml");
+    std::fs::write(
+        &config,
+        "[event]\nname = \"World Cup replay\"\n\n[broadcast]\nfolder = \"livechess\"\n",
+    )
+    .unwrap();
+    let port = support::free_port();
+    let hub = Hub::start_with(
+        &dir.path().join("data"),
+        Broker::Embedded { port },
+        &dir.path().join("hub.log"),
+        vec!["--config".into(), config.display().to_string()],
+    );
     let boards: Vec<u16> = (1..=8).collect();
     let nodes: Vec<Node> = boards
         .iter()
@@ -165,6 +195,38 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_hub_has_it() {
             .0,
         404
     );
+
+    // The LiveChess folder holds the same games, shaped like DGT LiveChess's own.
+    let folder = dir.path().join("livechess");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(folder.join("round-1/games.pgn"))
+        .ok()
+        .as_deref()
+        != Some(feed.as_str())
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the LiveChess folder never caught up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        std::fs::read_to_string(folder.join("round-1/game-3.pgn")).unwrap(),
+        game
+    );
+    let sample = support::real_data().join("dgt/livechess-folder-sample");
+    let read_json = |path: PathBuf| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let ours = read_json(folder.join("tournament.json"));
+    let theirs = read_json(sample.join("tournament.json"));
+    assert_eq!(shape(&ours), shape(&theirs));
+    assert_eq!(ours["name"], "World Cup replay");
+    assert_eq!(ours["rounds"][0]["count"], 8);
+    let ours = read_json(folder.join("round-1/index.json"));
+    let theirs = read_json(sample.join("round-1/index.json"));
+    assert_eq!(shape(&ours), shape(&theirs));
+    assert_eq!(ours["pairings"].as_array().unwrap().len(), 8);
 }
 
 #[test]

@@ -152,6 +152,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             event_name: Some("Zeitnot demo hall".into()),
             site: Some("Zeitnot".into()),
             delay_ms: 0,
+            folder: None,
         },
     };
     let (ready_tx, ready) = oneshot::channel();

@@ -267,7 +267,7 @@ async fn broadcast_pgn(
         return Err(ApiError::UnknownBoard(board.unwrap_or(0)));
     }
     let body: String = games.iter().map(|g| g.pgn.as_str()).collect();
-    let etag = format!("\"{:016x}\"", fnv1a(body.as_bytes()));
+    let etag = format!("\"{:016x}\"", crate::broadcast::fingerprint(&games));
     let modified = games.iter().map(|g| g.as_of.0).max().unwrap_or(0);
     let last_modified =
         httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_millis(modified));
@@ -302,13 +302,6 @@ async fn broadcast_pgn(
         body,
     )
         .into_response())
-}
-
-/// FNV-1a, 64 bits: a stable fingerprint of a feed for its `ETag`.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
-        (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// The pairing program's TRF with the hub's results of the round in play entered.

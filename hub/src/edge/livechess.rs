@@ -1,0 +1,145 @@
+//! A DGT LiveChess-compatible folder, written live, so relay tools that read LiveChess's
+//! output take the hub's games unchanged:
+//!
+//! ```text
+//! tournament.json         {"id", "name", "rounds": [{"count", "live"}, …]}
+//! round-N/index.json      {"pairings": [{"white": {"fname", "mname", "lname", "title",
+//!                           "federation"}, "black": {…}, "result", "live"}, …]}
+//! round-N/game-K.pgn      board K's game
+//! round-N/games.pgn       every game of the round
+//! ```
+//!
+//! Files are replaced atomically (written aside, then renamed), so a reader never sees half
+//! a file. The shapes follow `../shared/data/real/dgt/livechess-folder-sample/`.
+
+use std::io;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::broadcast::FeedGame;
+use crate::pairings::{Pairing, Seat};
+
+#[derive(Serialize)]
+struct Tournament<'a> {
+    id: &'a str,
+    name: &'a str,
+    rounds: Vec<RoundCount>,
+}
+
+#[derive(Serialize)]
+struct RoundCount {
+    count: usize,
+    live: usize,
+}
+
+#[derive(Serialize)]
+struct Index {
+    pairings: Vec<IndexPairing>,
+}
+
+#[derive(Serialize)]
+struct IndexPairing {
+    white: Name,
+    black: Name,
+    result: String,
+    live: bool,
+}
+
+#[derive(Serialize)]
+struct Name {
+    fname: Option<String>,
+    mname: Option<String>,
+    lname: String,
+    title: Option<String>,
+    federation: Option<String>,
+}
+
+/// "Carlsen, Magnus" → first name Magnus, last name Carlsen; a name without a comma is a
+/// last name.
+fn name(seat: Option<&Seat>) -> Name {
+    let full = seat.map_or("?", |s| s.name.as_str());
+    let (lname, fname) = match full.split_once(',') {
+        Some((last, first)) => (last.trim().to_owned(), Some(first.trim().to_owned())),
+        None => (full.to_owned(), None),
+    };
+    Name {
+        fname,
+        mname: None,
+        lname,
+        title: seat.and_then(|s| s.title.clone()),
+        federation: seat.and_then(|s| s.federation.clone()),
+    }
+}
+
+fn replace(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let aside = path.with_extension("part");
+    std::fs::write(&aside, contents)?;
+    std::fs::rename(&aside, path)
+}
+
+/// Writes the folder for `round` (1-based): the tournament, the round's index and games.
+/// `earlier` holds the game counts of rounds before it.
+pub fn write(
+    folder: &Path,
+    event_id: &str,
+    event_name: &str,
+    round: usize,
+    earlier: &[usize],
+    games: &[FeedGame],
+    pairings: Option<&[Pairing]>,
+) -> io::Result<()> {
+    let round_dir = folder.join(format!("round-{round}"));
+    std::fs::create_dir_all(&round_dir)?;
+    let result = |pgn: &str| {
+        pgn.lines()
+            .find_map(|l| l.strip_prefix("[Result \"")?.strip_suffix("\"]"))
+            .unwrap_or("*")
+            .to_owned()
+    };
+    let live = games.iter().filter(|g| result(&g.pgn) == "*").count();
+    let mut rounds: Vec<RoundCount> = earlier
+        .iter()
+        .map(|count| RoundCount {
+            count: *count,
+            live: 0,
+        })
+        .collect();
+    rounds.push(RoundCount {
+        count: games.len(),
+        live,
+    });
+    let tournament = Tournament {
+        id: event_id,
+        name: event_name,
+        rounds,
+    };
+    let index = Index {
+        pairings: games
+            .iter()
+            .map(|g| {
+                let pairing = pairings.and_then(|p| p.iter().find(|p| p.board == g.board));
+                let result = result(&g.pgn);
+                IndexPairing {
+                    white: name(pairing.map(|p| &p.white)),
+                    black: name(pairing.map(|p| &p.black)),
+                    live: result == "*",
+                    result,
+                }
+            })
+            .collect(),
+    };
+    for game in games {
+        replace(
+            &round_dir.join(format!("game-{}.pgn", game.board)),
+            game.pgn.as_bytes(),
+        )?;
+    }
+    let all: String = games.iter().map(|g| g.pgn.as_str()).collect();
+    replace(&round_dir.join("games.pgn"), all.as_bytes())?;
+    let index = serde_json::to_string_pretty(&index).expect("the index serializes");
+    replace(&round_dir.join("index.json"), index.as_bytes())?;
+    let tournament = serde_json::to_string_pretty(&tournament).expect("it serializes");
+    replace(&folder.join("tournament.json"), tournament.as_bytes())?;
+    Ok(())
+}
