@@ -17,6 +17,8 @@ pub struct BroadcastSettings {
     pub delay_ms: u64,
     /// A DGT LiveChess-compatible folder to keep written.
     pub folder: Option<std::path::PathBuf>,
+    /// A lichess broadcast round to push the round to.
+    pub lichess: Option<crate::edge::lichess::LichessTarget>,
 }
 
 /// One game of the feed.

@@ -45,6 +45,7 @@ use crate::broadcast::BroadcastSettings;
 use crate::core::alerts::routing::{Arbiter, Routing, Zone};
 use crate::core::alerts::{AlertSettings, Language};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
+use crate::edge::lichess::LichessTarget;
 use crate::pairings::{self, trf::Trf, Rounds};
 
 #[derive(Debug, Default, Deserialize)]
@@ -75,6 +76,16 @@ struct BroadcastSection {
     delay_s: Option<u64>,
     /// A DGT LiveChess-compatible folder to keep written (relay tools read it).
     folder: Option<String>,
+    lichess: Option<LichessSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LichessSection {
+    /// `https://lichess.org` by default.
+    url: Option<String>,
+    round_id: String,
+    token: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -331,6 +342,11 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             site: file.event.site,
             delay_ms: file.broadcast.delay_s.unwrap_or(0) * 1000,
             folder: file.broadcast.folder.map(|f| base.join(f)),
+            lichess: file.broadcast.lichess.map(|l| LichessTarget {
+                url: l.url.unwrap_or_else(|| "https://lichess.org".to_owned()),
+                round_id: l.round_id,
+                token: l.token,
+            }),
         },
         event_id: file.event.id,
         name: file.event.name,

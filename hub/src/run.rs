@@ -193,6 +193,11 @@ pub async fn serve(
     let next_decision = journal
         .next_decision_id()
         .context("reading the decisions journal")?;
+    let lichess = config.broadcast.lichess.clone().map(|target| {
+        let (tx, rx) = tokio::sync::watch::channel(Vec::new());
+        tokio::spawn(crate::edge::lichess::run(target, rx));
+        tx
+    });
     let mut shell = Shell {
         event: config.event,
         hall,
@@ -200,7 +205,8 @@ pub async fn serve(
         relay,
         broadcast: config.broadcast,
         feed_queue: std::collections::VecDeque::new(),
-        livechess_written: (None, HubMs(0)),
+        feed_followed: (None, HubMs(0)),
+        lichess,
         rounds: config.rounds,
         alert_changes: 0,
         unpublished: std::collections::VecDeque::new(),
@@ -359,8 +365,11 @@ struct Shell {
     desk: AlertDesk,
     relay: Relay,
     broadcast: BroadcastSettings,
-    /// The LiveChess folder's last written fingerprint, and when it was written.
-    livechess_written: (Option<u64>, HubMs),
+    /// The public feed's last fingerprint the folder and the pusher have, and when it was
+    /// last looked at.
+    feed_followed: (Option<u64>, HubMs),
+    /// The lichess pusher's inbox: the round's games, newest only.
+    lichess: Option<tokio::sync::watch::Sender<Vec<String>>>,
     /// The MQTT live feed's messages waiting for the broadcast delay: due, topic, JSON.
     feed_queue: std::collections::VecDeque<(HubMs, String, Vec<u8>)>,
     rounds: Rounds,
@@ -552,45 +561,48 @@ impl Shell {
         self.publish_feed(now);
     }
 
-    /// Rewrites the LiveChess folder when the feed changed, at most once a second. A folder
-    /// that cannot be written is logged; the hub goes on.
-    fn write_livechess(&mut self, now: HubMs) {
-        let Some(folder) = self.broadcast.folder.clone() else {
-            return;
-        };
-        if now.since(self.livechess_written.1) < 1_000 {
+    /// When the public feed changed (looked at most once a second): rewrites the LiveChess
+    /// folder and hands the round to the lichess pusher. A folder that cannot be written is
+    /// logged; the hub goes on.
+    fn follow_feed(&mut self, now: HubMs) {
+        let wanted = self.broadcast.folder.is_some() || self.lichess.is_some();
+        if !wanted || now.since(self.feed_followed.1) < 1_000 {
             return;
         }
+        self.feed_followed.1 = now;
         let round = self.rounds.in_play().unwrap_or(1);
         let Some(games) = self.feed(now, round, None) else {
             return;
         };
         let print = broadcast::fingerprint(&games);
-        if Some(print) == self.livechess_written.0 {
+        if Some(print) == self.feed_followed.0 {
             return;
         }
-        let earlier: Vec<usize> = (1..round)
-            .map(|r| self.rounds.pairings.get(&r).map_or(0, Vec::len))
-            .collect();
-        let name = self
-            .broadcast
-            .event_name
-            .clone()
-            .unwrap_or_else(|| self.event.clone());
-        let pairings = self.rounds.pairings.get(&round).map(Vec::as_slice);
-        match crate::edge::livechess::write(
-            &folder,
-            &self.event,
-            &name,
-            round,
-            &earlier,
-            &games,
-            pairings,
-        ) {
-            Ok(()) => self.livechess_written = (Some(print), now),
-            Err(e) => {
+        self.feed_followed.0 = Some(print);
+        if let Some(lichess) = &self.lichess {
+            let _ = lichess.send(games.iter().map(|g| g.pgn.clone()).collect());
+        }
+        if let Some(folder) = self.broadcast.folder.clone() {
+            let earlier: Vec<usize> = (1..round)
+                .map(|r| self.rounds.pairings.get(&r).map_or(0, Vec::len))
+                .collect();
+            let name = self
+                .broadcast
+                .event_name
+                .clone()
+                .unwrap_or_else(|| self.event.clone());
+            let pairings = self.rounds.pairings.get(&round).map(Vec::as_slice);
+            if let Err(e) = crate::edge::livechess::write(
+                &folder,
+                &self.event,
+                &name,
+                round,
+                &earlier,
+                &games,
+                pairings,
+            ) {
                 tracing::warn!(folder = %folder.display(), error = %e, "LiveChess folder not written");
-                self.livechess_written.1 = now;
+                self.feed_followed.0 = None; // try again
             }
         }
     }
@@ -675,7 +687,7 @@ impl Shell {
         self.record_alerts(changes, None)?;
         self.publish_stale_lists(now);
         self.publish_feed(now);
-        self.write_livechess(now);
+        self.follow_feed(now);
         Ok(())
     }
 

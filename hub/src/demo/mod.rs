@@ -153,6 +153,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             site: Some("Zeitnot".into()),
             delay_ms: 0,
             folder: None,
+            lichess: None,
         },
     };
     let (ready_tx, ready) = oneshot::channel();
