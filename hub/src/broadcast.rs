@@ -19,6 +19,9 @@ pub struct BroadcastSettings {
     pub folder: Option<std::path::PathBuf>,
     /// A lichess broadcast round to push the round to.
     pub lichess: Option<crate::edge::lichess::LichessTarget>,
+    /// Show the result a flag fall gives (6.9) at once, before the arbiter confirms it;
+    /// by default the feed waits for the arbiter's declared result.
+    pub flag_results_at_once: bool,
 }
 
 /// One game of the feed.
@@ -107,9 +110,16 @@ pub fn games(
                 .iter()
                 .map(|c| c.expected_ms.or(c.shown_ms))
                 .collect();
+            let result = if visible.ended {
+                state.game().result()
+            } else if visible.flagged && settings.flag_results_at_once {
+                state.flag_ruling().and_then(|r| r.result).unwrap_or("*")
+            } else {
+                "*"
+            };
             Some(FeedGame {
                 board: b,
-                pgn: pgn::render(&tags, state.game(), &clock_ms, visible),
+                pgn: pgn::render(&tags, state.game(), &clock_ms, visible, result),
                 as_of: visible.as_of,
             })
         })

@@ -77,6 +77,15 @@ struct BroadcastSection {
     /// A DGT LiveChess-compatible folder to keep written (relay tools read it).
     folder: Option<String>,
     lichess: Option<LichessSection>,
+    /// `confirmed` (default: a flag fall's result waits for the arbiter) or `at_once`.
+    flag_results: Option<FlagResults>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FlagResults {
+    Confirmed,
+    AtOnce,
 }
 
 #[derive(Debug, Deserialize)]
@@ -347,6 +356,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
                 round_id: l.round_id,
                 token: l.token,
             }),
+            flag_results_at_once: file.broadcast.flag_results == Some(FlagResults::AtOnce),
         },
         event_id: file.event.id,
         name: file.event.name,

@@ -154,6 +154,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             delay_ms: 0,
             folder: None,
             lichess: None,
+            flag_results_at_once: false,
         },
     };
     let (ready_tx, ready) = oneshot::channel();

@@ -12,6 +12,7 @@ pub mod pgn;
 use std::collections::BTreeMap;
 
 use super::arbiter::{Decision, DecisionRecord, GameResult};
+use super::clock::ClockEvent;
 use super::game::GameEvent;
 use super::hall::Effect;
 use super::time::HubMs;
@@ -23,6 +24,8 @@ struct Timeline {
     completed_at: Vec<HubMs>,
     /// When the game ended (the rules, or the arbiter's result).
     ended_at: Option<HubMs>,
+    /// When the first flag fell (the result then waits for the arbiter, 6.8).
+    flagged_at: Option<HubMs>,
     /// When anything the feed shows last changed (a reinstatement, an illegal move that
     /// stood, a withdrawn result).
     changed_at: HubMs,
@@ -35,6 +38,8 @@ pub struct Visible {
     pub plies: usize,
     /// Whether the result is shown.
     pub ended: bool,
+    /// Whether a flag had fallen, after every move shown.
+    pub flagged: bool,
     /// When what is shown last changed: `Last-Modified`.
     pub as_of: HubMs,
 }
@@ -47,6 +52,15 @@ pub struct Relay {
 impl Relay {
     /// Takes in what happened at a board at `at`.
     pub fn on_effect(&mut self, at: HubMs, effect: &Effect) {
+        if let Effect::Clock {
+            board,
+            event: ClockEvent::FlagFall { .. },
+        } = effect
+        {
+            let timeline = self.timelines.entry(board.0).or_default();
+            timeline.flagged_at.get_or_insert(at);
+            return;
+        }
         let Effect::Game { board, event } = effect else {
             return;
         };
@@ -95,6 +109,7 @@ impl Relay {
             return Visible {
                 plies: 0,
                 ended: false,
+                flagged: false,
                 as_of: HubMs(0),
             };
         };
@@ -104,12 +119,14 @@ impl Relay {
             .iter()
             .take_while(|at| **at <= horizon)
             .count();
-        let ended = timeline.ended_at.is_some_and(|at| at <= horizon)
-            && plies == timeline.completed_at.len();
+        let all_moves = plies == timeline.completed_at.len();
+        let ended = timeline.ended_at.is_some_and(|at| at <= horizon) && all_moves;
+        let flagged = timeline.flagged_at.is_some_and(|at| at <= horizon) && all_moves;
         let last_move = plies.checked_sub(1).map(|i| timeline.completed_at[i]);
         let as_of = [
             last_move,
             ended.then_some(timeline.ended_at).flatten(),
+            flagged.then_some(timeline.flagged_at).flatten(),
             Some(timeline.changed_at).filter(|at| *at <= horizon),
         ]
         .into_iter()
@@ -119,6 +136,7 @@ impl Relay {
         Visible {
             plies,
             ended,
+            flagged,
             as_of,
         }
     }

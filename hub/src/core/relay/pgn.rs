@@ -52,11 +52,17 @@ pub fn clock(ms: u64) -> String {
     format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// The game at `visible`, with `clock_ms[i]` the mover's time after move `i + 1`.
-pub fn render(tags: &Tags, game: &Game, clock_ms: &[Option<u64>], visible: Visible) -> String {
+/// The game at `visible` with its `result` (`*` while it goes on), with `clock_ms[i]` the
+/// mover's time after move `i + 1`.
+pub fn render(
+    tags: &Tags,
+    game: &Game,
+    clock_ms: &[Option<u64>],
+    visible: Visible,
+    result: &str,
+) -> String {
     let moves = game.moves();
     let plies = visible.plies.min(moves.len());
-    let result = if visible.ended { game.result() } else { "*" };
     // The moves before an illegal move that stood cannot be part of a legal game.
     let (from, start) = game.start_of(plies);
     let start = start.clone();
