@@ -61,6 +61,9 @@ enum Command {
         /// mid-game reads the board and the clock as they stand.
         #[arg(long, default_value_t = 0)]
         from_ply: usize,
+        /// The e-board's hardware id the node announces (a DGT serial number, say).
+        #[arg(long, default_value = "replay")]
+        hardware_id: String,
     },
 }
 
@@ -86,6 +89,7 @@ async fn main() -> anyhow::Result<()> {
             no_clock,
             stand_ms,
             from_ply,
+            hardware_id,
         } => {
             anyhow::ensure!(
                 protocol::topic::is_valid_event(&event),
@@ -108,7 +112,7 @@ async fn main() -> anyhow::Result<()> {
                 speed,
                 heartbeat: Some(Duration::from_secs(5)),
                 exit_when_done: true,
-                board_hw: "replay".into(),
+                board_hw: hardware_id,
                 // An empty clock id tells the hub the board has no clock.
                 clock_hw: if no_clock {
                     String::new()

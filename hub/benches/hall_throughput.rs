@@ -207,6 +207,7 @@ async fn through_hub(
         alerts: Default::default(),
         rounds: Default::default(),
         broadcast: Default::default(),
+        bindings: Default::default(),
     };
     let (ready_tx, ready) = oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));

@@ -67,6 +67,16 @@ struct File {
     broadcast: BroadcastSection,
     #[serde(default)]
     rounds: Vec<RoundSection>,
+    #[serde(default)]
+    nodes: Vec<NodeSection>,
+}
+
+/// The technician's binding of a node (by its e-board's hardware id) to a board.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeSection {
+    hardware: Spanned<String>,
+    board: u16,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -205,6 +215,8 @@ pub struct EventConfig {
     pub alerts: AlertSettings,
     pub rounds: Rounds,
     pub broadcast: BroadcastSettings,
+    /// Hardware id → board.
+    pub bindings: std::collections::BTreeMap<String, u16>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -344,8 +356,31 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         }
     }
     let rounds = Rounds::new(trf, csv_rounds, file.event.round);
+    let mut bindings = std::collections::BTreeMap::new();
+    for (i, node) in file.nodes.iter().enumerate() {
+        let field = format!("nodes[{i}]");
+        if node.board == 0 {
+            return Err(invalid(
+                node.hardware.span(),
+                &field,
+                "board 0: boards count from 1".into(),
+            ));
+        }
+        if let Some((other, _)) = bindings.iter().find(|(_, b)| **b == node.board) {
+            let why = format!("board {} is bound to {other:?} already", node.board);
+            return Err(invalid(node.hardware.span(), &field, why));
+        }
+        if bindings
+            .insert(node.hardware.get_ref().clone(), node.board)
+            .is_some()
+        {
+            let why = format!("hardware {:?} is bound twice", node.hardware.get_ref());
+            return Err(invalid(node.hardware.span(), &field, why));
+        }
+    }
     Ok(EventConfig {
         rounds,
+        bindings,
         broadcast: BroadcastSettings {
             event_name: file.event.name.clone(),
             site: file.event.site,
@@ -455,6 +490,14 @@ language = "nb"
 [[arbiters]]
 name = "Eva"
 chief = true
+
+[[nodes]]
+hardware = "DGT-3000-17"
+board = 1
+
+[[nodes]]
+hardware = "DGT-3000-18"
+board = 2
 "#;
 
     #[test]
@@ -472,6 +515,7 @@ chief = true
         assert_eq!(config.alerts.escalate_urgent_ms, 20_000);
         assert_eq!(config.alerts.escalate_high_ms, 60_000);
         assert_eq!(config.alerts.allowed_lateness_ms, Some(900_000));
+        assert_eq!(config.bindings["DGT-3000-18"], 2);
         // The command line overrides the file.
         let rules = config.rules(
             Some(Edition::Laws2023),

@@ -192,6 +192,7 @@ async fn main() -> anyhow::Result<()> {
                 alerts: file.alerts,
                 rounds: file.rounds,
                 broadcast: file.broadcast,
+                bindings: file.bindings,
             };
             hub::serve(config, None, shutdown_signal()).await
         }

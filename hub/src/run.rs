@@ -74,6 +74,8 @@ pub struct ServeConfig {
     pub rounds: Rounds,
     /// The public feed: event name, site, delay.
     pub broadcast: BroadcastSettings,
+    /// The technician's bindings of nodes (e-board hardware ids) to boards.
+    pub bindings: BTreeMap<String, u16>,
 }
 
 /// How often the desk looks at what builds up over time (time trouble, silent nodes,
@@ -208,6 +210,7 @@ pub async fn serve(
         feed_followed: (None, HubMs(0)),
         lichess,
         rounds: config.rounds,
+        bindings: config.bindings,
         alert_changes: 0,
         unpublished: std::collections::VecDeque::new(),
         continued: HashMap::new(),
@@ -364,6 +367,7 @@ struct Shell {
     hall: Hall,
     desk: AlertDesk,
     relay: Relay,
+    bindings: BTreeMap<String, u16>,
     broadcast: BroadcastSettings,
     /// The public feed's last fingerprint the folder and the pusher have, and when it was
     /// last looked at.
@@ -854,6 +858,16 @@ impl Shell {
             Query::Pairings(round, reply) => drop(reply.send(self.pairings(round))),
             Query::Broadcast(round, board, reply) => {
                 drop(reply.send(self.feed(now, round, board)));
+            }
+            Query::Nodes(reply) => {
+                let expected: Vec<u16> = self
+                    .rounds
+                    .in_play()
+                    .and_then(|r| self.rounds.pairings.get(&r))
+                    .map(|games| games.iter().map(|p| p.board).collect())
+                    .unwrap_or_default();
+                let report = crate::core::setup::nodes(&self.hall, &self.bindings, &expected, now);
+                drop(reply.send(report));
             }
             Query::ResultsTrf(reply) => {
                 drop(reply.send(self.rounds.trf_with_results(&self.results())));

@@ -479,6 +479,11 @@ impl BoardState {
             .is_some_and(|t| now.since(t) < NODE_SILENT_MS)
     }
 
+    /// What the board's node said about itself when it started.
+    pub fn hello(&self) -> Option<&Hello> {
+        self.hello.as_ref()
+    }
+
     /// When any message of the board's node last arrived.
     pub fn last_heard(&self) -> Option<HubMs> {
         self.last_heard

@@ -18,6 +18,7 @@
 //! - [`board`]: everything the hub knows about one board.
 //! - [`alerts`]: what arbiters must handle, raised, acknowledged, escalated, resolved.
 //! - [`relay`]: the broadcast's view of each game (delay) and its PGN.
+//! - [`setup`]: the hall's nodes and what the technician should fix.
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
 pub mod alerts;
@@ -37,6 +38,7 @@ pub mod record;
 pub mod relay;
 pub mod repetition;
 pub mod sensed;
+pub mod setup;
 pub mod time;
 
 /// `"white"` or `"black"`, as the hub's JSON spells a side.

@@ -148,6 +148,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             ..AlertSettings::default()
         },
         rounds: Default::default(),
+        bindings: Default::default(),
         broadcast: crate::broadcast::BroadcastSettings {
             event_name: Some("Zeitnot demo hall".into()),
             site: Some("Zeitnot".into()),

@@ -20,6 +20,7 @@ use crate::core::alerts::{Alert, AlertState, Language};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
 use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
+use crate::core::setup::NodesReport;
 use crate::edge::pager_feed::{AlertAction, AlertCommand};
 use crate::metrics::Metrics;
 use crate::pairings::Pairing;
@@ -43,6 +44,8 @@ pub enum Query {
     Pairings(usize, oneshot::Sender<Option<Vec<Pairing>>>),
     /// The pairing program's TRF with the hub's results of the round in play.
     ResultsTrf(oneshot::Sender<Option<String>>),
+    /// The hall's nodes and the technician's warnings.
+    Nodes(oneshot::Sender<NodesReport>),
     /// The public feed's games of a round (one board, or all); `None` for a round not in
     /// play.
     Broadcast(usize, Option<u16>, oneshot::Sender<Option<Vec<FeedGame>>>),
@@ -150,6 +153,7 @@ pub async fn bind(
         .route("/api/rounds/{r}/pairings", get(pairings))
         .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/results.trf", get(results_trf))
+        .route("/api/nodes", get(nodes))
         .route("/api/alerts", get(alerts))
         .route("/api/alerts/{id}", get(alert))
         .route("/api/alerts/{id}/ack", post(acknowledge))
@@ -302,6 +306,12 @@ async fn broadcast_pgn(
         body,
     )
         .into_response())
+}
+
+/// `GET /api/nodes`: every board's node (hardware ids, software, connected, bound board)
+/// and the warnings for the technician.
+async fn nodes(State(api): State<Api>) -> Result<Json<NodesReport>, ApiError> {
+    api.ask(Query::Nodes).await.map(Json)
 }
 
 /// The pairing program's TRF with the hub's results of the round in play entered.

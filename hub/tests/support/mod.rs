@@ -251,6 +251,8 @@ pub struct Replay {
     pub no_clock: bool,
     /// Start from the position after this many moves (`--from-ply`): a node swapped in.
     pub from_ply: usize,
+    /// The e-board hardware id the node announces (`--hardware-id`).
+    pub hardware_id: Option<String>,
 }
 
 impl Replay {
@@ -270,6 +272,7 @@ impl Replay {
             sans: canonical_sans(&parsed),
             no_clock: false,
             from_ply: 0,
+            hardware_id: None,
         }
     }
 }
@@ -324,6 +327,9 @@ impl Node {
         }
         if replay.from_ply > 0 {
             args.extend(["--from-ply".into(), replay.from_ply.to_string()]);
+        }
+        if let Some(id) = &replay.hardware_id {
+            args.extend(["--hardware-id".into(), id.clone()]);
         }
         let log = dir.join(format!("node-{}-{name}.log", replay.board));
         let child = spawn_node(&args, &log);

@@ -1,0 +1,78 @@
+//! The night before round 1: the technician binds nodes (by their e-board's hardware id) to
+//! boards in the configuration, the nodes start, and `GET /api/nodes` says what is wrong.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::{http_json, Broker, Hub, Node, Replay};
+
+#[test]
+fn the_technician_sees_every_node_and_what_to_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("round-1.csv"),
+        "board,white,black\n1,A,B\n2,C,D\n3,E,F\n4,G,H\n5,I,J\n",
+    )
+    .unwrap();
+    let config = dir.path().join("event.toml");
+    std::fs::write(
+        &config,
+        "[[rounds]]\nnumber = 1\npairings = \"round-1.csv\"\n\n\
+         [[nodes]]\nhardware = \"DGT-A\"\nboard = 1\n\n\
+         [[nodes]]\nhardware = \"DGT-B\"\nboard = 3\n",
+    )
+    .unwrap();
+    let port = support::free_port();
+    let hub = Hub::start_with(
+        &dir.path().join("data"),
+        Broker::Embedded { port },
+        &dir.path().join("hub.log"),
+        vec!["--config".into(), config.display().to_string()],
+    );
+    // Board 1: DGT-A, as bound. Board 2: DGT-B, bound to 3. Board 4: DGT-C, unbound.
+    // Board 5: DGT-A again (a cable in the wrong node). Board 3: nobody.
+    let _nodes: Vec<Node> = [(1, "DGT-A"), (2, "DGT-B"), (4, "DGT-C"), (5, "DGT-A")]
+        .into_iter()
+        .map(|(board, hw)| {
+            let replay = Replay {
+                hardware_id: Some(hw.into()),
+                ..Replay::new(board, "fide_world_cup_2025_rapid_15+10.pgn", 1, 20.0)
+            };
+            Node::start(&replay, port, dir.path())
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let report = loop {
+        let report = http_json(hub.http, "/api/nodes");
+        if report["nodes"].as_array().unwrap().len() == 4 {
+            break report;
+        }
+        assert!(Instant::now() < deadline, "{report:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let node = |board: u64| -> &Value {
+        report["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["board"] == board)
+            .unwrap()
+    };
+    assert_eq!(node(1)["board_hw"], "DGT-A");
+    assert_eq!(node(1)["bound_to"], 1);
+    assert_eq!(node(1)["connected"], true);
+    assert_eq!(node(4)["bound_to"], Value::Null);
+    let mut warnings: Vec<Value> = report["warnings"].as_array().unwrap().clone();
+    warnings.sort_by_key(|w| w.to_string());
+    let mut expected = vec![
+        json!({"kind": "bound_elsewhere", "board": 2, "hardware": "DGT-B", "bound_to": 3}),
+        json!({"kind": "unbound_node", "board": 4, "hardware": "DGT-C"}),
+        json!({"kind": "bound_elsewhere", "board": 5, "hardware": "DGT-A", "bound_to": 1}),
+        json!({"kind": "duplicate_hardware", "hardware": "DGT-A", "boards": [1, 5]}),
+        json!({"kind": "board_without_node", "board": 3}),
+    ];
+    expected.sort_by_key(|w| w.to_string());
+    assert_eq!(warnings, expected);
+}
