@@ -1,4 +1,5 @@
-//! The shell: wires the core to the edges and runs the loop that owns the hall.
+//! The shell: wires the core to the edges and runs the loop that owns the hall. [`alerts`]
+//! holds its alert work (journal, pagers, acknowledgements), [`feed`] its broadcast work.
 //!
 //! ```text
 //! MQTT ──uplink──► decode ──► Hall::admit ──Accept──► Journal::append ──► Hall::apply
@@ -8,6 +9,9 @@
 //!                                                 Flusher ──flush()──► Hall::flushed ──► Ack
 //! ```
 //! Startup is the same fold: every journaled record goes through `Hall::apply` again.
+
+mod alerts;
+mod feed;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -20,11 +24,10 @@ use board_node::link::{BrokerAddr, LinkEvent};
 use protocol::{codec, topic, BoardNo, DecodeError, DownlinkBody};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::broadcast::{self, BroadcastSettings, FeedGame};
+use crate::broadcast::BroadcastSettings;
 use crate::core::alerts::desk::AlertError;
-use crate::core::alerts::{Alert, AlertChange, AlertDesk, AlertSettings, Change, Routing};
+use crate::core::alerts::{Alert, AlertChange, AlertDesk, AlertSettings, Routing};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
-use crate::core::game::GameEvent;
 use crate::core::hall::{Effect, Hall};
 use crate::core::intake::Admission;
 use crate::core::laws::Rules;
@@ -35,7 +38,6 @@ use crate::edge::broker;
 use crate::edge::flusher::{Durable, Flusher};
 use crate::edge::http::{self, Query};
 use crate::edge::mqtt::{self, HubLink};
-use crate::edge::pager_feed::{self, AlertAction, AlertCommand};
 use crate::edge::store::Journal;
 use crate::metrics::{BadPayload, Metrics};
 use crate::pairings::{Pairing, Rounds};
@@ -544,147 +546,6 @@ impl Shell {
         Ok(())
     }
 
-    /// Queues a move, or a game's end, for the MQTT live feed, due after the broadcast
-    /// delay.
-    fn feed_move(&mut self, now: HubMs, effect: &Effect) {
-        let Effect::Game { board, event } = effect else {
-            return;
-        };
-        if !matches!(
-            event,
-            GameEvent::MoveCompleted { .. } | GameEvent::GameOver { .. }
-        ) {
-            return;
-        }
-        let round = self.rounds.in_play().unwrap_or(1);
-        if let Some(message) = broadcast::move_message(&self.hall, board.0, round) {
-            let due = HubMs(now.0 + self.broadcast.delay_ms);
-            let topic = topic::broadcast_move(&self.event, round, *board);
-            self.feed_queue.push_back((due, topic, message));
-        }
-        self.publish_feed(now);
-    }
-
-    /// When the public feed changed (looked at most once a second): rewrites the LiveChess
-    /// folder and hands the round to the lichess pusher. A folder that cannot be written is
-    /// logged; the hub goes on.
-    fn follow_feed(&mut self, now: HubMs) {
-        let wanted = self.broadcast.folder.is_some() || self.lichess.is_some();
-        if !wanted || now.since(self.feed_followed.1) < 1_000 {
-            return;
-        }
-        self.feed_followed.1 = now;
-        let round = self.rounds.in_play().unwrap_or(1);
-        let Some(games) = self.feed(now, round, None) else {
-            return;
-        };
-        let print = broadcast::fingerprint(&games);
-        if Some(print) == self.feed_followed.0 {
-            return;
-        }
-        self.feed_followed.0 = Some(print);
-        if let Some(lichess) = &self.lichess {
-            let _ = lichess.send(games.iter().map(|g| g.pgn.clone()).collect());
-        }
-        if let Some(folder) = self.broadcast.folder.clone() {
-            let earlier: Vec<usize> = (1..round)
-                .map(|r| self.rounds.pairings.get(&r).map_or(0, Vec::len))
-                .collect();
-            let name = self
-                .broadcast
-                .event_name
-                .clone()
-                .unwrap_or_else(|| self.event.clone());
-            let pairings = self.rounds.pairings.get(&round).map(Vec::as_slice);
-            if let Err(e) = crate::edge::livechess::write(
-                &folder,
-                &self.event,
-                &name,
-                round,
-                &earlier,
-                &games,
-                pairings,
-            ) {
-                tracing::warn!(folder = %folder.display(), error = %e, "LiveChess folder not written");
-                self.feed_followed.0 = None; // try again
-            }
-        }
-    }
-
-    /// Publishes the live feed's messages that are due.
-    fn publish_feed(&mut self, now: HubMs) {
-        while self.feed_queue.front().is_some_and(|(due, ..)| *due <= now) {
-            let (_, topic, message) = self.feed_queue.pop_front().expect("a front");
-            self.link.publish_json(topic, message, true);
-        }
-    }
-
-    /// Writes alert changes; they are published (and `reply` answered) once durable.
-    fn record_alerts(
-        &mut self,
-        changes: Vec<AlertChange>,
-        mut reply: Option<AlertReply>,
-    ) -> anyhow::Result<()> {
-        let last = changes.len().saturating_sub(1);
-        for (i, change) in changes.into_iter().enumerate() {
-            self.journal
-                .put_alert(&change.alert)
-                .context("writing an alert to the journal")?;
-            self.alert_changes += 1;
-            self.flusher.appended_alert(self.alert_changes);
-            if change.change == Change::Raised {
-                self.metrics.alert_raised();
-                tracing::info!(id = change.alert.id, board = ?change.alert.board, kind = ?change.alert.kind, zone = %change.alert.zone, "alert raised");
-            }
-            let reply = if i == last { reply.take() } else { None };
-            self.unpublished
-                .push_back((self.alert_changes, change, reply));
-        }
-        Ok(())
-    }
-
-    /// Publishes the alert changes made durable up to `up_to`, then the open lists of the
-    /// zones they touched.
-    fn publish_alerts(&mut self, up_to: u64) {
-        while self.unpublished.front().is_some_and(|(n, ..)| *n <= up_to) {
-            let (_, change, reply) = self.unpublished.pop_front().expect("a front");
-            self.link.publish_json(
-                topic::alerts(&self.event, &change.alert.zone),
-                pager_feed::change_message(&change),
-                false,
-            );
-            self.metrics.alert_change_published();
-            self.stale_lists.insert(change.alert.zone.clone());
-            if let Some(reply) = reply {
-                let _ = reply.send(Ok(change.alert));
-            }
-        }
-    }
-
-    /// Republishes the open lists of the zones whose alerts changed, at most every
-    /// [`OPEN_LIST_EVERY`]: the changes themselves go out at once; the lists are for pagers
-    /// that connect, and a hall in time trouble changes hundreds of alerts a second.
-    fn publish_stale_lists(&mut self, now: HubMs) {
-        if self.stale_lists.is_empty() || now.since(self.lists_published_at) < OPEN_LIST_EVERY_MS {
-            return;
-        }
-        self.lists_published_at = now;
-        let zones = std::mem::take(&mut self.stale_lists);
-        self.publish_open_lists(zones);
-    }
-
-    fn publish_open_lists(&self, zones: impl IntoIterator<Item = String>) {
-        let now = self.clock.last.0;
-        for zone in zones {
-            let open = self.desk.open_in_zone(&zone).collect();
-            self.link.publish_json(
-                topic::open_alerts(&self.event, &zone),
-                pager_feed::open_list(&zone, now, open),
-                true,
-            );
-        }
-    }
-
     fn on_tick(&mut self) -> anyhow::Result<()> {
         let now = self.clock.now();
         let changes = self.desk.tick(now, &self.hall);
@@ -692,51 +553,6 @@ impl Shell {
         self.publish_stale_lists(now);
         self.publish_feed(now);
         self.follow_feed(now);
-        Ok(())
-    }
-
-    /// A pager acknowledges or resolves an alert. A bad command is counted, never fatal.
-    fn on_pager_command(&mut self, payload: &[u8]) -> anyhow::Result<()> {
-        let topic = topic::pager_command(&self.event);
-        match pager_feed::parse_command(payload) {
-            Ok((id, command)) => {
-                let (reply, mut answer) = oneshot::channel();
-                self.alert_command(id, command, reply)?;
-                if let Ok(Err(e)) = answer.try_recv() {
-                    self.refuse(BadPayload::PagerCommand, &topic, &e.to_string());
-                }
-                Ok(())
-            }
-            Err(e) => {
-                self.refuse(BadPayload::PagerCommand, &topic, &e.to_string());
-                Ok(())
-            }
-        }
-    }
-
-    /// Carries out an acknowledgement or resolution; the answer waits until it is durable.
-    /// One that changes nothing (done before, idempotent) is answered at once.
-    fn alert_command(
-        &mut self,
-        id: u64,
-        command: AlertCommand,
-        reply: AlertReply,
-    ) -> anyhow::Result<()> {
-        let now = self.clock.now();
-        let outcome = match command.action {
-            AlertAction::Ack => self.desk.acknowledge(now, id, &command.by),
-            AlertAction::Resolve => self.desk.resolve(now, id, &command.by, command.note),
-        };
-        match outcome {
-            Ok(Some(change)) => self.record_alerts(vec![change], Some(reply))?,
-            Ok(None) => {
-                let alert = self.desk.get(id).cloned().ok_or(AlertError::Unknown(id));
-                let _ = reply.send(alert);
-            }
-            Err(e) => {
-                let _ = reply.send(Err(e));
-            }
-        }
         Ok(())
     }
 
@@ -812,20 +628,6 @@ impl Shell {
                 (result != "*").then(|| (n.0, result.to_owned()))
             })
             .collect()
-    }
-
-    /// The public feed's games of `round` (one `board`, or all).
-    fn feed(&self, now: HubMs, round: usize, board: Option<u16>) -> Option<Vec<FeedGame>> {
-        broadcast::games(
-            &self.hall,
-            &self.relay,
-            &self.rounds,
-            &self.broadcast,
-            &self.event,
-            now,
-            round,
-            board,
-        )
     }
 
     /// A round's pairings; in the round in play, with the hub's results.
