@@ -31,6 +31,31 @@ pub struct FeedGame {
     pub pgn: String,
     /// When what the game shows last changed.
     pub as_of: HubMs,
+    /// A fingerprint of `pgn` (FNV-1a).
+    pub print: u64,
+}
+
+/// What a rendered game depends on beyond what never changes (tags of the round): the
+/// moves and result shown, and the clock checks (a game-ending move's reading can come
+/// with the next press).
+type RenderKey = (
+    crate::core::relay::Visible,
+    &'static str,
+    usize,
+    Option<u64>,
+);
+
+/// Rendered games by board, reused while their [`RenderKey`] holds: a poll of 1,000 boards
+/// renders only those that changed.
+#[derive(Debug, Default)]
+pub struct FeedCache {
+    games: std::collections::HashMap<u16, (RenderKey, FeedGame)>,
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+        (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn player(seat: &Seat) -> Player {
@@ -70,6 +95,7 @@ pub fn games(
     now: HubMs,
     round: usize,
     board: Option<u16>,
+    cache: &mut FeedCache,
 ) -> Option<Vec<FeedGame>> {
     let in_play = rounds.in_play().unwrap_or(1);
     if round != in_play {
@@ -87,6 +113,25 @@ pub fn games(
             let state = hall.board(protocol::BoardNo(b))?;
             let pairing = pairings.and_then(|games| games.iter().find(|p| p.board == b));
             let visible = relay.visible(b, now, settings.delay_ms);
+            let result = if visible.ended {
+                state.game().result()
+            } else if visible.flagged && settings.flag_results_at_once {
+                state.flag_ruling().and_then(|r| r.result).unwrap_or("*")
+            } else {
+                "*"
+            };
+            let checks = state.clock().checks();
+            let key = (
+                visible,
+                result,
+                checks.len(),
+                checks.last().and_then(|c| c.shown_ms),
+            );
+            if let Some((cached, game)) = cache.games.get(&b) {
+                if *cached == key {
+                    return Some(game.clone());
+                }
+            }
             let tags = Tags {
                 event: settings
                     .event_name
@@ -110,32 +155,29 @@ pub fn games(
                 .iter()
                 .map(|c| c.expected_ms.or(c.shown_ms))
                 .collect();
-            let result = if visible.ended {
-                state.game().result()
-            } else if visible.flagged && settings.flag_results_at_once {
-                state.flag_ruling().and_then(|r| r.result).unwrap_or("*")
-            } else {
-                "*"
-            };
-            Some(FeedGame {
+            let pgn = pgn::render(&tags, state.game(), &clock_ms, visible, result);
+            let game = FeedGame {
                 board: b,
-                pgn: pgn::render(&tags, state.game(), &clock_ms, visible, result),
+                print: fnv1a(pgn.as_bytes()),
+                pgn,
                 as_of: visible.as_of,
-            })
+            };
+            cache.games.insert(b, (key, game.clone()));
+            Some(game)
         })
         .collect();
     Some(games)
 }
 
-/// A stable fingerprint of the feed's games (FNV-1a, 64 bits): the `ETag`, and whether
-/// the LiveChess folder needs writing.
+/// A stable fingerprint of the feed's games: the `ETag`, and whether the LiveChess folder
+/// needs writing.
 pub fn fingerprint(games: &[FeedGame]) -> u64 {
-    games
+    let prints: Vec<u8> = games
         .iter()
-        .flat_map(|g| g.pgn.bytes())
-        .fold(0xcbf2_9ce4_8422_2325, |hash, b| {
-            (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        })
+        .flat_map(|g| [u64::from(g.board), g.print])
+        .flat_map(u64::to_be_bytes)
+        .collect();
+    fnv1a(&prints)
 }
 
 /// A move (or the end of the game) at `board` as the MQTT live feed publishes it:

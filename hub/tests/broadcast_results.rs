@@ -38,6 +38,7 @@ impl Feed {
             HubMs(now),
             1,
             Some(1),
+            &mut broadcast::FeedCache::default(),
         )
         .unwrap();
         let pgn = &games[0].pgn;

@@ -87,7 +87,7 @@ impl Shell {
 
     /// The public feed's games of `round` (one `board`, or all).
     pub(super) fn feed(
-        &self,
+        &mut self,
         now: HubMs,
         round: usize,
         board: Option<u16>,
@@ -101,6 +101,7 @@ impl Shell {
             now,
             round,
             board,
+            &mut self.feed_cache,
         )
     }
 }

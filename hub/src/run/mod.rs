@@ -209,6 +209,7 @@ pub async fn serve(
         relay,
         broadcast: config.broadcast,
         feed_queue: std::collections::VecDeque::new(),
+        feed_cache: crate::broadcast::FeedCache::default(),
         feed_followed: (None, HubMs(0)),
         lichess,
         rounds: config.rounds,
@@ -376,6 +377,8 @@ struct Shell {
     feed_followed: (Option<u64>, HubMs),
     /// The lichess pusher's inbox: the round's games, newest only.
     lichess: Option<tokio::sync::watch::Sender<Vec<String>>>,
+    /// Rendered feed games, reused until they change.
+    feed_cache: crate::broadcast::FeedCache,
     /// The MQTT live feed's messages waiting for the broadcast delay: due, topic, JSON.
     feed_queue: std::collections::VecDeque<(HubMs, String, Vec<u8>)>,
     rounds: Rounds,

@@ -32,7 +32,7 @@ struct Timeline {
 }
 
 /// What the public sees of a board at a time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Visible {
     /// Moves shown.
     pub plies: usize,

@@ -1,0 +1,93 @@
+//! The cost of the public feed: 1,000 boards, each with a whole real rapid game played
+//! through the hall and the relay, rendered as `GET /broadcast/round/1/games.pgn` renders
+//! them (tags, every move with `%clk` and `%emt`), against serializing the same boards'
+//! summaries as JSON (`GET /api/boards`) in the same run.
+//!
+//! `cargo bench -p zeitnot-hub --bench broadcast`
+
+mod common;
+
+use std::time::Instant;
+
+use board_node::{pgn, replay};
+use hub::broadcast::{self, BroadcastSettings, FeedCache};
+use hub::core::hall::Hall;
+use hub::core::record::Record;
+use hub::core::relay::Relay;
+use hub::core::time::HubMs;
+use hub::pairings::Rounds;
+use protocol::{BoardNo, NodeMs, Seq, Uplink};
+
+const GAMES: &[u8] = include_bytes!("../demo/world-cup-2025-rapid.pgn");
+const BOARDS: u16 = 1_000;
+
+fn main() {
+    let games = pgn::read_games(GAMES).expect("demo games");
+    let mut hall = Hall::new(Default::default()).with_time_control(Some("900+10".parse().unwrap()));
+    let mut relay = Relay::default();
+    let mut last = 0;
+    for b in 1..=BOARDS {
+        let game = &games[usize::from(b) % games.len()];
+        for (i, t) in replay::script(game, None).into_iter().enumerate() {
+            let event = Uplink::new(
+                BoardNo(b),
+                Seq(i as u64 + 1),
+                NodeMs(t.game_ms),
+                t.reading.body(),
+            );
+            let at = HubMs(t.game_ms);
+            last = last.max(t.game_ms);
+            let _ = hall.admit(at, &event);
+            for effect in hall.apply(&Record { at, event }) {
+                relay.on_effect(at, &effect);
+            }
+        }
+    }
+    let now = HubMs(last + 1);
+    let settings = BroadcastSettings::default();
+    let rounds = Rounds::default();
+    let runs = 20;
+    let poll = |cache: &mut FeedCache| {
+        let feed = broadcast::games(
+            &hall, &relay, &rounds, &settings, "bench", now, 1, None, cache,
+        )
+        .unwrap();
+        std::hint::black_box(broadcast::fingerprint(&feed));
+        feed.iter().map(|g| g.pgn.len()).sum::<usize>()
+    };
+    // Cold: every board rendered (a fresh cache each time).
+    let started = Instant::now();
+    let mut bytes = 0;
+    for _ in 0..runs {
+        bytes = poll(&mut FeedCache::default());
+    }
+    let feed_ms = started.elapsed().as_secs_f64() * 1e3 / f64::from(runs);
+    // Warm: nothing changed since the last poll.
+    let mut cache = FeedCache::default();
+    poll(&mut cache);
+    let started = Instant::now();
+    for _ in 0..runs {
+        poll(&mut cache);
+    }
+    let warm_ms = started.elapsed().as_secs_f64() * 1e3 / f64::from(runs);
+    let started = Instant::now();
+    let mut json = 0;
+    for _ in 0..runs {
+        json = serde_json::to_vec(&hall.summaries(now)).unwrap().len();
+    }
+    let summary_ms = started.elapsed().as_secs_f64() * 1e3 / f64::from(runs);
+    let moves: usize = hall
+        .boards()
+        .iter()
+        .filter_map(|b| hall.board(*b))
+        .map(|s| s.game().moves().len())
+        .sum();
+    println!(
+        "broadcast: {BOARDS} boards, {moves} moves, games.pgn {:.1} MB: rendered cold {feed_ms:.1} ms ({:.1} µs a board), unchanged (cached) {warm_ms:.2} ms; /api/boards JSON ({:.0} KB) {summary_ms:.2} ms in the same run (cold {:.0}x, cached {:.1}x)",
+        bytes as f64 / 1e6,
+        feed_ms * 1e3 / f64::from(BOARDS),
+        json as f64 / 1e3,
+        feed_ms / summary_ms,
+        warm_ms / summary_ms
+    );
+}
