@@ -79,7 +79,9 @@ fn replace(path: &Path, contents: &[u8]) -> io::Result<()> {
 }
 
 /// Writes the folder for `round` (1-based): the tournament, the round's index and games.
-/// `earlier` holds the game counts of rounds before it.
+/// `earlier` holds the game counts of rounds before it; `written` the fingerprints of the
+/// game files as last written, so only games that changed are written again.
+#[allow(clippy::too_many_arguments)]
 pub fn write(
     folder: &Path,
     event_id: &str,
@@ -88,6 +90,7 @@ pub fn write(
     earlier: &[usize],
     games: &[FeedGame],
     pairings: Option<&[Pairing]>,
+    written: &mut std::collections::HashMap<u16, u64>,
 ) -> io::Result<()> {
     let round_dir = folder.join(format!("round-{round}"));
     std::fs::create_dir_all(&round_dir)?;
@@ -130,10 +133,14 @@ pub fn write(
             .collect(),
     };
     for game in games {
+        if written.get(&game.board) == Some(&game.print) {
+            continue;
+        }
         replace(
             &round_dir.join(format!("game-{}.pgn", game.board)),
             game.pgn.as_bytes(),
         )?;
+        written.insert(game.board, game.print);
     }
     let all: String = games.iter().map(|g| g.pgn.as_str()).collect();
     replace(&round_dir.join("games.pgn"), all.as_bytes())?;

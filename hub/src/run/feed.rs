@@ -70,6 +70,7 @@ impl Shell {
                 &earlier,
                 &games,
                 pairings,
+                &mut self.folder_written,
             ) {
                 tracing::warn!(folder = %folder.display(), error = %e, "LiveChess folder not written");
                 self.feed_followed.0 = None; // try again

@@ -210,6 +210,7 @@ pub async fn serve(
         broadcast: config.broadcast,
         feed_queue: std::collections::VecDeque::new(),
         feed_cache: crate::broadcast::FeedCache::default(),
+        folder_written: HashMap::new(),
         feed_followed: (None, HubMs(0)),
         lichess,
         rounds: config.rounds,
@@ -377,6 +378,8 @@ struct Shell {
     feed_followed: (Option<u64>, HubMs),
     /// The lichess pusher's inbox: the round's games, newest only.
     lichess: Option<tokio::sync::watch::Sender<Vec<String>>>,
+    /// The LiveChess folder's game files as last written, by board.
+    folder_written: HashMap<u16, u64>,
     /// Rendered feed games, reused until they change.
     feed_cache: crate::broadcast::FeedCache,
     /// The MQTT live feed's messages waiting for the broadcast delay: due, topic, JSON.
