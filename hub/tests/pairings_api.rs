@@ -59,6 +59,12 @@ fn a_trf_rounds_pairings_and_the_hubs_results_back_out_as_trf() {
     assert_eq!(status, 200, "{body}");
     let round7 = http_json(hub.http, "/api/rounds/7/pairings");
     assert_eq!(round7[0]["board"], 1);
+    let state = http_json(hub.http, "/api/rounds/7");
+    assert_eq!(state["in_play"], true);
+    assert_eq!(state["games"], round7.as_array().unwrap().len());
+    // Every game of the last round has a result (the hub's at board 1, the file's elsewhere).
+    assert_eq!(state["complete"], true);
+    assert_eq!(http_json(hub.http, "/api/rounds/4")["in_play"], false);
     assert_eq!(
         round7[0]["result"], "0-1",
         "the hub's result, not the file's"
@@ -107,6 +113,15 @@ fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
     assert_eq!(round[0]["black"]["rating"], 2800);
     assert_eq!(round[1]["black"]["name"], "Player B");
     assert_eq!(round[1]["result"], "*");
+    let state = http_json(hub.http, "/api/rounds/3");
+    assert_eq!(
+        (
+            state["games"].as_u64(),
+            state["finished"].as_u64(),
+            state["complete"].as_bool()
+        ),
+        (Some(2), Some(0), Some(false))
+    );
     assert_eq!(http_get(hub.http, "/api/results.trf").unwrap().0, 404);
 }
 

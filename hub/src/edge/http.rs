@@ -23,7 +23,7 @@ use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::setup::NodesReport;
 use crate::edge::pager_feed::{AlertAction, AlertCommand};
 use crate::metrics::Metrics;
-use crate::pairings::Pairing;
+use crate::pairings::{Pairing, RoundState};
 
 /// A question for the loop that owns the hall.
 pub enum Query {
@@ -46,6 +46,8 @@ pub enum Query {
     ResultsTrf(oneshot::Sender<Option<String>>),
     /// The hall's nodes and the technician's warnings.
     Nodes(oneshot::Sender<NodesReport>),
+    /// The round in play.
+    RoundInPlay(oneshot::Sender<Option<usize>>),
     /// The public feed's games of a round (one board, or all); `None` for a round not in
     /// play.
     Broadcast(usize, Option<u16>, oneshot::Sender<Option<Vec<FeedGame>>>),
@@ -150,6 +152,7 @@ pub async fn bind(
         .route("/api/boards/{n}/claims", post(check_claim))
         .route("/api/boards/{n}/decisions", post(decide))
         .route("/api/time-trouble", get(time_trouble))
+        .route("/api/rounds/{r}", get(round_state))
         .route("/api/rounds/{r}/pairings", get(pairings))
         .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/results.trf", get(results_trf))
@@ -312,6 +315,19 @@ async fn broadcast_pgn(
 /// and the warnings for the technician.
 async fn nodes(State(api): State<Api>) -> Result<Json<NodesReport>, ApiError> {
     api.ask(Query::Nodes).await.map(Json)
+}
+
+/// `GET /api/rounds/{r}`: how many of the round's games are over, and whether all are.
+async fn round_state(
+    State(api): State<Api>,
+    Path(round): Path<usize>,
+) -> Result<Json<RoundState>, ApiError> {
+    let games = api
+        .ask(|reply| Query::Pairings(round, reply))
+        .await?
+        .ok_or(ApiError::UnknownRound(round))?;
+    let in_play = api.ask(Query::RoundInPlay).await? == Some(round);
+    Ok(Json(RoundState::of(round, in_play, &games)))
 }
 
 /// The pairing program's TRF with the hub's results of the round in play entered.

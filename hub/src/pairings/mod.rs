@@ -202,3 +202,28 @@ impl Rounds {
         Some(trf.to_string())
     }
 }
+
+/// Where a round stands: `GET /api/rounds/{r}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RoundState {
+    pub round: usize,
+    pub in_play: bool,
+    pub games: usize,
+    /// Games with a result (the hub's in the round in play, else the pairing file's).
+    pub finished: usize,
+    /// Every game has a result: the round is over and its results can go back out.
+    pub complete: bool,
+}
+
+impl RoundState {
+    pub fn of(round: usize, in_play: bool, games: &[Pairing]) -> RoundState {
+        let finished = games.iter().filter(|p| p.result != "*").count();
+        RoundState {
+            round,
+            in_play,
+            games: games.len(),
+            finished,
+            complete: !games.is_empty() && finished == games.len(),
+        }
+    }
+}

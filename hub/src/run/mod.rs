@@ -667,6 +667,7 @@ impl Shell {
             Query::Broadcast(round, board, reply) => {
                 drop(reply.send(self.feed(now, round, board)));
             }
+            Query::RoundInPlay(reply) => drop(reply.send(self.rounds.in_play())),
             Query::Nodes(reply) => {
                 let expected: Vec<u16> = self
                     .rounds
