@@ -1,11 +1,14 @@
 //! The public feed's games: each board's game from the hall, as the relay lets the public
 //! see it (the broadcast delay), with the players from the pairings.
 
+use crate::core::game::Game;
 use crate::core::hall::Hall;
+use crate::core::laws::Rules;
 use crate::core::relay::pgn::{self, Player, Tags};
 use crate::core::relay::Relay;
 use crate::core::time::HubMs;
 use crate::pairings::{Rounds, Seat};
+use shakmaty::Chess;
 
 /// What the feed is configured with.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -110,17 +113,22 @@ pub fn games(
         .into_iter()
         .filter(|b| board.is_none_or(|wanted| wanted == *b))
         .filter_map(|b| {
-            let state = hall.board(protocol::BoardNo(b))?;
+            let state = hall.board(protocol::BoardNo(b));
             let pairing = pairings.and_then(|games| games.iter().find(|p| p.board == b));
+            // A board is shown once its node reported, or from the start when it is paired
+            // (broadcasters see the pairing before the first move).
+            if state.is_none() && pairing.is_none() {
+                return None;
+            }
             let visible = relay.visible(b, now, settings.delay_ms);
-            let result = if visible.ended {
-                state.game().result()
-            } else if visible.flagged && settings.flag_results_at_once {
-                state.flag_ruling().and_then(|r| r.result).unwrap_or("*")
-            } else {
-                "*"
+            let result = match state {
+                Some(state) if visible.ended => state.game().result(),
+                Some(state) if visible.flagged && settings.flag_results_at_once => {
+                    state.flag_ruling().and_then(|r| r.result).unwrap_or("*")
+                }
+                _ => "*",
             };
-            let checks = state.clock().checks();
+            let checks = state.map_or(&[][..], |s| s.clock().checks());
             let key = (
                 visible,
                 result,
@@ -146,23 +154,27 @@ pub fn games(
                 round: format!("{round}.{b}"),
                 white: pairing.map(|p| player(&p.white)),
                 black: pairing.map(|p| player(&p.black)),
-                time_control: state.clock().model().map(|m| m.time_control().to_string()),
+                time_control: state
+                    .and_then(|s| s.clock().model())
+                    .map(|m| m.time_control().to_string()),
                 game_id: format!("{event_id}-r{round}-b{b}"),
             };
-            let clock_ms: Vec<Option<u64>> = state
-                .clock()
-                .checks()
+            let clock_ms: Vec<Option<u64>> = checks
                 .iter()
                 .map(|c| c.expected_ms.or(c.shown_ms))
                 .collect();
-            let pgn = pgn::render(&tags, state.game(), &clock_ms, visible, result);
+            let unstarted = Game::new(Chess::default(), Rules::default());
+            let game = state.map_or(&unstarted, |s| s.game());
+            let pgn = pgn::render(&tags, game, &clock_ms, visible, result);
             let game = FeedGame {
                 board: b,
                 print: fnv1a(pgn.as_bytes()),
                 pgn,
                 as_of: visible.as_of,
             };
-            cache.games.insert(b, (key, game.clone()));
+            if state.is_some() {
+                cache.games.insert(b, (key, game.clone()));
+            }
             Some(game)
         })
         .collect();

@@ -113,6 +113,12 @@ fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
     assert_eq!(round[0]["black"]["rating"], 2800);
     assert_eq!(round[1]["black"]["name"], "Player B");
     assert_eq!(round[1]["result"], "*");
+    // Broadcasters see the pairings before the first move.
+    let (status, feed) = http_get(hub.http, "/broadcast/round/3/games.pgn").unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(feed.matches("[Result \"*\"]").count(), 2, "{feed}");
+    assert!(feed.contains("[White \"Carlsen, Magnus\"]") && feed.contains("[WhiteTitle \"GM\"]"));
+    assert!(feed.contains("[BlackElo \"2800\"]") && feed.contains("[WhiteFideId \"1503014\"]"));
     let state = http_json(hub.http, "/api/rounds/3");
     assert_eq!(
         (
