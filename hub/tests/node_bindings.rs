@@ -6,7 +6,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{http_json, Broker, Hub, Node, Replay};
+use support::{http_json, http_post, Broker, Hub, Node, Replay};
 
 #[test]
 fn the_technician_sees_every_node_and_what_to_fix() {
@@ -25,7 +25,7 @@ fn the_technician_sees_every_node_and_what_to_fix() {
     )
     .unwrap();
     let port = support::free_port();
-    let hub = Hub::start_with(
+    let mut hub = Hub::start_with(
         &dir.path().join("data"),
         Broker::Embedded { port },
         &dir.path().join("hub.log"),
@@ -75,4 +75,35 @@ fn the_technician_sees_every_node_and_what_to_fix() {
     ];
     expected.sort_by_key(|w| w.to_string());
     assert_eq!(warnings, expected);
+
+    // The technician fixes it over the API: DGT-C is board 4's, DGT-B is board 2's.
+    for (hardware, board) in [("DGT-C", 4), ("DGT-B", 2)] {
+        let body = json!({"hardware": hardware, "board": board}).to_string();
+        let (status, answer) = http_post(hub.http, "/api/nodes/bind", &body).unwrap();
+        assert_eq!(status, 200, "{answer}");
+    }
+    let fixed = |report: &Value| -> Vec<Value> {
+        let mut warnings = report["warnings"].as_array().unwrap().clone();
+        warnings.sort_by_key(|w| w.to_string());
+        warnings
+    };
+    let mut left = vec![
+        json!({"kind": "bound_elsewhere", "board": 5, "hardware": "DGT-A", "bound_to": 1}),
+        json!({"kind": "duplicate_hardware", "hardware": "DGT-A", "boards": [1, 5]}),
+        json!({"kind": "board_without_node", "board": 3}),
+    ];
+    left.sort_by_key(|w| w.to_string());
+    assert_eq!(fixed(&http_json(hub.http, "/api/nodes")), left);
+    let (status, _) = http_post(
+        hub.http,
+        "/api/nodes/bind",
+        r#"{"hardware": "X", "board": 0}"#,
+    )
+    .unwrap();
+    assert_eq!(status, 400);
+
+    // The bindings are in the journal: a restarted hub has them.
+    hub.restart();
+    let report = http_json(hub.http, "/api/nodes");
+    assert_eq!(fixed(&report), left);
 }

@@ -26,6 +26,8 @@ enum Appended {
     Decision(u64),
     /// The shell's running number of an alert change.
     Alert(u64),
+    /// The shell's running number of a binding of a node to a board.
+    Binding(u64),
 }
 
 /// What became durable in one flush.
@@ -37,6 +39,8 @@ pub struct Durable {
     pub decisions: Vec<u64>,
     /// Alert changes up to this running number.
     pub alerts_up_to: Option<u64>,
+    /// Bindings up to this running number.
+    pub bindings_up_to: Option<u64>,
 }
 
 pub struct Flusher {
@@ -75,6 +79,11 @@ impl Flusher {
         let _ = self.appended.send(Appended::Alert(number));
     }
 
+    /// Call after [`Journal::put_binding`] returned; `number` counts bindings up.
+    pub fn appended_binding(&self, number: u64) {
+        let _ = self.appended.send(Appended::Binding(number));
+    }
+
     /// Flushes what is pending and stops the thread.
     pub fn stop(self) -> Result<(), StoreError> {
         drop(self.appended);
@@ -92,6 +101,7 @@ fn run(
         let mut batch = BTreeMap::new();
         let mut decisions = Vec::new();
         let mut alerts_up_to = None;
+        let mut bindings_up_to = None;
         for appended in std::iter::once(first).chain(pending.try_iter()) {
             match appended {
                 Appended::Event(board, seq) => {
@@ -100,6 +110,7 @@ fn run(
                 }
                 Appended::Decision(id) => decisions.push(id),
                 Appended::Alert(n) => alerts_up_to = alerts_up_to.max(Some(n)),
+                Appended::Binding(n) => bindings_up_to = bindings_up_to.max(Some(n)),
             }
         }
         let started = Instant::now();
@@ -112,6 +123,7 @@ fn run(
             events: batch.into_iter().collect(),
             decisions,
             alerts_up_to,
+            bindings_up_to,
         };
         if durable.send(flushed).is_err() {
             break;

@@ -48,6 +48,9 @@ pub enum Query {
     Nodes(oneshot::Sender<NodesReport>),
     /// The round in play.
     RoundInPlay(oneshot::Sender<Option<usize>>),
+    /// The technician binds a node's e-board hardware to a board (`None`: unbinds it);
+    /// answered with the nodes' report once the binding is durable.
+    Bind(String, Option<u16>, oneshot::Sender<NodesReport>),
     /// The public feed's games of a round (one board, or all); `None` for a round not in
     /// play.
     Broadcast(usize, Option<u16>, oneshot::Sender<Option<Vec<FeedGame>>>),
@@ -157,6 +160,7 @@ pub async fn bind(
         .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/results.trf", get(results_trf))
         .route("/api/nodes", get(nodes))
+        .route("/api/nodes/bind", post(bind_node))
         .route("/api/alerts", get(alerts))
         .route("/api/alerts/{id}", get(alert))
         .route("/api/alerts/{id}/ack", post(acknowledge))
@@ -328,6 +332,31 @@ async fn round_state(
         .ok_or(ApiError::UnknownRound(round))?;
     let in_play = api.ask(Query::RoundInPlay).await? == Some(round);
     Ok(Json(RoundState::of(round, in_play, &games)))
+}
+
+/// Body of `POST /api/nodes/bind`: `{"hardware": "DGT-3000-17", "board": 12}`; `"board":
+/// null` unbinds.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BindBody {
+    hardware: String,
+    board: Option<u16>,
+}
+
+/// The technician binds a node to a board (it replaces whatever hardware that board was
+/// bound to: a swapped node); answers with the nodes' report once the binding is durable.
+async fn bind_node(
+    State(api): State<Api>,
+    Json(body): Json<BindBody>,
+) -> Result<Json<NodesReport>, ApiError> {
+    if body.hardware.is_empty() || body.board == Some(0) {
+        return Err(ApiError::BadQuery(
+            "a hardware id, and a board from 1 (or null to unbind)".into(),
+        ));
+    }
+    api.ask(|reply| Query::Bind(body.hardware, body.board, reply))
+        .await
+        .map(Json)
 }
 
 /// The pairing program's TRF with the hub's results of the round in play entered.

@@ -15,6 +15,9 @@
 //! Replay restores them as stored; the board events replayed after them raise only
 //! incidents that have no alert (a crash between an event and its alert's write).
 //!
+//! The technician's bindings of nodes to boards made over the API go to a fourth tree,
+//! `bindings`: key = the e-board's hardware id, value = the board (2 bytes, big-endian).
+//!
 //! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
 //! acknowledged to a node before that (see [`super::flusher`]).
 
@@ -59,6 +62,7 @@ pub struct Journal {
     events: sled::Tree,
     decisions: sled::Tree,
     alerts: sled::Tree,
+    bindings: sled::Tree,
 }
 
 impl Journal {
@@ -72,11 +76,13 @@ impl Journal {
         let events = db.open_tree("journal")?;
         let decisions = db.open_tree("decisions")?;
         let alerts = db.open_tree("alerts")?;
+        let bindings = db.open_tree("bindings")?;
         Ok(Journal {
             db,
             events,
             decisions,
             alerts,
+            bindings,
         })
     }
 
@@ -143,6 +149,32 @@ impl Journal {
                 _ => Err(unreadable("unknown format".into())),
             }
         })
+    }
+
+    /// Binds the node with e-board hardware `hardware` to `board` (`None`: unbinds it), as
+    /// the technician did over the API; durable after the next flush.
+    pub fn put_binding(&self, hardware: &str, board: Option<u16>) -> Result<(), StoreError> {
+        match board {
+            Some(board) => self
+                .bindings
+                .insert(hardware.as_bytes(), &board.to_be_bytes())?,
+            None => self.bindings.remove(hardware.as_bytes())?,
+        };
+        Ok(())
+    }
+
+    /// The technician's bindings made over the API: hardware id → board.
+    pub fn bindings(&self) -> Result<std::collections::BTreeMap<String, u16>, StoreError> {
+        self.bindings
+            .iter()
+            .map(|entry| {
+                let (key, value) = entry?;
+                let board = <[u8; 2]>::try_from(value.as_ref())
+                    .map(u16::from_be_bytes)
+                    .map_err(|_| StoreError::BadKey(value.len()))?;
+                Ok((String::from_utf8_lossy(&key).into_owned(), board))
+            })
+            .collect()
     }
 
     /// The id the next decision takes: one more than the last stored.

@@ -197,6 +197,12 @@ pub async fn serve(
     let next_decision = journal
         .next_decision_id()
         .context("reading the decisions journal")?;
+    // The technician's bindings over the API take precedence over the configuration's.
+    let mut bindings = config.bindings.clone();
+    for (hardware, board) in journal.bindings().context("reading the bindings")? {
+        bindings.retain(|_, b| *b != board);
+        bindings.insert(hardware, board);
+    }
     let lichess = config.broadcast.lichess.clone().map(|target| {
         let (tx, rx) = tokio::sync::watch::channel(Vec::new());
         tokio::spawn(crate::edge::lichess::run(target, rx));
@@ -214,7 +220,9 @@ pub async fn serve(
         feed_followed: (None, HubMs(0)),
         lichess,
         rounds: config.rounds,
-        bindings: config.bindings,
+        bindings,
+        binding_changes: 0,
+        awaiting_binding: Vec::new(),
         alert_changes: 0,
         unpublished: std::collections::VecDeque::new(),
         continued: HashMap::new(),
@@ -372,6 +380,10 @@ struct Shell {
     desk: AlertDesk,
     relay: Relay,
     bindings: BTreeMap<String, u16>,
+    /// Bindings written so far (the running number the flusher reports back), and the
+    /// technicians waiting for theirs to be durable.
+    binding_changes: u64,
+    awaiting_binding: Vec<(u64, oneshot::Sender<crate::core::setup::NodesReport>)>,
     broadcast: BroadcastSettings,
     /// The public feed's last fingerprint the folder and the pusher have, and when it was
     /// last looked at.
@@ -573,6 +585,16 @@ impl Shell {
         if let Some(up_to) = flushed.alerts_up_to {
             self.publish_alerts(up_to);
         }
+        if let Some(up_to) = flushed.bindings_up_to {
+            let (done, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.awaiting_binding)
+                .into_iter()
+                .partition(|(n, _)| *n <= up_to);
+            self.awaiting_binding = waiting;
+            let report = self.nodes_report(now);
+            for (_, reply) in done {
+                let _ = reply.send(report.clone());
+            }
+        }
         for id in flushed.decisions {
             if let Some((entry, reply)) = self.awaiting_flush.remove(&id) {
                 let _ = reply.send(Ok(entry));
@@ -624,6 +646,17 @@ impl Shell {
         Ok(())
     }
 
+    /// The nodes and the technician's warnings: the round in play's boards should have one.
+    fn nodes_report(&self, now: HubMs) -> crate::core::setup::NodesReport {
+        let expected: Vec<u16> = self
+            .rounds
+            .in_play()
+            .and_then(|r| self.rounds.pairings.get(&r))
+            .map(|games| games.iter().map(|p| p.board).collect())
+            .unwrap_or_default();
+        crate::core::setup::nodes(&self.hall, &self.bindings, &expected, now)
+    }
+
     /// The results the hub has at the boards: a game over by the rules, or declared.
     fn results(&self) -> BTreeMap<u16, String> {
         self.hall
@@ -668,15 +701,33 @@ impl Shell {
                 drop(reply.send(self.feed(now, round, board)));
             }
             Query::RoundInPlay(reply) => drop(reply.send(self.rounds.in_play())),
-            Query::Nodes(reply) => {
-                let expected: Vec<u16> = self
-                    .rounds
-                    .in_play()
-                    .and_then(|r| self.rounds.pairings.get(&r))
-                    .map(|games| games.iter().map(|p| p.board).collect())
-                    .unwrap_or_default();
-                let report = crate::core::setup::nodes(&self.hall, &self.bindings, &expected, now);
-                drop(reply.send(report));
+            Query::Nodes(reply) => drop(reply.send(self.nodes_report(now))),
+            Query::Bind(hardware, board, reply) => {
+                self.journal
+                    .put_binding(&hardware, board)
+                    .context("writing a binding")?;
+                if let Some(board) = board {
+                    // The board's earlier hardware is replaced (a swapped node).
+                    let replaced: Vec<String> = self
+                        .bindings
+                        .iter()
+                        .filter(|(hw, b)| **b == board && **hw != hardware)
+                        .map(|(hw, _)| hw.clone())
+                        .collect();
+                    for hw in replaced {
+                        self.journal
+                            .put_binding(&hw, None)
+                            .context("writing a binding")?;
+                        self.bindings.remove(&hw);
+                    }
+                    self.bindings.insert(hardware.clone(), board);
+                } else {
+                    self.bindings.remove(&hardware);
+                }
+                tracing::info!(%hardware, ?board, "node bound");
+                self.binding_changes += 1;
+                self.flusher.appended_binding(self.binding_changes);
+                self.awaiting_binding.push((self.binding_changes, reply));
             }
             Query::ResultsTrf(reply) => {
                 drop(reply.send(self.rounds.trf_with_results(&self.results())));
