@@ -99,55 +99,25 @@ impl Journal {
 
     /// Buffers an arbiter's decision; durable after the next [`Journal::flush`].
     pub fn append_decision(&self, record: &DecisionRecord) -> Result<(), StoreError> {
-        let mut value = vec![DECISION_FORMAT];
-        serde_json::to_writer(&mut value, record).expect("a decision serializes");
-        self.decisions.insert(record.id.to_be_bytes(), value)?;
-        Ok(())
+        put_json(&self.decisions, DECISION_FORMAT, record.id, record)
     }
 
     /// Every decision, in the order taken.
     pub fn decisions(&self) -> impl Iterator<Item = Result<DecisionRecord, StoreError>> + '_ {
-        self.decisions.iter().map(|entry| {
-            let (key, value) = entry?;
-            let id = key
-                .as_ref()
-                .try_into()
-                .map(u64::from_be_bytes)
-                .map_err(|_| StoreError::BadKey(key.len()))?;
-            let unreadable = |why: String| StoreError::UnreadableDecision { id, why };
-            match value.split_first() {
-                Some((&DECISION_FORMAT, json)) => {
-                    serde_json::from_slice(json).map_err(|e| unreadable(e.to_string()))
-                }
-                _ => Err(unreadable("unknown format".into())),
-            }
+        json_entries(&self.decisions, DECISION_FORMAT, |id, why| {
+            StoreError::UnreadableDecision { id, why }
         })
     }
 
     /// Buffers an alert's latest state; durable after the next [`Journal::flush`].
     pub fn put_alert(&self, alert: &Alert) -> Result<(), StoreError> {
-        let mut value = vec![ALERT_FORMAT];
-        serde_json::to_writer(&mut value, alert).expect("an alert serializes");
-        self.alerts.insert(alert.id.to_be_bytes(), value)?;
-        Ok(())
+        put_json(&self.alerts, ALERT_FORMAT, alert.id, alert)
     }
 
     /// Every alert, by id.
     pub fn alerts(&self) -> impl Iterator<Item = Result<Alert, StoreError>> + '_ {
-        self.alerts.iter().map(|entry| {
-            let (key, value) = entry?;
-            let id = key
-                .as_ref()
-                .try_into()
-                .map(u64::from_be_bytes)
-                .map_err(|_| StoreError::BadKey(key.len()))?;
-            let unreadable = |why: String| StoreError::UnreadableAlert { id, why };
-            match value.split_first() {
-                Some((&ALERT_FORMAT, json)) => {
-                    serde_json::from_slice(json).map_err(|e| unreadable(e.to_string()))
-                }
-                _ => Err(unreadable("unknown format".into())),
-            }
+        json_entries(&self.alerts, ALERT_FORMAT, |id, why| {
+            StoreError::UnreadableAlert { id, why }
         })
     }
 
@@ -217,6 +187,42 @@ impl Journal {
             .map(|key| parse_key(&key?).map(|(_, seq)| seq))
             .collect()
     }
+}
+
+/// Buffers `value` as JSON under `id` (8 bytes, big-endian) in a tree of id-keyed records
+/// (decisions, alerts), after the tree's format byte.
+fn put_json<T: serde::Serialize>(
+    tree: &sled::Tree,
+    format: u8,
+    id: u64,
+    value: &T,
+) -> Result<(), StoreError> {
+    let mut bytes = vec![format];
+    serde_json::to_writer(&mut bytes, value).expect("a journal record serializes");
+    tree.insert(id.to_be_bytes(), bytes)?;
+    Ok(())
+}
+
+/// Every record of an id-keyed JSON tree, by id; `unreadable` names what is damaged.
+fn json_entries<T: serde::de::DeserializeOwned>(
+    tree: &sled::Tree,
+    format: u8,
+    unreadable: fn(u64, String) -> StoreError,
+) -> impl Iterator<Item = Result<T, StoreError>> + '_ {
+    tree.iter().map(move |entry| {
+        let (key, value) = entry?;
+        let id = key
+            .as_ref()
+            .try_into()
+            .map(u64::from_be_bytes)
+            .map_err(|_| StoreError::BadKey(key.len()))?;
+        match value.split_first() {
+            Some((first, json)) if *first == format => {
+                serde_json::from_slice(json).map_err(|e| unreadable(id, e.to_string()))
+            }
+            _ => Err(unreadable(id, "unknown format".into())),
+        }
+    })
 }
 
 fn key(board: BoardNo, seq: Seq) -> [u8; KEY_LEN] {
