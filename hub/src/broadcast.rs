@@ -1,6 +1,7 @@
 //! The public feed's games: each board's game from the hall, as the relay lets the public
 //! see it (the broadcast delay), with the players from the pairings.
 
+use crate::core::clock::MoveCheck;
 use crate::core::game::Game;
 use crate::core::hall::Hall;
 use crate::core::laws::Rules;
@@ -159,10 +160,7 @@ pub fn games(
                     .map(|m| m.time_control().to_string()),
                 game_id: format!("{event_id}-r{round}-b{b}"),
             };
-            let clock_ms: Vec<Option<u64>> = checks
-                .iter()
-                .map(|c| c.expected_ms.or(c.shown_ms))
-                .collect();
+            let clock_ms: Vec<Option<u64>> = checks.iter().map(MoveCheck::time_ms).collect();
             let unstarted = Game::new(Chess::default(), Rules::default());
             let game = state.map_or(&unstarted, |s| s.game());
             let pgn = pgn::render(&tags, game, &clock_ms, visible, result);
@@ -202,7 +200,7 @@ pub fn move_message(hall: &Hall, board: u16, round: usize) -> Option<Vec<u8>> {
     let clock_ms = ply
         .checked_sub(1)
         .and_then(|i| state.clock().checks().get(i))
-        .and_then(|c| c.expected_ms.or(c.shown_ms));
+        .and_then(MoveCheck::time_ms);
     let message = serde_json::json!({
         "board": board,
         "round": round,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use shakmaty::{Chess, Color, Position};
 
 use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, Side};
-use super::clock::{Adjustment, BoardClock, ClockEvent, Deviation, DeviationKind};
+use super::clock::{Adjustment, BoardClock, ClockEvent, Deviation, DeviationKind, MoveCheck};
 use super::ending::{Claim, Status};
 use super::flag::{self, FlagRuling};
 use super::game::{BoardSync, Game, GameEvent, IllegalMove};
@@ -529,12 +529,7 @@ impl BoardState {
             clock: self.clock_view(now),
             decisions: self.decisions.clone(),
             setup_claims: self.setup_claims(),
-            clock_ms: self
-                .clock
-                .checks()
-                .iter()
-                .map(|c| c.expected_ms.or(c.shown_ms))
-                .collect(),
+            clock_ms: self.clock.checks().iter().map(MoveCheck::time_ms).collect(),
         }
     }
 }

@@ -233,6 +233,14 @@ pub struct MoveCheck {
     pub verdict: Verdict,
 }
 
+impl MoveCheck {
+    /// The mover's time after the move as the hub shows it: the time control's model, else
+    /// the clock's reading; `None` where neither is known.
+    pub fn time_ms(&self) -> Option<u64> {
+        self.expected_ms.or(self.shown_ms)
+    }
+}
+
 /// Where a flag fall was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -155,16 +155,6 @@ impl Rounds {
             .or_else(|| self.pairings.keys().last().copied())
     }
 
-    /// "White – Black" at `board` in the round in play.
-    pub fn players(&self, board: u16) -> Option<String> {
-        let round = self.in_play()?;
-        self.pairings
-            .get(&round)?
-            .iter()
-            .find(|p| p.board == board)
-            .map(|p| format!("{} – {}", p.white.name, p.black.name))
-    }
-
     /// Every board's players in the round in play.
     pub fn seating(&self) -> std::collections::BTreeMap<u16, String> {
         let Some(round) = self.in_play() else {
