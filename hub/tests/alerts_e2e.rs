@@ -19,7 +19,7 @@ use rumqttc::{AsyncClient, QoS};
 use serde_json::Value;
 use shakmaty::{Position, Square};
 use support::board::TestBoard;
-use support::{http_json, http_post, workspace_bin, Broker, Hub, Node, Replay};
+use support::{http_json, http_post, workspace_bin, Hub, Node, Replay};
 use tokio::sync::mpsc;
 
 const CONFIG: &str = r#"
@@ -164,15 +164,7 @@ fn alerts(hub: &Hub) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("event.toml");
-    std::fs::write(&config, CONFIG).unwrap();
-    let port = support::free_port();
-    let mut hub = Hub::start_with(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-        vec!["--config".into(), config.display().to_string()],
-    );
+    let (mut hub, port) = Hub::configured(dir.path(), CONFIG);
     let mut pager = Pager::connect(port, "pager-test").await;
     // Real games on boards 1, 3 and 4 (rapid, 15 min + 10 s), 25 s each.
     let file = "fide_world_cup_2025_rapid_15+10.pgn";

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use board_node::link::{self, BrokerAddr, LinkOptions};
 use serde_json::{json, Value};
 use support::board::TestBoard;
-use support::{http_get, http_json, Broker, Hub, Node, Replay};
+use support::{http_get, http_json, Hub, Node, Replay};
 
 const FILE: &str = "fide_world_cup_2025_rapid_15+10.pgn";
 
@@ -24,31 +24,7 @@ fn get(
     path: &str,
     headers: &[(&str, &str)],
 ) -> (u16, BTreeMap<String, String>, String) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(http).unwrap();
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(": "))
-        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
-        .collect();
-    (status, headers, body.to_owned())
+    support::http_get_with(http, path, headers).expect("HTTP request")
 }
 
 fn pgn_extract() -> PathBuf {
@@ -84,18 +60,9 @@ fn plies(value: &Value) -> usize {
 #[test]
 fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_hub_has_it() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("event.toml");
-    std::fs::write(
-        &config,
+    let (hub, port) = Hub::configured(
+        dir.path(),
         "[event]\nname = \"World Cup replay\"\n\n[broadcast]\nfolder = \"livechess\"\n",
-    )
-    .unwrap();
-    let port = support::free_port();
-    let hub = Hub::start_with(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-        vec!["--config".into(), config.display().to_string()],
     );
     let boards: Vec<u16> = (1..=8).collect();
     let nodes: Vec<Node> = boards
@@ -232,15 +199,7 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_hub_has_it() {
 #[test]
 fn with_a_delay_the_feed_never_shows_a_move_younger_than_the_delay() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("event.toml");
-    std::fs::write(&config, "[broadcast]\ndelay_s = 3\n").unwrap();
-    let port = support::free_port();
-    let hub = Hub::start_with(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-        vec!["--config".into(), config.display().to_string()],
-    );
+    let (hub, port) = Hub::configured(dir.path(), "[broadcast]\ndelay_s = 3\n");
     let mut node = Node::start(&Replay::new(1, FILE, 7, 10.0), port, dir.path());
     let started = Instant::now();
     // (time, moves the arbiters see) and (time, moves the public sees, its ETag).
@@ -445,18 +404,9 @@ fn lichess_stand_in() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<Pushed>>>) {
 fn the_round_is_pushed_to_lichess_with_the_token_and_retried_after_a_failure() {
     let (lichess, received) = lichess_stand_in();
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("event.toml");
-    std::fs::write(
-        &config,
-        format!("[broadcast.lichess]\nurl = \"http://127.0.0.1:{lichess}\"\nround_id = \"AbCd1234\"\ntoken = \"lip_test_token\"\n"),
-    )
-    .unwrap();
-    let port = support::free_port();
-    let hub = Hub::start_with(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-        vec!["--config".into(), config.display().to_string()],
+    let (hub, port) = Hub::configured(
+        dir.path(),
+        &format!("[broadcast.lichess]\nurl = \"http://127.0.0.1:{lichess}\"\nround_id = \"AbCd1234\"\ntoken = \"lip_test_token\"\n"),
     );
     let nodes: Vec<Node> = (1..=3)
         .map(|b| {

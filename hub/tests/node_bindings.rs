@@ -6,7 +6,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{http_json, http_post, Broker, Hub, Node, Replay};
+use support::{http_json, http_post, Hub, Node, Replay};
 
 #[test]
 fn the_technician_sees_every_node_and_what_to_fix() {
@@ -16,20 +16,11 @@ fn the_technician_sees_every_node_and_what_to_fix() {
         "board,white,black\n1,A,B\n2,C,D\n3,E,F\n4,G,H\n5,I,J\n",
     )
     .unwrap();
-    let config = dir.path().join("event.toml");
-    std::fs::write(
-        &config,
+    let (mut hub, port) = Hub::configured(
+        dir.path(),
         "[[rounds]]\nnumber = 1\npairings = \"round-1.csv\"\n\n\
          [[nodes]]\nhardware = \"DGT-A\"\nboard = 1\n\n\
          [[nodes]]\nhardware = \"DGT-B\"\nboard = 3\n",
-    )
-    .unwrap();
-    let port = support::free_port();
-    let mut hub = Hub::start_with(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-        vec!["--config".into(), config.display().to_string()],
     );
     // Board 1: DGT-A, as bound. Board 2: DGT-B, bound to 3. Board 4: DGT-C, unbound.
     // Board 5: DGT-A again (a cable in the wrong node). Board 3: nobody.

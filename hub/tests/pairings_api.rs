@@ -7,20 +7,7 @@ mod support;
 use hub::pairings::round_pairings;
 use hub::pairings::trf::Trf;
 use serde_json::{json, Value};
-use support::{http_get, http_json, http_post, Broker, Hub, Node, Replay};
-
-fn hub_with(dir: &std::path::Path, config: &str) -> (Hub, u16) {
-    let path = dir.join("event.toml");
-    std::fs::write(&path, config).unwrap();
-    let port = support::free_port();
-    let hub = Hub::start_with(
-        &dir.join("data"),
-        Broker::Embedded { port },
-        &dir.join("hub.log"),
-        vec!["--config".into(), path.display().to_string()],
-    );
-    (hub, port)
-}
+use support::{http_get, http_json, http_post, Hub, Node, Replay};
 
 #[test]
 fn a_trf_rounds_pairings_and_the_hubs_results_back_out_as_trf() {
@@ -28,7 +15,7 @@ fn a_trf_rounds_pairings_and_the_hubs_results_back_out_as_trf() {
     let source = support::real_data().join("trf/karl-mala-gedenkturnier-2005_trf06.trf");
     let text = std::fs::read_to_string(&source).unwrap();
     std::fs::write(dir.path().join("karl.trf"), &text).unwrap();
-    let (hub, port) = hub_with(
+    let (hub, port) = Hub::configured(
         dir.path(),
         "[event]\nround = 7\n\n[pairings]\ntrf = \"karl.trf\"\n",
     );
@@ -102,7 +89,7 @@ fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
          2,Player A,,,,Player B,\n",
     )
     .unwrap();
-    let (hub, _) = hub_with(
+    let (hub, _) = Hub::configured(
         dir.path(),
         "[[rounds]]\nnumber = 3\npairings = \"round-3.csv\"\n",
     );

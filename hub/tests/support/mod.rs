@@ -51,23 +51,38 @@ pub fn workspace_bin(name: &str) -> PathBuf {
 
 /// A plain HTTP/1.1 GET; returns the status and the body.
 pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
+    http_get_with(addr, path, &[]).map(|(status, _, body)| (status, body))
+}
+
+/// A plain HTTP/1.1 GET with request headers; returns the status, the response headers
+/// (names in lower case) and the body.
+pub fn http_get_with(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )?;
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes())?;
     let mut response = String::new();
     stream.read_to_string(&mut response)?;
     let status = response
         .get(9..12)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    Ok((status, body))
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+        .collect();
+    Ok((status, headers, body.to_owned()))
 }
 
 /// A plain HTTP/1.1 POST of a JSON body; returns the status and the body.
@@ -152,6 +167,21 @@ impl Hub {
             &dir.join("data"),
             Broker::Embedded { port },
             &dir.join("hub.log"),
+        );
+        (hub, port)
+    }
+
+    /// A hub with its embedded broker on a free port, run with `config` (TOML) as its
+    /// `--config`; data, log and the file in `dir`. Returns the broker's port too.
+    pub fn configured(dir: &Path, config: &str) -> (Hub, u16) {
+        let path = dir.join("event.toml");
+        std::fs::write(&path, config).expect("writing the configuration");
+        let port = free_port();
+        let hub = Hub::start_with(
+            &dir.join("data"),
+            Broker::Embedded { port },
+            &dir.join("hub.log"),
+            vec!["--config".into(), path.display().to_string()],
         );
         (hub, port)
     }
