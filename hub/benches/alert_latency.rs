@@ -13,12 +13,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
-use common::{connected, free_addr, node_events, percentile, print_hub_counters, settle};
-use hub::run::{self, BrokerChoice, ServeConfig};
+use board_node::link::{self, LinkEvent, LinkOptions};
+use common::{connected, node_events, percentile, print_hub_counters, settle, start_hub};
 use protocol::{codec, topic, BoardNo, ClockReport, Color, Hello, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
-use tokio::sync::oneshot;
 
 struct Args {
     nodes: u16,
@@ -99,31 +97,7 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let data = tempfile::tempdir().expect("temp dir");
-        let broker = match args.external {
-            Some(port) => BrokerChoice::External(BrokerAddr {
-                host: "127.0.0.1".into(),
-                port,
-            }),
-            None => BrokerChoice::Embedded(free_addr()),
-        };
-        let config = ServeConfig {
-            data: data.path().join("journal"),
-            broker,
-            http: "127.0.0.1:0".parse().unwrap(),
-            event: EVENT.into(),
-            rules: Default::default(),
-            time_control: None,
-            debounce_ms: None,
-            routing: Default::default(),
-            alerts: Default::default(),
-            rounds: Default::default(),
-        broadcast: Default::default(),
-        bindings: Default::default(),
-        };
-        let (ready_tx, ready) = oneshot::channel();
-        tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));
-        let running = ready.await.expect("hub ready");
+        let (_data, running) = start_hub(EVENT, args.external).await;
         println!(
             "alert_latency: {} nodes at {} events/s each ({} events/s), {} flag falls over {} s, broker {}",
             args.nodes,

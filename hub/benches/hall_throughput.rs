@@ -14,14 +14,15 @@ use std::time::{Duration, Instant};
 
 use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use hub::edge::broker;
-use hub::run::{self, BrokerChoice, ServeConfig};
 use protocol::{codec, topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
 use tokio::sync::{oneshot, Mutex};
 
 mod common;
 
-use common::{connected, free_addr, node_events, percentile, print_hub_counters, settle};
+use common::{
+    connected, free_addr, node_events, percentile, print_hub_counters, settle, start_hub,
+};
 
 #[derive(Clone, Copy)]
 struct Args {
@@ -187,31 +188,7 @@ async fn through_hub(
     // The hub of an earlier phase still runs: with a shared external broker each phase needs
     // its own event id, or the old hub would answer the new nodes.
     let event = format!("bench-{phase}");
-    let data = tempfile::tempdir().expect("temp dir");
-    let broker = match args.external {
-        Some(port) => BrokerChoice::External(BrokerAddr {
-            host: "127.0.0.1".into(),
-            port,
-        }),
-        None => BrokerChoice::Embedded(free_addr()),
-    };
-    let config = ServeConfig {
-        data: data.path().join("journal"),
-        broker,
-        http: "127.0.0.1:0".parse().unwrap(),
-        event: event.clone(),
-        rules: Default::default(),
-        time_control: None,
-        debounce_ms: None,
-        routing: Default::default(),
-        alerts: Default::default(),
-        rounds: Default::default(),
-        broadcast: Default::default(),
-        bindings: Default::default(),
-    };
-    let (ready_tx, ready) = oneshot::channel();
-    tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));
-    let running = ready.await.expect("hub ready");
+    let (_data, running) = start_hub(&event, args.external).await;
     let start = Instant::now();
     let nodes_total = args.nodes;
     let latencies = Arc::new(Mutex::new(Vec::new()));

@@ -5,8 +5,9 @@
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 
-use board_node::link::LinkEvent;
+use board_node::link::{BrokerAddr, LinkEvent};
 use board_node::{pgn, replay};
+use hub::run::{self, BrokerChoice, Running, ServeConfig};
 use protocol::UplinkBody;
 
 const GAMES: &[u8] = include_bytes!("../../demo/world-cup-2025-rapid.pgn");
@@ -66,4 +67,34 @@ pub async fn print_hub_counters(http: std::net::SocketAddr, shown: &[&str]) {
             }
         }
     }
+}
+
+/// Starts a hub in this process for event `event`: on the broker already listening on
+/// `external`, else on an embedded broker of its own. The directory holds its journal.
+pub async fn start_hub(event: &str, external: Option<u16>) -> (tempfile::TempDir, Running) {
+    let data = tempfile::tempdir().expect("temp dir");
+    let broker = match external {
+        Some(port) => BrokerChoice::External(BrokerAddr {
+            host: "127.0.0.1".into(),
+            port,
+        }),
+        None => BrokerChoice::Embedded(free_addr()),
+    };
+    let config = ServeConfig {
+        data: data.path().join("journal"),
+        broker,
+        http: "127.0.0.1:0".parse().unwrap(),
+        event: event.into(),
+        rules: Default::default(),
+        time_control: None,
+        debounce_ms: None,
+        routing: Default::default(),
+        alerts: Default::default(),
+        rounds: Default::default(),
+        broadcast: Default::default(),
+        bindings: Default::default(),
+    };
+    let (ready_tx, ready) = tokio::sync::oneshot::channel();
+    tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));
+    (data, ready.await.expect("hub ready"))
 }
