@@ -1,12 +1,13 @@
 //! The public feed's games: each board's game from the hall, as the relay lets the public
 //! see it (the broadcast delay), with the players from the pairings.
 
+use crate::core::board::BoardState;
 use crate::core::clock::MoveCheck;
 use crate::core::game::Game;
 use crate::core::hall::Hall;
 use crate::core::laws::Rules;
 use crate::core::relay::pgn::{self, Player, Tags};
-use crate::core::relay::Relay;
+use crate::core::relay::{Relay, Visible};
 use crate::core::time::HubMs;
 use crate::pairings::{Rounds, Seat};
 use shakmaty::Chess;
@@ -42,12 +43,7 @@ pub struct FeedGame {
 /// What a rendered game depends on beyond what never changes (tags of the round): the
 /// moves and result shown, and the clock checks (a game-ending move's reading can come
 /// with the next press).
-type RenderKey = (
-    crate::core::relay::Visible,
-    &'static str,
-    usize,
-    Option<u64>,
-);
+type RenderKey = (Visible, &'static str, usize, Option<u64>);
 
 /// Rendered games by board, reused while their [`RenderKey`] holds: a poll of 1,000 boards
 /// renders only those that changed.
@@ -122,13 +118,7 @@ pub fn games(
                 return None;
             }
             let visible = relay.visible(b, now, settings.delay_ms);
-            let result = match state {
-                Some(state) if visible.ended => state.game().result(),
-                Some(state) if visible.flagged && settings.flag_results_at_once => {
-                    state.flag_ruling().and_then(|r| r.result).unwrap_or("*")
-                }
-                _ => "*",
-            };
+            let result = shown_result(state, visible, settings);
             let checks = state.map_or(&[][..], |s| s.clock().checks());
             let key = (
                 visible,
@@ -177,6 +167,22 @@ pub fn games(
         })
         .collect();
     Some(games)
+}
+
+/// The result the public sees of a game: once the relay shows the end; a flag fall's at
+/// once only where the event chose that.
+pub fn shown_result(
+    state: Option<&BoardState>,
+    visible: Visible,
+    settings: &BroadcastSettings,
+) -> &'static str {
+    match state {
+        Some(state) if visible.ended => state.game().result(),
+        Some(state) if visible.flagged && settings.flag_results_at_once => {
+            state.flag_ruling().and_then(|r| r.result).unwrap_or("*")
+        }
+        _ => "*",
+    }
 }
 
 /// A stable fingerprint of the feed's games: the `ETag`, and whether the LiveChess folder

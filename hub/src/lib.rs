@@ -5,6 +5,7 @@
 //! - [`edge`]: the IO: sled journal and its flusher, MQTT (embedded broker or external),
 //!   HTTP.
 //! - [`broadcast`]: the public feed's games (PGN, delay, players).
+//! - [`live`]: the supervision page's tiles and their changes.
 //! - [`config`]: the event's configuration file (TOML).
 //! - [`pairings`]: pairings from TRF files, results back out as TRF.
 //! - [`pager`]: `hub pager`, an arbiter's terminal pager over MQTT.
@@ -17,6 +18,7 @@ pub mod config;
 pub mod core;
 pub mod demo;
 pub mod edge;
+pub mod live;
 pub mod metrics;
 pub mod pager;
 pub mod pairings;

@@ -93,7 +93,7 @@ pub struct BoardDetail {
 }
 
 /// Whether each player is in time trouble (8.4).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TimeTrouble {
     pub white: bool,
     pub black: bool,
@@ -149,6 +149,22 @@ pub struct SetupClaimsView {
     pub open: bool,
     pub until_moves_each: u32,
     pub article: &'static str,
+}
+
+/// The clock as a screen that ticks it itself needs it: the last reading and the hub's
+/// time it stands for. It changes only when the clock reports or time trouble begins, so a
+/// page is sent it once, not every second.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClockFace {
+    pub white_ms: u64,
+    pub black_ms: u64,
+    /// The side whose time runs down from `at`; `null` while both clocks stand.
+    pub running: Option<&'static str>,
+    /// Hub time (Unix ms) of the reading.
+    pub at: u64,
+    pub time_trouble: TimeTrouble,
+    /// A flag the clock showed: `"white"`, `"black"` or `"both"`.
+    pub flag: Option<&'static str>,
 }
 
 /// One line of `GET /api/time-trouble`.
@@ -436,6 +452,36 @@ impl BoardState {
             open: moves.white < limit.until_moves_each || moves.black < limit.until_moves_each,
             until_moves_each: limit.until_moves_each,
             article: limit.article,
+        })
+    }
+
+    /// The clock for a screen to tick (see [`ClockFace`]); `None` before it reported and
+    /// without a time control.
+    pub fn clock_face(&self, now: HubMs) -> Option<ClockFace> {
+        let (ms, running, node_at) = match self.clock.reading() {
+            Some(r) => (
+                r.ms,
+                r.running.filter(|_| self.clock.paused_since().is_none()),
+                r.at,
+            ),
+            None => {
+                let model = self.clock.model()?;
+                let ms = shakmaty::ByColor {
+                    white: model.remaining(Color::White),
+                    black: model.remaining(Color::Black),
+                };
+                (ms, None, self.last_node_ms)
+            }
+        };
+        // Node time maps onto hub time by the offset of the board's last event.
+        let behind = self.last_node_ms.0.saturating_sub(node_at.0);
+        Some(ClockFace {
+            white_ms: ms.white,
+            black_ms: ms.black,
+            running: running.map(super::color_name),
+            at: self.last_applied_at.0.saturating_sub(behind),
+            time_trouble: self.time_trouble(self.node_now(now)),
+            flag: self.flag_shown(),
         })
     }
 

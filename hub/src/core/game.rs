@@ -416,6 +416,12 @@ impl Game {
         &self.illegal_moves
     }
 
+    /// The FEN after `ply` completed moves (0: the start); `None` past the last move.
+    pub fn fen_after(&self, ply: usize) -> Option<String> {
+        let position = self.history.get(ply)?;
+        Some(Fen::from_position(position, EnPassantMode::Legal).to_string())
+    }
+
     pub fn fen(&self) -> String {
         Fen::from_position(&self.position, EnPassantMode::Legal).to_string()
     }

@@ -143,7 +143,16 @@ impl Relay {
 
     /// When the first move of `board` was completed: the game's date.
     pub fn started_at(&self, board: u16) -> Option<HubMs> {
-        self.timelines.get(&board)?.completed_at.first().copied()
+        self.completed_at(board, 1)
+    }
+
+    /// When move `ply` (from 1) of `board` was completed.
+    pub fn completed_at(&self, board: u16, ply: usize) -> Option<HubMs> {
+        self.timelines
+            .get(&board)?
+            .completed_at
+            .get(ply.checked_sub(1)?)
+            .copied()
     }
 }
 
