@@ -30,6 +30,9 @@
 //! name = "Eva"
 //! chief = true
 //! language = "sv"
+//!
+//! [access]
+//! arbiter_token = "…"          # the supervision page's login; without it the page is open
 //! ```
 //!
 //! Errors name the line and the field.
@@ -69,6 +72,16 @@ struct File {
     rounds: Vec<RoundSection>,
     #[serde(default)]
     nodes: Vec<NodeSection>,
+    #[serde(default)]
+    access: AccessSection,
+}
+
+/// Who may see the arbiters' view over HTTP.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccessSection {
+    /// The supervision page's login and the API's bearer token.
+    arbiter_token: Option<String>,
 }
 
 /// The technician's binding of a node (by its e-board's hardware id) to a board.
@@ -217,6 +230,8 @@ pub struct EventConfig {
     pub broadcast: BroadcastSettings,
     /// Hardware id → board.
     pub bindings: std::collections::BTreeMap<String, u16>,
+    /// The arbiters' view answers only to this token.
+    pub arbiter_token: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -381,6 +396,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
     Ok(EventConfig {
         rounds,
         bindings,
+        arbiter_token: file.access.arbiter_token,
         broadcast: BroadcastSettings {
             event_name: file.event.name.clone(),
             site: file.event.site,

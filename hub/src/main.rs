@@ -67,6 +67,11 @@ enum Command {
         /// the board counts as completed; 0 turns the inference off.
         #[arg(long, default_value_t = hub::core::hall::DEFAULT_DEBOUNCE_MS)]
         debounce_ms: u64,
+        /// The arbiters' token: the supervision page's login and the API's bearer token
+        /// [default: the configuration's [access] arbiter_token; without one the arbiters'
+        /// view is open to anyone who reaches the HTTP port].
+        #[arg(long, env = "ZEITNOT_ARBITER_TOKEN", hide_env_values = true)]
+        arbiter_token: Option<String>,
     },
     /// An arbiter's pager in the terminal: the zone's open alerts, the most urgent first,
     /// a bell on a new one. Type `a ID` (or `a` for the top one) to acknowledge, `r ID note`
@@ -161,6 +166,7 @@ async fn main() -> anyhow::Result<()> {
             supervision,
             chess960,
             debounce_ms,
+            arbiter_token,
         } => {
             let file = match &config {
                 Some(path) => hub::config::load(path)?,
@@ -193,6 +199,7 @@ async fn main() -> anyhow::Result<()> {
                 rounds: file.rounds,
                 broadcast: file.broadcast,
                 bindings: file.bindings,
+                arbiter_token: arbiter_token.or(file.arbiter_token),
             };
             hub::serve(config, None, shutdown_signal()).await
         }

@@ -58,6 +58,8 @@ pub struct Metrics {
     alert_changes_published: AtomicU64,
     journal_records_skipped: AtomicU64,
     acks_sent: AtomicU64,
+    live_updates: AtomicU64,
+    live_bytes: AtomicU64,
     flushes: AtomicU64,
     flush_us_sum: AtomicU64,
     flush_buckets: [AtomicU64; FLUSH_BUCKETS_US.len()],
@@ -99,6 +101,16 @@ impl Metrics {
 
     pub fn ack_sent(&self) {
         self.acks_sent.fetch_add(1, Relaxed);
+    }
+
+    /// A batch of changed tiles and alerts went out to the supervision pages.
+    pub fn live_update(&self) {
+        self.live_updates.fetch_add(1, Relaxed);
+    }
+
+    /// Bytes sent to one supervision page.
+    pub fn live_sent(&self, bytes: usize) {
+        self.live_bytes.fetch_add(bytes as u64, Relaxed);
     }
 
     pub fn flushed(&self, took: Duration) {
@@ -166,6 +178,16 @@ impl Metrics {
             "zeitnot_alert_changes_published_total",
             "Alert changes published to pagers after they were durable.",
             self.alert_changes_published.load(Relaxed),
+        );
+        counter(
+            "zeitnot_live_updates_total",
+            "Batches of changed tiles and alerts sent to the supervision pages.",
+            self.live_updates.load(Relaxed),
+        );
+        counter(
+            "zeitnot_live_bytes_total",
+            "Bytes sent to supervision pages over their event streams, all pages together.",
+            self.live_bytes.load(Relaxed),
         );
         let _ = writeln!(
             out,

@@ -93,6 +93,7 @@ pub async fn start_hub(event: &str, external: Option<u16>) -> (tempfile::TempDir
         rounds: Default::default(),
         broadcast: Default::default(),
         bindings: Default::default(),
+        arbiter_token: None,
     };
     let (ready_tx, ready) = tokio::sync::oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));

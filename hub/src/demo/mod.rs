@@ -149,6 +149,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         },
         rounds: Default::default(),
         bindings: Default::default(),
+        arbiter_token: None,
         broadcast: crate::broadcast::BroadcastSettings {
             event_name: Some("Zeitnot demo hall".into()),
             site: Some("Zeitnot".into()),

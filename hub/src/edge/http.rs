@@ -1,4 +1,5 @@
-//! The HTTP API: boards and alerts as JSON, health and metrics.
+//! The HTTP API: boards and alerts as JSON, health and metrics; [`super::page`] adds the
+//! supervision page, [`super::access`] keeps the arbiters' part behind their token.
 //!
 //! Handlers never touch the core: they send a [`Query`] to the loop that owns it and wait for
 //! the answer, so the core keeps one owner.
@@ -21,7 +22,10 @@ use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
 use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::setup::NodesReport;
+use crate::edge::access::{self, Access};
+use crate::edge::page::{self, LiveStart};
 use crate::edge::pager_feed::{AlertAction, AlertCommand};
+use crate::live::{Audience, SpectatorBoard};
 use crate::metrics::Metrics;
 use crate::pairings::{Pairing, RoundState};
 
@@ -60,17 +64,22 @@ pub enum Query {
         AlertCommand,
         oneshot::Sender<Result<Alert, AlertError>>,
     ),
+    /// A supervision page connects.
+    Live(Audience, oneshot::Sender<LiveStart>),
+    /// A board as spectators see it.
+    SpectatorBoard(BoardNo, oneshot::Sender<Option<SpectatorBoard>>),
 }
 
 #[derive(Clone)]
-struct Api {
+pub(super) struct Api {
     queries: mpsc::Sender<Query>,
-    metrics: Arc<Metrics>,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) access: Access,
 }
 
 /// Why a request gets no answer.
 #[derive(Debug)]
-enum ApiError {
+pub(super) enum ApiError {
     /// The path's board number is not a number.
     BadBoard(String),
     /// No node ever reported this board.
@@ -130,7 +139,10 @@ impl IntoResponse for ApiError {
 }
 
 impl Api {
-    async fn ask<T>(&self, query: impl FnOnce(oneshot::Sender<T>) -> Query) -> Result<T, ApiError> {
+    pub(super) async fn ask<T>(
+        &self,
+        query: impl FnOnce(oneshot::Sender<T>) -> Query,
+    ) -> Result<T, ApiError> {
         let (reply, answer) = oneshot::channel();
         self.queries
             .send(query(reply))
@@ -145,19 +157,19 @@ pub async fn bind(
     addr: SocketAddr,
     queries: mpsc::Sender<Query>,
     metrics: Arc<Metrics>,
+    access: Access,
 ) -> anyhow::Result<(
     SocketAddr,
     impl std::future::Future<Output = std::io::Result<()>>,
 )> {
-    let router = Router::new()
+    // The live game and everything about the arbiters' work: behind the token, if any.
+    let arbiters = Router::new()
+        .route("/api/live", get(page::arbiters_live))
         .route("/api/boards", get(boards))
         .route("/api/boards/{n}", get(board))
         .route("/api/boards/{n}/claims", post(check_claim))
         .route("/api/boards/{n}/decisions", post(decide))
         .route("/api/time-trouble", get(time_trouble))
-        .route("/api/rounds/{r}", get(round_state))
-        .route("/api/rounds/{r}/pairings", get(pairings))
-        .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/results.trf", get(results_trf))
         .route("/api/nodes", get(nodes))
         .route("/api/nodes/bind", post(bind_node))
@@ -165,9 +177,24 @@ pub async fn bind(
         .route("/api/alerts/{id}", get(alert))
         .route("/api/alerts/{id}/ack", post(acknowledge))
         .route("/api/alerts/{id}/resolve", post(resolve))
+        .route_layer(axum::middleware::from_fn_with_state(
+            access.clone(),
+            access::arbiters_only,
+        ));
+    // What the public may see: the delayed feed, the pairings, the page itself.
+    let public = Router::new()
+        .route("/api/rounds/{r}", get(round_state))
+        .route("/api/rounds/{r}/pairings", get(pairings))
+        .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
+        .route("/api/public/boards/{n}", get(spectator_board))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
-        .with_state(Api { queries, metrics });
+        .merge(page::routes());
+    let router = arbiters.merge(public).with_state(Api {
+        queries,
+        metrics,
+        access,
+    });
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("HTTP address {addr}: {e}"))?;
@@ -185,6 +212,19 @@ async fn board(
 ) -> Result<Json<BoardDetail>, ApiError> {
     let n = board_number(&n)?;
     api.ask(|reply| Query::Board(BoardNo(n), reply))
+        .await?
+        .map(Json)
+        .ok_or(ApiError::UnknownBoard(n))
+}
+
+/// `GET /api/public/boards/{n}`: the board view as spectators see it: the moves, clocks
+/// and position the broadcast delay has released.
+async fn spectator_board(
+    State(api): State<Api>,
+    Path(n): Path<String>,
+) -> Result<Json<SpectatorBoard>, ApiError> {
+    let n = board_number(&n)?;
+    api.ask(|reply| Query::SpectatorBoard(BoardNo(n), reply))
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownBoard(n))

@@ -5,15 +5,19 @@
 //! - [`broker`]: the embedded rumqttd broker.
 //! - [`mqtt`]: the hub's MQTT client (embedded or external broker).
 //! - [`http`]: the JSON API, health and metrics.
+//! - [`page`]: the supervision page, its login and its live streams.
+//! - [`access`]: the arbiters' token: who may see the live games and the alerts.
 //! - [`lichess`]: pushing the round to a lichess broadcast.
 //! - [`livechess`]: the DGT LiveChess-compatible folder of the broadcast.
 //! - [`pager_feed`]: the JSON pagers get over MQTT and the commands they send back.
 
+pub mod access;
 pub mod broker;
 pub mod flusher;
 pub mod http;
 pub mod lichess;
 pub mod livechess;
 pub mod mqtt;
+pub mod page;
 pub mod pager_feed;
 pub mod store;

@@ -49,6 +49,7 @@ impl Shell {
                 false,
             );
             self.metrics.alert_change_published();
+            self.live.alert_changed(&change.alert);
             self.stale_lists.insert(change.alert.zone.clone());
             if let Some(reply) = reply {
                 let _ = reply.send(Ok(change.alert));

@@ -12,6 +12,7 @@
 
 mod alerts;
 mod feed;
+mod live;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -78,6 +79,8 @@ pub struct ServeConfig {
     pub broadcast: BroadcastSettings,
     /// The technician's bindings of nodes (e-board hardware ids) to boards.
     pub bindings: BTreeMap<String, u16>,
+    /// The arbiters' view answers only to this token; `None`: open to everyone.
+    pub arbiter_token: Option<String>,
 }
 
 /// How often the desk looks at what builds up over time (time trouble, silent nodes,
@@ -184,7 +187,13 @@ pub async fn serve(
         .context("starting the journal flusher")?;
     let (link, mut incoming) = mqtt::connect(&broker_addr, &config.event, metrics.clone());
     let (queries_tx, mut queries) = mpsc::channel(256);
-    let (http_addr, server) = http::bind(config.http, queries_tx, metrics.clone()).await?;
+    let access = crate::edge::access::Access::new(config.arbiter_token.clone());
+    if !access.login_required() {
+        tracing::warn!(
+            "no arbiter token ([access] arbiter_token): anyone who reaches the HTTP port sees the live games and the alerts"
+        );
+    }
+    let (http_addr, server) = http::bind(config.http, queries_tx, metrics.clone(), access).await?;
     let server = tokio::spawn(server);
     tracing::info!(http = %http_addr, broker = %broker_addr, event = %config.event, "hub ready");
     if let Some(ready) = ready {
@@ -224,6 +233,7 @@ pub async fn serve(
         binding_changes: 0,
         awaiting_binding: Vec::new(),
         alert_changes: 0,
+        live: live::LivePages::default(),
         unpublished: std::collections::VecDeque::new(),
         continued: HashMap::new(),
         stale_lists: std::collections::BTreeSet::new(),
@@ -399,6 +409,8 @@ struct Shell {
     rounds: Rounds,
     /// Alert changes written so far: the running number the flusher reports back.
     alert_changes: u64,
+    /// The supervision pages.
+    live: live::LivePages,
     /// Alert changes written but not yet durable, in order, with the arbiter waiting for
     /// one where an acknowledgement or resolution caused it.
     unpublished: std::collections::VecDeque<(u64, AlertChange, Option<AlertReply>)>,
@@ -571,6 +583,7 @@ impl Shell {
         self.publish_stale_lists(now);
         self.publish_feed(now);
         self.follow_feed(now);
+        self.publish_live(now);
         Ok(())
     }
 
@@ -734,6 +747,10 @@ impl Shell {
             }
             Query::AlertCommand(id, command, reply) => {
                 return self.alert_command(id, command, reply)
+            }
+            Query::Live(audience, reply) => drop(reply.send(self.live_start(audience))),
+            Query::SpectatorBoard(board, reply) => {
+                drop(reply.send(self.spectator_board(board, now)));
             }
         }
         Ok(())

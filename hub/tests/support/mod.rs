@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a part
 
 pub mod board;
+pub mod browser;
 pub mod events;
 pub mod hall;
 pub mod oracle;

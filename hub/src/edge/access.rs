@@ -1,0 +1,117 @@
+//! Who may see what over HTTP. With an arbiter token configured, the arbiters' view (the
+//! live boards, alerts, decisions, nodes) answers only to that token; spectators get the
+//! page, the delayed feed and the pairings. Without one, everything is open: fine on a
+//! closed arbiters' network, and the hub says so at start.
+//!
+//! The page logs in once (`POST /api/session`) and holds the token in an HttpOnly cookie;
+//! scripts send `Authorization: Bearer …`.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+/// The cookie that carries the arbiter token.
+pub const COOKIE: &str = "zeitnot_arbiter";
+
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    arbiter_token: Option<Arc<str>>,
+}
+
+impl Access {
+    /// `None`: no login; everyone on the network is an arbiter.
+    pub fn new(arbiter_token: Option<String>) -> Access {
+        Access {
+            arbiter_token: arbiter_token.filter(|t| !t.is_empty()).map(Into::into),
+        }
+    }
+
+    pub fn login_required(&self) -> bool {
+        self.arbiter_token.is_some()
+    }
+
+    /// Whether `token` is the arbiter token (compared in constant time).
+    pub fn admits(&self, token: &str) -> bool {
+        self.arbiter_token.as_deref().is_none_or(|expected| {
+            expected.len() == token.len()
+                && expected
+                    .bytes()
+                    .zip(token.bytes())
+                    .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                    == 0
+        })
+    }
+
+    /// Whether a request comes from an arbiter: the bearer token or the page's cookie.
+    pub fn is_arbiter(&self, headers: &HeaderMap) -> bool {
+        if !self.login_required() {
+            return true;
+        }
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let cookie = headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|c| c.trim().split_once('='))
+            .find(|(name, _)| *name == COOKIE)
+            .map(|(_, value)| value);
+        bearer.into_iter().chain(cookie).any(|t| self.admits(t))
+    }
+}
+
+/// Middleware of the arbiters' routes: 401 without the token.
+pub async fn arbiters_only(State(access): State<Access>, request: Request, next: Next) -> Response {
+    if access.is_arbiter(request.headers()) {
+        return next.run(request).await;
+    }
+    (
+        StatusCode::UNAUTHORIZED,
+        [(
+            header::WWW_AUTHENTICATE,
+            "Bearer realm=\"zeitnot arbiters\"",
+        )],
+        "the arbiters' view: log in on the page, or send Authorization: Bearer <token>\n",
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(name, value.parse().expect("a header value"));
+        }
+        map
+    }
+
+    #[test]
+    fn without_a_token_everyone_is_an_arbiter() {
+        let access = Access::new(None);
+        assert!(!access.login_required());
+        assert!(access.is_arbiter(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn the_token_comes_as_bearer_or_cookie_and_nothing_else_does() {
+        let access = Access::new(Some("s3cret".into()));
+        assert!(!access.is_arbiter(&HeaderMap::new()));
+        assert!(access.is_arbiter(&headers(&[(header::AUTHORIZATION, "Bearer s3cret")])));
+        assert!(!access.is_arbiter(&headers(&[(header::AUTHORIZATION, "Bearer s3cre")])));
+        assert!(!access.is_arbiter(&headers(&[(header::AUTHORIZATION, "s3cret")])));
+        assert!(access.is_arbiter(&headers(&[(
+            header::COOKIE,
+            "theme=dark; zeitnot_arbiter=s3cret"
+        )])));
+        assert!(!access.is_arbiter(&headers(&[(header::COOKIE, "zeitnot_arbiter=other")])));
+    }
+}

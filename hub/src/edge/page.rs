@@ -1,0 +1,161 @@
+//! The supervision page: its files (embedded in the binary: no build step, nothing to
+//! install), the arbiters' login, and the live streams of tiles and alerts (server-sent
+//! events).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use futures_util::Stream;
+use tokio::sync::broadcast;
+
+use super::access::COOKIE;
+use super::http::{Api, ApiError, Query};
+use crate::live::Audience;
+
+/// A page's start: the whole hall as of now (JSON), and the changes from then on.
+pub struct LiveStart {
+    pub hall: String,
+    pub updates: broadcast::Receiver<Arc<str>>,
+}
+
+const INDEX_HTML: &str = include_str!("../../web/index.html");
+const APP_JS: &str = include_str!("../../web/app.js");
+const APP_CSS: &str = include_str!("../../web/app.css");
+
+/// The page's routes, open to everyone; the arbiters' stream is routed with the arbiters'.
+pub(super) fn routes() -> Router<Api> {
+    Router::new()
+        .route("/", get(index))
+        .route("/spectator", get(index))
+        .route("/assets/app.js", get(app_js))
+        .route("/assets/app.css", get(app_css))
+        .route("/api/session", get(session).post(log_in).delete(log_out))
+        .route("/api/public/live", get(spectators_live))
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            // Small files: always revalidate, so a new hub is never shown an old page.
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn index() -> Response {
+    asset("text/html; charset=utf-8", INDEX_HTML)
+}
+
+async fn app_js() -> Response {
+    asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+async fn app_css() -> Response {
+    asset("text/css; charset=utf-8", APP_CSS)
+}
+
+/// `GET /api/session`: `{"arbiter": bool, "login_required": bool}`.
+#[derive(serde::Serialize)]
+struct Session {
+    arbiter: bool,
+    login_required: bool,
+}
+
+async fn session(State(api): State<Api>, headers: HeaderMap) -> Json<Session> {
+    Json(Session {
+        arbiter: api.access.is_arbiter(&headers),
+        login_required: api.access.login_required(),
+    })
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Login {
+    token: String,
+}
+
+/// `POST /api/session` `{"token": "…"}`: sets the arbiters' cookie; 401 for a wrong token.
+async fn log_in(State(api): State<Api>, Json(login): Json<Login>) -> Response {
+    if !api.access.login_required() {
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    if !api.access.admits(&login.token) {
+        tracing::warn!("arbiter login refused: wrong token");
+        return (StatusCode::UNAUTHORIZED, "wrong token\n").into_response();
+    }
+    let cookie = format!(
+        "{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=1209600",
+        login.token
+    );
+    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, cookie)]).into_response()
+}
+
+async fn log_out() -> Response {
+    let cookie = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, cookie)]).into_response()
+}
+
+/// `GET /api/live`: the arbiters' stream. Events: `hall` (the whole hall: zones, tiles,
+/// open alerts), then `update` (the tiles and alerts that changed).
+pub(super) async fn arbiters_live(
+    State(api): State<Api>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    live(api, Audience::Arbiters).await
+}
+
+/// `GET /api/public/live`: the spectators' stream: tiles as the broadcast delay releases
+/// them, no alerts.
+async fn spectators_live(
+    State(api): State<Api>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    live(api, Audience::Spectators).await
+}
+
+/// Where a page's stream is.
+struct PageStream {
+    api: Api,
+    audience: Audience,
+    first: Option<String>,
+    updates: broadcast::Receiver<Arc<str>>,
+}
+
+async fn live(
+    api: Api,
+    audience: Audience,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let start = api.ask(|reply| Query::Live(audience, reply)).await?;
+    let state = PageStream {
+        api,
+        audience,
+        first: Some(start.hall),
+        updates: start.updates,
+    };
+    let events = futures_util::stream::unfold(state, |mut s| async move {
+        let (kind, data) = match s.first.take() {
+            Some(hall) => ("hall", hall),
+            None => match s.updates.recv().await {
+                Ok(update) => ("update", update.to_string()),
+                // Too far behind (a slow page): it starts again from the whole hall.
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    let audience = s.audience;
+                    let start = s.api.ask(|reply| Query::Live(audience, reply)).await.ok()?;
+                    s.updates = start.updates;
+                    ("hall", start.hall)
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            },
+        };
+        s.api.metrics.live_sent(data.len());
+        Some((Ok(Event::default().event(kind).data(data)), s))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}

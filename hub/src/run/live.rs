@@ -1,0 +1,197 @@
+//! The shell's part of the supervision page: on each tick it sends the pages the tiles and
+//! alerts that changed; a page that connects gets the whole hall first, then the changes.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use super::Shell;
+use crate::core::alerts::Alert;
+use crate::core::time::HubMs;
+use crate::edge::page::LiveStart;
+use crate::live::{self, Audience, SentTiles, Tile};
+
+/// Batches a page may fall behind before it is sent the whole hall again.
+const PAGE_BACKLOG: usize = 64;
+
+/// One audience's pages: what they were sent, and the channel to them.
+struct Pages {
+    sent: SentTiles,
+    updates: broadcast::Sender<Arc<str>>,
+}
+
+impl Default for Pages {
+    fn default() -> Pages {
+        Pages {
+            sent: SentTiles::default(),
+            updates: broadcast::channel(PAGE_BACKLOG).0,
+        }
+    }
+}
+
+/// The supervision pages of both audiences.
+#[derive(Default)]
+pub(super) struct LivePages {
+    arbiters: Pages,
+    spectators: Pages,
+    /// Alert changes made durable since the arbiters' pages were last sent a batch.
+    alerts: Vec<Alert>,
+}
+
+impl LivePages {
+    fn pages(&mut self, audience: Audience) -> &mut Pages {
+        match audience {
+            Audience::Arbiters => &mut self.arbiters,
+            Audience::Spectators => &mut self.spectators,
+        }
+    }
+
+    /// An alert change the pagers were sent: the arbiters' pages get it with the next batch.
+    pub(super) fn alert_changed(&mut self, alert: &Alert) {
+        if self.arbiters.updates.receiver_count() > 0 {
+            self.alerts.push(alert.clone());
+        }
+    }
+}
+
+/// A zone of the hall map: its rows of boards, as the configuration lists them.
+#[derive(Serialize)]
+struct ZoneLayout<'a> {
+    name: &'a str,
+    /// `[from, to]` board numbers.
+    rows: Vec<[u16; 2]>,
+}
+
+/// What a page starts from (the `hall` event of its stream).
+#[derive(Serialize)]
+struct Hall<'a> {
+    audience: Audience,
+    now: u64,
+    event: &'a str,
+    event_name: Option<&'a str>,
+    site: Option<&'a str>,
+    round: Option<usize>,
+    /// The spectators' delay, ms.
+    delay_ms: u64,
+    zones: Vec<ZoneLayout<'a>>,
+    tiles: Vec<&'a Tile>,
+    /// Arbiters only: the open alerts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    alerts: Option<Vec<&'a Alert>>,
+}
+
+/// A batch of changes (the `update` event of a page's stream).
+#[derive(Serialize)]
+struct Update<'a> {
+    now: u64,
+    tiles: &'a [Tile],
+    /// Alerts that changed, in any state: a page drops those no longer open.
+    #[serde(skip_serializing_if = "<[Alert]>::is_empty")]
+    alerts: &'a [Alert],
+}
+
+impl Shell {
+    /// Sends every audience's pages what changed since their last batch.
+    pub(super) fn publish_live(&mut self, now: HubMs) {
+        for audience in [Audience::Arbiters, Audience::Spectators] {
+            if self.live.pages(audience).updates.receiver_count() > 0 {
+                self.publish_live_to(audience, now);
+            }
+        }
+    }
+
+    fn publish_live_to(&mut self, audience: Audience, now: HubMs) {
+        let fresh = self.fresh_tiles(audience, now);
+        let pages = self.live.pages(audience);
+        let tiles = pages.sent.changed(fresh);
+        let alerts = match audience {
+            Audience::Arbiters => std::mem::take(&mut self.live.alerts),
+            Audience::Spectators => Vec::new(),
+        };
+        if tiles.is_empty() && alerts.is_empty() {
+            return;
+        }
+        let update = Update {
+            now: now.0,
+            tiles: &tiles,
+            alerts: &alerts,
+        };
+        let json = serde_json::to_string(&update).expect("tiles serialize");
+        // No page listening is not an error: the next one starts from the whole hall.
+        let _ = self.live.pages(audience).updates.send(json.into());
+        self.metrics.live_update();
+    }
+
+    fn fresh_tiles(&self, audience: Audience, now: HubMs) -> Vec<Tile> {
+        let badges = match audience {
+            Audience::Arbiters => live::alert_badges(self.desk.alerts()),
+            Audience::Spectators => Default::default(),
+        };
+        live::tiles(
+            audience,
+            &self.hall,
+            &self.relay,
+            &self.rounds,
+            &badges,
+            &self.broadcast,
+            now,
+        )
+    }
+
+    /// A board as spectators see it; `None` for a board no node reported.
+    pub(super) fn spectator_board(
+        &self,
+        board: protocol::BoardNo,
+        now: HubMs,
+    ) -> Option<live::SpectatorBoard> {
+        let state = self.hall.board(board)?;
+        let pairing = self
+            .rounds
+            .in_play()
+            .and_then(|r| self.rounds.pairings.get(&r))
+            .and_then(|games| games.iter().find(|p| p.board == board.0));
+        Some(live::spectator_board(
+            board.0,
+            state,
+            pairing,
+            &self.relay,
+            &self.broadcast,
+            now,
+        ))
+    }
+
+    /// A page connects: the whole hall, then every batch after it.
+    pub(super) fn live_start(&mut self, audience: Audience) -> LiveStart {
+        let now = self.clock.now();
+        // Bring the pages already open up to now, so the new one starts where they are.
+        self.publish_live_to(audience, now);
+        let updates = self.live.pages(audience).updates.subscribe();
+        let zones = self
+            .desk
+            .routing()
+            .zones
+            .iter()
+            .map(|z| ZoneLayout {
+                name: &z.name,
+                rows: z.boards.iter().map(|r| [*r.start(), *r.end()]).collect(),
+            })
+            .collect();
+        let alerts = (audience == Audience::Arbiters)
+            .then(|| self.desk.alerts().filter(|a| a.state.is_open()).collect());
+        let hall = Hall {
+            audience,
+            now: now.0,
+            event: &self.event,
+            event_name: self.broadcast.event_name.as_deref(),
+            site: self.broadcast.site.as_deref(),
+            round: self.rounds.in_play(),
+            delay_ms: self.broadcast.delay_ms,
+            zones,
+            tiles: self.live.pages(audience).sent.all().collect(),
+            alerts,
+        };
+        let hall = serde_json::to_string(&hall).expect("the hall serializes");
+        LiveStart { hall, updates }
+    }
+}

@@ -1,0 +1,55 @@
+// A browser for the Rust tests and the bench: Debian's Chromium, driven by playwright-core.
+// Reads one JSON command per line on stdin, answers one JSON line on stdout:
+//   {"cmd": "goto", "url": "..."}                     -> {"ok": true}
+//   {"cmd": "eval", "expr": "js expression"}           -> {"ok": true, "value": ...}
+//   {"cmd": "wait", "expr": "js expression", "timeout_ms": 5000}
+//                                                       -> {"ok": true, "value": ..., "waited_ms": n}
+//   {"cmd": "click", "selector": "css"}                -> {"ok": true}
+//   {"cmd": "screenshot", "path": "file.png"}           -> {"ok": true}
+//   {"cmd": "dialog", "answer": "text"}                 (answers the next prompt())
+// Errors answer {"ok": false, "error": "..."}; the page's console errors go to stderr.
+import { chromium } from "playwright-core";
+import readline from "node:readline";
+
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const browser = await chromium.launch({
+  executablePath,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+const page = await context.newPage();
+let dialogAnswer = null;
+page.on("dialog", (d) => (d.type() === "prompt" ? d.accept(dialogAnswer ?? "") : d.accept()));
+page.on("console", (m) => { if (m.type() === "error") process.stderr.write("page: " + m.text() + "\n"); });
+page.on("pageerror", (e) => process.stderr.write("page error: " + e.message + "\n"));
+
+async function run(c) {
+  switch (c.cmd) {
+    case "goto": await page.goto(c.url, { waitUntil: "domcontentloaded" }); return null;
+    case "eval": return await page.evaluate(c.expr);
+    case "wait": {
+      const t0 = Date.now();
+      const handle = await page.waitForFunction(c.expr, null, { timeout: c.timeout_ms ?? 5000, polling: 20 });
+      return { value: await handle.jsonValue(), waited_ms: Date.now() - t0 };
+    }
+    case "click": await page.click(c.selector); return null;
+    case "screenshot": await page.screenshot({ path: c.path, fullPage: !!c.full_page }); return null;
+    case "dialog": dialogAnswer = c.answer; return null;
+    default: throw new Error("unknown command " + c.cmd);
+  }
+}
+
+const lines = readline.createInterface({ input: process.stdin });
+for await (const line of lines) {
+  if (!line.trim()) continue;
+  let answer;
+  try {
+    const value = await run(JSON.parse(line));
+    answer = { ok: true, value: value ?? null };
+  } catch (e) {
+    answer = { ok: false, error: String(e && e.message ? e.message : e) };
+  }
+  process.stdout.write(JSON.stringify(answer) + "\n");
+}
+await browser.close();

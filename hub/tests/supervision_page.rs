@@ -1,0 +1,481 @@
+//! The chief arbiter's supervision page in a real browser (Debian's Chromium, driven by
+//! playwright-core) against a hub process with its embedded broker, real board-node
+//! processes replaying real games, and boards this test plays itself. Screenshots go to
+//! `target/screenshots/`.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use board_node::link::{self, BrokerAddr, LinkOptions};
+use rumqttc::AsyncClient;
+use serde_json::Value;
+use shakmaty::{Position, Square};
+use support::board::TestBoard;
+use support::browser::Browser;
+use support::{http_get_with, Hub, Node, Replay};
+
+const TOKEN: &str = "board-47-knows";
+
+fn config(dir: &Path, delay_s: u64) -> String {
+    std::fs::write(
+        dir.join("round-1.csv"),
+        "board,white,white_title,white_rating,black,black_title,black_rating\n\
+         1,\"Carlsen, Magnus\",GM,2830,\"Nakamura, Hikaru\",GM,2800\n\
+         2,\"Ju, Wenjun\",GM,2560,\"Hou, Yifan\",GM,2630\n\
+         5,\"Hansen, Ola\",,1850,\"Berg, Kari\",,1790\n\
+         6,\"Lie, Per\",FM,2210,\"Dahl, Eva\",WFM,2050\n",
+    )
+    .unwrap();
+    format!(
+        r#"
+[event]
+name = "Supervision test open"
+time_control = "900+10"
+
+[[rounds]]
+number = 1
+pairings = "round-1.csv"
+
+[broadcast]
+delay_s = {delay_s}
+
+[[zones]]
+name = "A"
+boards = ["1-4"]
+
+[[zones]]
+name = "B"
+boards = ["5-8"]
+
+[[arbiters]]
+name = "ola"
+zones = ["A", "B"]
+
+[access]
+arbiter_token = "{TOKEN}"
+"#
+    )
+}
+
+/// Test boards publishing through the hub's broker as event `default`.
+async fn boards_client(port: u16) -> AsyncClient {
+    let broker = BrokerAddr {
+        host: "127.0.0.1".into(),
+        port,
+    };
+    let (client, mut events) = link::start(&broker, LinkOptions::new("supervision-test"));
+    tokio::spawn(async move { while events.recv().await.is_some() {} });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    client
+}
+
+/// The status and the first event of a server-sent event stream.
+fn first_event(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    stream
+        .write_all(format!("{request}\r\n").as_bytes())
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 65536];
+    let status = loop {
+        let n = stream.read(&mut chunk).unwrap_or(0);
+        seen.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&seen).to_string();
+        let status: u16 = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+        if n == 0 || (status != 200 && text.contains("\r\n\r\n")) {
+            break status;
+        }
+        if text.contains("event: hall")
+            && text[text.find("event: hall").unwrap()..].contains("\n\n")
+        {
+            break status;
+        }
+    };
+    let text = String::from_utf8_lossy(&seen).to_string();
+    let data = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or_default()
+        .to_owned();
+    (status, data)
+}
+
+#[test]
+fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::configured(dir.path(), &config(dir.path(), 0));
+    let bearer = format!("Bearer {TOKEN}");
+    for path in [
+        "/api/alerts",
+        "/api/boards",
+        "/api/nodes",
+        "/api/time-trouble",
+    ] {
+        let (status, _, _) = http_get_with(hub.http, path, &[]).unwrap();
+        assert_eq!(status, 401, "{path} without the token");
+        let (status, _, _) =
+            http_get_with(hub.http, path, &[("Authorization", "Bearer nope")]).unwrap();
+        assert_eq!(status, 401, "{path} with a wrong token");
+        let (status, _, body) =
+            http_get_with(hub.http, path, &[("Authorization", &bearer)]).unwrap();
+        assert_eq!(status, 200, "{path} with the token: {body}");
+    }
+    // The page, the spectators' stream, the pairings and the feed are public.
+    for path in [
+        "/",
+        "/spectator",
+        "/assets/app.js",
+        "/api/rounds/1/pairings",
+        "/api/session",
+    ] {
+        let (status, _, _) = http_get_with(hub.http, path, &[]).unwrap();
+        assert_eq!(status, 200, "{path}");
+    }
+    let (status, _) = first_event(hub.http, "/api/live", &[]);
+    assert_eq!(status, 401, "the arbiters' stream without the token");
+    let (status, hall) = first_event(
+        hub.http,
+        "/api/live",
+        &[("Cookie", &format!("zeitnot_arbiter={TOKEN}"))],
+    );
+    assert_eq!(status, 200);
+    let hall: Value = serde_json::from_str(&hall).unwrap();
+    assert_eq!(hall["audience"], "arbiters");
+    assert!(hall["alerts"].is_array(), "arbiters get the open alerts");
+    let (status, hall) = first_event(hub.http, "/api/public/live", &[]);
+    assert_eq!(status, 200);
+    let hall: Value = serde_json::from_str(&hall).unwrap();
+    assert_eq!(hall["audience"], "spectators");
+    assert!(
+        hall.get("alerts").is_none(),
+        "spectators get no alerts: {hall}"
+    );
+    // Paired boards are on the map before any node reported, with their players.
+    let boards: Vec<u64> = hall["tiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["board"].as_u64().unwrap())
+        .collect();
+    assert_eq!(boards, vec![1, 2, 5, 6]);
+    assert_eq!(hall["tiles"][0]["white"]["name"], "Carlsen, Magnus");
+    assert_eq!(hall["zones"][1]["rows"][0], serde_json::json!([5, 8]));
+}
+
+/// The text of a clock on a tile, in ms.
+fn clock_ms(text: &str) -> u64 {
+    text.split(':')
+        .map(|p| {
+            p.parse::<u64>()
+                .unwrap_or_else(|_| panic!("clock text {text:?}"))
+        })
+        .fold(0, |acc, p| acc * 60 + p)
+        * 1000
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_chief_arbiters_screen_follows_the_hall_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, port) = Hub::configured(dir.path(), &config(dir.path(), 0));
+    let url = format!("http://{}", hub.http);
+    // Boards 1 and 2 replay real rapid games in about a minute.
+    let _nodes: Vec<Node> = [(1, 1), (2, 2)]
+        .into_iter()
+        .map(|(board, game)| {
+            Node::start(
+                &Replay::new(board, "fide_world_cup_2025_rapid_15+10.pgn", game, 60.0),
+                port,
+                dir.path(),
+            )
+        })
+        .collect();
+    let client = boards_client(port).await;
+    let mut b5 = TestBoard::start(5, client.clone()).await;
+
+    let mut browser = Browser::start();
+    browser.goto(&format!("{url}/?token={TOKEN}&arbiter=Ola"));
+    browser.expect(
+        "the hall arrives",
+        "window.zeitnot.stats.halls > 0",
+        Duration::from_secs(10),
+    );
+    assert_eq!(browser.eval("window.zeitnot.state.audience"), "arbiters");
+    assert_eq!(
+        browser.eval("location.search"),
+        "?arbiter=Ola",
+        "the token leaves the address bar"
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#tile-1 .pl.w').textContent"),
+        "GM Carlsen, Magnus (2830)"
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('.zone[data-zone=B] .row').children.length"),
+        2,
+        "zone B's row holds boards 5 and 6"
+    );
+
+    // A tile shows each move within a second of the press (Art. 6.2.1: the press completes it).
+    let mut latencies = Vec::new();
+    for (ply, uci) in ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5"]
+        .into_iter()
+        .enumerate()
+    {
+        let pressed = Instant::now();
+        b5.play(uci).await;
+        let ply = ply + 1;
+        browser
+            .wait(
+                &format!("document.querySelector('#tile-5').dataset.ply === '{ply}'"),
+                Duration::from_secs(1).saturating_sub(pressed.elapsed()),
+            )
+            .unwrap_or_else(|e| {
+                panic!("board 5's tile did not show ply {ply} within 1 s of the press: {e}")
+            });
+        latencies.push(pressed.elapsed());
+    }
+    eprintln!("press → tile on screen: {latencies:?}");
+    assert_eq!(
+        browser.eval("document.querySelector('#tile-5 .mv').textContent"),
+        "3. Bb5"
+    );
+
+    // The clocks tick in the browser: Black's runs, White's stands.
+    let read = |browser: &mut Browser| {
+        let w = browser.eval("document.querySelector('#tile-5 .clk.w').textContent");
+        let b = browser.eval("document.querySelector('#tile-5 .clk.b').textContent");
+        (clock_ms(w.as_str().unwrap()), clock_ms(b.as_str().unwrap()))
+    };
+    assert_eq!(
+        browser.eval("document.querySelector('#tile-5 .clk.b').classList.contains('running')"),
+        true
+    );
+    let (white_before, black_before) = read(&mut browser);
+    std::thread::sleep(Duration::from_millis(2_200));
+    let (white_after, black_after) = read(&mut browser);
+    assert_eq!(white_after, white_before, "White's clock stands");
+    assert!(
+        (1_000..=3_000).contains(&(black_before - black_after)),
+        "Black's clock ran down {} ms in 2.2 s",
+        black_before - black_after
+    );
+    browser.screenshot("supervision-hall");
+
+    // An incident: Black moves the king two squares and presses (7.5.1). The alert shows
+    // in the panel; a click acknowledges it, as a pager would.
+    let mut illegal = b5.position.board().clone();
+    let king = illegal.remove_piece_at(Square::E8).unwrap();
+    illegal.set_piece_at(Square::E6, king);
+    let incident = Instant::now();
+    b5.press_with(&illegal).await;
+    let id = browser.expect(
+        "the illegal move's alert in the panel",
+        "(() => { const li = [...document.querySelectorAll('#alerts li[data-alert]')].find(l => l.textContent.includes('Board 5') && l.textContent.includes('7.5')); return li && li.dataset.alert; })()",
+        Duration::from_secs(2),
+    );
+    eprintln!("illegal move → alert on screen: {:?}", incident.elapsed());
+    let id: u64 = id.as_str().unwrap().parse().unwrap();
+    assert_eq!(
+        browser.eval("document.querySelector('#tile-5 .badge.alert') !== null"),
+        true,
+        "the tile wears an alert badge"
+    );
+    browser.screenshot("supervision-alert");
+    browser.click(&format!("#alerts li[data-alert='{id}'] button.ack"));
+    browser.expect(
+        "the acknowledgement back in the panel",
+        &format!("document.querySelector(\"#alerts li[data-alert='{id}']\")?.dataset.state === 'acknowledged'"),
+        Duration::from_secs(2),
+    );
+    let (status, _, body) = http_get_with(
+        hub.http,
+        &format!("/api/alerts/{id}"),
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
+    )
+    .unwrap();
+    assert_eq!(status, 200);
+    let alert: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(alert["state"], "acknowledged");
+    assert_eq!(
+        alert["acknowledged"]["by"], "Ola",
+        "acknowledged in the arbiter's name"
+    );
+    assert_eq!(alert["article"], "7.5.5");
+
+    // Resolving takes a note and removes the alert from the panel.
+    browser.answer_prompts("reinstated, 2 minutes to White");
+    browser.click(&format!("#alerts li[data-alert='{id}'] button.resolve"));
+    browser.expect(
+        "the resolved alert leaves the panel",
+        &format!("document.querySelector(\"#alerts li[data-alert='{id}']\") === null"),
+        Duration::from_secs(2),
+    );
+
+    // The board view: the position as the hub has it, the moves with their clock times,
+    // and a plot of both players' time.
+    browser.click("#tile-5");
+    browser.expect(
+        "board 5's view",
+        "document.querySelector('#board-view').dataset.loaded === '5'",
+        Duration::from_secs(3),
+    );
+    let (_, _, body) = http_get_with(
+        hub.http,
+        "/api/boards/5",
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
+    )
+    .unwrap();
+    let detail: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        browser.eval("document.querySelector('#diagram').dataset.fen"),
+        detail["fen"]
+    );
+    let pieces = browser.eval("[...document.querySelectorAll('#diagram text')].map(t => t.dataset.square + t.dataset.piece).sort().join(' ')");
+    let expected = expected_pieces(detail["fen"].as_str().unwrap());
+    assert_eq!(pieces.as_str().unwrap(), expected);
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#moves tbody tr').length"),
+        3
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#time-plot polyline.white').dataset.points"),
+        "3"
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#time-plot polyline.black').dataset.points"),
+        "2"
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#timeline').textContent.includes('Art. 7.5')"),
+        true,
+        "the timeline shows the illegal move"
+    );
+    browser.screenshot("supervision-board-view");
+
+    // A replayed real game's board view draws a longer plot.
+    browser.eval("location.hash = '#/board/1'");
+    browser.expect(
+        "board 1's view",
+        "document.querySelector('#board-view').dataset.loaded === '1'",
+        Duration::from_secs(3),
+    );
+    let points =
+        browser.eval("Number(document.querySelector('#time-plot polyline.white').dataset.points)");
+    assert!(
+        points.as_u64().unwrap() >= 1,
+        "board 1's plot has White's times"
+    );
+    browser.screenshot("supervision-board-1");
+    drop(client);
+}
+
+/// `"a1R b1N …"`: the pieces of a FEN's placement by square, sorted.
+fn expected_pieces(fen: &str) -> String {
+    let setup: shakmaty::fen::Fen = fen.parse().unwrap();
+    let mut pieces: Vec<String> = setup
+        .as_setup()
+        .board
+        .clone()
+        .into_iter()
+        .map(|(square, piece)| format!("{square}{}", piece.char()))
+        .collect();
+    pieces.sort();
+    pieces.join(" ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, port) = Hub::configured(dir.path(), &config(dir.path(), 3));
+    let url = format!("http://{}", hub.http);
+    let client = boards_client(port).await;
+    let mut b6 = TestBoard::start(6, client.clone()).await;
+
+    let mut browser = Browser::start();
+    browser.goto(&url);
+    browser.expect(
+        "the hall arrives",
+        "window.zeitnot.stats.halls > 0",
+        Duration::from_secs(10),
+    );
+    assert_eq!(browser.eval("window.zeitnot.state.audience"), "spectators");
+    assert_eq!(
+        browser.eval("getComputedStyle(document.querySelector('#alerts-panel')).display"),
+        "none"
+    );
+    assert_eq!(
+        browser.eval("fetch('/api/alerts').then(r => r.status)"),
+        401
+    );
+    assert_ne!(
+        browser.eval("getComputedStyle(document.querySelector('#login-button')).display"),
+        "none",
+        "spectators are offered the arbiters' login"
+    );
+
+    let pressed = Instant::now();
+    b6.play("d2d4").await;
+    // Not before the delay (3 s)…
+    let early = browser.wait(
+        "document.querySelector('#tile-6').dataset.ply === '1'",
+        Duration::from_millis(2_000),
+    );
+    assert!(
+        early.is_err(),
+        "the move showed {:?} after the press, before the 3 s delay",
+        pressed.elapsed()
+    );
+    // …and soon after it.
+    browser.expect(
+        "the move after the delay",
+        "document.querySelector('#tile-6').dataset.ply === '1'",
+        Duration::from_secs(3),
+    );
+    let shown_after = pressed.elapsed();
+    assert!(
+        shown_after >= Duration::from_secs(3),
+        "shown after {shown_after:?}"
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#tile-6 .mv').textContent"),
+        "1. d4"
+    );
+    // The spectators' board view comes from the delayed view too.
+    browser.click("#tile-6");
+    browser.expect(
+        "board 6's view",
+        "document.querySelector('#board-view').dataset.loaded === '6'",
+        Duration::from_secs(3),
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#moves tbody tr').length"),
+        1
+    );
+    browser.screenshot("supervision-spectators");
+
+    // An arbiter who opens /spectator sees what the public sees.
+    browser.goto(&format!("{url}/spectator?token={TOKEN}"));
+    browser.expect(
+        "the hall arrives",
+        "window.zeitnot.stats.halls > 0",
+        Duration::from_secs(10),
+    );
+    assert_eq!(browser.eval("window.zeitnot.state.audience"), "spectators");
+    assert_eq!(
+        browser.eval("fetch('/api/alerts').then(r => r.status)"),
+        200,
+        "logged in all the same"
+    );
+    drop(client);
+}

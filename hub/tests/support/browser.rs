@@ -1,0 +1,130 @@
+//! Debian's Chromium, driven by playwright-core through `tests/browser/agent.mjs`: the
+//! supervision page's tests and bench open the page in a real browser and read its DOM.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// Where `agent.mjs` and its `node_modules` are.
+pub fn agent_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
+}
+
+/// Where screenshots go: `target/screenshots/`, kept as CI artifacts.
+pub fn screenshot_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let dir = target.join("screenshots");
+    std::fs::create_dir_all(&dir).expect("creating target/screenshots");
+    dir
+}
+
+/// One headless Chromium with one page.
+pub struct Browser {
+    child: Child,
+    commands: ChildStdin,
+    answers: BufReader<ChildStdout>,
+}
+
+impl Browser {
+    pub fn start() -> Browser {
+        let dir = agent_dir();
+        assert!(
+            dir.join("node_modules/playwright-core").is_dir(),
+            "playwright-core is not installed: run `npm ci --prefix hub/tests/browser` (.ci/run does)"
+        );
+        assert!(
+            std::path::Path::new("/usr/bin/chromium").exists()
+                || std::env::var_os("CHROMIUM").is_some(),
+            "Chromium is not installed: `apt-get install chromium` (.ci/run does), or set CHROMIUM"
+        );
+        let mut child = Command::new("node")
+            .arg(dir.join("agent.mjs"))
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starting node (the browser tests need Node.js)");
+        let commands = child.stdin.take().expect("piped stdin");
+        let answers = BufReader::new(child.stdout.take().expect("piped stdout"));
+        Browser {
+            child,
+            commands,
+            answers,
+        }
+    }
+
+    fn command(&mut self, command: Value) -> Result<Value, String> {
+        writeln!(self.commands, "{command}").expect("the browser agent is running");
+        let mut line = String::new();
+        self.answers
+            .read_line(&mut line)
+            .expect("the browser agent answers");
+        let answer: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("browser agent answered {line:?}: {e}"));
+        if answer["ok"] == true {
+            Ok(answer["value"].clone())
+        } else {
+            Err(answer["error"].as_str().unwrap_or("?").to_owned())
+        }
+    }
+
+    pub fn goto(&mut self, url: &str) {
+        self.command(json!({"cmd": "goto", "url": url}))
+            .unwrap_or_else(|e| panic!("opening {url}: {e}"));
+    }
+
+    /// The value of a JavaScript expression in the page.
+    pub fn eval(&mut self, expr: &str) -> Value {
+        self.command(json!({"cmd": "eval", "expr": expr}))
+            .unwrap_or_else(|e| panic!("{expr}: {e}"))
+    }
+
+    /// Waits until `expr` is truthy in the page; its value and how long that took, or the
+    /// agent's error (a timeout).
+    pub fn wait(&mut self, expr: &str, timeout: Duration) -> Result<(Value, Duration), String> {
+        let answer = self.command(json!({
+            "cmd": "wait", "expr": expr, "timeout_ms": timeout.as_millis() as u64
+        }))?;
+        let waited = Duration::from_millis(answer["waited_ms"].as_u64().unwrap_or(0));
+        Ok((answer["value"].clone(), waited))
+    }
+
+    /// Like [`Browser::wait`], but a timeout fails the test with `what`.
+    pub fn expect(&mut self, what: &str, expr: &str, timeout: Duration) -> Value {
+        self.wait(expr, timeout)
+            .unwrap_or_else(|e| panic!("{what}: not within {timeout:?}: {e}"))
+            .0
+    }
+
+    pub fn click(&mut self, selector: &str) {
+        self.command(json!({"cmd": "click", "selector": selector}))
+            .unwrap_or_else(|e| panic!("clicking {selector}: {e}"));
+    }
+
+    /// The answer the page's next `prompt()` gets.
+    pub fn answer_prompts(&mut self, text: &str) {
+        self.command(json!({"cmd": "dialog", "answer": text}))
+            .expect("setting the prompt's answer");
+    }
+
+    /// A screenshot of the page as `target/screenshots/{name}.png`.
+    pub fn screenshot(&mut self, name: &str) -> PathBuf {
+        let path = screenshot_dir().join(format!("{name}.png"));
+        self.command(json!({"cmd": "screenshot", "path": path}))
+            .unwrap_or_else(|e| panic!("screenshot {name}: {e}"));
+        path
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

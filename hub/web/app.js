@@ -1,0 +1,558 @@
+// The supervision page: the hall map, the alerts, time trouble and nodes, and a board view.
+// One live stream (server-sent events): `hall` gives everything, `update` what changed.
+// Clocks tick here, from each tile's last reading: the hub sends a clock only when it
+// reports, not every second.
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+
+const state = {
+  audience: null,        // "arbiters" | "spectators"
+  tiles: new Map(),      // board -> tile as the hub sent it
+  views: new Map(),      // board -> its DOM elements
+  alerts: new Map(),     // id -> open alert
+  offset: 0,             // hub time - Date.now()
+  delayMs: 0,
+  round: null,
+  zones: [],
+  boardOpen: null,       // the board of the board view
+  arbiterName: localStorage.getItem("zeitnot.arbiter") || "",
+};
+
+// What the browser tests and the bench read: traffic and the time each update took.
+const stats = {
+  updates: 0, bytes: 0, tilesApplied: 0, applyMs: [], halls: 0,
+  tileShownAt: {},       // board -> Date.now() when its tile last changed on screen
+  longTasks: 0,
+  parts: { parse: 0, dom: 0, layout: 0 }, // ms, summed over updates
+};
+window.zeitnot = { state, stats };
+const measureLayout = params.has("measure");
+try {
+  new PerformanceObserver((list) => { stats.longTasks += list.getEntries().length; })
+    .observe({ entryTypes: ["longtask"] });
+} catch (_) { /* not every browser has long tasks */ }
+
+const hubNow = () => Date.now() + state.offset;
+
+function clockText(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+  const mm = h ? String(m).padStart(2, "0") : String(m);
+  return (h ? h + ":" : "") + mm + ":" + String(sec).padStart(2, "0");
+}
+
+/** What a clock face shows now: the running side counted down since the reading. */
+function shown(clock, side) {
+  if (!clock) return null;
+  const ms = clock[side + "_ms"];
+  if (clock.running !== side || !clock.at) return ms;
+  return Math.max(0, ms - Math.max(0, hubNow() - clock.at));
+}
+
+function playerText(seat) {
+  if (!seat) return "—";
+  return [seat.title, seat.name, seat.rating ? "(" + seat.rating + ")" : null]
+    .filter(Boolean).join(" ");
+}
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c != null) e.append(c);
+  return e;
+}
+
+// ---- the hall map ----------------------------------------------------------------------
+
+/** Zones and rows as configured. */
+function layout(boards) {
+  const placed = new Set();
+  const zones = state.zones.map((z) => ({
+    name: z.name,
+    rows: z.rows.map(([from, to]) => {
+      const row = boards.filter((b) => b >= from && b <= to);
+      row.forEach((b) => placed.add(b));
+      return row;
+    }).filter((r) => r.length),
+  }));
+  // Boards outside the configured zones: one row that wraps with the screen's width.
+  const rest = boards.filter((b) => !placed.has(b));
+  if (rest.length) zones.push({ name: state.zones.length ? "Other boards" : "Hall", rows: [rest] });
+  return zones.filter((z) => z.rows.length);
+}
+
+/** Boards above which tiles go compact. */
+const COMPACT_FROM = 200;
+
+function buildHall() {
+  const hall = $("hall");
+  document.body.classList.toggle("compact", state.tiles.size > COMPACT_FROM);
+  hall.replaceChildren();
+  state.views.clear();
+  const boards = [...state.tiles.keys()].sort((a, b) => a - b);
+  for (const zone of layout(boards)) {
+    const section = el("section", { class: "zone", "data-zone": zone.name }, el("h2", {}, "Zone " + zone.name));
+    for (const row of zone.rows) {
+      const r = el("div", { class: "row" });
+      for (const b of row) r.append(tileView(b).root);
+      section.append(r);
+    }
+    hall.append(section);
+  }
+  for (const b of boards) renderTile(state.tiles.get(b));
+}
+
+function tileView(board) {
+  const v = {
+    no: el("span", { class: "no" }, String(board)),
+    white: el("span", { class: "pl w" }),
+    wclk: el("span", { class: "clk w" }),
+    black: el("span", { class: "pl b" }),
+    bclk: el("span", { class: "clk b" }),
+    mv: el("div", { class: "mv" }),
+    badges: el("span", { class: "badges" }),
+  };
+  v.root = el("div", { class: "tile", id: "tile-" + board, "data-board": board, onclick: () => openBoard(board) },
+    v.no, v.badges, el("div", { class: "players" }, v.white, v.wclk, v.black, v.bclk), v.mv);
+  state.views.set(board, v);
+  return v;
+}
+
+/** Writes only what changed: with 1,000 tiles every untouched node saves style work. */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function renderTile(tile) {
+  const v = state.views.get(tile.board);
+  if (!v) return false;
+  const white = playerText(tile.white), black = playerText(tile.black);
+  if (v.white.title !== white) { v.white.textContent = white; v.white.title = white; }
+  if (v.black.title !== black) { v.black.textContent = black; v.black.title = black; }
+  setText(v.mv, tile.last_move || "");
+  const tip = "Board " + tile.board + ": " + white + " – " + black + (tile.last_move ? " · " + tile.last_move : "");
+  if (v.root.title !== tip) v.root.title = tip;
+  v.root.dataset.ply = tile.ply;
+  v.root.dataset.result = tile.result;
+  const c = tile.clock;
+  const tt = c ? c.time_trouble : { white: false, black: false };
+  v.wclk.classList.toggle("trouble", tt.white);
+  v.bclk.classList.toggle("trouble", tt.black);
+  v.wclk.classList.toggle("running", !!c && c.running === "white");
+  v.bclk.classList.toggle("running", !!c && c.running === "black");
+  v.root.classList.toggle("trouble", tt.white || tt.black);
+  v.root.classList.toggle("over", tile.result !== "*");
+  v.root.classList.toggle("flagged", !!(c && c.flag));
+  const a = tile.alerts;
+  const badgeKey = [c && c.flag, a && a.open, a && a.severity, a && a.unacknowledged, tile.node_connected, tile.result].join("|");
+  if (v.badgeKey !== badgeKey) {
+    v.badgeKey = badgeKey;
+    const badges = [];
+    if (c && c.flag) badges.push(el("span", { class: "badge flag", title: "Flag: " + c.flag }, "⚑ " + c.flag[0].toUpperCase()));
+    if (a) {
+      badges.push(el("span", {
+        class: "badge alert " + a.severity + (a.unacknowledged ? " unacknowledged" : ""),
+        title: a.open + " open alert(s)",
+      }, "!" + a.open));
+    }
+    if (tile.node_connected === false) badges.push(el("span", { class: "badge offline", title: "Node not heard from" }, "node"));
+    if (tile.result !== "*") badges.push(el("span", { class: "badge result" }, tile.result));
+    v.badges.replaceChildren(...badges);
+  }
+  tickTile(tile, v);
+  stats.tileShownAt[tile.board] = Date.now();
+  return true;
+}
+
+function tickTile(tile, v) {
+  const c = tile.clock;
+  setText(v.wclk, c ? clockText(shown(c, "white")) : "");
+  setText(v.bclk, c ? clockText(shown(c, "black")) : "");
+}
+
+// ---- the stream ------------------------------------------------------------------------
+
+function onHall(data) {
+  const hall = JSON.parse(data);
+  stats.halls += 1;
+  stats.bytes += data.length;
+  state.offset = hall.now - Date.now();
+  state.audience = hall.audience;
+  state.delayMs = hall.delay_ms;
+  state.round = hall.round;
+  state.zones = hall.zones;
+  document.body.classList.toggle("spectators", hall.audience === "spectators");
+  $("event").textContent = hall.event_name || hall.event;
+  $("round").textContent = hall.round ? "Round " + hall.round : "";
+  $("audience").textContent = hall.audience === "arbiters" ? "Arbiters"
+    : "Spectators" + (hall.delay_ms ? " · " + Math.round(hall.delay_ms / 60000) + " min delay" : "");
+  state.tiles = new Map(hall.tiles.map((t) => [t.board, t]));
+  state.alerts = new Map((hall.alerts || []).map((a) => [a.id, a]));
+  buildHall();
+  renderAlerts();
+  renderCounts();
+  renderTrouble();
+}
+
+function onUpdate(data) {
+  const t0 = performance.now();
+  const update = JSON.parse(data);
+  const t1 = performance.now();
+  state.offset = update.now - Date.now();
+  let added = false;
+  for (const tile of update.tiles) {
+    state.tiles.set(tile.board, tile);
+    if (!renderTile(tile)) added = true;
+  }
+  if (added) buildHall();
+  if (update.alerts) {
+    for (const a of update.alerts) {
+      if (a.state === "raised" || a.state === "acknowledged") state.alerts.set(a.id, a);
+      else state.alerts.delete(a.id);
+    }
+    renderAlerts();
+  }
+  renderCounts();
+  if (state.boardOpen != null && update.tiles.some((t) => t.board === state.boardOpen)) loadBoard(state.boardOpen);
+  const t2 = performance.now();
+  if (measureLayout) void document.body.offsetHeight; // style and layout, counted below
+  const t3 = performance.now();
+  stats.parts.parse += t1 - t0;
+  stats.parts.dom += t2 - t1;
+  stats.parts.layout += t3 - t2;
+  stats.applyMs.push(t3 - t0);
+  if (stats.applyMs.length > 10000) stats.applyMs.splice(0, 5000);
+  stats.updates += 1;
+  stats.tilesApplied += update.tiles.length;
+  stats.bytes += data.length;
+}
+
+let source = null;
+function connect() {
+  if (source) source.close();
+  const url = state.audience === "arbiters" ? "/api/live" : "/api/public/live";
+  source = new EventSource(url);
+  source.addEventListener("hall", (e) => onHall(e.data));
+  source.addEventListener("update", (e) => onUpdate(e.data));
+  source.onopen = () => { $("conn").textContent = "live"; $("conn").className = "conn up"; };
+  source.onerror = () => { $("conn").textContent = "reconnecting…"; $("conn").className = "conn down"; };
+}
+
+function renderCounts() {
+  let playing = 0, over = 0;
+  for (const t of state.tiles.values()) (t.result === "*" ? playing++ : over++);
+  $("counts").textContent = state.tiles.size + " boards · " + playing + " playing · " + over + " finished";
+  $("alert-count").textContent = state.alerts.size ? "(" + state.alerts.size + " open)" : "";
+}
+
+// ---- alerts ------------------------------------------------------------------------------
+
+const SEVERITY = { urgent: 0, high: 1, normal: 2, info: 3 };
+
+/** The panel lists the most urgent alerts; the count says how many are open. */
+const ALERTS_LISTED = 100;
+let alertsDue = false;
+
+function renderAlerts() {
+  if (state.audience !== "arbiters" || alertsDue) return;
+  alertsDue = true;
+  requestAnimationFrame(() => {
+    alertsDue = false;
+    const alerts = [...state.alerts.values()].sort((a, b) =>
+      SEVERITY[a.severity] - SEVERITY[b.severity]
+      || (a.acknowledged ? 1 : 0) - (b.acknowledged ? 1 : 0)
+      || b.raised_at - a.raised_at).slice(0, ALERTS_LISTED);
+    $("alerts").replaceChildren(...alerts.map(alertItem));
+  });
+}
+
+function alertItem(a) {
+  const when = new Date(a.raised_at).toLocaleTimeString();
+  const acked = a.acknowledged ? "acknowledged by " + a.acknowledged.by : "raised " + when;
+  const li = el("li", { class: "alert-item " + a.severity, "data-alert": a.id, "data-state": a.state },
+    el("div", { class: "head" },
+      el("span", {}, a.board ? "Board " + a.board : "Zone " + a.zone),
+      a.article ? el("span", { class: "article" }, "Art. " + a.article) : null,
+      el("span", { class: "state" }, acked)),
+    el("div", { class: "text" }, a.text),
+    el("div", { class: "action" }, a.action));
+  if (!a.acknowledged) li.append(el("button", { type: "button", class: "ack", onclick: () => alertCommand(a.id, "ack") }, "Acknowledge"));
+  li.append(el("button", { type: "button", class: "resolve", onclick: () => alertCommand(a.id, "resolve") }, "Resolve"));
+  if (a.board) li.append(el("button", { type: "button", onclick: () => openBoard(a.board) }, "Board"));
+  return li;
+}
+
+/** The same workflow as the pagers: the change comes back over the stream once durable. */
+async function alertCommand(id, action) {
+  const body = { by: state.arbiterName || "supervision page" };
+  if (action === "resolve") {
+    const note = prompt("Resolve alert " + id + ": note (optional)");
+    if (note === null) return;
+    if (note) body.note = note;
+  }
+  const response = await fetch("/api/alerts/" + id + "/" + action, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body),
+  });
+  if (response.status === 401) return showLogin("Your session ended: log in again.");
+  if (response.ok) {
+    const alert = await response.json();
+    if (alert.state === "raised" || alert.state === "acknowledged") state.alerts.set(alert.id, alert);
+    else state.alerts.delete(alert.id);
+    renderAlerts();
+    renderCounts();
+  }
+}
+
+// ---- time trouble and nodes ----------------------------------------------------------------
+
+/** Boards by urgency: fallen flags, then the running side's time to its flag. */
+function renderTrouble() {
+  const rows = [];
+  for (const t of state.tiles.values()) {
+    const c = t.clock;
+    if (!c || t.result !== "*") continue;
+    const tt = c.time_trouble.white || c.time_trouble.black;
+    const running = c.running ? shown(c, c.running) : null;
+    if (!c.flag && !tt && !(running != null && running < 5 * 60000)) continue;
+    rows.push({ board: t.board, fallen: !!c.flag, ms: c.flag ? 0 : (running ?? Infinity), side: c.flag || c.running });
+  }
+  rows.sort((a, b) => (b.fallen - a.fallen) || a.ms - b.ms);
+  $("trouble-count").textContent = rows.length ? "(" + rows.length + ")" : "";
+  $("trouble").replaceChildren(...rows.slice(0, 30).map((r) => el("li", {
+    class: "trouble-item" + (r.fallen ? " fallen" : ""), "data-board": r.board, onclick: () => openBoard(r.board),
+  }, el("span", {}, "Board " + r.board), el("span", {}, r.side || ""),
+  el("span", { class: "ttf" }, r.fallen ? "flag" : r.ms === Infinity ? "—" : clockText(r.ms)))));
+}
+
+async function refreshNodes() {
+  if (state.audience !== "arbiters") return;
+  const response = await fetch("/api/nodes").catch(() => null);
+  if (!response || !response.ok) return;
+  const report = await response.json();
+  const nodes = report.nodes;
+  const down = nodes.filter((n) => !n.connected);
+  $("node-count").textContent = "(" + (nodes.length - down.length) + "/" + nodes.length + " connected)";
+  $("nodes").replaceChildren(
+    el("div", { class: "offline-list" + (down.length ? " down" : "") }, down.length
+      ? "Not heard from: " + down.map((n) => "board " + n.board + (n.silent_ms != null ? " (" + Math.round(n.silent_ms / 1000) + " s)" : "")).join(", ")
+      : "Every node is heard from."),
+    el("div", { class: "muted" }, "Battery: not reported by these nodes."),
+    ...report.warnings.map((w) => el("div", { class: "warning" }, warningText(w))));
+}
+
+function warningText(w) {
+  switch (w.kind) {
+    case "unbound_node": return "Board " + w.board + ": node " + w.hardware + " is not bound to a board";
+    case "bound_elsewhere": return "Board " + w.board + ": node " + w.hardware + " is bound to board " + w.bound_to;
+    case "duplicate_hardware": return w.hardware + " reports for boards " + w.boards.join(", ");
+    case "board_without_node": return "Board " + w.board + ": no node heard";
+    default: return JSON.stringify(w);
+  }
+}
+
+// ---- the board view ------------------------------------------------------------------------
+
+const GLYPHS = { K: "♔", Q: "♕", R: "♖", B: "♗", N: "♘", P: "♙", k: "♚", q: "♛", r: "♜", b: "♝", n: "♞", p: "♟" };
+
+function drawDiagram(fen) {
+  const svg = $("diagram");
+  const ns = "http://www.w3.org/2000/svg";
+  const nodes = [];
+  const ranks = fen.split(" ")[0].split("/");
+  for (let r = 0; r < 8; r++) {
+    let f = 0;
+    for (const ch of ranks[r] || "") {
+      if (/\d/.test(ch)) { f += Number(ch); continue; }
+      const t = document.createElementNS(ns, "text");
+      t.setAttribute("x", f + 0.5);
+      t.setAttribute("y", r + 0.55);
+      t.dataset.square = "abcdefgh"[f] + (8 - r);
+      t.dataset.piece = ch;
+      t.textContent = GLYPHS[ch] || ch;
+      nodes.push(t);
+      f++;
+    }
+  }
+  const squares = [];
+  for (let r = 0; r < 8; r++) for (let f = 0; f < 8; f++) {
+    const s = document.createElementNS(ns, "rect");
+    s.setAttribute("x", f); s.setAttribute("y", r); s.setAttribute("width", 1); s.setAttribute("height", 1);
+    s.setAttribute("class", (r + f) % 2 ? "dark" : "light");
+    squares.push(s);
+  }
+  svg.replaceChildren(...squares, ...nodes);
+  svg.dataset.fen = fen;
+}
+
+/** Both players' remaining time after each of their moves. */
+function drawTimePlot(clockMs) {
+  const svg = $("time-plot");
+  const ns = "http://www.w3.org/2000/svg";
+  const points = { white: [], black: [] };
+  clockMs.forEach((ms, i) => { if (ms != null) points[i % 2 ? "black" : "white"].push([Math.floor(i / 2) + 1, ms]); });
+  const all = [...points.white, ...points.black];
+  const maxMove = Math.max(10, ...all.map((p) => p[0]));
+  const maxMs = Math.max(60000, ...all.map((p) => p[1]));
+  const [w, h, pad] = [400, 200, 28];
+  const x = (m) => pad + (m - 1) / Math.max(1, maxMove - 1) * (w - pad - 8);
+  const y = (ms) => h - pad + 8 - ms / maxMs * (h - pad - 8) + 0;
+  const children = [];
+  const line = (cls, x1, y1, x2, y2) => {
+    const l = document.createElementNS(ns, "line");
+    Object.entries({ x1, y1, x2, y2, class: cls }).forEach(([k, v]) => l.setAttribute(k, v));
+    return l;
+  };
+  children.push(line("axis", pad, y(0), w - 8, y(0)), line("axis", pad, y(0), pad, 8));
+  const label = (tx, ty, text) => {
+    const t = document.createElementNS(ns, "text");
+    t.setAttribute("x", tx); t.setAttribute("y", ty); t.textContent = text;
+    return t;
+  };
+  children.push(label(2, y(maxMs) + 4, clockText(maxMs)), label(2, y(0), "0"), label(w - 60, h - 4, "move " + maxMove));
+  const legend = (cls, lx, text) => {
+    const l = line(cls, lx, 12, lx + 16, 12);
+    return [l, label(lx + 20, 15, text)];
+  };
+  children.push(...legend("white", w - 130, "White"), ...legend("black", w - 70, "Black"));
+  for (const side of ["white", "black"]) {
+    const p = document.createElementNS(ns, "polyline");
+    p.setAttribute("class", side);
+    p.setAttribute("points", points[side].map(([m, ms]) => x(m).toFixed(1) + "," + y(ms).toFixed(1)).join(" "));
+    p.dataset.points = points[side].length;
+    children.push(p);
+  }
+  svg.replaceChildren(...children);
+}
+
+function drawMoves(moves, clockMs) {
+  const rows = [];
+  for (let i = 0; i < moves.length; i += 2) {
+    const t = (j) => (clockMs[j] != null ? clockText(clockMs[j]) : "");
+    rows.push(el("tr", {}, el("td", {}, String(i / 2 + 1)), el("td", {}, moves[i]), el("td", { class: "t" }, t(i)),
+      el("td", {}, moves[i + 1] || ""), el("td", { class: "t" }, moves[i + 1] ? t(i + 1) : "")));
+  }
+  $("moves").tBodies[0].replaceChildren(...rows);
+}
+
+function drawTimeline(detail, alerts) {
+  const items = [];
+  for (const a of alerts) {
+    items.push({ at: a.raised_at, cls: a.severity, text: (a.article ? "Art. " + a.article + " · " : "") + a.text + " [" + a.state + "]" });
+  }
+  for (const d of detail.decisions || []) {
+    const what = [d.decision.replace(/_/g, " "), d.result, d.cause, d.note].filter(Boolean).join(" · ");
+    items.push({ at: d.at, cls: "decision", text: "Decision by " + d.arbiter + ": " + what + (d.article ? " · Art. " + d.article : "") });
+  }
+  for (const m of detail.illegal_moves || []) {
+    items.push({ at: null, cls: "urgent", text: "Illegal move (" + m.kind.replace(/_/g, " ") + ") by " + m.by + " after ply " + m.ply + " · Art. " + m.article });
+  }
+  items.sort((a, b) => (a.at ?? 0) - (b.at ?? 0));
+  $("timeline").replaceChildren(...(items.length ? items : [{ text: "Nothing irregular.", cls: "" }]).map((i) =>
+    el("li", { class: i.cls }, (i.at ? new Date(i.at).toLocaleTimeString() + " · " : "") + i.text)));
+}
+
+let boardLoad = 0;
+async function loadBoard(board) {
+  const mine = ++boardLoad;
+  const arbiters = state.audience === "arbiters";
+  const response = await fetch(arbiters ? "/api/boards/" + board : "/api/public/boards/" + board);
+  if (mine !== boardLoad || state.boardOpen !== board) return;
+  const tile = state.tiles.get(board);
+  $("board-title").textContent = "Board " + board;
+  $("board-players").textContent = tile ? playerText(tile.white) + " – " + playerText(tile.black) : "";
+  if (!response.ok) {
+    $("board-result").textContent = "no moves yet";
+    drawDiagram("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+    drawMoves([], []);
+    drawTimePlot([]);
+    return;
+  }
+  const detail = await response.json();
+  $("board-result").textContent = detail.result === "*" ? "playing" : detail.result;
+  drawDiagram(detail.fen);
+  $("board-fen").textContent = detail.fen;
+  drawMoves(detail.moves, detail.clock_ms);
+  drawTimePlot(detail.clock_ms);
+  if (arbiters) {
+    const alerts = await fetch("/api/alerts?board=" + board).then((r) => (r.ok ? r.json() : []));
+    if (mine === boardLoad) drawTimeline(detail, alerts);
+  }
+  $("board-view").dataset.loaded = board;
+}
+
+function openBoard(board) {
+  location.hash = "#/board/" + board;
+}
+
+function route() {
+  const m = location.hash.match(/^#\/board\/(\d+)$/);
+  state.boardOpen = m ? Number(m[1]) : null;
+  $("board-view").hidden = state.boardOpen == null;
+  delete $("board-view").dataset.loaded;
+  if (state.boardOpen != null) loadBoard(state.boardOpen);
+}
+
+// ---- login ------------------------------------------------------------------------------------
+
+function showLogin(message) {
+  $("login-error").hidden = !message;
+  $("login-error").textContent = message || "";
+  $("login-name").value = state.arbiterName;
+  $("login").showModal();
+}
+
+async function logIn(token, name) {
+  const response = await fetch("/api/session", {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token }),
+  });
+  if (!response.ok) return false;
+  if (name) { state.arbiterName = name; localStorage.setItem("zeitnot.arbiter", name); }
+  return true;
+}
+
+async function start() {
+  // A link with ?token=… logs in once and leaves no token in the address bar or history.
+  if (params.has("token")) {
+    await logIn(params.get("token"), params.get("arbiter"));
+    params.delete("token");
+    const rest = params.toString();
+    history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+  }
+  const session = await fetch("/api/session").then((r) => r.json());
+  const spectatorPage = location.pathname === "/spectator";
+  state.audience = session.arbiter && !spectatorPage ? "arbiters" : "spectators";
+  document.body.classList.toggle("spectators", state.audience === "spectators");
+  $("open-warning").hidden = session.login_required || spectatorPage;
+  $("login-button").hidden = !session.login_required || session.arbiter;
+  $("logout-button").hidden = !session.login_required || !session.arbiter;
+  $("login-button").onclick = () => showLogin();
+  $("logout-button").onclick = async () => { await fetch("/api/session", { method: "DELETE" }); location.reload(); };
+  $("login-cancel").onclick = () => $("login").close();
+  $("login-form").onsubmit = async (e) => {
+    e.preventDefault();
+    if (await logIn($("login-token").value, $("login-name").value)) location.reload();
+    else showLogin("Wrong token.");
+  };
+  $("board-close").onclick = () => { location.hash = ""; };
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && state.boardOpen != null) location.hash = ""; });
+  window.addEventListener("hashchange", route);
+  connect();
+  route();
+  // Clocks tick every second; time trouble re-sorts as they do.
+  setInterval(() => {
+    for (const [board, v] of state.views) {
+      const t = state.tiles.get(board);
+      if (t && t.clock && t.clock.running) tickTile(t, v);
+    }
+    renderTrouble();
+  }, 1000);
+  refreshNodes();
+  setInterval(refreshNodes, 5000);
+}
+
+start();
