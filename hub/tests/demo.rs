@@ -1,4 +1,5 @@
-//! The README's first command: `hub demo` starts a hall whose simulated boards play.
+//! The README's first command: `hub demo` starts a hall whose simulated boards play, and
+//! its incidents reach the arbiters: over the API and on the supervision page.
 
 mod support;
 
@@ -7,6 +8,7 @@ use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use support::browser::Browser;
 use support::{free_port, http_json, workspace_bin};
 
 #[test]
@@ -130,6 +132,34 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         assert!(Instant::now() < deadline, "incidents missing: {alerts:#}");
         std::thread::sleep(Duration::from_millis(500));
     }
+
+    // The same incidents on the supervision page, with the players from the games' tags.
+    assert!(
+        printed
+            .iter()
+            .any(|l| l.contains(&format!("http://{http}/ "))),
+        "the page's address: {printed:#?}"
+    );
+    let mut page = Browser::start();
+    page.goto(&format!("http://{http}/"));
+    page.expect(
+        "the hall",
+        "window.zeitnot.stats.halls > 0",
+        Duration::from_secs(10),
+    );
+    for (board, kind) in wanted {
+        page.expect(
+            &format!("board {board}'s {kind} alert on the page"),
+            &format!("document.querySelector(\"#alerts li[data-board='{board}'][data-kind='{kind}']\") !== null"),
+            Duration::from_secs(10),
+        );
+    }
+    let white = page.eval("document.querySelector('#tile-2 .pl.w').textContent");
+    assert!(
+        white.as_str().is_some_and(|w| w.contains(',')),
+        "a player's name on board 2: {white}"
+    );
+    page.screenshot("demo-hall");
     let _ = demo.kill();
     let _ = demo.wait();
 }

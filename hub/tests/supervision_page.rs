@@ -363,6 +363,31 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
     );
     browser.screenshot("supervision-board-view");
 
+    // The technician binds board 5's node from the page (its e-board's hardware id).
+    browser.eval("location.hash = ''");
+    browser.fill("#bind-hardware", "board-5");
+    browser.fill("#bind-board", "5");
+    browser.click("#bind-form button[type=submit]");
+    browser.expect(
+        "the binding confirmed",
+        "document.querySelector('#bind-result').textContent.startsWith('bound board-5')",
+        Duration::from_secs(3),
+    );
+    let (_, _, body) = http_get_with(
+        hub.http,
+        "/api/nodes",
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
+    )
+    .unwrap();
+    let nodes: Value = serde_json::from_str(&body).unwrap();
+    let node5 = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["board"] == 5)
+        .expect("board 5's node");
+    assert_eq!(node5["bound_to"], 5, "{nodes:#}");
+
     // A replayed real game's board view draws a longer plot.
     browser.eval("location.hash = '#/board/1'");
     browser.expect(

@@ -274,7 +274,7 @@ function renderAlerts() {
 function alertItem(a) {
   const when = new Date(a.raised_at).toLocaleTimeString();
   const acked = a.acknowledged ? "acknowledged by " + a.acknowledged.by : "raised " + when;
-  const li = el("li", { class: "alert-item " + a.severity, "data-alert": a.id, "data-state": a.state },
+  const li = el("li", { class: "alert-item " + a.severity, "data-alert": a.id, "data-state": a.state, "data-kind": a.kind, "data-board": a.board ?? "" },
     el("div", { class: "head" },
       el("span", {}, a.board ? "Board " + a.board : "Zone " + a.zone),
       a.article ? el("span", { class: "article" }, "Art. " + a.article) : null,
@@ -343,6 +343,18 @@ async function refreshNodes() {
       : "Every node is heard from."),
     el("div", { class: "muted" }, "Battery: not reported by these nodes."),
     ...report.warnings.map((w) => el("div", { class: "warning" }, warningText(w))));
+}
+
+/** The technician binds a node to a board (`POST /api/nodes/bind`), answered once durable. */
+async function bindNode(event) {
+  event.preventDefault();
+  const hardware = $("bind-hardware").value.trim();
+  const board = Number($("bind-board").value);
+  const response = await fetch("/api/nodes/bind", {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ hardware, board }),
+  });
+  $("bind-result").textContent = response.ok ? "bound " + hardware + " to board " + board : "refused: " + (await response.text());
+  if (response.ok) refreshNodes();
 }
 
 function warningText(w) {
@@ -539,6 +551,7 @@ async function start() {
     else showLogin("Wrong token.");
   };
   $("board-close").onclick = () => { location.hash = ""; };
+  $("bind-form").onsubmit = bindNode;
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && state.boardOpen != null) location.hash = ""; });
   window.addEventListener("hashchange", route);
   connect();

@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 use crate::core::alerts::routing::{Arbiter, Zone};
 use crate::core::alerts::{AlertSettings, Language, Routing};
 use crate::core::laws::{GameType, Rules};
+use crate::pairings::{Pairing, Rounds, Seat};
 use crate::run::{self, BrokerChoice, ServeConfig};
 
 mod incidents;
@@ -107,6 +108,32 @@ impl Incident {
     }
 }
 
+/// Round 1's pairings: the players of the game each board replays, from its PGN tags.
+fn pairings(games: &[pgn::PgnGame], boards: u16) -> Rounds {
+    let seat = |game: &pgn::PgnGame, side: &str| Seat {
+        name: game.tag(side).unwrap_or("?").to_owned(),
+        fide_id: game
+            .tag(&format!("{side}FideId"))
+            .and_then(|v| v.parse().ok()),
+        rating: game.tag(&format!("{side}Elo")).and_then(|v| v.parse().ok()),
+        title: game.tag(&format!("{side}Title")).map(str::to_owned),
+        federation: game.tag(&format!("{side}Fed")).map(str::to_owned),
+        start_rank: 0,
+    };
+    let round = (1..=boards)
+        .map(|n| {
+            let game = &games[usize::from(n - 1) % games.len()];
+            Pairing {
+                board: n,
+                white: seat(game, "White"),
+                black: seat(game, "Black"),
+                result: "*".to_owned(),
+            }
+        })
+        .collect();
+    Rounds::new(None, vec![(1, round)], Some(1))
+}
+
 /// The board of each incident: the first board of each zone.
 fn incident_at(board: u16, boards: u16) -> Option<Incident> {
     let quarter = boards.div_ceil(4).max(1);
@@ -147,8 +174,9 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             time_trouble_ms: Some(120_000),
             ..AlertSettings::default()
         },
-        rounds: Default::default(),
+        rounds: pairings(&games, config.boards),
         bindings: Default::default(),
+        // A demo on one's own machine: the page opens without a login.
         arbiter_token: None,
         broadcast: crate::broadcast::BroadcastSettings {
             event_name: Some("Zeitnot demo hall".into()),
@@ -168,6 +196,14 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
     println!(
         "Zeitnot demo hall: {} boards replaying real rapid games at {}x",
         config.boards, config.speed
+    );
+    println!(
+        "  page:     http://{}/  (the chief arbiter's screen)",
+        running.http
+    );
+    println!(
+        "  public:   http://{}/spectator  (what spectators see)",
+        running.http
     );
     println!("  boards:   http://{}/api/boards", running.http);
     println!("  board 1:  http://{}/api/boards/1", running.http);

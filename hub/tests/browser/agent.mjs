@@ -5,6 +5,7 @@
 //   {"cmd": "wait", "expr": "js expression", "timeout_ms": 5000}
 //                                                       -> {"ok": true, "value": ..., "waited_ms": n}
 //   {"cmd": "click", "selector": "css"}                -> {"ok": true}
+//   {"cmd": "fill", "selector": "css", "value": "..."}  -> {"ok": true}
 //   {"cmd": "screenshot", "path": "file.png"}           -> {"ok": true}
 //   {"cmd": "dialog", "answer": "text"}                 (answers the next prompt())
 // Errors answer {"ok": false, "error": "..."}; the page's console errors go to stderr.
@@ -34,6 +35,7 @@ async function run(c) {
       return { value: await handle.jsonValue(), waited_ms: Date.now() - t0 };
     }
     case "click": await page.click(c.selector); return null;
+    case "fill": await page.fill(c.selector, c.value); return null;
     case "screenshot": await page.screenshot({ path: c.path, fullPage: !!c.full_page }); return null;
     case "dialog": dialogAnswer = c.answer; return null;
     default: throw new Error("unknown command " + c.cmd);

@@ -107,6 +107,12 @@ impl Browser {
             .unwrap_or_else(|e| panic!("clicking {selector}: {e}"));
     }
 
+    /// Types `value` into the input `selector`.
+    pub fn fill(&mut self, selector: &str, value: &str) {
+        self.command(json!({"cmd": "fill", "selector": selector, "value": value}))
+            .unwrap_or_else(|e| panic!("filling {selector}: {e}"));
+    }
+
     /// The answer the page's next `prompt()` gets.
     pub fn answer_prompts(&mut self, text: &str) {
         self.command(json!({"cmd": "dialog", "answer": text}))
