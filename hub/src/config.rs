@@ -131,9 +131,8 @@ struct PairingsSection {
 #[serde(deny_unknown_fields)]
 struct RoundSection {
     number: usize,
-    /// When the round starts, as the regulations say (shown; not yet acted on).
-    #[allow(dead_code)]
-    start: Option<String>,
+    /// When the round starts, as the regulations say: `2026-11-27T15:00+01:00`.
+    start: Option<Spanned<String>>,
     /// A CSV of this round's pairings; it takes precedence over the TRF's.
     pairings: Option<Spanned<String>>,
 }
@@ -186,6 +185,7 @@ struct AlertsSection {
     zone_time_trouble_boards: Option<usize>,
     node_silent_s: Option<u64>,
     clock_silent_s: Option<u64>,
+    clock_start_s: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -348,6 +348,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         allowed_lateness_ms: file.event.allowed_lateness_s.map(|s| s * 1000),
         node_silent_ms: s(a.node_silent_s, defaults.node_silent_ms),
         clock_silent_ms: s(a.clock_silent_s, defaults.clock_silent_ms),
+        clock_start_ms: s(a.clock_start_s, defaults.clock_start_ms),
     };
     let read = |name: &Spanned<String>, field: &str| -> Result<String, ConfigError> {
         let file = base.join(name.get_ref());
@@ -370,7 +371,14 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             csv_rounds.push((round.number, games));
         }
     }
-    let rounds = Rounds::new(trf, csv_rounds, file.event.round);
+    let mut rounds = Rounds::new(trf, csv_rounds, file.event.round);
+    for (i, round) in file.rounds.iter().enumerate() {
+        if let Some(start) = &round.start {
+            let at = start_time(start.get_ref())
+                .map_err(|why| invalid(start.span(), &format!("rounds[{i}].start"), why))?;
+            rounds.starts.insert(round.number, at);
+        }
+    }
     let mut bindings = std::collections::BTreeMap::new();
     for (i, node) in file.nodes.iter().enumerate() {
         let field = format!("nodes[{i}]");
@@ -422,6 +430,48 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         routing,
         alerts,
     })
+}
+
+/// A round's start, `YYYY-MM-DDTHH:MM[:SS]` with `Z` or the hall's offset (`+01:00`), as
+/// Unix ms. The offset is required: the hub's clock is UTC and the hall's is not.
+fn start_time(text: &str) -> Result<u64, String> {
+    let wrong = || format!("{text:?}: write the start as 2026-11-27T15:00+01:00 (or …Z for UTC)");
+    let text = text.trim();
+    let (date, rest) = text.split_at_checked(10).ok_or_else(wrong)?;
+    let rest = rest.strip_prefix(['T', ' ']).ok_or_else(wrong)?;
+    let (time, offset_min) = if let Some(time) = rest.strip_suffix('Z') {
+        (time, 0i64)
+    } else {
+        let at = rest.rfind(['+', '-']).ok_or_else(wrong)?;
+        let (time, offset) = rest.split_at(at);
+        let sign = if offset.starts_with('-') { -1 } else { 1 };
+        let (h, m) = offset[1..].split_once(':').ok_or_else(wrong)?;
+        let minutes =
+            h.parse::<i64>().map_err(|_| wrong())? * 60 + m.parse::<i64>().map_err(|_| wrong())?;
+        (time, sign * minutes)
+    };
+    let numbers = |s: &str, sep: char| -> Result<Vec<i64>, String> {
+        s.split(sep)
+            .map(|n| n.parse::<i64>().map_err(|_| wrong()))
+            .collect()
+    };
+    let (ymd, hms) = (numbers(date, '-')?, numbers(time, ':')?);
+    let ([y, mo, d], [h, mi, sec @ ..]) = (ymd.as_slice(), hms.as_slice()) else {
+        return Err(wrong());
+    };
+    let sec = sec.first().copied().unwrap_or(0);
+    if !(1..=12).contains(mo) || !(1..=31).contains(d) || *h > 23 || *mi > 59 || sec > 59 {
+        return Err(wrong());
+    }
+    // Days from civil (Howard Hinnant), the inverse of `broadcast::pgn_date`.
+    let y = if *mo <= 2 { y - 1 } else { *y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if *mo > 2 { mo - 3 } else { mo + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + h * 3_600 + mi * 60 + sec - offset_min * 60;
+    u64::try_from(seconds * 1000).map_err(|_| wrong())
 }
 
 fn board_range(item: &BoardsItem) -> Result<RangeInclusive<u16>, String> {
@@ -476,6 +526,23 @@ impl EventConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_round_start_is_read_with_the_halls_offset() {
+        // 2026-11-27 15:00 in Oslo (UTC+1) is 14:00 UTC.
+        let at = start_time("2026-11-27T15:00+01:00").unwrap();
+        assert_eq!(
+            crate::broadcast::pgn_date(crate::core::time::HubMs(at)),
+            "2026.11.27"
+        );
+        assert_eq!(at, start_time("2026-11-27 14:00Z").unwrap());
+        assert_eq!(at % 86_400_000, 14 * 3_600_000);
+        assert_eq!(start_time("1970-01-01T00:00:01Z").unwrap(), 1_000);
+        assert!(start_time("2026-11-27 15:00")
+            .unwrap_err()
+            .contains("+01:00"));
+        assert!(start_time("2026-13-27T15:00Z").is_err());
+    }
 
     const EXAMPLE: &str = r#"
 [event]

@@ -522,3 +522,50 @@ fn a_clock_that_reports_as_it_runs_and_falls_silent_is_an_alert_one_that_reports
         .iter()
         .all(|c| c.alert.kind != AlertKind::NodeOffline));
 }
+
+#[test]
+fn a_paired_board_whose_clock_has_not_started_a_minute_after_the_round_start_6_5() {
+    let mut room = Room::standard();
+    let players = [(3, "A – B".to_owned()), (4, "C – D".to_owned())];
+    room.desk.set_players(players.into_iter().collect());
+    room.desk.set_round_start(Some(HubMs(1_000_000)));
+    // Board 3's node shows the start position, its clock not yet running; board 4's node
+    // never reported.
+    let mut s = Script::new(BoardNo(3), 5_430_000);
+    s.now = 1_000_000;
+    let start = s.position.board().clone();
+    s.show(&mut room.hall, &start);
+    let changes = room.desk.tick(HubMs(1_059_000), &room.hall);
+    assert!(
+        raised(&changes)
+            .iter()
+            .all(|a| a.kind != AlertKind::ClockNotStarted),
+        "within the minute after the start"
+    );
+    let changes = room.desk.tick(HubMs(1_061_000), &room.hall);
+    let late: Vec<_> = raised(&changes)
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::ClockNotStarted)
+        .collect();
+    assert_eq!(
+        late.iter().map(|a| a.board).collect::<Vec<_>>(),
+        vec![Some(3), Some(4)]
+    );
+    assert_eq!(late[0].article.as_deref(), Some("6.5"));
+    assert_eq!(late[0].facts.seconds, Some(61));
+    assert_eq!(late[0].players.as_deref(), Some("A – B"));
+    // The arbiter starts White's clock on board 3: its alert expires, board 4's stays.
+    s.now = 1_070_000;
+    s.set_clock(&mut room.hall, Color::White);
+    let changes = room.desk.tick(HubMs(1_071_000), &room.hall);
+    assert!(changes
+        .iter()
+        .any(|c| c.alert.board == Some(3) && c.alert.state == AlertState::Expired));
+    let open: Vec<_> = room
+        .open()
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::ClockNotStarted)
+        .map(|a| a.board)
+        .collect();
+    assert_eq!(open, vec![Some(4)]);
+}

@@ -188,7 +188,8 @@ function onHall(data) {
   state.zones = hall.zones;
   document.body.classList.toggle("spectators", hall.audience === "spectators");
   $("event").textContent = hall.event_name || hall.event;
-  $("round").textContent = hall.round ? "Round " + hall.round : "";
+  const start = hall.round_start ? new Date(hall.round_start).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : null;
+  $("round").textContent = hall.round ? "Round " + hall.round + (start ? (hall.now < hall.round_start ? " · starts " : " · started ") + start : "") : "";
   $("audience").textContent = hall.audience === "arbiters" ? "Arbiters"
     : "Spectators" + (hall.delay_ms ? " · " + Math.round(hall.delay_ms / 60000) + " min delay" : "");
   state.tiles = new Map(hall.tiles.map((t) => [t.board, t]));

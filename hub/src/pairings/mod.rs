@@ -124,6 +124,8 @@ pub struct Rounds {
     pub trf: Option<Trf>,
     /// The round in play; by default the last with pairings.
     pub in_play: Option<usize>,
+    /// Each round's scheduled start (Unix ms), as the regulations give it.
+    pub starts: std::collections::BTreeMap<usize, u64>,
 }
 
 impl Rounds {
@@ -147,6 +149,7 @@ impl Rounds {
             pairings,
             trf,
             in_play,
+            starts: Default::default(),
         }
     }
 
@@ -156,6 +159,11 @@ impl Rounds {
     }
 
     /// Every board's players in the round in play.
+    /// When the round in play is scheduled to start.
+    pub fn start_in_play(&self) -> Option<u64> {
+        self.starts.get(&self.in_play()?).copied()
+    }
+
     pub fn seating(&self) -> std::collections::BTreeMap<u16, String> {
         let Some(round) = self.in_play() else {
             return Default::default();

@@ -72,6 +72,8 @@ struct Hall<'a> {
     event_name: Option<&'a str>,
     site: Option<&'a str>,
     round: Option<usize>,
+    /// The round's scheduled start (Unix ms).
+    round_start: Option<u64>,
     /// The spectators' delay, ms.
     delay_ms: u64,
     zones: Vec<ZoneLayout<'a>>,
@@ -186,6 +188,7 @@ impl Shell {
             event_name: self.broadcast.event_name.as_deref(),
             site: self.broadcast.site.as_deref(),
             round: self.rounds.in_play(),
+            round_start: self.rounds.start_in_play(),
             delay_ms: self.broadcast.delay_ms,
             zones,
             tiles: self.live.pages(audience).sent.all().collect(),

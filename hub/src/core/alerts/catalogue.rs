@@ -46,6 +46,9 @@ pub enum AlertKind {
     NodeGap,
     /// The round started, the player's clock runs, no move after the allowed lateness (6.7.1).
     LateArrival,
+    /// The round's scheduled start passed and a paired board's clock has not been started
+    /// (6.5: White's clock starts at the time determined for the start).
+    ClockNotStarted,
     /// Before the first move the board shows a wrong set-up or is turned (7.2).
     WrongSetup,
     /// The players signalled a result other than the one the hub has.
@@ -71,7 +74,7 @@ pub enum Severity {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 20] = [
+    pub const ALL: [AlertKind; 21] = [
         AlertKind::FlagFall,
         AlertKind::BothFlags,
         AlertKind::IllegalMove,
@@ -89,6 +92,7 @@ impl AlertKind {
         AlertKind::ClockSilent,
         AlertKind::NodeGap,
         AlertKind::LateArrival,
+        AlertKind::ClockNotStarted,
         AlertKind::WrongSetup,
         AlertKind::ResultSignalMismatch,
         AlertKind::ResultSignalled,
@@ -107,9 +111,8 @@ impl AlertKind {
             | ClockPaused
             | FlagForecast => Severity::Urgent,
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
-            | NodeGap | LateArrival | WrongSetup | ResultSignalMismatch | ResultSignalled => {
-                Severity::High
-            }
+            | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
+            | ResultSignalled => Severity::High,
             TimeTrouble => Severity::Normal,
         }
     }
@@ -140,6 +143,8 @@ impl AlertKind {
             (LateArrival, Laws2023 | Laws2018) => "6.7.1",
             (LateArrival, Laws2014) => "6.7a",
             (LateArrival, Laws2009) => "6.6a",
+            (ClockNotStarted, Laws2014) => "6.6",
+            (ClockNotStarted, _) => "6.5",
             (OutOfSync, Laws2023 | Laws2018 | Laws2014) => "7.4",
             (OutOfSync, Laws2009) => "7.3",
             (WrongSetup, Laws2023 | Laws2018) => "7.2.1",
@@ -163,6 +168,7 @@ impl AlertKind {
                 | NodeOffline
                 | ClockSilent
                 | WrongSetup
+                | ClockNotStarted
         )
     }
 }
@@ -211,6 +217,15 @@ mod tests {
         assert_eq!(
             AlertKind::LateArrival.article(Edition::Laws2009),
             Some("6.6a")
+        );
+        // White's clock at the scheduled start: 6.5, but 6.6 in 2014 (6.5 placed the clock).
+        assert_eq!(
+            AlertKind::ClockNotStarted.article(Edition::Laws2014),
+            Some("6.6")
+        );
+        assert_eq!(
+            AlertKind::ClockNotStarted.article(Edition::Laws2009),
+            Some("6.5")
         );
     }
 }

@@ -47,6 +47,9 @@ pub struct AlertSettings {
     pub node_silent_ms: u64,
     /// A running clock that has not reported for this long is silent.
     pub clock_silent_ms: u64,
+    /// A paired board whose clock has not started this long after the round's scheduled
+    /// start is for the arbiter (6.5).
+    pub clock_start_ms: u64,
 }
 
 impl Default for AlertSettings {
@@ -61,6 +64,7 @@ impl Default for AlertSettings {
             allowed_lateness_ms: None,
             node_silent_ms: crate::core::board::NODE_SILENT_MS,
             clock_silent_ms: 15_000,
+            clock_start_ms: 60_000,
         }
     }
 }
@@ -111,6 +115,8 @@ pub struct AlertDesk {
     next_id: u64,
     /// "White – Black" by board, for the round in play.
     players: BTreeMap<u16, String>,
+    /// When the round in play is scheduled to start.
+    round_start: Option<HubMs>,
 }
 
 fn side(color: Color) -> Side {
@@ -137,12 +143,19 @@ impl AlertDesk {
             watched: HashMap::new(),
             next_id: 1,
             players: BTreeMap::new(),
+            round_start: None,
         }
     }
 
     /// Who plays at each board: new alerts name the players.
     pub fn set_players(&mut self, players: BTreeMap<u16, String>) {
         self.players = players;
+    }
+
+    /// The scheduled start of the round in play, whose boards are those of
+    /// [`AlertDesk::set_players`].
+    pub fn set_round_start(&mut self, start: Option<HubMs>) {
+        self.round_start = start;
     }
 
     /// Takes back the alerts stored before a restart, exactly as they were.
@@ -688,6 +701,35 @@ impl AlertDesk {
                         changes.extend(self.raise(now, Draft { facts, ..draft }));
                     }
                 }
+            }
+        }
+        // The round's start (6.5): White's clock is started at the scheduled time. A paired
+        // board whose clock has not run by then (no clock, a node not set up, nobody there)
+        // is for the arbiter; the alert expires once the clock runs or a move is made.
+        if let Some(start) = self.round_start {
+            let due = now.0 >= start.0 + self.settings.clock_start_ms;
+            let boards: Vec<u16> = self.players.keys().copied().collect();
+            for board in boards {
+                let started = hall.board(protocol::BoardNo(board)).is_some_and(|state| {
+                    !state.game().moves().is_empty()
+                        || state.game().status() != Status::Playing
+                        || state.clock().paused_since().is_some()
+                        || state.clock().reading().is_some_and(|r| r.running.is_some())
+                });
+                let facts = Facts {
+                    seconds: Some(now.since(start) / 1000),
+                    ..Facts::default()
+                };
+                changes.extend(self.watch(
+                    now,
+                    board,
+                    AlertKind::ClockNotStarted,
+                    0,
+                    due && !started,
+                    facts,
+                    None,
+                    "the clock runs",
+                ));
             }
         }
         // Several boards of a zone short of time (12.4).

@@ -416,6 +416,24 @@ fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Ellenőrizze, jelen van-e a játékos; ha nem, a játszma elveszett.",
             ],
         ),
+        ClockNotStarted => (
+            [
+                "The round started {s} s ago; the clock has not been started.",
+                "Runden startet for {s} s siden; klokken er ikke satt i gang.",
+                "Ronden startade för {s} s sedan; klockan har inte startats.",
+                "Runden startede for {s} s siden; uret er ikke sat i gang.",
+                "Kierros alkoi {s} s sitten; kelloa ei ole käynnistetty.",
+                "A forduló {s} mp-e kezdődött; az órát nem indították el.",
+            ],
+            [
+                "Start White's clock; check the board's node and clock.",
+                "Start klokken til hvit; kontroller brettets node og klokke.",
+                "Starta vits klocka; kontrollera brädets nod och klocka.",
+                "Start Hvids ur; kontrollér brættets node og ur.",
+                "Käynnistä valkean kello; tarkista laudan solmu ja kello.",
+                "Indítsa el világos óráját; ellenőrizze a tábla csomópontját és óráját.",
+            ],
+        ),
         WrongSetup => (
             [
                 "Before the first move the board shows {detail}.",
