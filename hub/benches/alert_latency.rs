@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use board_node::link::{self, LinkEvent, LinkOptions};
-use common::{connected, node_events, percentile, print_hub_counters, settle, start_hub};
+use common::{connect_nodes, connected, node_events, percentile, print_hub_counters, start_hub};
 use protocol::{codec, topic, BoardNo, ClockReport, Color, Hello, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
 
@@ -164,18 +164,13 @@ fn main() {
         // interval; nodes do not wait for acknowledgements (the hub takes them in order).
         let pace = Duration::from_secs_f64(1.0 / args.rate);
         let per_node = (args.rate * (args.seconds + 3.0)) as usize;
-        let mut publishers = Vec::new();
-        for n in 1..=args.nodes + args.incidents {
-            let mut options = LinkOptions::new(format!("bench-alert-node-{n}"));
-            options.seed = u64::from(n);
-            options.request_capacity = 4_096;
-            let (client, events) = link::start(&running.broker, options);
-            publishers.push((n, client, events));
-        }
-        for (_, _, events) in &mut publishers {
-            connected(events).await;
-        }
-        settle().await;
+        let publishers = connect_nodes(
+            &running.broker,
+            "bench-alert-node",
+            1..=args.nodes + args.incidents,
+            |_, options| options.request_capacity = 4_096,
+        )
+        .await;
         let began = Instant::now();
         let mut tasks = Vec::new();
         for (n, client, events) in publishers {

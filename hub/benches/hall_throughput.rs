@@ -21,7 +21,8 @@ use tokio::sync::{oneshot, Mutex};
 mod common;
 
 use common::{
-    connected, free_addr, node_events, percentile, print_hub_counters, settle, start_hub,
+    connect_nodes, connected, free_addr, node_events, percentile, print_hub_counters, settle,
+    start_hub,
 };
 
 #[derive(Clone, Copy)]
@@ -193,18 +194,13 @@ async fn through_hub(
     let nodes_total = args.nodes;
     let latencies = Arc::new(Mutex::new(Vec::new()));
 
-    let mut nodes = Vec::new();
-    for n in 1..=args.nodes {
-        let mut options = LinkOptions::new(format!("bench-node-{phase}-{n}"));
-        options.subscribe = vec![topic::downlink(&event, BoardNo(n))];
-        options.seed = u64::from(n);
-        let (client, events) = link::start(&running.broker, options);
-        nodes.push((n, client, events));
-    }
-    for (_, _, events) in &mut nodes {
-        connected(events).await;
-    }
-    settle().await;
+    let nodes = connect_nodes(
+        &running.broker,
+        &format!("bench-node-{phase}"),
+        1..=args.nodes,
+        |n, options| options.subscribe = vec![topic::downlink(&event, BoardNo(n))],
+    )
+    .await;
     let began = Instant::now();
     let mut tasks = Vec::new();
     for (n, client, mut events) in nodes {

@@ -17,9 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use board_node::link::{self, LinkOptions};
 use browser::Browser;
-use common::{connected, node_events, percentile, print_hub_counters, settle, start_hub};
+use common::{connect_nodes, node_events, percentile, print_hub_counters, start_hub};
 use protocol::{codec, topic, BoardNo, NodeMs, Seq, Uplink};
 use rumqttc::QoS;
 
@@ -81,17 +80,8 @@ fn main() {
         let per_node = (args.rate * (args.seconds + warmup.as_secs_f64())) as usize;
         let uplink_bytes = Arc::new(AtomicU64::new(0));
         let last_sent: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(vec![0; usize::from(args.nodes) + 1]));
-        let mut publishers = Vec::new();
-        for n in 1..=args.nodes {
-            let mut options = LinkOptions::new(format!("bench-page-node-{n}"));
-            options.seed = u64::from(n);
-            let (client, events) = link::start(&running.broker, options);
-            publishers.push((n, client, events));
-        }
-        for (_, _, events) in &mut publishers {
-            connected(events).await;
-        }
-        settle().await;
+        let publishers =
+            connect_nodes(&running.broker, "bench-page-node", 1..=args.nodes, |_, _| {}).await;
         let began = Instant::now();
         let mut tasks = Vec::new();
         for (n, client, events) in publishers {

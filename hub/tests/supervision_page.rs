@@ -173,6 +173,32 @@ fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
     assert_eq!(hall["zones"][1]["rows"][0], serde_json::json!([5, 8]));
 }
 
+/// `GET path` as an arbiter (the bearer token), as JSON.
+fn arbiter_json(addr: SocketAddr, path: &str) -> Value {
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, _, body) = http_get_with(addr, path, &[("Authorization", &bearer)]).unwrap();
+    assert_eq!(status, 200, "GET {path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Opens board `n`'s view by `how` (a click, or the address) and waits until it is drawn.
+fn board_view(browser: &mut Browser, n: u16, how: Open) {
+    match how {
+        Open::Click => browser.click(&format!("#tile-{n}")),
+        Open::Address => drop(browser.eval(&format!("location.hash = '#/board/{n}'"))),
+    }
+    browser.expect(
+        &format!("board {n}'s view"),
+        &format!("document.querySelector('#board-view').dataset.loaded === '{n}'"),
+        Duration::from_secs(3),
+    );
+}
+
+enum Open {
+    Click,
+    Address,
+}
+
 /// The text of a clock on a tile, in ms.
 fn clock_ms(text: &str) -> u64 {
     text.split(':')
@@ -298,14 +324,7 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
         &format!("document.querySelector(\"#alerts li[data-alert='{id}']\")?.dataset.state === 'acknowledged'"),
         Duration::from_secs(2),
     );
-    let (status, _, body) = http_get_with(
-        hub.http,
-        &format!("/api/alerts/{id}"),
-        &[("Authorization", &format!("Bearer {TOKEN}"))],
-    )
-    .unwrap();
-    assert_eq!(status, 200);
-    let alert: Value = serde_json::from_str(&body).unwrap();
+    let alert = arbiter_json(hub.http, &format!("/api/alerts/{id}"));
     assert_eq!(alert["state"], "acknowledged");
     assert_eq!(
         alert["acknowledged"]["by"], "Ola",
@@ -324,19 +343,8 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
 
     // The board view: the position as the hub has it, the moves with their clock times,
     // and a plot of both players' time.
-    browser.click("#tile-5");
-    browser.expect(
-        "board 5's view",
-        "document.querySelector('#board-view').dataset.loaded === '5'",
-        Duration::from_secs(3),
-    );
-    let (_, _, body) = http_get_with(
-        hub.http,
-        "/api/boards/5",
-        &[("Authorization", &format!("Bearer {TOKEN}"))],
-    )
-    .unwrap();
-    let detail: Value = serde_json::from_str(&body).unwrap();
+    board_view(&mut browser, 5, Open::Click);
+    let detail = arbiter_json(hub.http, "/api/boards/5");
     assert_eq!(
         browser.eval("document.querySelector('#diagram').dataset.fen"),
         detail["fen"]
@@ -373,13 +381,7 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
         "document.querySelector('#bind-result').textContent.startsWith('bound board-5')",
         Duration::from_secs(3),
     );
-    let (_, _, body) = http_get_with(
-        hub.http,
-        "/api/nodes",
-        &[("Authorization", &format!("Bearer {TOKEN}"))],
-    )
-    .unwrap();
-    let nodes: Value = serde_json::from_str(&body).unwrap();
+    let nodes = arbiter_json(hub.http, "/api/nodes");
     let node5 = nodes["nodes"]
         .as_array()
         .unwrap()
@@ -389,12 +391,7 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
     assert_eq!(node5["bound_to"], 5, "{nodes:#}");
 
     // A replayed real game's board view draws a longer plot.
-    browser.eval("location.hash = '#/board/1'");
-    browser.expect(
-        "board 1's view",
-        "document.querySelector('#board-view').dataset.loaded === '1'",
-        Duration::from_secs(3),
-    );
+    board_view(&mut browser, 1, Open::Address);
     let points =
         browser.eval("Number(document.querySelector('#time-plot polyline.white').dataset.points)");
     assert!(
@@ -477,12 +474,7 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
         "1. d4"
     );
     // The spectators' board view comes from the delayed view too.
-    browser.click("#tile-6");
-    browser.expect(
-        "board 6's view",
-        "document.querySelector('#board-view').dataset.loaded === '6'",
-        Duration::from_secs(3),
-    );
+    board_view(&mut browser, 6, Open::Click);
     assert_eq!(
         browser.eval("document.querySelectorAll('#moves tbody tr').length"),
         1

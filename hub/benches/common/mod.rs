@@ -45,6 +45,36 @@ pub async fn connected(events: &mut tokio::sync::mpsc::Receiver<LinkEvent>) {
     }
 }
 
+/// A simulated board node's MQTT link: its board, client and events.
+pub type NodeLink = (
+    u16,
+    rumqttc::AsyncClient,
+    tokio::sync::mpsc::Receiver<LinkEvent>,
+);
+
+/// Connects boards `boards` as `{prefix}-{n}`, each link shaped by `options` (subscriptions,
+/// capacity), and waits until every one is connected and settled.
+pub async fn connect_nodes(
+    broker: &BrokerAddr,
+    prefix: &str,
+    boards: std::ops::RangeInclusive<u16>,
+    options: impl Fn(u16, &mut board_node::link::LinkOptions),
+) -> Vec<NodeLink> {
+    let mut nodes = Vec::new();
+    for n in boards {
+        let mut link_options = board_node::link::LinkOptions::new(format!("{prefix}-{n}"));
+        link_options.seed = u64::from(n);
+        options(n, &mut link_options);
+        let (client, events) = board_node::link::start(broker, link_options);
+        nodes.push((n, client, events));
+    }
+    for (_, _, events) in &mut nodes {
+        connected(events).await;
+    }
+    settle().await;
+    nodes
+}
+
 /// Lets the subscriptions queued at connect reach the broker.
 pub async fn settle() {
     tokio::time::sleep(Duration::from_millis(500)).await;
