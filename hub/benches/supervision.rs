@@ -71,8 +71,7 @@ fn main() {
             args.seconds
         );
         let mut page = Browser::start();
-        page.goto(&format!("http://{}/?measure", running.http));
-        page.expect("the hall", "window.zeitnot.stats.halls > 0", Duration::from_secs(20));
+        page.open_page(&format!("http://{}/?measure", running.http));
 
         // The nodes: each streams its game's readings at the rate, spread over the interval.
         let pace = Duration::from_secs_f64(1.0 / args.rate);

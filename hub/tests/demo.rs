@@ -141,12 +141,7 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         "the page's address: {printed:#?}"
     );
     let mut page = Browser::start();
-    page.goto(&format!("http://{http}/"));
-    page.expect(
-        "the hall",
-        "window.zeitnot.stats.halls > 0",
-        Duration::from_secs(10),
-    );
+    page.open_page(&format!("http://{http}/"));
     for (board, kind) in wanted {
         page.expect(
             &format!("board {board}'s {kind} alert on the page"),

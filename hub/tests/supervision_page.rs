@@ -230,12 +230,7 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
     let mut b5 = TestBoard::start(5, client.clone()).await;
 
     let mut browser = Browser::start();
-    browser.goto(&format!("{url}/?token={TOKEN}&arbiter=Ola"));
-    browser.expect(
-        "the hall arrives",
-        "window.zeitnot.stats.halls > 0",
-        Duration::from_secs(10),
-    );
+    browser.open_page(&format!("{url}/?token={TOKEN}&arbiter=Ola"));
     assert_eq!(browser.eval("window.zeitnot.state.audience"), "arbiters");
     assert_eq!(
         browser.eval("location.search"),
@@ -425,12 +420,7 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
     let mut b6 = TestBoard::start(6, client.clone()).await;
 
     let mut browser = Browser::start();
-    browser.goto(&url);
-    browser.expect(
-        "the hall arrives",
-        "window.zeitnot.stats.halls > 0",
-        Duration::from_secs(10),
-    );
+    browser.open_page(&url);
     assert_eq!(browser.eval("window.zeitnot.state.audience"), "spectators");
     assert_eq!(
         browser.eval("getComputedStyle(document.querySelector('#alerts-panel')).display"),
@@ -482,12 +472,7 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
     browser.screenshot("supervision-spectators");
 
     // An arbiter who opens /spectator sees what the public sees.
-    browser.goto(&format!("{url}/spectator?token={TOKEN}"));
-    browser.expect(
-        "the hall arrives",
-        "window.zeitnot.stats.halls > 0",
-        Duration::from_secs(10),
-    );
+    browser.open_page(&format!("{url}/spectator?token={TOKEN}"));
     assert_eq!(browser.eval("window.zeitnot.state.audience"), "spectators");
     assert_eq!(
         browser.eval("fetch('/api/alerts').then(r => r.status)"),

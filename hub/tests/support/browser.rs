@@ -79,6 +79,17 @@ impl Browser {
             .unwrap_or_else(|e| panic!("opening {url}: {e}"));
     }
 
+    /// Opens the supervision page at `url` and waits until its live stream delivered the
+    /// hall.
+    pub fn open_page(&mut self, url: &str) {
+        self.goto(url);
+        self.expect(
+            "the hall arrives",
+            "window.zeitnot.stats.halls > 0",
+            Duration::from_secs(20),
+        );
+    }
+
     /// The value of a JavaScript expression in the page.
     pub fn eval(&mut self, expr: &str) -> Value {
         self.command(json!({"cmd": "eval", "expr": expr}))
