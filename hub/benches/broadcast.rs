@@ -1,7 +1,9 @@
 //! The cost of the public feed: 1,000 boards, each with a whole real rapid game played
 //! through the hall and the relay, rendered as `GET /broadcast/round/1/games.pgn` renders
-//! them (tags, every move with `%clk` and `%emt`), against serializing the same boards'
-//! summaries as JSON (`GET /api/boards`) in the same run.
+//! them (tags, every move with `%clk` and `%emt`), and the supervision page's tick (every
+//! board's tile rebuilt and compared with what the pages were sent, for arbiters and for
+//! spectators), against serializing the same boards' summaries as JSON (`GET /api/boards`)
+//! in the same run.
 //!
 //! `cargo bench -p zeitnot-hub --bench broadcast`
 
@@ -15,6 +17,7 @@ use hub::core::hall::Hall;
 use hub::core::record::Record;
 use hub::core::relay::Relay;
 use hub::core::time::HubMs;
+use hub::live::{self, Audience, SentTiles};
 use hub::pairings::Rounds;
 use protocol::{BoardNo, NodeMs, Seq, Uplink};
 
@@ -76,6 +79,20 @@ fn main() {
         json = serde_json::to_vec(&hall.summaries(now)).unwrap().len();
     }
     let summary_ms = started.elapsed().as_secs_f64() * 1e3 / f64::from(runs);
+    // The page's tick: every tile rebuilt, compared with the last sent (nothing changed).
+    let mut tick_ms = Vec::new();
+    for audience in [Audience::Arbiters, Audience::Spectators] {
+        let badges = Default::default();
+        let tiles = || live::tiles(audience, &hall, &relay, &rounds, &badges, &settings, now);
+        let mut sent = SentTiles::default();
+        let first = sent.changed(tiles()).len();
+        assert_eq!(first, usize::from(BOARDS));
+        let started = Instant::now();
+        for _ in 0..runs {
+            assert!(sent.changed(tiles()).is_empty());
+        }
+        tick_ms.push(started.elapsed().as_secs_f64() * 1e3 / f64::from(runs));
+    }
     let moves: usize = hall
         .boards()
         .iter()
@@ -89,5 +106,13 @@ fn main() {
         json as f64 / 1e3,
         feed_ms / summary_ms,
         warm_ms / summary_ms
+    );
+    println!(
+        "live tiles: the page's tick over {BOARDS} boards (rebuild and compare, nothing changed): arbiters {:.2} ms, spectators {:.2} ms ({:.1}x and {:.1}x the /api/boards JSON); at 4 ticks a second {:.1}% of one core",
+        tick_ms[0],
+        tick_ms[1],
+        tick_ms[0] / summary_ms,
+        tick_ms[1] / summary_ms,
+        (tick_ms[0] + tick_ms[1]) * 4.0 / 10.0
     );
 }

@@ -438,6 +438,11 @@ function drawTimePlot(clockMs) {
     p.setAttribute("points", points[side].map(([m, ms]) => x(m).toFixed(1) + "," + y(ms).toFixed(1)).join(" "));
     p.dataset.points = points[side].length;
     children.push(p);
+    for (const [m, ms] of points[side]) {
+      const dot = document.createElementNS(ns, "circle");
+      Object.entries({ cx: x(m).toFixed(1), cy: y(ms).toFixed(1), r: 2.5, class: side + " dot" }).forEach(([k, v]) => dot.setAttribute(k, v));
+      children.push(dot);
+    }
   }
   svg.replaceChildren(...children);
 }
