@@ -313,6 +313,13 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
         "the tile wears an alert badge"
     );
     browser.screenshot("supervision-alert");
+    // The arbiter reads the alerts in Norwegian (the texts come from the API's six).
+    browser.eval("(() => { const s = document.querySelector('#lang'); s.value = 'nb'; s.dispatchEvent(new Event('change')); })()");
+    browser.expect(
+        "the alert in Norwegian",
+        &format!("document.querySelector(\"#alerts li[data-alert='{id}'] .text\")?.textContent.startsWith('Bord 5: Ulovlig trekk')"),
+        Duration::from_secs(3),
+    );
     browser.click(&format!("#alerts li[data-alert='{id}'] button.ack"));
     browser.expect(
         "the acknowledgement back in the panel",

@@ -17,6 +17,9 @@ const state = {
   zones: [],
   boardOpen: null,       // the board of the board view
   arbiterName: localStorage.getItem("zeitnot.arbiter") || "",
+  // The alerts' language; the stream speaks English, the API all six.
+  lang: params.get("lang") || localStorage.getItem("zeitnot.lang") || "en",
+  translated: new Map(), // alert id -> { updated_at, text, action } in `lang`
 };
 
 // What the browser tests and the bench read: traffic and the time each update took.
@@ -269,10 +272,28 @@ function renderAlerts() {
       || (a.acknowledged ? 1 : 0) - (b.acknowledged ? 1 : 0)
       || b.raised_at - a.raised_at).slice(0, ALERTS_LISTED);
     $("alerts").replaceChildren(...alerts.map(alertItem));
+    if (state.lang !== "en" && alerts.some((a) => state.translated.get(a.id)?.updated_at !== a.updated_at)) translateAlerts();
   });
 }
 
+/** The open alerts' texts in the arbiter's language, at most once a second. */
+let translating = null;
+function translateAlerts() {
+  if (translating) return;
+  translating = setTimeout(async () => {
+    const lang = state.lang;
+    const response = await fetch("/api/alerts?state=open&lang=" + lang).catch(() => null);
+    if (response && response.ok && lang === state.lang) {
+      for (const a of await response.json()) state.translated.set(a.id, { updated_at: a.updated_at, text: a.text, action: a.action });
+      renderAlerts();
+    }
+    setTimeout(() => { translating = null; }, 1000);
+  }, 0);
+}
+
 function alertItem(a) {
+  const t = state.lang !== "en" && state.translated.get(a.id);
+  const words = t && t.updated_at === a.updated_at ? t : a;
   const when = new Date(a.raised_at).toLocaleTimeString();
   const acked = a.acknowledged ? "acknowledged by " + a.acknowledged.by : "raised " + when;
   const li = el("li", { class: "alert-item " + a.severity, "data-alert": a.id, "data-state": a.state, "data-kind": a.kind, "data-board": a.board ?? "" },
@@ -280,8 +301,8 @@ function alertItem(a) {
       el("span", {}, a.board ? "Board " + a.board : "Zone " + a.zone),
       a.article ? el("span", { class: "article" }, "Art. " + a.article) : null,
       el("span", { class: "state" }, acked)),
-    el("div", { class: "text" }, a.text),
-    el("div", { class: "action" }, a.action));
+    el("div", { class: "text" }, words.text),
+    el("div", { class: "action" }, words.action));
   if (!a.acknowledged) li.append(el("button", { type: "button", class: "ack", onclick: () => alertCommand(a.id, "ack") }, "Acknowledge"));
   li.append(el("button", { type: "button", class: "resolve", onclick: () => alertCommand(a.id, "resolve") }, "Resolve"));
   if (a.board) li.append(el("button", { type: "button", onclick: () => openBoard(a.board) }, "Board"));
@@ -558,6 +579,13 @@ async function start() {
   };
   $("board-close").onclick = () => { location.hash = ""; };
   $("bind-form").onsubmit = bindNode;
+  $("lang").value = state.lang;
+  $("lang").onchange = () => {
+    state.lang = $("lang").value;
+    localStorage.setItem("zeitnot.lang", state.lang);
+    state.translated.clear();
+    renderAlerts();
+  };
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && state.boardOpen != null) location.hash = ""; });
   window.addEventListener("hashchange", route);
   connect();
