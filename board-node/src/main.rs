@@ -61,9 +61,10 @@ enum Command {
         /// mid-game reads the board and the clock as they stand.
         #[arg(long, default_value_t = 0)]
         from_ply: usize,
-        /// The e-board's hardware id the node announces (a DGT serial number, say).
-        #[arg(long, default_value = "replay")]
-        hardware_id: String,
+        /// The e-board's hardware id the node announces (a DGT serial number, say)
+        /// [default: replay-BOARD, one per board, as real e-boards have].
+        #[arg(long)]
+        hardware_id: Option<String>,
     },
 }
 
@@ -112,7 +113,7 @@ async fn main() -> anyhow::Result<()> {
                 speed,
                 heartbeat: Some(Duration::from_secs(5)),
                 exit_when_done: true,
-                board_hw: hardware_id,
+                board_hw: hardware_id.unwrap_or_else(|| format!("replay-{board}")),
                 // An empty clock id tells the hub the board has no clock.
                 clock_hw: if no_clock {
                     String::new()

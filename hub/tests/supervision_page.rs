@@ -384,6 +384,11 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
         Duration::from_secs(3),
     );
     let nodes = arbiter_json(hub.http, "/api/nodes");
+    // Replay nodes announce one hardware id per board (replay-N), as real e-boards do.
+    assert!(
+        !nodes["warnings"].to_string().contains("duplicate_hardware"),
+        "{nodes:#}"
+    );
     let node5 = nodes["nodes"]
         .as_array()
         .unwrap()
