@@ -213,7 +213,7 @@ fn clock_ms(text: &str) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_chief_arbiters_screen_follows_the_hall_live() {
     let dir = tempfile::tempdir().unwrap();
-    let (hub, port) = Hub::configured(dir.path(), &config(dir.path(), 0));
+    let (mut hub, port) = Hub::configured(dir.path(), &config(dir.path(), 0));
     let url = format!("http://{}", hub.http);
     // Boards 1 and 2 replay real rapid games in about a minute.
     let _nodes: Vec<Node> = [(1, 1), (2, 2)]
@@ -406,6 +406,27 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
         "board 1's plot has White's times"
     );
     browser.screenshot("supervision-board-1");
+
+    // The hub is killed and restarts from its journal: the open page reconnects by itself
+    // and shows the same hall (board 5 still at its last move, the resolved alert gone).
+    browser.eval("location.hash = ''");
+    let halls = browser.eval("window.zeitnot.stats.halls").as_u64().unwrap();
+    hub.restart();
+    browser.expect(
+        "the page reconnected to the restarted hub",
+        &format!("window.zeitnot.stats.halls > {halls}"),
+        Duration::from_secs(15),
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#tile-5 .mv').textContent"),
+        "3. Bb5"
+    );
+    assert_eq!(
+        browser.eval(&format!(
+            "document.querySelector(\"#alerts li[data-alert='{id}']\") === null"
+        )),
+        true
+    );
     drop(client);
 }
 
