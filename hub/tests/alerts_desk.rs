@@ -528,7 +528,7 @@ fn a_paired_board_whose_clock_has_not_started_a_minute_after_the_round_start_6_5
     let mut room = Room::standard();
     let players = [(3, "A – B".to_owned()), (4, "C – D".to_owned())];
     room.desk.set_players(players.into_iter().collect());
-    room.desk.set_round_start(Some(HubMs(1_000_000)));
+    room.desk.set_round(Some(HubMs(1_000_000)), vec![3, 4]);
     // Board 3's node shows the start position, its clock not yet running; board 4's node
     // never reported.
     let mut s = Script::new(BoardNo(3), 5_430_000);
@@ -568,4 +568,56 @@ fn a_paired_board_whose_clock_has_not_started_a_minute_after_the_round_start_6_5
         .map(|a| a.board)
         .collect();
     assert_eq!(open, vec![Some(4)]);
+}
+
+#[test]
+fn the_round_is_finished_once_every_game_has_a_result_one_alert_to_the_chief() {
+    let mut room = Room::standard();
+    room.desk.set_round(None, vec![3, 4]);
+    let mut b3 = started(&mut room, 3, 5_430_000);
+    let mut b4 = started(&mut room, 4, 5_430_000);
+    // Board 3: Fool's mate (5.1.1).
+    for uci in ["f2f3", "e7e5", "g2g4", "d8h4"] {
+        let effects = b3.play(&mut room.hall, uci, 1_000);
+        room.feed(&b3, &effects);
+    }
+    let finished = |changes: &[AlertChange]| {
+        raised(changes)
+            .into_iter()
+            .filter(|a| a.kind == AlertKind::RoundFinished)
+            .count()
+    };
+    assert_eq!(
+        finished(&room.desk.tick(HubMs(b3.now), &room.hall)),
+        0,
+        "board 4 plays on"
+    );
+    // Board 4: the arbiter records a resignation.
+    b4.now = b3.now;
+    room.decide(
+        &b4,
+        1,
+        json!({"decision": "result", "result": "0-1", "cause": "resignation"}),
+    );
+    let changes = room.desk.tick(HubMs(b4.now + 1_000), &room.hall);
+    let alerts = raised(&changes);
+    let round: Vec<_> = alerts
+        .iter()
+        .filter(|a| a.kind == AlertKind::RoundFinished)
+        .collect();
+    assert_eq!(round.len(), 1);
+    assert_eq!(round[0].board, None);
+    assert_eq!(round[0].zone, "hall");
+    assert_eq!(round[0].facts.boards, vec![3, 4]);
+    assert!(round[0].text.contains("All 2 games"), "{}", round[0].text);
+    assert!(
+        round[0].to.contains(&"eva".to_owned()),
+        "the chief arbiter: {:?}",
+        round[0].to
+    );
+    assert_eq!(
+        finished(&room.desk.tick(HubMs(b4.now + 2_000), &room.hall)),
+        0,
+        "once"
+    );
 }

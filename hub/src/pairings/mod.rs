@@ -159,6 +159,21 @@ impl Rounds {
     }
 
     /// Every board's players in the round in play.
+    /// The boards of the round in play whose games are to be played: those the file has
+    /// not scored already (forfeits, byes).
+    pub fn boards_to_play(&self) -> Vec<u16> {
+        self.in_play()
+            .and_then(|r| self.pairings.get(&r))
+            .map(|games| {
+                games
+                    .iter()
+                    .filter(|p| p.result == "*")
+                    .map(|p| p.board)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// When the round in play is scheduled to start.
     pub fn start_in_play(&self) -> Option<u64> {
         self.starts.get(&self.in_play()?).copied()

@@ -137,7 +137,10 @@ pub async fn serve(
         .with_debounce(config.debounce_ms);
     let mut desk = AlertDesk::new(config.alerts.clone(), config.routing.clone(), config.rules);
     desk.set_players(config.rounds.seating());
-    desk.set_round_start(config.rounds.start_in_play().map(HubMs));
+    desk.set_round(
+        config.rounds.start_in_play().map(HubMs),
+        config.rounds.boards_to_play(),
+    );
     desk.restore(journal.alerts().filter_map(|alert| match alert {
         Ok(alert) => Some(alert),
         Err(e) => {

@@ -53,6 +53,8 @@ pub enum AlertKind {
     WrongSetup,
     /// The players signalled a result other than the one the hub has.
     ResultSignalMismatch,
+    /// Every game of the round in play has a result: the results go to the pairing program.
+    RoundFinished,
     /// The players signalled a result in a game the rules have not ended (resignation or
     /// agreement): the arbiter confirms it.
     ResultSignalled,
@@ -74,7 +76,7 @@ pub enum Severity {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 21] = [
+    pub const ALL: [AlertKind; 22] = [
         AlertKind::FlagFall,
         AlertKind::BothFlags,
         AlertKind::IllegalMove,
@@ -96,6 +98,7 @@ impl AlertKind {
         AlertKind::WrongSetup,
         AlertKind::ResultSignalMismatch,
         AlertKind::ResultSignalled,
+        AlertKind::RoundFinished,
     ];
 
     /// The kind's usual severity; the desk lowers a flag the arbiter may not call to info.
@@ -113,7 +116,7 @@ impl AlertKind {
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
             | ResultSignalled => Severity::High,
-            TimeTrouble => Severity::Normal,
+            TimeTrouble | RoundFinished => Severity::Normal,
         }
     }
 
@@ -150,7 +153,7 @@ impl AlertKind {
             (WrongSetup, Laws2023 | Laws2018) => "7.2.1",
             (WrongSetup, Laws2014) => "7.2a",
             (WrongSetup, Laws2009) => "7.1a",
-            (GameOver | ResultSignalMismatch | ResultSignalled, _) => return None,
+            (GameOver | ResultSignalMismatch | ResultSignalled | RoundFinished, _) => return None,
             (NodeOffline | ClockSilent | NodeGap, _) => return None,
         })
     }
@@ -183,6 +186,7 @@ mod tests {
             AlertKind::GameOver,
             AlertKind::ResultSignalMismatch,
             AlertKind::ResultSignalled,
+            AlertKind::RoundFinished,
             AlertKind::NodeOffline,
             AlertKind::ClockSilent,
             AlertKind::NodeGap,

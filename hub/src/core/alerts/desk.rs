@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use shakmaty::{Board, Color};
 
 use super::catalogue::{AlertKind, Severity};
-use super::routing::Routing;
+use super::routing::{Routing, HALL_ZONE};
 use super::texts::{self, Language};
 use super::{Alert, AlertChange, AlertState, Change, Deadline, Facts, Incident, Stamp, Step};
 use crate::core::arbiter::{Decision, DecisionRecord, GameResult, Side, TimeReason};
@@ -117,6 +117,9 @@ pub struct AlertDesk {
     players: BTreeMap<u16, String>,
     /// When the round in play is scheduled to start.
     round_start: Option<HubMs>,
+    /// The boards of the round in play whose game is to be played (not a forfeit or a bye
+    /// the pairing file already scored).
+    round_boards: Vec<u16>,
 }
 
 fn side(color: Color) -> Side {
@@ -144,6 +147,7 @@ impl AlertDesk {
             next_id: 1,
             players: BTreeMap::new(),
             round_start: None,
+            round_boards: Vec::new(),
         }
     }
 
@@ -152,10 +156,10 @@ impl AlertDesk {
         self.players = players;
     }
 
-    /// The scheduled start of the round in play, whose boards are those of
-    /// [`AlertDesk::set_players`].
-    pub fn set_round_start(&mut self, start: Option<HubMs>) {
+    /// The round in play: its scheduled start and the boards whose games are to be played.
+    pub fn set_round(&mut self, start: Option<HubMs>, boards: Vec<u16>) {
         self.round_start = start;
+        self.round_boards = boards;
     }
 
     /// Takes back the alerts stored before a restart, exactly as they were.
@@ -708,8 +712,7 @@ impl AlertDesk {
         // is for the arbiter; the alert expires once the clock runs or a move is made.
         if let Some(start) = self.round_start {
             let due = now.0 >= start.0 + self.settings.clock_start_ms;
-            let boards: Vec<u16> = self.players.keys().copied().collect();
-            for board in boards {
+            for board in self.round_boards.clone() {
                 let started = hall.board(protocol::BoardNo(board)).is_some_and(|state| {
                     !state.game().moves().is_empty()
                         || state.game().status() != Status::Playing
@@ -731,6 +734,33 @@ impl AlertDesk {
                     "the clock runs",
                 ));
             }
+        }
+        // The round is finished once every game of it has a result: the chief arbiter
+        // checks them and sends them to the pairing program (once per round).
+        let finished = !self.round_boards.is_empty()
+            && self.round_boards.iter().all(|b| {
+                hall.board(protocol::BoardNo(*b))
+                    .is_some_and(|s| s.game().result() != "*")
+            });
+        if finished {
+            let kind = AlertKind::RoundFinished;
+            let draft = Draft {
+                incident: Incident {
+                    board: 0,
+                    kind,
+                    occurrence: 0,
+                },
+                board: None,
+                zone: HALL_ZONE.to_owned(),
+                severity: kind.severity(),
+                article: None,
+                facts: Facts {
+                    boards: self.round_boards.clone(),
+                    ..Facts::default()
+                },
+                deadline: None,
+            };
+            changes.extend(self.raise(now, draft));
         }
         // Several boards of a zone short of time (12.4).
         for zone in self.routing.zone_names() {

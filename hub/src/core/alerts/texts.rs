@@ -434,6 +434,24 @@ fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Indítsa el világos óráját; ellenőrizze a tábla csomópontját és óráját.",
             ],
         ),
+        RoundFinished => (
+            [
+                "All {n} games of the round have a result: the round is finished.",
+                "Alle {n} partier i runden har resultat: runden er ferdig.",
+                "Alla {n} partier i ronden har resultat: ronden är klar.",
+                "Alle {n} partier i runden har et resultat: runden er færdig.",
+                "Kierroksen kaikilla {n} pelillä on tulos: kierros on päättynyt.",
+                "A forduló mind a(z) {n} játszmájának van eredménye: a forduló véget ért.",
+            ],
+            [
+                "Check the results and send them to the pairing program (GET /api/results.trf).",
+                "Kontroller resultatene og send dem til paringsprogrammet (GET /api/results.trf).",
+                "Kontrollera resultaten och skicka dem till lottningsprogrammet (GET /api/results.trf).",
+                "Kontrollér resultaterne og send dem til parringsprogrammet (GET /api/results.trf).",
+                "Tarkista tulokset ja lähetä ne parinmuodostusohjelmaan (GET /api/results.trf).",
+                "Ellenőrizze az eredményeket, és küldje el őket a párosítóprogramnak (GET /api/results.trf).",
+            ],
+        ),
         WrongSetup => (
             [
                 "Before the first move the board shows {detail}.",
