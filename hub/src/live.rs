@@ -238,10 +238,10 @@ pub fn tiles(
     now: HubMs,
 ) -> Vec<Tile> {
     let pairings: BTreeMap<u16, &Pairing> = rounds
-        .in_play()
-        .and_then(|r| rounds.pairings.get(&r))
-        .map(|games| games.iter().map(|p| (p.board, p)).collect())
-        .unwrap_or_default();
+        .games_in_play()
+        .iter()
+        .map(|p| (p.board, p))
+        .collect();
     let mut boards: Vec<u16> = hall.boards().into_iter().map(|b| b.0).collect();
     boards.extend(pairings.keys());
     boards.sort_unstable();

@@ -158,20 +158,21 @@ impl Rounds {
             .or_else(|| self.pairings.keys().last().copied())
     }
 
-    /// Every board's players in the round in play.
+    /// The games of the round in play; none before pairings are known.
+    pub fn games_in_play(&self) -> &[Pairing] {
+        self.in_play()
+            .and_then(|r| self.pairings.get(&r))
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// The boards of the round in play whose games are to be played: those the file has
     /// not scored already (forfeits, byes).
     pub fn boards_to_play(&self) -> Vec<u16> {
-        self.in_play()
-            .and_then(|r| self.pairings.get(&r))
-            .map(|games| {
-                games
-                    .iter()
-                    .filter(|p| p.result == "*")
-                    .map(|p| p.board)
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.games_in_play()
+            .iter()
+            .filter(|p| p.result == "*")
+            .map(|p| p.board)
+            .collect()
     }
 
     /// When the round in play is scheduled to start.
@@ -179,19 +180,12 @@ impl Rounds {
         self.starts.get(&self.in_play()?).copied()
     }
 
+    /// Every board's players in the round in play.
     pub fn seating(&self) -> std::collections::BTreeMap<u16, String> {
-        let Some(round) = self.in_play() else {
-            return Default::default();
-        };
-        self.pairings
-            .get(&round)
-            .map(|games| {
-                games
-                    .iter()
-                    .map(|p| (p.board, format!("{} – {}", p.white.name, p.black.name)))
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.games_in_play()
+            .iter()
+            .map(|p| (p.board, format!("{} – {}", p.white.name, p.black.name)))
+            .collect()
     }
 
     /// The TRF with `results` (board → `1-0`, `0-1`, `1/2-1/2`) entered for the round in

@@ -150,9 +150,9 @@ impl Shell {
         let state = self.hall.board(board)?;
         let pairing = self
             .rounds
-            .in_play()
-            .and_then(|r| self.rounds.pairings.get(&r))
-            .and_then(|games| games.iter().find(|p| p.board == board.0));
+            .games_in_play()
+            .iter()
+            .find(|p| p.board == board.0);
         Some(live::spectator_board(
             board.0,
             state,

@@ -667,10 +667,10 @@ impl Shell {
     fn nodes_report(&self, now: HubMs) -> crate::core::setup::NodesReport {
         let expected: Vec<u16> = self
             .rounds
-            .in_play()
-            .and_then(|r| self.rounds.pairings.get(&r))
-            .map(|games| games.iter().map(|p| p.board).collect())
-            .unwrap_or_default();
+            .games_in_play()
+            .iter()
+            .map(|p| p.board)
+            .collect();
         crate::core::setup::nodes(&self.hall, &self.bindings, &expected, now)
     }
 
