@@ -92,11 +92,7 @@ fn clock(white_ms: u32, flag: bool) -> ClockReport {
 
 fn main() {
     let args = args();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
+    common::block_on(async {
         let (_data, running) = start_hub(EVENT, args.external).await;
         println!(
             "alert_latency: {} nodes at {} events/s each ({} events/s), {} flag falls over {} s, broker {}",
@@ -183,22 +179,30 @@ fn main() {
                     for (i, body) in bodies.into_iter().enumerate() {
                         tokio::time::sleep_until((began + offset + pace * i as u32).into()).await;
                         let bytes = uplink(n, i as u64 + 1, body);
-                        let _ = client.publish(topic.clone(), QoS::AtLeastOnce, false, bytes).await;
+                        let _ = client
+                            .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
+                            .await;
                     }
                 }));
             } else {
                 let k = n - args.nodes;
-                let at = Duration::from_secs_f64(1.0 + args.seconds * f64::from(k) / f64::from(args.incidents + 1));
+                let at = Duration::from_secs_f64(
+                    1.0 + args.seconds * f64::from(k) / f64::from(args.incidents + 1),
+                );
                 let flagged_at = flagged_at.clone();
                 tasks.push(tokio::spawn(async move {
                     let _events = events;
                     for bytes in opening(n) {
-                        let _ = client.publish(topic.clone(), QoS::AtLeastOnce, false, bytes).await;
+                        let _ = client
+                            .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
+                            .await;
                     }
                     tokio::time::sleep_until((began + at).into()).await;
                     let bytes = uplink(n, 4, UplinkBody::Clock(clock(0, true)));
                     flagged_at.lock().unwrap().insert(n, Instant::now());
-                    let _ = client.publish(topic.clone(), QoS::AtLeastOnce, false, bytes).await;
+                    let _ = client
+                        .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
+                        .await;
                 }));
             }
         }
@@ -208,7 +212,12 @@ fn main() {
         tokio::time::sleep(Duration::from_secs(2)).await;
         print_hub_counters(
             running.http,
-            &["zeitnot_alerts_raised", "zeitnot_alert_changes", "zeitnot_events_accepted", "zeitnot_journal_flush_seconds_count"],
+            &[
+                "zeitnot_alerts_raised",
+                "zeitnot_alert_changes",
+                "zeitnot_events_accepted",
+                "zeitnot_journal_flush_seconds_count",
+            ],
         )
         .await;
         let ms = |lat: &[Duration], p| percentile(lat, p).as_secs_f64() * 1e3;

@@ -286,13 +286,14 @@ fn args_with(args: &Args, events: usize) -> Args {
 
 fn main() {
     let args = args();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let bodies: Vec<_> = (1..=args.nodes).map(|n| node_events(n, args.events)).collect();
-        let sizes: Vec<usize> = bodies[0].iter().map(|b| encode(1, 1, b, Instant::now()).len()).collect();
+    common::block_on(async {
+        let bodies: Vec<_> = (1..=args.nodes)
+            .map(|n| node_events(n, args.events))
+            .collect();
+        let sizes: Vec<usize> = bodies[0]
+            .iter()
+            .map(|b| encode(1, 1, b, Instant::now()).len())
+            .collect();
         let mean_size = sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;
         println!(
             "hall_throughput: {} nodes x {} events = {} events (real game readings, mean payload {:.0} B), window {}",
@@ -333,24 +334,38 @@ fn main() {
             ms(&hub_lat, 0.50),
             ms(&hub_lat, 0.99)
         );
-        println!("ratio     hub / baseline events/s: {:.2}", hub_rate / base_rate);
+        println!(
+            "ratio     hub / baseline events/s: {:.2}",
+            hub_rate / base_rate
+        );
 
         let pace = Duration::from_secs_f64(1.0 / args.rate);
         let paced_events = (args.rate * 10.0) as usize; // ten seconds
-        let paced: Vec<Vec<UplinkBody>> = bodies.iter().map(|b| b[..paced_events.min(b.len())].to_vec()).collect();
+        let paced: Vec<Vec<UplinkBody>> = bodies
+            .iter()
+            .map(|b| b[..paced_events.min(b.len())].to_vec())
+            .collect();
         println!(
             "-- paced: {} events/s per node, {} events/s in all, {} s",
             args.rate,
             args.rate * f64::from(args.nodes),
             paced_events as f64 / args.rate
         );
-        let (_, base_lat) = baseline(&base_broker, &args_with(&args, paced_events), &paced, Some(pace), "paced").await;
+        let (_, base_lat) = baseline(
+            &base_broker,
+            &args_with(&args, paced_events),
+            &paced,
+            Some(pace),
+            "paced",
+        )
+        .await;
         println!(
             "baseline  publish->delivery p50 {:>8.2} ms  p99 {:>8.2} ms",
             ms(&base_lat, 0.50),
             ms(&base_lat, 0.99)
         );
-        let (_, hub_lat) = through_hub(&args_with(&args, paced_events), &paced, Some(pace), "paced").await;
+        let (_, hub_lat) =
+            through_hub(&args_with(&args, paced_events), &paced, Some(pace), "paced").await;
         println!(
             "hub       publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
             ms(&hub_lat, 0.50),

@@ -57,11 +57,7 @@ fn wall_ms() -> u64 {
 
 fn main() {
     let args = args();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
+    common::block_on(async {
         let (_data, running) = start_hub(EVENT, None).await;
         println!(
             "supervision: {} nodes at {} events/s each ({} events/s) for {} s, the arbiters' page in headless Chromium",
@@ -78,9 +74,15 @@ fn main() {
         let warmup = Duration::from_secs(4);
         let per_node = (args.rate * (args.seconds + warmup.as_secs_f64())) as usize;
         let uplink_bytes = Arc::new(AtomicU64::new(0));
-        let last_sent: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(vec![0; usize::from(args.nodes) + 1]));
-        let publishers =
-            connect_nodes(&running.broker, "bench-page-node", 1..=args.nodes, |_, _| {}).await;
+        let last_sent: Arc<Mutex<Vec<u64>>> =
+            Arc::new(Mutex::new(vec![0; usize::from(args.nodes) + 1]));
+        let publishers = connect_nodes(
+            &running.broker,
+            "bench-page-node",
+            1..=args.nodes,
+            |_, _| {},
+        )
+        .await;
         let began = Instant::now();
         let mut tasks = Vec::new();
         for (n, client, events) in publishers {
@@ -95,12 +97,19 @@ fn main() {
                     let due = began + offset + pace * i as u32;
                     tokio::time::sleep_until(due.into()).await;
                     let seq = i as u64 + 1;
-                    let bytes = codec::encode_uplink(&Uplink::new(BoardNo(n), Seq(seq), NodeMs(seq * 2_000), body));
+                    let bytes = codec::encode_uplink(&Uplink::new(
+                        BoardNo(n),
+                        Seq(seq),
+                        NodeMs(seq * 2_000),
+                        body,
+                    ));
                     if due >= measured_from {
                         bytes_sent.fetch_add(bytes.len() as u64, Relaxed);
                     }
                     last_sent.lock().unwrap()[usize::from(n)] = wall_ms();
-                    let _ = client.publish(topic.clone(), QoS::AtLeastOnce, false, bytes).await;
+                    let _ = client
+                        .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
+                        .await;
                 }
             }));
         }
@@ -109,7 +118,10 @@ fn main() {
         tokio::time::sleep_until((began + warmup).into()).await;
         page.expect(
             "every board on the map",
-            &format!("document.querySelectorAll('.tile').length >= {}", args.nodes),
+            &format!(
+                "document.querySelectorAll('.tile').length >= {}",
+                args.nodes
+            ),
             Duration::from_secs(20),
         );
         page.eval("(() => { const s = window.zeitnot.stats; s.updates = 0; s.bytes = 0; s.tilesApplied = 0; s.applyMs = []; s.longTasks = 0; s.parts = { parse: 0, dom: 0, layout: 0 }; })()");

@@ -75,6 +75,15 @@ pub async fn connect_nodes(
     nodes
 }
 
+/// Runs a process benchmark's body on a multi-threaded runtime, as the hub runs.
+pub fn block_on<F: std::future::Future>(body: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(body)
+}
+
 /// Lets the subscriptions queued at connect reach the broker.
 pub async fn settle() {
     tokio::time::sleep(Duration::from_millis(500)).await;
