@@ -238,10 +238,15 @@ fn plausible_think_ms(ply_index: usize) -> u64 {
     2_000 + (ply_index as u64 * 7_919) % 25_000
 }
 
-/// The game's time control from its `TimeControl` tag (`900+10`, `40/5400+30:1800+30`),
-/// else the first period read off the first clock readings, without increment.
+/// The game's time control from its `TimeControl` tag, in PGN syntax (`900+10`,
+/// `40/5400+30:1800+30`) or in the words broadcasts use (`15 min. + 10 s. per move`,
+/// [`TimeControl::parse_any`]), else the first period read off the first clock readings,
+/// without increment.
 fn game_time_control(game: &PgnGame) -> TimeControl {
-    if let Some(tc) = game.tag("TimeControl").and_then(|tc| tc.parse().ok()) {
+    if let Some(tc) = game
+        .tag("TimeControl")
+        .and_then(|tc| TimeControl::parse_any(tc).ok())
+    {
         return tc;
     }
     // The first readings already include one increment and some thinking: round the larger
@@ -433,6 +438,33 @@ mod tests {
         let presses = presses(&script(&game, None));
         assert_eq!(presses[0].0, 7_000, "emt, not the 15 s the clock lost");
         assert_eq!(presses[1].0, 37_000);
+    }
+
+    #[test]
+    fn a_time_control_tag_in_words_starts_the_clock_and_gives_the_increment() {
+        // Both wordings of the Women's World Rapid 2024 broadcast: 15 minutes + 10 s.
+        for tag in [
+            "15 min. + 10 s. per move",
+            "15 minutes + 10 seconds increment per move, starting from move 1",
+        ] {
+            let pgn = format!(
+                "[TimeControl \"{tag}\"]\n\n1. d4 {{ [%clk 0:15:08] }} 1... d5 {{ [%clk 0:15:02] }} *"
+            );
+            let game = read_game(pgn.as_bytes(), 1).unwrap();
+            let readings = script(&game, None);
+            let Reading::Clock(start) = &readings[1].reading else {
+                panic!("the clock reports at the start");
+            };
+            assert_eq!(
+                (start.white_ms, start.black_ms),
+                (910_000, 910_000),
+                "{tag}"
+            );
+            // Think times read off the clock with the increment: 910 + 10 - 908 = 12 s.
+            let presses = presses(&readings);
+            assert_eq!(presses[0].0, 12_000, "{tag}");
+            assert_eq!(presses[1].0 - presses[0].0, 18_000, "{tag}");
+        }
     }
 
     #[test]
