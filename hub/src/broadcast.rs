@@ -150,10 +150,9 @@ pub fn games(
                     .map(|m| m.time_control().to_string()),
                 game_id: format!("{event_id}-r{round}-b{b}"),
             };
-            let clock_ms: Vec<Option<u64>> = checks.iter().map(MoveCheck::time_ms).collect();
             let unstarted = Game::new(Chess::default(), Rules::default());
             let game = state.map_or(&unstarted, |s| s.game());
-            let pgn = pgn::render(&tags, game, &clock_ms, visible, result);
+            let pgn = pgn::render(&tags, game, checks, visible, result);
             let game = FeedGame {
                 board: b,
                 print: fnv1a(pgn.as_bytes()),

@@ -143,12 +143,10 @@ pub fn spectator_tile(
                 .filter_map(|i| checks.get(i).and_then(MoveCheck::time_ms))
                 .next_back()
         };
-        let start = s
-            .clock()
-            .model()
-            .map(|m| m.time_control().periods()[0].base_ms);
-        let white_ms = after(0).or(start)?;
-        let black_ms = after(1).or(start)?;
+        // Before a side's first move: what its clock showed at the start.
+        let start = s.clock().first_shown();
+        let white_ms = after(0).or(start.map(|s| s.white))?;
+        let black_ms = after(1).or(start.map(|s| s.black))?;
         let released = relay
             .completed_at(board, plies)
             .map(|at| at.0 + settings.delay_ms);

@@ -1,8 +1,9 @@
 //! The broadcast feed through a real hub: a replayed real round (board-node processes, the
-//! embedded broker), then the feed checked by python-chess (every game parses, every move
-//! legal, moves, `%clk` and results equal to the hub's record) and read by `pgn-extract`;
-//! conditional requests (304); a delay the feed never breaks; and the time from a press to
-//! the feed's change.
+//! embedded broker, the hall configured with the round's time control), then the feed checked
+//! against the source PGN by python-chess (every game parses, every move legal, the moves and
+//! each move's `%clk` equal to the source's, as is `clock_ms` of `GET /api/boards/{n}`: the
+//! clock's display is definitive, 6.10.1) and read by `pgn-extract`; conditional requests
+//! (304); a delay the feed never breaks; and the time from a press to the feed's change.
 
 mod support;
 
@@ -17,6 +18,9 @@ use support::board::TestBoard;
 use support::{http_get, http_json, Hub, Node, Replay};
 
 const FILE: &str = "fide_world_cup_2025_rapid_15+10.pgn";
+/// Its games' `TimeControl` tags are in words: "15 min. + 10 s. per move" (game 3) and
+/// "15 minutes + 10 seconds increment per move, starting from move 1" (game 29).
+const WOMENS_RAPID: &str = "fide_womens_world_rapid_2024.pgn";
 
 /// `GET` with headers; the status, the headers, the body.
 fn get(
@@ -58,22 +62,27 @@ fn plies(value: &Value) -> usize {
 }
 
 #[test]
-fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_hub_has_it() {
+fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::configured(
         dir.path(),
-        "[event]\nname = \"World Cup replay\"\n\n[broadcast]\nfolder = \"livechess\"\n",
+        "[event]\nname = \"World Cup replay\"\ntime_control = \"900+10\"\n\n\
+         [broadcast]\nfolder = \"livechess\"\n",
     );
-    let boards: Vec<u16> = (1..=8).collect();
-    let nodes: Vec<Node> = boards
-        .iter()
-        .map(|b| {
-            Node::start(
-                &Replay::new(*b, FILE, usize::from(*b) + 10, 8.0),
-                port,
-                dir.path(),
-            )
+    // Boards 1–8: World Cup rapid games, whose tags give the classical control (the node is
+    // told the real one); boards 9 and 10: the node reads the tag's words itself.
+    let mut replays: Vec<Replay> = (1..=8)
+        .map(|b| Replay {
+            time_control: Some("900+10".into()),
+            ..Replay::new(b, FILE, usize::from(b) + 10, 8.0)
         })
+        .collect();
+    replays.push(Replay::new(9, WOMENS_RAPID, 3, 8.0));
+    replays.push(Replay::new(10, WOMENS_RAPID, 29, 8.0));
+    let boards: Vec<u16> = replays.iter().map(|r| r.board).collect();
+    let nodes: Vec<Node> = replays
+        .iter()
+        .map(|r| Node::start(r, port, dir.path()))
         .collect();
     for node in nodes {
         node.finish(Duration::from_secs(90));
@@ -87,17 +96,19 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_hub_has_it() {
     let path = dir.path().join("round-1.pgn");
     std::fs::write(&path, &feed).unwrap();
 
-    let mut record = serde_json::Map::new();
-    for b in &boards {
-        let detail = http_json(hub.http, &format!("/api/boards/{b}"));
-        record.insert(
-            b.to_string(),
-            json!({"moves": detail["moves"], "clock_ms": detail["clock_ms"], "result": detail["result"]}),
+    // What the oracle compares with: the source game of each board, and what the hub's API
+    // says of each move's clock.
+    let mut sources = serde_json::Map::new();
+    for replay in &replays {
+        let detail = http_json(hub.http, &format!("/api/boards/{}", replay.board));
+        sources.insert(
+            replay.board.to_string(),
+            json!({"pgn": replay.pgn, "game": replay.game, "clock_ms": detail["clock_ms"]}),
         );
     }
-    let record_path = dir.path().join("record.json");
-    std::fs::write(&record_path, Value::Object(record).to_string()).unwrap();
-    let oracle = support::oracle::python_script("broadcast_feed.py", &[&path, &record_path]);
+    let sources_path = dir.path().join("sources.json");
+    std::fs::write(&sources_path, Value::Object(sources).to_string()).unwrap();
+    let oracle = support::oracle::python_script("broadcast_feed.py", &[&path, &sources_path]);
     assert!(
         oracle.status.success(),
         "python-chess: {}{}",
@@ -189,11 +200,11 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_hub_has_it() {
     let theirs = read_json(sample.join("tournament.json"));
     assert_eq!(shape(&ours), shape(&theirs));
     assert_eq!(ours["name"], "World Cup replay");
-    assert_eq!(ours["rounds"][0]["count"], 8);
+    assert_eq!(ours["rounds"][0]["count"], boards.len());
     let ours = read_json(folder.join("round-1/index.json"));
     let theirs = read_json(sample.join("round-1/index.json"));
     assert_eq!(shape(&ours), shape(&theirs));
-    assert_eq!(ours["pairings"].as_array().unwrap().len(), 8);
+    assert_eq!(ours["pairings"].as_array().unwrap().len(), boards.len());
 }
 
 #[test]

@@ -231,13 +231,18 @@ pub struct MoveCheck {
     pub expected_ms: Option<u64>,
     pub shown_ms: Option<u64>,
     pub verdict: Verdict,
+    /// How long the mover's clock ran for this move, by the readings (a pause not counted);
+    /// `None` when no clock reported.
+    pub used_ms: Option<u64>,
 }
 
 impl MoveCheck {
-    /// The mover's time after the move as the hub shows it: the time control's model, else
-    /// the clock's reading; `None` where neither is known.
+    /// The mover's time after the move as the hub shows it: what the clock showed at the
+    /// press, which is definitive (6.10.1); the time control's model only where the clock
+    /// reported nothing (a move that ended the game before its press). `None` where neither
+    /// is known.
     pub fn time_ms(&self) -> Option<u64> {
-        self.expected_ms.or(self.shown_ms)
+        self.shown_ms.or(self.expected_ms)
     }
 }
 
@@ -274,6 +279,9 @@ pub enum ClockEvent {
 pub struct BoardClock {
     model: Option<Model>,
     reading: Option<Reading>,
+    /// What the clock showed when it first reported: the times the game started with (a
+    /// digital clock shows the first increment before move 1).
+    first_shown: Option<ByColor<u64>>,
     /// How long each side's clock has run since its last completed move.
     ran: ByColor<u64>,
     /// Node time up to which `ran` is charged.
@@ -309,6 +317,15 @@ impl BoardClock {
 
     pub fn reading(&self) -> Option<&Reading> {
         self.reading.as_ref()
+    }
+
+    /// What the clock showed when it first reported; the model's start where no clock
+    /// reported yet.
+    pub fn first_shown(&self) -> Option<ByColor<u64>> {
+        self.first_shown.or_else(|| {
+            let start = self.model.as_ref()?.tc.initial_ms();
+            Some(ByColor::new_with(|_| start))
+        })
     }
 
     /// Per completed move: the model's time for the mover and what the clock showed.
@@ -386,7 +403,7 @@ impl BoardClock {
     /// A move completed without a press (it ended the game, 6.2.1): the model counts it.
     pub fn move_without_press(&mut self, by: Color, at: NodeMs) {
         self.run_until(at);
-        let expected = self.count_move(by);
+        let (expected, used_ms) = self.count_move(by);
         self.checks.push(MoveCheck {
             by,
             expected_ms: expected,
@@ -396,6 +413,7 @@ impl BoardClock {
             } else {
                 Verdict::Unmodelled
             },
+            used_ms,
         });
     }
 
@@ -415,6 +433,7 @@ impl BoardClock {
         if self.reading.is_none() && self.checks.is_empty() {
             events.extend(self.check_base(&reading));
         }
+        self.first_shown.get_or_insert(reading.ms);
         let presser = report.pressed_by.map(sensed::color);
         let awaiting = self
             .checks
@@ -422,15 +441,20 @@ impl BoardClock {
             .filter(|c| c.verdict == Verdict::NoReading && Some(c.by) == presser)
             .copied();
         if let Some(by) = completed {
-            let expected = self.count_move(by);
+            let (expected, used_ms) = self.count_move(by);
             let (check, raised) = self.check_press(by, expected, &reading);
-            self.checks.push(check);
+            self.checks.push(MoveCheck { used_ms, ..check });
             events.extend(raised);
             events.extend(self.check_standing(by.other(), &reading));
         } else if let Some(last) = awaiting {
             // The press after a move that ended the game (6.2.1): its reading belongs to it.
             let (check, raised) = self.check_press(last.by, last.expected_ms, &reading);
-            *self.checks.last_mut().expect("awaiting a press") = check;
+            // The mover's clock ran on until the press.
+            let ran_on = std::mem::take(&mut self.ran[last.by]);
+            *self.checks.last_mut().expect("awaiting a press") = MoveCheck {
+                used_ms: last.used_ms.map(|used| used + ran_on),
+                ..check
+            };
             events.extend(raised);
         } else if let Some(side) = presser {
             // A press the rules did not count (an illegal move, 7.5): the clock is what it
@@ -475,10 +499,14 @@ impl BoardClock {
         self.charged_until = self.charged_until.max(at);
     }
 
-    /// Counts `by`'s move in the model; the model's time for the mover after it.
-    fn count_move(&mut self, by: Color) -> Option<u64> {
+    /// Counts `by`'s move in the model: the model's time for the mover after it, and how long
+    /// the mover's clock ran for it (`None` before any reading).
+    fn count_move(&mut self, by: Color) -> (Option<u64>, Option<u64>) {
         let used = std::mem::take(&mut self.ran[by]);
-        let model = self.model.as_mut()?;
+        let used_ms = self.reading.is_some().then_some(used);
+        let Some(model) = self.model.as_mut() else {
+            return (None, used_ms);
+        };
         if let Some(added) = model.complete_move(by, used) {
             let after_move = model.moves[by];
             model.owed[by] = Some(Owed {
@@ -487,7 +515,7 @@ impl BoardClock {
                 raised: false,
             });
         }
-        Some(model.remaining[by])
+        (Some(model.remaining[by]), used_ms)
     }
 
     fn check_base(&mut self, reading: &Reading) -> Vec<ClockEvent> {
@@ -528,6 +556,7 @@ impl BoardClock {
                 expected_ms: None,
                 shown_ms: Some(shown),
                 verdict: Verdict::Unmodelled,
+                used_ms: None,
             };
             return (check, Vec::new());
         }
@@ -585,6 +614,7 @@ impl BoardClock {
             expected_ms: Some(expected),
             shown_ms: Some(shown),
             verdict,
+            used_ms: None,
         };
         (check, self.raise(raised))
     }
@@ -837,6 +867,42 @@ mod tests {
         assert!(clock.deviations().is_empty(), "{:?}", clock.deviations());
         assert!(clock.checks().iter().all(|c| c.verdict == Verdict::Agrees));
         assert_eq!(clock.checks().len(), 100);
+    }
+
+    #[test]
+    fn what_is_shown_of_a_move_is_what_the_clock_showed_6_10_1() {
+        // The clock was set without the increment: the model expects 30 s more after every
+        // move, but the display is definitive; the model only checks it (6.10.2).
+        let clock = play("5400+30", "5400", &[20_000, 25_000, 20_000]);
+        let shown: Vec<_> = clock.checks().iter().map(MoveCheck::time_ms).collect();
+        assert_eq!(
+            shown,
+            [Some(5_380_000), Some(5_375_000), Some(5_360_000)],
+            "{:?}",
+            clock.checks()
+        );
+        assert!(clock.checks().iter().all(|c| c.expected_ms != c.shown_ms));
+        // How long each move took, by the readings.
+        let used: Vec<_> = clock.checks().iter().map(|c| c.used_ms).collect();
+        assert_eq!(used, [Some(20_000), Some(25_000), Some(20_000)]);
+    }
+
+    #[test]
+    fn a_move_that_ended_the_game_shows_the_model_until_the_press_then_the_clock() {
+        let mut clock = BoardClock::new(Some(tc("900+10")));
+        let start = report([910_000, 910_000], Some(Color::White), None);
+        let _ = clock.report(NodeMs(0), &start, None, true);
+        // Mate on the board after 4 s; the press comes half a second later.
+        clock.move_without_press(Color::White, NodeMs(4_000));
+        assert_eq!(clock.checks()[0].time_ms(), Some(916_000), "the model");
+        let press = report([915_000, 910_000], Some(Color::Black), Some(Color::White));
+        let _ = clock.report(NodeMs(4_500), &press, None, false);
+        assert_eq!(clock.checks()[0].time_ms(), Some(915_000), "the clock");
+        assert_eq!(
+            clock.checks()[0].used_ms,
+            Some(4_500),
+            "it ran until the press"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@ use board_node::source::Timed;
 use hub::core::hall::{Effect, Hall};
 use hub::core::intake::Admission;
 use hub::core::record::Record;
+use hub::core::relay::Relay;
 use hub::core::time::HubMs;
 use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
 
@@ -32,6 +33,24 @@ pub fn feed_bodies(
         effects.extend(hall.apply(&Record { at, event }));
     }
     effects
+}
+
+/// [`feed`], with every effect also taken in by `relay` at its record's time, as the live hub
+/// does: the broadcast feed's view of the board.
+pub fn feed_relayed(hall: &mut Hall, relay: &mut Relay, board: BoardNo, script: Vec<Timed>) {
+    for (i, timed) in script.into_iter().enumerate() {
+        let event = Uplink::new(
+            board,
+            Seq(i as u64 + 1),
+            NodeMs(timed.game_ms),
+            timed.reading.body(),
+        );
+        let at = HubMs(timed.game_ms);
+        assert_eq!(hall.admit(at, &event), Admission::Accept);
+        for effect in hall.apply(&Record { at, event }) {
+            relay.on_effect(at, &effect);
+        }
+    }
 }
 
 /// A board's events written move by move, as a node would report them: each move set down

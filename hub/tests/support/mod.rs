@@ -3,6 +3,7 @@
 
 pub mod board;
 pub mod browser;
+pub mod clocked;
 pub mod events;
 pub mod hall;
 pub mod oracle;
@@ -284,6 +285,8 @@ pub struct Replay {
     pub from_ply: usize,
     /// The e-board hardware id the node announces (`--hardware-id`).
     pub hardware_id: Option<String>,
+    /// The game's real time control where its tag is wrong (`--time-control`).
+    pub time_control: Option<String>,
 }
 
 impl Replay {
@@ -304,6 +307,7 @@ impl Replay {
             no_clock: false,
             from_ply: 0,
             hardware_id: None,
+            time_control: None,
         }
     }
 }
@@ -361,6 +365,9 @@ impl Node {
         }
         if let Some(id) = &replay.hardware_id {
             args.extend(["--hardware-id".into(), id.clone()]);
+        }
+        if let Some(tc) = &replay.time_control {
+            args.extend(["--time-control".into(), tc.clone()]);
         }
         let log = dir.join(format!("node-{}-{name}.log", replay.board));
         let child = spawn_node(&args, &log);

@@ -13,6 +13,7 @@ use shakmaty::fen::Fen;
 use shakmaty::{Chess, EnPassantMode, Position};
 
 use super::Visible;
+use crate::core::clock::MoveCheck;
 use crate::core::game::Game;
 
 /// A player as the feed names one.
@@ -52,15 +53,18 @@ pub fn clock(ms: u64) -> String {
     format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// The game at `visible` with its `result` (`*` while it goes on), with `clock_ms[i]` the
-/// mover's time after move `i + 1`.
+/// The game at `visible` with its `result` (`*` while it goes on), with `checks[i]` the
+/// clock at move `i + 1`: `[%clk]` is what the clock showed ([`MoveCheck::time_ms`]),
+/// `[%emt]` how long the mover's clock ran (where no clock reported, the time between the
+/// presses).
 pub fn render(
     tags: &Tags,
     game: &Game,
-    clock_ms: &[Option<u64>],
+    checks: &[MoveCheck],
     visible: Visible,
     result: &str,
 ) -> String {
+    let clock_ms = |i: usize| checks.get(i).and_then(MoveCheck::time_ms);
     let moves = game.moves();
     let plies = visible.plies.min(moves.len());
     // The moves before an illegal move that stood cannot be part of a legal game.
@@ -103,7 +107,7 @@ pub fn render(
         let last = (0..plies)
             .rev()
             .find(|i| moves[*i].by == color)
-            .and_then(|i| clock_ms.get(i).copied().flatten());
+            .and_then(clock_ms);
         if let Some(ms) = last {
             tag(&mut out, side, &clock(ms));
         }
@@ -137,11 +141,13 @@ pub fn render(
         }
         tokens.push(m.san.to_string());
         let mut comment = Vec::new();
-        if let Some(ms) = clock_ms.get(i).copied().flatten() {
+        if let Some(ms) = clock_ms(i) {
             comment.push(format!("[%clk {}]", clock(ms)));
         }
-        if i > 0 {
-            let emt = m.at.0.saturating_sub(moves[i - 1].at.0);
+        let between_presses = i
+            .checked_sub(1)
+            .map(|before| m.at.0.saturating_sub(moves[before].at.0));
+        if let Some(emt) = checks.get(i).and_then(|c| c.used_ms).or(between_presses) {
             comment.push(format!("[%emt {}]", clock(emt)));
         }
         if !comment.is_empty() {
