@@ -521,10 +521,14 @@ impl Game {
         events
     }
 
+    /// Once the game is over the board is no longer the game's (the kings' result signal,
+    /// pieces put back for the next round): only a game in play can be out of sync.
     fn check_out_of_sync(&mut self, at: NodeMs) -> Vec<GameEvent> {
         match self.unsettled_since {
             Some(since)
-                if !self.out_of_sync_raised && at.0.saturating_sub(since.0) >= OUT_OF_SYNC_MS =>
+                if self.playing()
+                    && !self.out_of_sync_raised
+                    && at.0.saturating_sub(since.0) >= OUT_OF_SYNC_MS =>
             {
                 self.out_of_sync_raised = true;
                 vec![GameEvent::OutOfSync { since: since.0 }]
