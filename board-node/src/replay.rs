@@ -4,9 +4,12 @@
 //! (castling king first, then the rook, as Art. 3.8.2 asks; a promotion as the new piece set
 //! down), then the clock press with the mover's remaining time from the move's `[%clk]`.
 //!
-//! Think times: the move's `[%emt]` where the broadcast measured it (independent of the
-//! clock readings); else what the clock lost, given the time control's increment and any
-//! period added; else (no `%clk`, or a clock corrected mid-game) a plausible think time.
+//! Think times ([`ThinkTimes`]): as a node beside the board measures them, what the clock
+//! lost (given the time control's increment and any period added) where the broadcast's
+//! `[%emt]` agrees within its stamping error, the `%emt` where the clock changed by more than
+//! thinking explains (an arbiter's correction); or the `%emt` wherever there is one, to test
+//! the hub's clock model independently of the readings. Without either (no `%clk`, a clock
+//! that rose), a plausible think time.
 //! The clock starts with the first period and its first increment, as digital clocks do.
 //!
 //! A game lost on time (`Termination "Time forfeit"`, or a decisive result whose loser is to
@@ -33,9 +36,36 @@ const DEFAULT_BASE_MS: u64 = 90 * 60 * 1000;
 /// A loser with this much left at the last move, to move, lost on time.
 const FLAG_MARGIN_MS: u64 = 1_000;
 
-/// Every reading of `game`. `time_control` is the game's real control when its
-/// `TimeControl` tag is missing or wrong (broadcast tags often are).
+/// A broadcast stamps `%emt` when it sees the move on the board, not at the press: it lies up
+/// to this far from what the clock lost (`hub/tests/real_clocks.rs` measures it).
+pub const EMT_STAMPING_MS: u64 = 5_000;
+
+/// Where a replayed move's think time comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ThinkTimes {
+    /// As a node beside the board measures it, at the press: what the clock lost, unless the
+    /// broadcast's `%emt` says the clock changed by more than the thinking (by more than
+    /// [`EMT_STAMPING_MS`]), then the `%emt`.
+    #[default]
+    AsNode,
+    /// The broadcast's `%emt` wherever it has one: independent of the clock's readings, so
+    /// the hub's model of the clock is tested against them.
+    Broadcast,
+}
+
+/// Every reading of `game`, with think times as a node measures them. `time_control` is the
+/// game's real control when its `TimeControl` tag is missing or wrong (broadcast tags often
+/// are).
 pub fn script(game: &PgnGame, time_control: Option<&TimeControl>) -> Vec<Timed> {
+    script_with(game, time_control, ThinkTimes::AsNode)
+}
+
+/// [`script`] with think times from `thinks`.
+pub fn script_with(
+    game: &PgnGame,
+    time_control: Option<&TimeControl>,
+    thinks: ThinkTimes,
+) -> Vec<Timed> {
     let tc = time_control
         .cloned()
         .unwrap_or_else(|| game_time_control(game));
@@ -60,22 +90,40 @@ pub fn script(game: &PgnGame, time_control: Option<&TimeControl>) -> Vec<Timed> 
         let side = usize::from(mover == Color::Black);
         moves[side] += 1;
         let previous = remaining[side];
-        let increment = tc.period_of_move(moves[side]).1.bonus.increment_ms();
+        let increment = tc.increment_at_press(moves[side]);
         // A new period's time, owed until the recorded clock shows it (often a move or more
         // late in broadcasts).
         owed[side] += tc.added_after_move(moves[side]).unwrap_or(0);
-        let lost = |gain: u64| {
-            ply.clk_ms
-                .and_then(|clk| (previous + gain).checked_sub(clk))
-        };
+        // A move the broadcast recorded no `%clk` for: the clock showed what the side's next
+        // recorded reading and that move's think time say it must have (a hall's clock
+        // always reports; an invented time would make the next move look like a correction).
+        let clk = ply.clk_ms.or_else(|| {
+            shown_before(game, &tc, index, moves[side], owed[side])
+                .filter(|shown| *shown <= previous + increment)
+        });
+        let lost = |gain: u64| clk.and_then(|clk| (previous + gain).checked_sub(clk));
         // Without the owed period first: a clock that shows it late would otherwise read as a
         // move that took the whole period.
-        let think = ply
+        let clock_lost = lost(increment).or_else(|| lost(increment + owed[side]));
+        // As a node measures it, a reading filled in from the next one is the clock's: the
+        // move took what the clock lost.
+        let emt = ply
             .emt_ms
-            .or_else(|| lost(increment))
-            .or_else(|| lost(increment + owed[side]))
-            .unwrap_or_else(|| plausible_think_ms(index));
-        remaining[side] = match ply.clk_ms {
+            .filter(|_| ply.clk_ms.is_some() || thinks == ThinkTimes::Broadcast);
+        let think = match (emt, clock_lost) {
+            (Some(emt), Some(lost))
+                if thinks == ThinkTimes::AsNode && emt.abs_diff(lost) <= EMT_STAMPING_MS =>
+            {
+                lost
+            }
+            (Some(emt), _) => emt,
+            (None, Some(lost)) => lost,
+            // The clock rose by more than the rules give: how long the move took cannot be
+            // told, and the rise is all the hub can see; a made-up think time would add to it.
+            (None, None) if clk.is_some() => 0,
+            (None, None) => plausible_think_ms(index),
+        };
+        remaining[side] = match clk {
             Some(clk) => {
                 if clk > previous + increment {
                     owed[side] = 0; // the clock rose: the owed period shows
@@ -130,6 +178,29 @@ pub fn script(game: &PgnGame, time_control: Option<&TimeControl>) -> Vec<Timed> 
         readings.push(Timed::at(flag_at, Reading::Clock(flag)));
     }
     readings
+}
+
+/// What the clock showed after the move at `index` (the mover's `n`-th), which has no
+/// `%clk`: the mover's next recorded reading with the think times (`%emt`) and increments of
+/// the mover's moves in between taken back. `None` where one of them is not recorded or a
+/// period comes in between.
+fn shown_before(game: &PgnGame, tc: &TimeControl, index: usize, n: u32, owed: u64) -> Option<u64> {
+    if owed > 0 {
+        return None;
+    }
+    let mut spent: i64 = 0;
+    for (step, later) in game.plies.iter().skip(index + 2).step_by(2).enumerate() {
+        let move_no = n + 1 + u32::try_from(step).ok()?;
+        if tc.added_after_move(move_no).is_some() {
+            return None;
+        }
+        let increment = i64::try_from(tc.increment_at_press(move_no)).ok()?;
+        spent += i64::try_from(later.emt_ms?).ok()? - increment;
+        if let Some(clk) = later.clk_ms {
+            return u64::try_from(i64::try_from(clk).ok()? + spent).ok();
+        }
+    }
+    None
 }
 
 /// `script` from the position after `ply` completed moves, as a node started then reports
@@ -435,9 +506,23 @@ mod tests {
 
 1. e4 { [%clk 0:15:05] } { [%emt 0:00:07] } 1... e5 { [%clk 0:14:50] } *"#;
         let game = read_game(pgn, 1).unwrap();
-        let presses = presses(&script(&game, None));
+        let presses = presses(&script_with(&game, None, ThinkTimes::Broadcast));
         assert_eq!(presses[0].0, 7_000, "emt, not the 15 s the clock lost");
         assert_eq!(presses[1].0, 37_000);
+    }
+
+    #[test]
+    fn a_node_measures_what_the_clock_lost_unless_the_clock_changed_more() {
+        // White's clock lost 15 s, the broadcast stamped 12 s (within its error): the node
+        // measured 15 s. Black's lost 150 s, the broadcast says 20 s: an arbiter took 130 s
+        // off (a penalty); the node measured the 20 s of thinking.
+        let pgn = br#"[TimeControl "900+10"]
+
+1. e4 { [%clk 0:15:05] } { [%emt 0:00:12] } 1... e5 { [%clk 0:12:40] } { [%emt 0:00:20] } *"#;
+        let game = read_game(pgn, 1).unwrap();
+        let presses = presses(&script(&game, None));
+        assert_eq!(presses[0].0, 15_000);
+        assert_eq!(presses[1].0 - presses[0].0, 20_000);
     }
 
     #[test]
@@ -465,6 +550,22 @@ mod tests {
             assert_eq!(presses[0].0, 12_000, "{tag}");
             assert_eq!(presses[1].0 - presses[0].0, 18_000, "{tag}");
         }
+    }
+
+    #[test]
+    fn a_move_without_a_clock_time_shows_what_the_next_reading_says_it_must_have() {
+        // White's 2nd move has no %clk; White's 3rd shows 0:14:30 after 25 s (+10): the
+        // clock showed 14:45 after move 2.
+        let pgn = br#"[TimeControl "900+10"]
+
+1. e4 { [%clk 0:15:05] } { [%emt 0:00:15] } 1... e5 { [%clk 0:15:00] } { [%emt 0:00:20] }
+2. Nf3 { [%emt 0:00:30] } 2... Nc6 { [%clk 0:14:50] } { [%emt 0:00:20] }
+3. Bb5 { [%clk 0:14:30] } { [%emt 0:00:25] } *"#;
+        let game = read_game(pgn, 1).unwrap();
+        let presses = presses(&script(&game, None));
+        assert_eq!(presses[2].1.white_ms, 885_000);
+        assert_eq!(presses[2].0 - presses[1].0, 30_000, "905 + 10 - 885");
+        assert_eq!(presses[4].1.white_ms, 870_000);
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! [alerts]
 //! escalate_urgent_s = 30       # unacknowledged alerts go to the chief arbiter after …
 //! flag_forecast_s = 15
+//! clock_tolerance_s = 10       # a clock changed by this + one increment: for the arbiter
 //!
 //! [[zones]]
 //! name = "A"
@@ -186,6 +187,7 @@ struct AlertsSection {
     node_silent_s: Option<u64>,
     clock_silent_s: Option<u64>,
     clock_start_s: Option<u64>,
+    clock_tolerance_s: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -334,7 +336,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         return Err(invalid(span, "zones", why.to_string()));
     }
     let defaults = AlertSettings::default();
-    let s = |v: Option<u64>, default: u64| v.map_or(default, |s| s * 1000);
+    let s = |v: Option<u64>, default: u64| v.map_or(default, |s| s.saturating_mul(1000));
     let a = &file.alerts;
     let alerts = AlertSettings {
         escalate_urgent_ms: s(a.escalate_urgent_s, defaults.escalate_urgent_ms),
@@ -349,6 +351,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         node_silent_ms: s(a.node_silent_s, defaults.node_silent_ms),
         clock_silent_ms: s(a.clock_silent_s, defaults.clock_silent_ms),
         clock_start_ms: s(a.clock_start_s, defaults.clock_start_ms),
+        clock_tolerance_ms: s(a.clock_tolerance_s, defaults.clock_tolerance_ms),
     };
     let read = |name: &Spanned<String>, field: &str| -> Result<String, ConfigError> {
         let file = base.join(name.get_ref());

@@ -12,6 +12,7 @@
 //! - [`metrics`]: counters for `GET /metrics`.
 //! - [`run`]: the loop that owns the core and carries out its effects.
 //! - [`demo`]: a demo hall with simulated boards replaying real games.
+//! - [`report`]: `hub alert-report`, what real games page the arbiters with.
 
 pub mod broadcast;
 pub mod config;
@@ -22,6 +23,7 @@ pub mod live;
 pub mod metrics;
 pub mod pager;
 pub mod pairings;
+pub mod report;
 pub mod run;
 
 pub use run::{serve, BrokerChoice, Running, ServeConfig};

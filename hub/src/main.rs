@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use anyhow::Context;
 use board_node::link::BrokerAddr;
 use clap::{Parser, Subcommand};
 use hub::core::laws::{Edition, GameType, Supervision};
@@ -93,6 +94,27 @@ enum Command {
         #[arg(long, default_value = "en")]
         lang: hub::core::alerts::Language,
     },
+    /// Replays real games from PGN files through the hub's core as a hall sees them and
+    /// prints the alerts the arbiters would get, per 100 games by kind.
+    AlertReport {
+        /// PGN files of games with `[%clk]` (repeat the flag for several).
+        #[arg(long, required = true)]
+        pgn: Vec<PathBuf>,
+        /// The games' real time control, where their `TimeControl` tags are missing or wrong
+        /// [default: each game's tag].
+        #[arg(long, value_parser = TimeControl::parse_any)]
+        time_control: Option<TimeControl>,
+        /// The edition of the Laws [default: 2023].
+        #[arg(long)]
+        laws: Option<Edition>,
+        /// The event's configuration: its [alerts] settings are used.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Think times as a node beside the board measures them (`node`: what the clock
+        /// lost), or as the broadcast stamped them (`broadcast`: each move's `%emt`).
+        #[arg(long, value_enum, default_value = "node")]
+        think_times: ThinkTimesArg,
+    },
     /// A demo hall: embedded broker, hub and simulated boards replaying real games.
     Demo {
         /// Number of simulated boards.
@@ -124,6 +146,21 @@ impl From<GameTypeArg> for GameType {
             GameTypeArg::Standard => GameType::Standard,
             GameTypeArg::Rapid => GameType::Rapid,
             GameTypeArg::Blitz => GameType::Blitz,
+        }
+    }
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ThinkTimesArg {
+    Node,
+    Broadcast,
+}
+
+impl From<ThinkTimesArg> for board_node::replay::ThinkTimes {
+    fn from(arg: ThinkTimesArg) -> board_node::replay::ThinkTimes {
+        match arg {
+            ThinkTimesArg::Node => board_node::replay::ThinkTimes::AsNode,
+            ThinkTimesArg::Broadcast => board_node::replay::ThinkTimes::Broadcast,
         }
     }
 }
@@ -218,6 +255,45 @@ async fn main() -> anyhow::Result<()> {
                 language: lang,
             })
             .await
+        }
+        Command::AlertReport {
+            pgn,
+            time_control,
+            laws,
+            config,
+            think_times,
+        } => {
+            let file = match &config {
+                Some(path) => hub::config::load(path)?,
+                None => hub::config::EventConfig::default(),
+            };
+            let mut games = Vec::new();
+            let mut without_control = 0;
+            for path in &pgn {
+                let text =
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+                let read = board_node::pgn::read_games(&text)
+                    .with_context(|| format!("in {}", path.display()))?;
+                for game in read {
+                    let tc = time_control.clone().or_else(|| {
+                        game.tag("TimeControl")
+                            .and_then(|t| TimeControl::parse_any(t).ok())
+                    });
+                    match tc {
+                        Some(tc) if game.plies.iter().any(|p| p.clk_ms.is_some()) => {
+                            games.push((game, tc));
+                        }
+                        _ => without_control += 1,
+                    }
+                }
+            }
+            if without_control > 0 {
+                eprintln!("{without_control} games without a time control or clock times left out");
+            }
+            let edition = laws.or(file.edition).unwrap_or_default();
+            let report = hub::report::run(&games, edition, &file.alerts, think_times.into());
+            print!("{}", report.table());
+            Ok(())
         }
         Command::Demo {
             boards,

@@ -621,3 +621,119 @@ fn the_round_is_finished_once_every_game_has_a_result_one_alert_to_the_chief() {
         "once"
     );
 }
+
+/// A rapid room at 15 min + 10 s, as the Laws class it (A.1).
+fn rapid_room() -> Room {
+    let rules = Rules {
+        game_type: GameType::Rapid,
+        ..Rules::default()
+    };
+    Room::new(rules, "900+10", AlertSettings::default())
+}
+
+/// A game started at 15+10 on `board`: both clocks at 15:10, White's running.
+fn rapid_started(room: &mut Room, board: u16) -> Script {
+    let mut s = started(room, board, 910_000);
+    s.increment_ms = 10_000;
+    s
+}
+
+fn clock_alerts(changes: &[AlertChange]) -> Vec<Alert> {
+    raised(changes)
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::ClockSetWrong)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_clock_changed_by_less_than_the_tolerance_and_an_increment_stays_off_the_pager_6_10_2() {
+    let mut room = rapid_room();
+    let mut s = rapid_started(&mut room, 4);
+    let mut alerts = Vec::new();
+    // White's clock gains 15 s without a reason (the tolerance is 10 s + the 10 s
+    // increment), then a minute at move 4; each kept at the next press.
+    for (i, uci) in [
+        "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "d2d3", "f8c5", "c2c3",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i == 2 {
+            s.clock[0] += 15_000;
+        }
+        if i == 6 {
+            s.clock[0] += 60_000;
+        }
+        let effects = s.play(&mut room.hall, uci, 5_000);
+        alerts.extend(clock_alerts(&room.feed(&s, &effects)));
+    }
+    let state = room.hall.board(BoardNo(4)).unwrap();
+    let recorded: Vec<i64> = state
+        .clock()
+        .deviations()
+        .iter()
+        .map(|d| d.difference_ms() / 1000)
+        .collect();
+    assert_eq!(recorded, [15, 60], "both for the record");
+    assert_eq!(alerts.len(), 1, "only the minute pages: {alerts:#?}");
+    let alert = &alerts[0];
+    assert_eq!(alert.facts.difference_s, Some(60));
+    assert_eq!(alert.facts.move_number, Some(4));
+    assert_eq!(alert.facts.detail.as_deref(), Some("clock_adjusted"));
+    assert_eq!(alert.article.as_deref(), Some("6.10.2"));
+    assert!(
+        alert.text.contains("+1:00") && alert.text.contains("move 4"),
+        "{}",
+        alert.text
+    );
+}
+
+#[test]
+fn time_trouble_pages_only_in_standard_games_the_rapid_player_records_nothing_a_2() {
+    let mut room = rapid_room();
+    let mut s = rapid_started(&mut room, 5);
+    s.clock = [120_000, 120_000];
+    let effects = s.reading(&mut room.hall, 100, Some(Color::White), None);
+    let mut changes = room.feed(&s, &effects);
+    changes.extend(room.desk.tick(HubMs(s.now + 100), &room.hall));
+    assert!(
+        raised(&changes)
+            .iter()
+            .all(|a| a.kind != AlertKind::TimeTrouble),
+        "{changes:#?}"
+    );
+    // The same clock in a standard game: 8.4 applies, the arbiter should be near (12.3).
+    let mut room = Room::new(Rules::default(), "5400", AlertSettings::default());
+    let mut s = started(&mut room, 5, 5_400_000);
+    s.clock = [120_000, 120_000];
+    let effects = s.reading(&mut room.hall, 100, Some(Color::White), None);
+    let mut changes = room.feed(&s, &effects);
+    changes.extend(room.desk.tick(HubMs(s.now + 100), &room.hall));
+    assert!(raised(&changes)
+        .iter()
+        .any(|a| a.kind == AlertKind::TimeTrouble));
+}
+
+#[test]
+fn with_an_increment_a_player_short_of_time_gets_no_flag_forecast_the_flag_fall_does_6_8() {
+    let mut room = rapid_room();
+    let mut s = rapid_started(&mut room, 6);
+    s.clock = [12_000, 12_000];
+    let effects = s.reading(&mut room.hall, 100, Some(Color::White), None);
+    let mut changes = room.feed(&s, &effects);
+    for t in 1..=14 {
+        changes.extend(room.desk.tick(HubMs(s.now + t * 1_000), &room.hall));
+    }
+    assert!(
+        raised(&changes)
+            .iter()
+            .all(|a| a.kind != AlertKind::FlagForecast),
+        "{changes:#?}"
+    );
+    let effects = s.reading(&mut room.hall, 12_000, None, Some(Color::White));
+    let changes = room.feed(&s, &effects);
+    assert!(raised(&changes)
+        .iter()
+        .any(|a| a.kind == AlertKind::FlagFall));
+}

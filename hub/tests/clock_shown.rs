@@ -7,8 +7,8 @@
 //! model of the clock expected: the sources' own oddities (a period's time shown a move
 //! late, a clock an arbiter corrected) are shown as the clock showed them, and counted per
 //! file. The feed's `[%emt]` is how long the mover's clock ran, by the readings; where the
-//! source measured `%emt` (the World Cup files) the replay's presses follow it, so the feed
-//! gives it back. `clock_ms` of the board's detail (`GET /api/boards/{n}`) is the same time.
+//! source measured `%emt` (the World Cup files) the replay's presses follow it
+//! (`ThinkTimes::Broadcast`), so the feed gives it back. `clock_ms` of the board's detail (`GET /api/boards/{n}`) is the same time.
 //! Run with `--nocapture` for the figures per file (the README's table).
 
 mod support;
@@ -75,7 +75,9 @@ fn the_feed_shows_every_real_clock_as_it_showed_6_10_1() {
             let board = BoardNo(1);
             let mut hall = Hall::default().with_time_control(Some(tc.clone()));
             let mut relay = Relay::default();
-            let script = replay::script(&game, told);
+            // Think times as the broadcast measured them, so the feed's `%emt` can be held to
+            // the source's.
+            let script = replay::script_with(&game, told, replay::ThinkTimes::Broadcast);
             let end = script.last().map_or(0, |t| t.game_ms);
             support::events::feed_relayed(&mut hall, &mut relay, board, script);
             let feed = broadcast::games(

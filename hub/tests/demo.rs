@@ -5,35 +5,79 @@ mod support;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::browser::Browser;
 use support::{free_port, http_json, workspace_bin};
 
+/// A `hub demo` process, killed when dropped (a failed assertion included).
+struct Demo {
+    child: Child,
+    http: SocketAddr,
+    /// What it printed before the hall started.
+    printed: Vec<String>,
+}
+
+impl Demo {
+    fn start(args: &[&str]) -> Demo {
+        let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let mut child = Command::new(workspace_bin("hub"))
+            .arg("demo")
+            .args(args)
+            .args(["--http", &http.to_string()])
+            .args(["--mqtt", &format!("127.0.0.1:{}", free_port())])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("hub demo");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut demo = Demo {
+            child,
+            http,
+            printed: Vec::new(),
+        };
+        while !demo
+            .printed
+            .last()
+            .is_some_and(|l: &String| l.starts_with("Ctrl-C"))
+        {
+            let mut line = String::new();
+            let read = stdout.read_line(&mut line).unwrap();
+            assert!(read > 0, "{:#?}", demo.printed);
+            demo.printed.push(line);
+        }
+        // Keep reading, so the demo never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        demo
+    }
+
+    /// The incidents it announced: (board, what happens).
+    fn incidents(&self) -> Vec<(u64, String)> {
+        self.printed
+            .iter()
+            .filter_map(|l| {
+                let rest = l.trim().strip_prefix("board")?;
+                let (board, what) = rest.split_once(':')?;
+                let what = what.trim();
+                (!what.contains("://")).then_some(())?;
+                Some((board.trim().parse().ok()?, what.to_owned()))
+            })
+            .collect()
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
 fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
-    let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
-    let mut demo = Command::new(workspace_bin("hub"))
-        .args(["demo", "--boards", "8", "--speed", "200"])
-        .args(["--http", &http.to_string()])
-        .args(["--mqtt", &format!("127.0.0.1:{}", free_port())])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("hub demo");
-    let mut stdout = BufReader::new(demo.stdout.take().unwrap());
-    let mut printed = Vec::new();
-    while !printed
-        .last()
-        .is_some_and(|l: &String| l.starts_with("Ctrl-C"))
-    {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "{printed:#?}");
-        printed.push(line);
-    }
-    // Keep reading, so the demo never writes into a closed pipe.
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let demo = Demo::start(&["--boards", "8", "--speed", "200"]);
+    let (http, printed) = (demo.http, &demo.printed);
     assert!(
         printed
             .iter()
@@ -61,7 +105,7 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         std::thread::sleep(Duration::from_millis(200));
     }
 
-    // The clocks: the demo hall runs 15 min + 10 s; every move has the hub's modelled time.
+    // The clocks: the demo hall runs 15 min + 10 s; every move has the clock's time.
     // Board 2 has no incident (1, 3, 5 and 7 have, one per zone).
     let board = http_json(http, "/api/boards/2");
     let clock = &board["clock"];
@@ -155,6 +199,48 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         "a player's name on board 2: {white}"
     );
     page.screenshot("demo-hall");
-    let _ = demo.kill();
-    let _ = demo.wait();
+}
+
+/// The README's demo as it starts (48 boards at 10×): in its first two minutes the arbiters
+/// get its four scripted incidents and nothing else. Its real games' clocks, read as a node
+/// reads them, give no alert (before, ten `clock_set_wrong` alerts for differences of 3 s
+/// and up buried the four).
+#[test]
+fn in_its_first_two_minutes_the_demo_pages_its_four_incidents_and_nothing_else() {
+    let started = Instant::now();
+    let demo = Demo::start(&[]);
+    let incidents = demo.incidents();
+    assert_eq!(incidents.len(), 4, "{:#?}", demo.printed);
+    let kind = |what: &str| match what {
+        w if w.contains("flag falls") => "flag_fall",
+        w if w.contains("illegal move") => "illegal_move",
+        w if w.contains("stops the clock") => "clock_paused",
+        w if w.contains("drops out") => "node_offline",
+        other => panic!("an incident the test does not know: {other}"),
+    };
+    let mut wanted: Vec<(u64, &str)> = incidents.iter().map(|(b, w)| (*b, kind(w))).collect();
+    wanted.sort_unstable();
+    std::thread::sleep(Duration::from_secs(120).saturating_sub(started.elapsed()));
+    let alerts = http_json(demo.http, "/api/alerts");
+    let mut got: Vec<(u64, &str)> = alerts
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["board"].as_u64().unwrap_or(0),
+                a["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, wanted, "{alerts:#}");
+    let boards = http_json(demo.http, "/api/boards");
+    let moves: u64 = boards
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["ply"].as_u64().unwrap())
+        .sum();
+    assert!(moves > 48 * 20, "the hall played: {moves} moves");
 }

@@ -4,7 +4,8 @@
 //! recorded `[%clk]`. What is shown is the clock's reading (`clock_shown.rs`).
 //!
 //! Think times: the World Cup files carry `[%emt]` (the broadcast's own measurement of each
-//! move), so there the model's arithmetic meets the clock independently. The Lichess
+//! move), which the replay takes wherever there is one (`ThinkTimes::Broadcast`), so there
+//! the model's arithmetic meets the clock independently. The Lichess
 //! broadcasts carry only `%clk`; the replay reads their think times off the clocks, so there
 //! the test checks the periods (when time is added, which increment applies) and finds the
 //! corrections, not the ordinary move.
@@ -38,6 +39,8 @@ struct Tally {
     /// A new period shown more than the grace late: the clock's move counter is behind.
     period_late: usize,
     increment_missing: usize,
+    /// The mover's clock at zero at the press: the flag fell first, no increment is due.
+    flagged: usize,
     /// The broadcast's `%emt` (measured when the move was seen on the board, not at the
     /// press) and the clock disagree by at most [`EMT_DELAY_MS`].
     emt_delay: usize,
@@ -47,6 +50,7 @@ struct Tally {
     /// Moves without `%clk` in the PGN: nothing to compare.
     no_clk: usize,
     flags: usize,
+    /// Deviations recorded, by kind and what became of them (`confirmed` are raised).
     deviations: BTreeMap<String, usize>,
 }
 
@@ -60,7 +64,8 @@ fn the_hubs_clock_model_meets_every_recorded_clock() {
             tally.games += 1;
             let mut hall = Hall::default().with_time_control(Some(tc.clone()));
             let board = BoardNo(1);
-            support::events::feed(&mut hall, board, replay::script(&game, Some(&tc)));
+            let script = replay::script_with(&game, Some(&tc), replay::ThinkTimes::Broadcast);
+            support::events::feed(&mut hall, board, script);
             let state = hall.board(board).unwrap();
             let checks = state.clock().checks();
             assert!(
@@ -108,6 +113,7 @@ fn the_hubs_clock_model_meets_every_recorded_clock() {
                     }
                     Verdict::PeriodPending => tally.period_late += 1,
                     Verdict::IncrementMissing => tally.increment_missing += 1,
+                    Verdict::Flagged => tally.flagged += 1,
                     Verdict::Adjusted if clk > expected => tally.adjusted_up += 1,
                     Verdict::Adjusted => tally.adjusted_down += 1,
                     other => failures.push(format!("{file}: unexpected verdict {other:?}")),
@@ -115,7 +121,11 @@ fn the_hubs_clock_model_meets_every_recorded_clock() {
             }
             for deviation in state.clock().deviations() {
                 let name = serde_name(&deviation.kind);
-                *tally.deviations.entry(name).or_default() += 1;
+                let outcome = serde_name(&deviation.outcome);
+                *tally
+                    .deviations
+                    .entry(format!("{name} {outcome}"))
+                    .or_default() += 1;
             }
             let flagged = [shakmaty::Color::White, shakmaty::Color::Black]
                 .into_iter()
@@ -123,10 +133,15 @@ fn the_hubs_clock_model_meets_every_recorded_clock() {
             tally.flags += usize::from(flagged);
         }
         let share = |n: usize| 100.0 * n as f64 / tally.compared.max(1) as f64;
-        let explained = tally.agrees + tally.reporting_delay + tally.period_late + tally.emt_delay;
+        let explained = tally.agrees
+            + tally.reporting_delay
+            + tally.period_late
+            + tally.emt_delay
+            + tally.flagged;
         println!(
             "{file}: {} games, {} moves compared, within 1 s {:.2}%, agree {:.2}% \
-             (+ reporting delays {:.2}%: period {}, period late {}, emt {}), increment missing {}, \
+             (+ reporting delays {:.2}%: period {}, period late {}, emt {}, flag down {}), \
+             increment missing {}, \
              adjusted up {} / down {}, no %clk {}, flags {}, deviations {:?}",
             tally.games,
             tally.compared,
@@ -136,6 +151,7 @@ fn the_hubs_clock_model_meets_every_recorded_clock() {
             tally.reporting_delay,
             tally.period_late,
             tally.emt_delay,
+            tally.flagged,
             tally.increment_missing,
             tally.adjusted_up,
             tally.adjusted_down,

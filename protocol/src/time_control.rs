@@ -163,6 +163,17 @@ impl TimeControl {
         None
     }
 
+    /// The increment a digital clock adds at the press that completes a player's `n`-th
+    /// move: the one for the player's next move, as it adds the first before move 1. Where
+    /// the increment starts with a later period (the Candidates' "30 s from move 61"), the
+    /// press of move 60 adds it (the real broadcasts show it there).
+    pub fn increment_at_press(&self, n: u32) -> u64 {
+        self.period_of_move(n.saturating_add(1))
+            .1
+            .bonus
+            .increment_ms()
+    }
+
     /// The time a clock shows before the first move: the first period, with its first
     /// increment already added as digital clocks do (real broadcasts show `1:30:54` after a
     /// 6 s first move at 90 min + 30 s).

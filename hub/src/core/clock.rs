@@ -5,8 +5,20 @@
 //! - The hub's model of what the clock should show applies the time control to the moves the
 //!   hub counted itself (never the clock's move counter, 6.12.2), with the think time the
 //!   readings say each side's clock ran.
-//! - At every press the two are reconciled. A difference is raised once, with the evidence
+//! - At every press the two are reconciled. A difference is recorded with the evidence
 //!   (6.10.2), and then the model follows the clock: the display is what counts.
+//! - A difference is held until the player's next press shows whether it stays: a clock
+//!   that keeps the changed time (or misses the increment again) confirms it, and only then
+//!   is it raised for the arbiter; a clock that goes back to the time it should have shown
+//!   had one wrong reading (a stale or misread display), a glitch for the technician; a
+//!   period that shows meanwhile was only late.
+//!
+//! ```text
+//!            recorded                  the player's next press
+//!  press ──► Held ──┬── the same time kept / increment missing again ──► Confirmed (raised)
+//!                   ├── back to the time it should have shown ─────────► Glitch
+//!                   └── a late period or a single missed increment ────► Passed
+//! ```
 //!
 //! What the real broadcasts taught (`shared/data/real/pgn-clocks`, see the README): digital
 //! clocks add the first increment before move 1; a new period's time often shows one move
@@ -14,7 +26,7 @@
 //! moves later (the clock's own move counter is off, which is why the hub never uses it);
 //! arbiters correct clocks mid-game. So a period not yet shown is "pending" for
 //! [`PERIOD_GRACE_MOVES`] and only then a deviation, and any other jump is a clock
-//! adjustment the arbiter should know about, raised once.
+//! adjustment the arbiter should know about.
 
 use protocol::time_control::{Bonus, TimeControl};
 use protocol::{ClockReport, NodeMs};
@@ -32,9 +44,18 @@ fn near(a: u64, b: u64) -> bool {
     a.abs_diff(b) <= READING_TOLERANCE_MS
 }
 
-/// Moves a new period's time may show late before it counts as not added: one, the delay
-/// every broadcast shows (the clock adds the time after the press it reported).
-pub const PERIOD_GRACE_MOVES: u32 = 1;
+/// Whether a signed difference is nothing within [`READING_TOLERANCE_MS`].
+fn near_signed(difference_ms: i64) -> bool {
+    difference_ms.unsigned_abs() <= READING_TOLERANCE_MS
+}
+
+/// Moves a new period's time may show late before it counts as not added. Broadcasts show
+/// it one move late as a rule (the clock adds the time after the press it reported), and
+/// often a few more when the clock's move counter is behind the game and catches up: of
+/// the late periods in the real broadcasts 92% (Grand Swiss 2025) to 97% (World Cup 2025)
+/// showed within five moves. Not shown by then (the next press confirms it), the counter
+/// will not catch up by itself: the arbiter adjusts times and counter (6.10.2).
+pub const PERIOD_GRACE_MOVES: u32 = 4;
 
 /// Art. 8.4: under five minutes in a period, without an increment of 30 s or more, a player
 /// need not record the moves.
@@ -147,13 +168,15 @@ impl Model {
         let (_, period) = self.tc.period_of_move(n);
         let left = self.remaining[side];
         let after = match period.bonus {
-            Bonus::None => left.saturating_sub(used_ms),
-            Bonus::Increment(inc) => left.saturating_sub(used_ms) + inc,
+            Bonus::None | Bonus::Increment(_) => left.saturating_sub(used_ms),
             // US / simple delay: the main time runs only after the delay (6.3.2).
             Bonus::Delay(delay) => left.saturating_sub(used_ms.saturating_sub(delay)),
             // Bronstein: the time used comes back, up to the delay.
             Bonus::Bronstein(back) => left.saturating_sub(used_ms) + used_ms.min(back),
         };
+        // Fischer: the increment for the next move comes with the press (6.3.1), as the
+        // clock gave the first one before move 1.
+        let after = after + self.tc.increment_at_press(n);
         let added = self.tc.added_after_move(n);
         self.remaining[side] = after + added.unwrap_or(0);
         self.moves[side] = n;
@@ -192,7 +215,21 @@ pub struct Adjustment {
     pub article: &'static str,
 }
 
-/// A deviation, raised once, with the evidence.
+/// What became of a recorded deviation at the player's next press.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Waiting for the player's next press.
+    Held,
+    /// The clock kept it: raised for the arbiter.
+    Confirmed,
+    /// The clock went back to the time it should have shown: one wrong reading.
+    Glitch,
+    /// A period shown late, or an increment missed once: for the record.
+    Passed,
+}
+
+/// A deviation, recorded once, with the evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Deviation {
     pub kind: DeviationKind,
@@ -204,6 +241,16 @@ pub struct Deviation {
     pub shown_ms: u64,
     pub at: u64,
     pub article: &'static str,
+    pub outcome: Outcome,
+}
+
+impl Deviation {
+    /// What the clock showed minus what it should have shown (positive: the player has
+    /// more time than the time control gives).
+    pub fn difference_ms(&self) -> i64 {
+        let signed = |ms: u64| i64::try_from(ms).unwrap_or(i64::MAX);
+        signed(self.shown_ms) - signed(self.expected_ms)
+    }
 }
 
 /// What the reconciliation made of one completed move.
@@ -215,6 +262,8 @@ pub enum Verdict {
     /// The clock does not show a new period's time yet.
     PeriodPending,
     IncrementMissing,
+    /// The mover's flag was down at the press: a clock adds no increment after a flag fall.
+    Flagged,
     /// The clock changed by something no rule explains; the model follows it.
     Adjusted,
     /// No reading at the press (a move that ended the game, a silent clock).
@@ -294,7 +343,10 @@ pub struct BoardClock {
     paused_total_ms: u64,
     /// Time an arbiter is to add or take off (a penalty, a correction), not yet shown.
     adjustment_due: ByColor<Option<Adjustment>>,
-    increment_missing_raised: ByColor<bool>,
+    /// Per side, the index in `deviations` of the one waiting for the player's next press.
+    held: ByColor<Option<usize>>,
+    /// A missing increment was confirmed for the side: it is not recorded again.
+    increment_missing_confirmed: ByColor<bool>,
     /// Seen reporting between presses, at most [`STREAM_GAP_MS`] apart.
     streams: bool,
 }
@@ -534,6 +586,7 @@ impl BoardClock {
                     shown_ms: reading.ms[side],
                     at: reading.at.0,
                     article: "6.10.2",
+                    outcome: Outcome::Held,
                 });
                 model.remaining[side] = reading.ms[side];
             }
@@ -570,7 +623,7 @@ impl BoardClock {
         let model = self.model.as_mut().expect("checked above");
         let moves = model.moves[by];
         let owed = model.owed[by].map_or(0, |o| o.ms);
-        let increment = model.tc.period_of_move(moves).1.bonus.increment_ms();
+        let increment = model.tc.increment_at_press(moves);
         let deviation = |kind| Deviation {
             kind,
             side: by,
@@ -579,11 +632,15 @@ impl BoardClock {
             shown_ms: shown,
             at: reading.at.0,
             article: "6.10.2",
+            outcome: Outcome::Held,
         };
         let mut raised = Vec::new();
+        let flagged = shown == 0 || reading.flags[by];
         let verdict = if near(shown, expected) {
             model.owed[by] = None; // a pending period, if any, has arrived
             Verdict::Agrees
+        } else if flagged {
+            Verdict::Flagged
         } else if let Some(adjustment) = adjusted {
             raised.push(Deviation {
                 article: adjustment.article,
@@ -598,7 +655,10 @@ impl BoardClock {
             }
             Verdict::PeriodPending
         } else if increment > 0 && near(shown + increment, expected) {
-            if !std::mem::replace(&mut self.increment_missing_raised[by], true) {
+            // Recorded until a second press in a row confirms it (`settle`), then not again.
+            let held_missing = self.held[by]
+                .is_some_and(|i| self.deviations[i].kind == DeviationKind::IncrementMissing);
+            if !self.increment_missing_confirmed[by] && !held_missing {
                 raised.push(deviation(DeviationKind::IncrementMissing));
             }
             Verdict::IncrementMissing
@@ -616,7 +676,9 @@ impl BoardClock {
             verdict,
             used_ms: None,
         };
-        (check, self.raise(raised))
+        let mut events = self.settle(by, verdict, &raised);
+        events.extend(self.raise(raised));
+        (check, events)
     }
 
     /// The side whose clock stood: it shows what it showed, unless the arbiter changed it.
@@ -655,6 +717,7 @@ impl BoardClock {
             shown_ms: shown,
             at: reading.at.0,
             article,
+            outcome: Outcome::Held,
         }])
     }
 
@@ -704,9 +767,71 @@ impl BoardClock {
         }
     }
 
+    /// Records `deviations`. The arbiter's own prescribed changes (a penalty, a correction)
+    /// are raised at once; any other is held until the player's next press
+    /// ([`BoardClock::settle`]), which confirms one held before it that it does not undo.
     fn raise(&mut self, deviations: Vec<Deviation>) -> Vec<ClockEvent> {
-        self.deviations.extend(deviations.iter().cloned());
-        deviations.into_iter().map(ClockEvent::Deviation).collect()
+        let mut events = Vec::new();
+        for mut deviation in deviations {
+            let side = deviation.side;
+            let prescribed = matches!(
+                deviation.kind,
+                DeviationKind::PenaltyApplied | DeviationKind::CorrectionApplied
+            );
+            if prescribed {
+                deviation.outcome = Outcome::Confirmed;
+                self.deviations.push(deviation.clone());
+                events.push(ClockEvent::Deviation(deviation));
+                continue;
+            }
+            if let Some(i) = self.held[side].take() {
+                let undone =
+                    near_signed(self.deviations[i].difference_ms() + deviation.difference_ms());
+                if undone {
+                    // Back to what it should have shown: the earlier reading was wrong. The
+                    // model already follows the clock again.
+                    self.deviations[i].outcome = Outcome::Glitch;
+                    deviation.outcome = Outcome::Glitch;
+                    self.deviations.push(deviation);
+                    continue;
+                }
+                events.extend(self.close(i, Outcome::Confirmed));
+            }
+            self.held[side] = Some(self.deviations.len());
+            self.deviations.push(deviation);
+        }
+        events
+    }
+
+    /// `side` pressed with `verdict`, recording `new`: what the deviation held for the side
+    /// comes to. A period shown meanwhile was late; an increment missed once and then added
+    /// again was missed once; otherwise the clock kept it.
+    fn settle(&mut self, side: Color, verdict: Verdict, new: &[Deviation]) -> Vec<ClockEvent> {
+        let Some(i) = self.held[side] else {
+            return Vec::new();
+        };
+        if new.iter().any(|d| d.side == side) {
+            return Vec::new(); // `raise` weighs the new one against it
+        }
+        let outcome = match (self.deviations[i].kind, verdict) {
+            (DeviationKind::PeriodNotAdded, Verdict::PeriodPending) => Outcome::Confirmed,
+            (DeviationKind::PeriodNotAdded, _) => Outcome::Passed,
+            (DeviationKind::IncrementMissing, Verdict::IncrementMissing) => {
+                self.increment_missing_confirmed[side] = true;
+                Outcome::Confirmed
+            }
+            (DeviationKind::IncrementMissing, _) => Outcome::Passed,
+            _ => Outcome::Confirmed,
+        };
+        self.held[side] = None;
+        self.close(i, outcome).into_iter().collect()
+    }
+
+    /// Closes held deviation `i` with `outcome`: raised for others if confirmed.
+    fn close(&mut self, i: usize, outcome: Outcome) -> Option<ClockEvent> {
+        let deviation = &mut self.deviations[i];
+        deviation.outcome = outcome;
+        (outcome == Outcome::Confirmed).then(|| ClockEvent::Deviation(deviation.clone()))
     }
 
     /// Whether `side` is in time trouble at `now` (8.4): under five minutes in the period,
@@ -854,10 +979,12 @@ mod tests {
         for _ in 41..=60 {
             model.complete_move(Color::White, 60_000);
         }
-        assert_eq!(model.remaining(Color::White), 8_100_000);
+        // The press of move 60 adds the 15 minutes and the increment for move 61, as the
+        // Candidates' clocks did (the broadcast shows it at move 60).
+        assert_eq!(model.remaining(Color::White), 8_100_000 + 30_000);
         assert_eq!(model.moves_to_control(Color::White), None);
         model.complete_move(Color::White, 10_000);
-        assert_eq!(model.remaining(Color::White), 8_120_000);
+        assert_eq!(model.remaining(Color::White), 8_150_000);
     }
 
     #[test]
@@ -926,34 +1053,47 @@ mod tests {
         );
         let missing = &clock.deviations()[2];
         assert_eq!(missing.expected_ms - missing.shown_ms, 30_000);
+        // Each kept by the clock at the player's next press: confirmed.
+        assert!(clock
+            .deviations()
+            .iter()
+            .all(|d| d.outcome == Outcome::Confirmed));
     }
 
-    #[test]
-    fn a_period_shown_one_move_late_is_a_reporting_delay_later_a_deviation() {
-        // The clock adds the 30 min only at move 42 (its move counter is one behind): pending
-        // at 40 and 41, raised once at 41 (after the grace move), then agreeing again.
+    /// 40/90+30 with 30 min more after move 40, 10 s a move; Black's clock adds the period
+    /// after move 40, White's only at White's move `white_gets_it`. The clock and the
+    /// events it raised.
+    fn period_shown_at(white_gets_it: u32) -> (BoardClock, Vec<ClockEvent>) {
         let mut clock = BoardClock::new(Some(tc("40/5400+30:1800+30")));
         let mut shown = [5_430_000u64, 5_430_000];
-        let _ = clock.report(
+        let mut events = clock.report(
             NodeMs(0),
             &report(shown, Some(Color::White), None),
             None,
             true,
         );
         let mut now = 0;
-        for n in 1..=44u32 {
+        for n in 1..=50u32 {
             for by in [Color::White, Color::Black] {
                 let i = usize::from(by == Color::Black);
                 now += 10_000;
                 shown[i] = shown[i] - 10_000 + 30_000;
-                let late = by == Color::White && n == 42;
+                let late = by == Color::White && n == white_gets_it;
                 if late || (by == Color::Black && n == 40) {
                     shown[i] += 1_800_000;
                 }
                 let r = report(shown, Some(by.other()), Some(by));
-                let _ = clock.report(NodeMs(now), &r, Some(by), true);
+                events.extend(clock.report(NodeMs(now), &r, Some(by), true));
             }
         }
+        (clock, events)
+    }
+
+    #[test]
+    fn a_period_shown_a_few_moves_late_is_a_counter_catching_up() {
+        // The clock adds the 30 min at move 42 (its move counter two behind): pending at 40
+        // and 41, then agreeing again; nothing recorded, nothing raised.
+        let (clock, events) = period_shown_at(42);
         let white: Vec<_> = clock
             .checks()
             .iter()
@@ -964,15 +1104,109 @@ mod tests {
         assert_eq!(white[39], Verdict::PeriodPending);
         assert_eq!(white[40], Verdict::PeriodPending);
         assert_eq!(white[41], Verdict::Agrees);
-        let raised: Vec<_> = clock
+        assert!(clock.deviations().is_empty(), "{:?}", clock.deviations());
+        assert!(events.is_empty(), "{events:?}");
+    }
+
+    #[test]
+    fn a_period_not_shown_past_the_grace_is_raised_once_the_next_press_confirms_6_10_2() {
+        // Not added by move 44 (40 + the grace): recorded then, raised at move 45 when it
+        // still has not shown, once.
+        let (clock, events) = period_shown_at(48);
+        let recorded: Vec<_> = clock
             .deviations()
             .iter()
-            .map(|d| (d.kind, d.side, d.moves))
+            .map(|d| (d.kind, d.side, d.moves, d.outcome))
             .collect();
         assert_eq!(
-            raised,
-            vec![(DeviationKind::PeriodNotAdded, Color::White, 41)]
+            recorded,
+            vec![(
+                DeviationKind::PeriodNotAdded,
+                Color::White,
+                40 + PERIOD_GRACE_MOVES,
+                Outcome::Confirmed
+            )]
         );
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(clock.deviations()[0].difference_ms(), -1_800_000);
+        // Shown at move 46, a move after the grace: recorded, but only late.
+        let (clock, events) = period_shown_at(40 + PERIOD_GRACE_MOVES + 1);
+        assert_eq!(clock.deviations()[0].outcome, Outcome::Passed);
+        assert!(events.is_empty(), "{events:?}");
+    }
+
+    /// 15+10 from the start, White's clock showing `white_after[k]` after White's move
+    /// `k + 1` (each move 5 s); Black's clock runs by the rules. The clock and what it raised.
+    fn white_shows(white_after: &[u64]) -> (BoardClock, Vec<ClockEvent>) {
+        let mut clock = BoardClock::new(Some(tc("900+10")));
+        let mut shown = [910_000u64, 910_000];
+        let mut events = clock.report(
+            NodeMs(0),
+            &report(shown, Some(Color::White), None),
+            None,
+            true,
+        );
+        let mut now = 0;
+        for white in white_after {
+            for by in [Color::White, Color::Black] {
+                now += 5_000;
+                match by {
+                    Color::White => shown[0] = *white,
+                    Color::Black => shown[1] += 5_000,
+                }
+                let r = report(shown, Some(by.other()), Some(by));
+                events.extend(clock.report(NodeMs(now), &r, Some(by), true));
+            }
+        }
+        (clock, events)
+    }
+
+    #[test]
+    fn a_clock_changed_and_kept_is_raised_at_the_players_next_press() {
+        // After move 2 White's clock shows a minute more and keeps it: recorded at move 2,
+        // raised at move 3, when the clock still counts from there.
+        let (_, events) = white_shows(&[915_000, 920_000]);
+        assert!(events.is_empty(), "held until the next press: {events:?}");
+        let (clock, events) = white_shows(&[915_000, 980_000, 985_000]);
+        let [ClockEvent::Deviation(raised)] = events.as_slice() else {
+            panic!("one deviation raised: {events:?}");
+        };
+        assert_eq!(
+            (raised.kind, raised.moves, raised.difference_ms()),
+            (DeviationKind::ClockAdjusted, 2, 60_000)
+        );
+        assert_eq!(clock.deviations()[0].outcome, Outcome::Confirmed);
+    }
+
+    #[test]
+    fn a_clock_that_goes_back_at_the_next_press_had_one_wrong_reading() {
+        // White's display read a minute high once, then the time it should show again.
+        let (clock, events) = white_shows(&[915_000, 980_000, 925_000, 930_000]);
+        assert!(events.is_empty(), "{events:?}");
+        let outcomes: Vec<_> = clock.deviations().iter().map(|d| d.outcome).collect();
+        assert_eq!(outcomes, [Outcome::Glitch, Outcome::Glitch]);
+        assert_eq!(clock.checks()[6].verdict, Verdict::Agrees);
+    }
+
+    #[test]
+    fn an_increment_missed_once_is_recorded_missed_twice_is_raised() {
+        // 10 s missing at move 2 only: for the record.
+        let (clock, events) = white_shows(&[915_000, 910_000, 915_000]);
+        assert!(events.is_empty(), "{events:?}");
+        assert_eq!(clock.deviations()[0].kind, DeviationKind::IncrementMissing);
+        assert_eq!(clock.deviations()[0].outcome, Outcome::Passed);
+        // Missing from move 2 on: raised once, at move 3.
+        let (clock, events) = white_shows(&[915_000, 910_000, 905_000, 900_000, 895_000]);
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(clock.deviations().len(), 1);
+    }
+
+    #[test]
+    fn a_press_with_the_flag_down_is_a_flag_fall_not_a_missing_increment() {
+        let (clock, _) = white_shows(&[915_000, 0]);
+        assert_eq!(clock.checks()[2].verdict, Verdict::Flagged);
+        assert!(clock.deviations().is_empty(), "{:?}", clock.deviations());
+        assert!(clock.flag(Color::White).is_some());
     }
 
     /// A 90 min + 30 s clock that showed its start (1:30:30 each) and runs White's time.

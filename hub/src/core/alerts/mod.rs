@@ -69,6 +69,10 @@ pub struct Facts {
     /// How the game ended, or what differs (`checkmate`, `increment_missing`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// A clock's difference from the time it should show, in seconds (what it shows minus
+    /// what the time control and the moves give: positive, the player has more time).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub difference_s: Option<i64>,
     /// Zone alerts: the boards concerned.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub boards: Vec<u16>,

@@ -106,7 +106,8 @@ const BEFORE_NEXT_MOVE: Phrase = [
 ];
 
 /// `(what happened, what to do)` per kind, with placeholders: `{side}`, `{result}`, `{s}`
-/// (seconds), `{move}`, `{detail}`, `{boards}`, `{n}`.
+/// (seconds), `{move}`, `{detail}`, `{boards}`, `{n}`, `{diff}` (a clock's difference,
+/// `+1:05`), `{since}` (" after move 12", or nothing).
 fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
     use AlertKind::*;
     match kind {
@@ -256,20 +257,20 @@ fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
         ),
         ClockSetWrong => (
             [
-                "{side}'s clock differs from the time control: {detail}.",
-                "{side}s klokke avviker fra tidskontrollen: {detail}.",
-                "{side}s klocka avviker från betänketiden: {detail}.",
-                "{side}s ur afviger fra tidskontrollen: {detail}.",
-                "{side}n kello poikkeaa aikarajoituksesta: {detail}.",
-                "{side} órája eltér az időbeosztástól: {detail}.",
+                "{side}'s clock shows {diff} against the time control{since}: {detail}.",
+                "{side}s klokke viser {diff} mot tidskontrollen{since}: {detail}.",
+                "{side}s klocka visar {diff} mot betänketiden{since}: {detail}.",
+                "{side}s ur viser {diff} i forhold til tidskontrollen{since}: {detail}.",
+                "{side}n kello näyttää {diff} aikarajoitukseen nähden{since}: {detail}.",
+                "{side} órája {diff} eltérést mutat az időbeosztáshoz képest{since}: {detail}.",
             ],
             [
-                "Check the clock and correct it.",
-                "Kontroller klokken og rett den.",
-                "Kontrollera klockan och rätta den.",
-                "Kontrollér uret og ret det.",
-                "Tarkista kello ja korjaa se.",
-                "Ellenőrizze és javítsa az órát.",
+                "Check the clock with the players: correct its setting, or enter time you added as a decision.",
+                "Kontroller klokken med spillerne: rett innstillingen, eller registrer tid du la til som en avgjørelse.",
+                "Kontrollera klockan med spelarna: rätta inställningen, eller registrera tid du lade till som ett beslut.",
+                "Kontrollér uret med spillerne: ret indstillingen, eller registrér tid, du lagde til, som en afgørelse.",
+                "Tarkista kello pelaajien kanssa: korjaa asetus tai kirjaa lisäämäsi aika päätöksenä.",
+                "Ellenőrizze az órát a játékosokkal: javítsa a beállítást, vagy rögzítse döntésként a hozzáadott időt.",
             ],
         ),
         TimeTrouble => (
@@ -597,6 +598,27 @@ fn detail_words(detail: &str) -> Option<Phrase> {
     })
 }
 
+/// " after move {n}" in each language.
+const AFTER_MOVE: Phrase = [
+    " after move {n}",
+    " etter trekk {n}",
+    " efter drag {n}",
+    " efter træk {n}",
+    " siirron {n} jälkeen",
+    " a(z) {n}. lépés után",
+];
+
+/// A signed difference of a clock, `+1:05`, `−0:30`, `+1:02:03`.
+fn signed_clock(seconds: i64) -> String {
+    let sign = if seconds < 0 { '−' } else { '+' };
+    let s = seconds.unsigned_abs();
+    if s >= 3600 {
+        format!("{sign}{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{sign}{}:{:02}", s / 60, s % 60)
+    }
+}
+
 /// `(text, action)` for an alert in `language`.
 pub fn render(
     kind: AlertKind,
@@ -622,6 +644,13 @@ pub fn render(
         .replace("{result}", result)
         .replace("{s}", &facts.seconds.unwrap_or(0).to_string())
         .replace("{move}", &facts.move_number.unwrap_or(0).to_string())
+        .replace("{diff}", &signed_clock(facts.difference_s.unwrap_or(0)))
+        .replace(
+            "{since}",
+            &facts.move_number.map_or(String::new(), |n| {
+                AFTER_MOVE[i].replace("{n}", &n.to_string())
+            }),
+        )
         .replace("{detail}", &detail)
         .replace("{n}", &facts.boards.len().to_string())
         .replace("{boards}", &boards.join(", "));
@@ -641,6 +670,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_clock_alert_says_how_much_and_since_when() {
+        let facts = Facts {
+            side: Some(Side::Black),
+            move_number: Some(19),
+            detail: Some("clock_adjusted".into()),
+            difference_s: Some(65),
+            ..Facts::default()
+        };
+        let (text, _) = render(
+            AlertKind::ClockSetWrong,
+            &facts,
+            Some(3),
+            "A",
+            None,
+            Language::English,
+        );
+        assert_eq!(
+            text,
+            "Board 3: Black's clock shows +1:05 against the time control after move 19: \
+             changed without a reason the hub knows."
+        );
+        assert_eq!(signed_clock(-1800), "−30:00");
+        assert_eq!(signed_clock(3723), "+1:02:03");
+    }
+
+    #[test]
     fn every_kind_speaks_every_language_without_a_placeholder_left() {
         let facts = Facts {
             side: Some(Side::White),
@@ -648,6 +703,7 @@ mod tests {
             seconds: Some(12),
             move_number: Some(31),
             detail: Some("checkmate".into()),
+            difference_s: Some(-65),
             boards: vec![3, 4, 5],
         };
         for kind in AlertKind::ALL {

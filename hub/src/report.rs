@@ -1,0 +1,344 @@
+//! `hub alert-report`: real games replayed through the core as a hall sees them, and what
+//! the arbiters' pagers would have shown, per 100 games by kind. A threshold is changed by
+//! measuring it here, not by guessing.
+//!
+//! Each game is a board of a hall that plays them all at once from the same start (one hall
+//! per time control), its node reporting as `board-node replay` does (placements, presses
+//! with the recorded `[%clk]`, a heartbeat every 5 s), the hall in zones of
+//! [`ZONE_BOARDS`] boards. The desk is given the time every second. When the source's game
+//! ends without the rules ending it (a resignation, an agreed draw, a flag), the arbiter
+//! records its result [`ARBITER_DELAY_MS`] later, as in a hall.
+
+use std::collections::BTreeMap;
+
+use board_node::pgn::PgnGame;
+use board_node::replay::{self, ThinkTimes};
+use board_node::source::{Reading, Timed};
+use protocol::time_control::TimeControl;
+use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
+
+use crate::core::alerts::routing::Zone;
+use crate::core::alerts::{Alert, AlertDesk, AlertKind, AlertSettings, Routing};
+use crate::core::arbiter::{ArbiterAction, Cause, Decision, DecisionRecord, GameResult};
+use crate::core::ending::Status;
+use crate::core::hall::{Effect, Hall};
+use crate::core::laws::{self, Edition, Rules};
+use crate::core::record::Record;
+use crate::core::time::HubMs;
+
+/// Boards per zone (one arbiter's share of a hall).
+pub const ZONE_BOARDS: u16 = 20;
+
+/// How long after a game's last event the arbiter records a result the rules did not give.
+pub const ARBITER_DELAY_MS: u64 = 5_000;
+
+/// How often the node reports that it is alive (`board-node`'s heartbeat).
+const HEARTBEAT_MS: u64 = 5_000;
+
+/// How often the desk is given the time.
+const TICK_MS: u64 = 1_000;
+
+/// What the arbiters got from a file of games.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct AlertReport {
+    pub games: usize,
+    /// Alerts by kind (`clock_set_wrong` by its detail: `clock_set_wrong/clock_adjusted`).
+    pub alerts: BTreeMap<String, usize>,
+    /// `clock_set_wrong/clock_adjusted` alerts by the size of the difference.
+    pub clock_differences: BTreeMap<&'static str, usize>,
+    /// Flag forecasts that a flag fall of that board followed: the forecast's precision.
+    pub forecasts_borne_out: usize,
+}
+
+impl AlertReport {
+    /// Alerts of `kind` per 100 games.
+    pub fn per_100_games(&self, count: usize) -> f64 {
+        100.0 * count as f64 / self.games.max(1) as f64
+    }
+
+    /// The report as a table.
+    pub fn table(&self) -> String {
+        let mut out = format!("{} games\n", self.games);
+        out.push_str(&format!(
+            "{:<40} {:>7} {:>15}\n",
+            "alert", "alerts", "per 100 games"
+        ));
+        for (kind, count) in &self.alerts {
+            out.push_str(&format!(
+                "{kind:<40} {count:>7} {:>15.1}\n",
+                self.per_100_games(*count)
+            ));
+        }
+        let total: usize = self.alerts.values().sum();
+        out.push_str(&format!(
+            "{:<40} {total:>7} {:>15.1}\n",
+            "all",
+            self.per_100_games(total)
+        ));
+        if let Some(forecasts) = self.alerts.get("flag_forecast") {
+            out.push_str(&format!(
+                "flag_forecast followed by a flag fall: {} of {forecasts}\n",
+                self.forecasts_borne_out
+            ));
+        }
+        if !self.clock_differences.is_empty() {
+            out.push_str("clock_adjusted by |difference|:");
+            for (band, count) in &self.clock_differences {
+                out.push_str(&format!(" {band}: {count}"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The band of a difference of `seconds`.
+fn band(seconds: i64) -> &'static str {
+    match seconds.unsigned_abs() {
+        0..=5 => "0-5 s",
+        6..=10 => "6-10 s",
+        11..=30 => "11-30 s",
+        31..=60 => "31-60 s",
+        61..=300 => "1-5 min",
+        _ => "over 5 min",
+    }
+}
+
+/// One board's events, in game time, and when its result is recorded.
+struct BoardScript {
+    events: Vec<(u64, UplinkBody)>,
+    source_result: Option<GameResult>,
+    ends_at: u64,
+}
+
+fn board_script(game: &PgnGame, tc: &TimeControl, thinks: ThinkTimes) -> BoardScript {
+    let readings: Vec<Timed> = replay::script_with(game, Some(tc), thinks);
+    let last = readings.last().map_or(0, |t| t.game_ms);
+    let ends_at = last + ARBITER_DELAY_MS;
+    let events = readings
+        .into_iter()
+        .map(|t| (t.game_ms, t.reading.body()))
+        .collect();
+    let source_result = match game.result() {
+        "1-0" => Some(GameResult::WhiteWins),
+        "0-1" => Some(GameResult::BlackWins),
+        "1/2-1/2" => Some(GameResult::Draw),
+        _ => None,
+    };
+    BoardScript {
+        events,
+        source_result,
+        ends_at,
+    }
+}
+
+/// Zones of [`ZONE_BOARDS`] boards over `boards` boards, no arbiters named.
+fn zones(boards: u16) -> Routing {
+    let zones = (0..boards.div_ceil(ZONE_BOARDS))
+        .map(|i| Zone {
+            name: format!("Z{}", i + 1),
+            boards: vec![i * ZONE_BOARDS + 1..=((i + 1) * ZONE_BOARDS).min(boards)],
+        })
+        .collect();
+    Routing {
+        zones,
+        arbiters: Vec::new(),
+    }
+}
+
+/// Replays `games` (each with its real time control) under `edition`'s Laws with the desk's
+/// `settings`, the moves' think times from `thinks` (a hall's node measures them as
+/// [`ThinkTimes::AsNode`]); every alert the arbiters got, with the index in `games` of the
+/// game it is about (`None`: a zone's).
+pub fn alerts(
+    games: &[(PgnGame, TimeControl)],
+    edition: Edition,
+    settings: &AlertSettings,
+    thinks: ThinkTimes,
+) -> Vec<(Option<usize>, Alert)> {
+    let mut by_control: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, (_, tc)) in games.iter().enumerate() {
+        by_control.entry(tc.to_string()).or_default().push(i);
+    }
+    let mut out = Vec::new();
+    for mut hall_games in by_control.into_values() {
+        hall_games.truncate(usize::from(u16::MAX));
+        let tc = games[hall_games[0]].1.clone();
+        let boards = u16::try_from(hall_games.len()).unwrap_or(u16::MAX);
+        let rules = Rules {
+            edition,
+            game_type: laws::speed(&tc, edition),
+            ..Rules::default()
+        };
+        let mut hall = Hall::new(rules).with_time_control(Some(tc.clone()));
+        let mut desk = AlertDesk::new(settings.clone(), zones(boards), rules);
+        let mut scripts: Vec<BoardScript> = hall_games
+            .iter()
+            .map(|i| board_script(&games[*i].0, &tc, thinks))
+            .collect();
+        // Every node reports that it is alive until the last game of the hall is over.
+        let hall_ends = scripts.iter().map(|s| s.ends_at).max().unwrap_or(0);
+        for script in &mut scripts {
+            let beats = (HEARTBEAT_MS..hall_ends).step_by(HEARTBEAT_MS as usize);
+            script
+                .events
+                .extend(beats.map(|at| (at, Reading::Heartbeat.body())));
+            script.events.sort_by_key(|(at, _)| *at);
+        }
+        replay_hall(&mut hall, &mut desk, &scripts);
+        out.extend(desk.alerts().map(|alert| {
+            let game = alert.board.map(|b| hall_games[usize::from(b) - 1]);
+            (game, alert.clone())
+        }));
+    }
+    out
+}
+
+/// [`alerts`], counted: what `hub alert-report` prints.
+pub fn run(
+    games: &[(PgnGame, TimeControl)],
+    edition: Edition,
+    settings: &AlertSettings,
+    thinks: ThinkTimes,
+) -> AlertReport {
+    let alerts = alerts(games, edition, settings, thinks);
+    let mut report = AlertReport {
+        games: games.len(),
+        ..AlertReport::default()
+    };
+    for (_, alert) in &alerts {
+        let name = serde_json::to_value(alert.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let key = match &alert.facts.detail {
+            Some(detail) if name == "clock_set_wrong" => format!("{name}/{detail}"),
+            _ => name.clone(),
+        };
+        if let Some(difference) = alert
+            .facts
+            .difference_s
+            .filter(|_| key == "clock_set_wrong/clock_adjusted")
+        {
+            *report
+                .clock_differences
+                .entry(band(difference))
+                .or_default() += 1;
+        }
+        *report.alerts.entry(key).or_default() += 1;
+    }
+    let flagged: Vec<Option<usize>> = alerts
+        .iter()
+        .filter(|(_, a)| matches!(a.kind, AlertKind::FlagFall | AlertKind::BothFlags))
+        .map(|(game, _)| *game)
+        .collect();
+    report.forecasts_borne_out = alerts
+        .iter()
+        .filter(|(game, a)| a.kind == AlertKind::FlagForecast && flagged.contains(game))
+        .count();
+    report
+}
+
+/// Every board's events in time order through the hall and the desk, the desk ticked every
+/// second, each result the rules did not give recorded by the arbiter.
+fn replay_hall(hall: &mut Hall, desk: &mut AlertDesk, scripts: &[BoardScript]) {
+    // (time, board index, event index); a result to record is event index `usize::MAX`.
+    let mut timeline: Vec<(u64, usize, usize)> = Vec::new();
+    for (b, script) in scripts.iter().enumerate() {
+        timeline.extend(
+            script
+                .events
+                .iter()
+                .enumerate()
+                .map(|(i, (at, _))| (*at, b, i)),
+        );
+        timeline.push((script.ends_at, b, usize::MAX));
+    }
+    timeline.sort_unstable();
+    let mut seqs = vec![0u64; scripts.len()];
+    let mut next_tick = TICK_MS;
+    let mut decision_id = 0;
+    for (at, b, i) in timeline {
+        while next_tick <= at {
+            let _ = desk.tick(HubMs(next_tick), hall);
+            next_tick += TICK_MS;
+        }
+        let board = BoardNo(u16::try_from(b + 1).unwrap_or(u16::MAX));
+        let now = HubMs(at);
+        if i == usize::MAX {
+            let Some(record) = arbiter_result(hall, board, scripts[b].source_result, now) else {
+                continue;
+            };
+            decision_id += 1;
+            let record = DecisionRecord {
+                id: decision_id,
+                after_seq: seqs[b],
+                ..record
+            };
+            if hall.decide(&record).is_ok() {
+                let _ = desk.on_decision(now, &record);
+            }
+            continue;
+        }
+        seqs[b] += 1;
+        let event = Uplink::new(
+            board,
+            Seq(seqs[b]),
+            NodeMs(at),
+            scripts[b].events[i].1.clone(),
+        );
+        let _ = hall.admit(now, &event);
+        for effect in hall.apply(&Record { at: now, event }) {
+            if matches!(effect, Effect::Game { .. } | Effect::Clock { .. }) {
+                let _ = desk.on_effect(now, hall, &effect);
+            }
+        }
+    }
+    let _ = desk.tick(HubMs(next_tick), hall);
+}
+
+/// The arbiter's record of a result the rules did not give: the flag's ruling where a flag
+/// fell, else the source's result (a resignation or an agreed draw).
+fn arbiter_result(
+    hall: &Hall,
+    board: BoardNo,
+    source: Option<GameResult>,
+    now: HubMs,
+) -> Option<DecisionRecord> {
+    let state = hall.board(board)?;
+    if state.game().status() != Status::Playing {
+        return None;
+    }
+    let (result, cause) = match state.flag_ruling() {
+        Some(ruling) => {
+            let result = match ruling.result? {
+                "1-0" => GameResult::WhiteWins,
+                "0-1" => GameResult::BlackWins,
+                _ => GameResult::Draw,
+            };
+            (result, Cause::FlagFall)
+        }
+        None => {
+            let result = source?;
+            let cause = match result {
+                GameResult::Draw => Cause::DrawAgreement,
+                _ => Cause::Resignation,
+            };
+            (result, cause)
+        }
+    };
+    Some(DecisionRecord {
+        id: 0,
+        board: board.0,
+        at: now,
+        after_seq: 0,
+        action: ArbiterAction {
+            arbiter: "report".into(),
+            decision: Decision::Result {
+                result,
+                cause: Some(cause),
+            },
+            note: None,
+        },
+    })
+}
