@@ -737,3 +737,34 @@ fn with_an_increment_a_player_short_of_time_gets_no_flag_forecast_the_flag_fall_
         .iter()
         .any(|a| a.kind == AlertKind::FlagFall));
 }
+
+#[test]
+fn a_clock_reading_taken_back_at_the_next_press_is_for_the_technician_not_the_pager() {
+    let mut room = rapid_room();
+    let mut s = rapid_started(&mut room, 7);
+    let hello = protocol::Hello {
+        software: "board-node test".into(),
+        board_hw: "DGT-7".into(),
+        clock_hw: "DGT3000-7".into(),
+        highest_seq: protocol::Seq(s.last_seq()),
+    };
+    let _ = s.send(&mut room.hall, protocol::UplinkBody::Hello(hello));
+    let mut changes = Vec::new();
+    // White's clock reads a minute high after move 2, and right again after move 3.
+    for (i, uci) in ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "d2d3"]
+        .into_iter()
+        .enumerate()
+    {
+        match i {
+            2 => s.clock[0] += 60_000,
+            4 => s.clock[0] -= 60_000,
+            _ => {}
+        }
+        let effects = s.play(&mut room.hall, uci, 5_000);
+        changes.extend(room.feed(&s, &effects));
+    }
+    assert!(clock_alerts(&changes).is_empty(), "{changes:#?}");
+    let report = hub::core::setup::nodes(&room.hall, &Default::default(), &[], HubMs(s.now));
+    let node = report.nodes.iter().find(|n| n.board == 7).unwrap();
+    assert_eq!(node.clock_glitches, 1);
+}

@@ -389,6 +389,18 @@ impl BoardClock {
         &self.deviations
     }
 
+    /// Readings the clock showed once and took back at the player's next press (each a
+    /// pair of [`Outcome::Glitch`] deviations): a stale or misread display, for the
+    /// technician.
+    pub fn glitches(&self) -> usize {
+        let glitched = self
+            .deviations
+            .iter()
+            .filter(|d| d.outcome == Outcome::Glitch)
+            .count();
+        glitched / 2
+    }
+
     /// When `side`'s flag was seen down.
     pub fn flag(&self, side: Color) -> Option<NodeMs> {
         self.flags[side].map(|(at, _)| at)
@@ -1185,6 +1197,7 @@ mod tests {
         assert!(events.is_empty(), "{events:?}");
         let outcomes: Vec<_> = clock.deviations().iter().map(|d| d.outcome).collect();
         assert_eq!(outcomes, [Outcome::Glitch, Outcome::Glitch]);
+        assert_eq!(clock.glitches(), 1);
         assert_eq!(clock.checks()[6].verdict, Verdict::Agrees);
     }
 

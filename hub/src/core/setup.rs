@@ -23,6 +23,10 @@ pub struct NodeView {
     pub silent_ms: Option<u64>,
     /// The board the configuration binds this hardware to, if any.
     pub bound_to: Option<u16>,
+    /// Clock readings taken back at the next press (a stale or misread display): off the
+    /// arbiters' pagers, for the technician to check the clock and its cable when they
+    /// repeat.
+    pub clock_glitches: usize,
 }
 
 /// Something the technician should fix.
@@ -90,6 +94,7 @@ pub fn nodes(
             connected: state.node_connected(now),
             silent_ms: state.last_heard().map(|t| now.since(t)),
             bound_to,
+            clock_glitches: state.clock().glitches(),
         });
     }
     for (hardware, boards) in by_hardware {
