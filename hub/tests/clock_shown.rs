@@ -47,15 +47,6 @@ struct Tally {
     deviations: BTreeMap<String, usize>,
 }
 
-/// The name the hub's JSON gives a unit enum.
-fn serde_name(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value)
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
 #[test]
 fn the_feed_shows_every_real_clock_as_it_showed_6_10_1() {
     let mut failures = Vec::new();
@@ -148,14 +139,14 @@ fn the_feed_shows_every_real_clock_as_it_showed_6_10_1() {
                 if check.verdict != hub::core::clock::Verdict::Agrees {
                     *tally
                         .oddities
-                        .entry(serde_name(&check.verdict))
+                        .entry(support::serde_name(&check.verdict))
                         .or_default() += 1;
                 }
             }
             for deviation in state.clock().deviations() {
                 *tally
                     .deviations
-                    .entry(serde_name(&deviation.kind))
+                    .entry(support::serde_name(&deviation.kind))
                     .or_default() += 1;
             }
         }

@@ -90,7 +90,9 @@ fn the_hubs_clock_model_meets_every_recorded_clock() {
                     pending_run[side] = 0;
                 }
                 if check.verdict != Verdict::Agrees {
-                    let list = examples.entry(serde_name(&check.verdict)).or_default();
+                    let list = examples
+                        .entry(support::serde_name(&check.verdict))
+                        .or_default();
                     if list.len() < 4 {
                         list.push(format!(
                             "game {} ply {}: model {} clk {} emt {:?}",
@@ -120,8 +122,8 @@ fn the_hubs_clock_model_meets_every_recorded_clock() {
                 }
             }
             for deviation in state.clock().deviations() {
-                let name = serde_name(&deviation.kind);
-                let outcome = serde_name(&deviation.outcome);
+                let name = support::serde_name(&deviation.kind);
+                let outcome = support::serde_name(&deviation.outcome);
                 *tally
                     .deviations
                     .entry(format!("{name} {outcome}"))
@@ -168,13 +170,4 @@ fn the_hubs_clock_model_meets_every_recorded_clock() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
-}
-
-/// The name the hub's JSON gives a unit enum.
-fn serde_name(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value)
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_owned()
 }

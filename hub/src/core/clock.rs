@@ -1072,18 +1072,21 @@ mod tests {
             .all(|d| d.outcome == Outcome::Confirmed));
     }
 
+    /// A clock under `control` that first shows `shown` with White's side running; what the
+    /// reading raised.
+    fn started(control: &str, shown: [u64; 2]) -> (BoardClock, Vec<ClockEvent>) {
+        let mut clock = BoardClock::new(Some(tc(control)));
+        let start = report(shown, Some(Color::White), None);
+        let events = clock.report(NodeMs(0), &start, None, true);
+        (clock, events)
+    }
+
     /// 40/90+30 with 30 min more after move 40, 10 s a move; Black's clock adds the period
     /// after move 40, White's only at White's move `white_gets_it`. The clock and the
     /// events it raised.
     fn period_shown_at(white_gets_it: u32) -> (BoardClock, Vec<ClockEvent>) {
-        let mut clock = BoardClock::new(Some(tc("40/5400+30:1800+30")));
         let mut shown = [5_430_000u64, 5_430_000];
-        let mut events = clock.report(
-            NodeMs(0),
-            &report(shown, Some(Color::White), None),
-            None,
-            true,
-        );
+        let (mut clock, mut events) = started("40/5400+30:1800+30", shown);
         let mut now = 0;
         for n in 1..=50u32 {
             for by in [Color::White, Color::Black] {
@@ -1150,14 +1153,8 @@ mod tests {
     /// 15+10 from the start, White's clock showing `white_after[k]` after White's move
     /// `k + 1` (each move 5 s); Black's clock runs by the rules. The clock and what it raised.
     fn white_shows(white_after: &[u64]) -> (BoardClock, Vec<ClockEvent>) {
-        let mut clock = BoardClock::new(Some(tc("900+10")));
         let mut shown = [910_000u64, 910_000];
-        let mut events = clock.report(
-            NodeMs(0),
-            &report(shown, Some(Color::White), None),
-            None,
-            true,
-        );
+        let (mut clock, mut events) = started("900+10", shown);
         let mut now = 0;
         for white in white_after {
             for by in [Color::White, Color::Black] {

@@ -23,6 +23,15 @@ pub fn real_data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/real")
 }
 
+/// The name the hub's JSON gives a unit enum (`"clock_adjusted"`).
+pub fn serde_name(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .expect("serializable")
+        .as_str()
+        .expect("a unit variant")
+        .to_owned()
+}
+
 /// A port nobody listens on now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
