@@ -12,13 +12,13 @@ mod common;
 use std::time::Instant;
 
 use board_node::{pgn, replay};
-use hub::broadcast::{self, BroadcastSettings, FeedCache};
 use hub::core::hall::Hall;
 use hub::core::record::Record;
 use hub::core::relay::Relay;
 use hub::core::time::HubMs;
-use hub::live::{self, Audience, SentTiles};
 use hub::pairings::Rounds;
+use hub::view::feed::{self, BroadcastSettings, FeedCache};
+use hub::view::tiles::{self, Audience, SentTiles};
 use protocol::{BoardNo, NodeMs, Seq, Uplink};
 
 const GAMES: &[u8] = include_bytes!("../demo/world-cup-2025-rapid.pgn");
@@ -51,11 +51,11 @@ fn main() {
     let rounds = Rounds::default();
     let runs = 20;
     let poll = |cache: &mut FeedCache| {
-        let feed = broadcast::games(
+        let feed = feed::games(
             &hall, &relay, &rounds, &settings, "bench", now, 1, None, cache,
         )
         .unwrap();
-        std::hint::black_box(broadcast::fingerprint(&feed));
+        std::hint::black_box(feed::fingerprint(&feed));
         feed.iter().map(|g| g.pgn.len()).sum::<usize>()
     };
     // Cold: every board rendered (a fresh cache each time).
@@ -83,7 +83,7 @@ fn main() {
     let mut tick_ms = Vec::new();
     for audience in [Audience::Arbiters, Audience::Spectators] {
         let badges = Default::default();
-        let tiles = || live::tiles(audience, &hall, &relay, &rounds, &badges, &settings, now);
+        let tiles = || tiles::tiles(audience, &hall, &relay, &rounds, &badges, &settings, now);
         let mut sent = SentTiles::default();
         let first = sent.changed(tiles()).len();
         assert_eq!(first, usize::from(BOARDS));

@@ -45,12 +45,12 @@ use protocol::time_control::TimeControl;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::broadcast::BroadcastSettings;
 use crate::core::alerts::routing::{Arbiter, Routing, Zone};
 use crate::core::alerts::{AlertSettings, Language};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
 use crate::edge::lichess::LichessTarget;
 use crate::pairings::{self, trf::Trf, Rounds};
+use crate::view::feed::BroadcastSettings;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -535,7 +535,7 @@ mod tests {
         // 2026-11-27 15:00 in Oslo (UTC+1) is 14:00 UTC.
         let at = start_time("2026-11-27T15:00+01:00").unwrap();
         assert_eq!(
-            crate::broadcast::pgn_date(crate::core::time::HubMs(at)),
+            crate::view::feed::pgn_date(crate::core::time::HubMs(at)),
             "2026.11.27"
         );
         assert_eq!(at, start_time("2026-11-27 14:00Z").unwrap());

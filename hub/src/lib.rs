@@ -14,16 +14,15 @@
 //! - [`demo`]: a demo hall with simulated boards replaying real games.
 //! - [`report`]: `hub alert-report`, what real games page the arbiters with.
 
-pub mod broadcast;
 pub mod config;
 pub mod core;
 pub mod demo;
 pub mod edge;
-pub mod live;
 pub mod metrics;
 pub mod pager;
 pub mod pairings;
 pub mod report;
 pub mod run;
+pub mod view;
 
 pub use run::{serve, BrokerChoice, Running, ServeConfig};

@@ -4,13 +4,13 @@
 
 mod support;
 
-use hub::broadcast::{self, BroadcastSettings};
 use hub::core::arbiter::DecisionRecord;
 use hub::core::hall::{Effect, Hall};
 use hub::core::laws::Rules;
 use hub::core::relay::Relay;
 use hub::core::time::HubMs;
 use hub::pairings::Rounds;
+use hub::view::feed::{self, BroadcastSettings};
 use protocol::BoardNo;
 use serde_json::json;
 use shakmaty::{Color, Position};
@@ -29,7 +29,7 @@ impl Feed {
     }
 
     fn result(&self, now: u64, settings: &BroadcastSettings) -> String {
-        let games = broadcast::games(
+        let games = feed::games(
             &self.hall,
             &self.relay,
             &Rounds::default(),
@@ -38,7 +38,7 @@ impl Feed {
             HubMs(now),
             1,
             Some(1),
-            &mut broadcast::FeedCache::default(),
+            &mut feed::FeedCache::default(),
         )
         .unwrap();
         let pgn = &games[0].pgn;

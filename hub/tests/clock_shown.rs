@@ -17,11 +17,11 @@ use std::collections::BTreeMap;
 
 use board_node::pgn;
 use board_node::replay;
-use hub::broadcast::{self, BroadcastSettings, FeedCache};
 use hub::core::hall::Hall;
 use hub::core::relay::Relay;
 use hub::core::time::HubMs;
 use hub::pairings::Rounds;
+use hub::view::feed::{self, BroadcastSettings, FeedCache};
 use protocol::time_control::TimeControl;
 use protocol::BoardNo;
 
@@ -71,7 +71,7 @@ fn the_feed_shows_every_real_clock_as_it_showed_6_10_1() {
             let script = replay::script_with(&game, told, replay::ThinkTimes::Broadcast);
             let end = script.last().map_or(0, |t| t.game_ms);
             support::events::feed_relayed(&mut hall, &mut relay, board, script);
-            let feed = broadcast::games(
+            let feed = feed::games(
                 &hall,
                 &relay,
                 &Rounds::default(),

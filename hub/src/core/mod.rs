@@ -7,6 +7,7 @@
 //! - [`game`]: one game reconstructed from placements and clock presses.
 //! - [`chess960`]: the start position of a Chess960 game, from the board.
 //! - [`clock`]: one board's clock: readings, the time control's model, their reconciliation.
+//! - [`fingerprint`]: FNV-1a, a stable 64-bit fingerprint.
 //! - [`flag`]: what a flag fall means: loss, draw, play on, and who acts (6.8, 6.9).
 //! - [`claim`]: checking a draw claim for the arbiter (9.2, 9.3).
 //! - [`ending`]: what ends a game at once, and which draw claims would be correct.
@@ -28,6 +29,7 @@ pub mod chess960;
 pub mod claim;
 pub mod clock;
 pub mod ending;
+pub mod fingerprint;
 pub mod flag;
 pub mod game;
 pub mod hall;

@@ -178,7 +178,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         bindings: Default::default(),
         // A demo on one's own machine: the page opens without a login.
         arbiter_token: None,
-        broadcast: crate::broadcast::BroadcastSettings {
+        broadcast: crate::view::feed::BroadcastSettings {
             event_name: Some("Zeitnot demo hall".into()),
             site: Some("Zeitnot".into()),
             delay_ms: 0,

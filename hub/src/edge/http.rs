@@ -15,7 +15,6 @@ use axum::{Json, Router};
 use protocol::BoardNo;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::broadcast::FeedGame;
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertState, Language};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
@@ -24,10 +23,11 @@ use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::setup::NodesReport;
 use crate::edge::access::{self, Access};
 use crate::edge::page::{self, LiveStart};
-use crate::edge::pager_feed::{AlertAction, AlertCommand};
-use crate::live::{Audience, SpectatorBoard};
 use crate::metrics::Metrics;
 use crate::pairings::{Pairing, RoundState};
+use crate::view::feed::FeedGame;
+use crate::view::pager::{AlertAction, AlertCommand};
+use crate::view::tiles::{Audience, SpectatorBoard};
 
 /// A question for the loop that owns the hall.
 pub enum Query {
@@ -318,7 +318,7 @@ async fn broadcast_pgn(
         return Err(ApiError::UnknownBoard(board.unwrap_or(0)));
     }
     let body: String = games.iter().map(|g| g.pgn.as_str()).collect();
-    let etag = format!("\"{:016x}\"", crate::broadcast::fingerprint(&games));
+    let etag = format!("\"{:016x}\"", crate::view::feed::fingerprint(&games));
     let modified = games.iter().map(|g| g.as_of.0).max().unwrap_or(0);
     let last_modified =
         httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_millis(modified));

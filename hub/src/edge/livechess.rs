@@ -17,8 +17,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::broadcast::FeedGame;
 use crate::pairings::{Pairing, Seat};
+use crate::view::feed::FeedGame;
 
 #[derive(Serialize)]
 struct Tournament<'a> {

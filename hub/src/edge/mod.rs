@@ -9,7 +9,6 @@
 //! - [`access`]: the arbiters' token: who may see the live games and the alerts.
 //! - [`lichess`]: pushing the round to a lichess broadcast.
 //! - [`livechess`]: the DGT LiveChess-compatible folder of the broadcast.
-//! - [`pager_feed`]: the JSON pagers get over MQTT and the commands they send back.
 
 pub mod access;
 pub mod broker;
@@ -19,5 +18,4 @@ pub mod lichess;
 pub mod livechess;
 pub mod mqtt;
 pub mod page;
-pub mod pager_feed;
 pub mod store;

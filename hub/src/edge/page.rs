@@ -16,7 +16,7 @@ use tokio::sync::broadcast;
 
 use super::access::COOKIE;
 use super::http::{Api, ApiError, Query};
-use crate::live::Audience;
+use crate::view::tiles::Audience;
 
 /// A page's start: the whole hall as of now (JSON), and the changes from then on.
 pub struct LiveStart {

@@ -10,8 +10,8 @@ use super::{AlertReply, Shell, OPEN_LIST_EVERY_MS};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{AlertChange, Change};
 use crate::core::time::HubMs;
-use crate::edge::pager_feed::{self, AlertAction, AlertCommand};
 use crate::metrics::BadPayload;
+use crate::view::pager::{self, AlertAction, AlertCommand};
 
 impl Shell {
     /// Writes alert changes; they are published (and `reply` answered) once durable.
@@ -45,7 +45,7 @@ impl Shell {
             let (_, change, reply) = self.unpublished.pop_front().expect("a front");
             self.link.publish_json(
                 topic::alerts(&self.event, &change.alert.zone),
-                pager_feed::change_message(&change),
+                pager::change_message(&change),
                 false,
             );
             self.metrics.alert_change_published();
@@ -75,7 +75,7 @@ impl Shell {
             let open = self.desk.open_in_zone(&zone).collect();
             self.link.publish_json(
                 topic::open_alerts(&self.event, &zone),
-                pager_feed::open_list(&zone, now, open),
+                pager::open_list(&zone, now, open),
                 true,
             );
         }
@@ -84,7 +84,7 @@ impl Shell {
     /// A pager acknowledges or resolves an alert. A bad command is counted, never fatal.
     pub(super) fn on_pager_command(&mut self, payload: &[u8]) -> anyhow::Result<()> {
         let topic = topic::pager_command(&self.event);
-        match pager_feed::parse_command(payload) {
+        match pager::parse_command(payload) {
             Ok((id, command)) => {
                 let (reply, mut answer) = oneshot::channel();
                 self.alert_command(id, command, reply)?;

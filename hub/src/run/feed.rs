@@ -4,10 +4,10 @@
 use protocol::topic;
 
 use super::Shell;
-use crate::broadcast::{self, FeedGame};
 use crate::core::game::GameEvent;
 use crate::core::hall::Effect;
 use crate::core::time::HubMs;
+use crate::view::feed::{self, FeedGame};
 
 impl Shell {
     /// Queues a move, or a game's end, for the MQTT live feed, due after the broadcast
@@ -23,7 +23,7 @@ impl Shell {
             return;
         }
         let round = self.rounds.in_play().unwrap_or(1);
-        if let Some(message) = broadcast::move_message(&self.hall, board.0, round) {
+        if let Some(message) = feed::move_message(&self.hall, board.0, round) {
             let due = HubMs(now.0 + self.broadcast.delay_ms);
             let topic = topic::broadcast_move(&self.event, round, *board);
             self.feed_queue.push_back((due, topic, message));
@@ -44,7 +44,7 @@ impl Shell {
         let Some(games) = self.feed(now, round, None) else {
             return;
         };
-        let print = broadcast::fingerprint(&games);
+        let print = feed::fingerprint(&games);
         if Some(print) == self.feed_followed.0 {
             return;
         }
@@ -93,7 +93,7 @@ impl Shell {
         round: usize,
         board: Option<u16>,
     ) -> Option<Vec<FeedGame>> {
-        broadcast::games(
+        feed::games(
             &self.hall,
             &self.relay,
             &self.rounds,

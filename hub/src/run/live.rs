@@ -10,7 +10,7 @@ use super::Shell;
 use crate::core::alerts::Alert;
 use crate::core::time::HubMs;
 use crate::edge::page::LiveStart;
-use crate::live::{self, Audience, SentTiles, Tile};
+use crate::view::tiles::{self, Audience, SentTiles, Tile};
 
 /// Batches a page may fall behind before it is sent the whole hall again.
 const PAGE_BACKLOG: usize = 64;
@@ -127,10 +127,10 @@ impl Shell {
 
     fn fresh_tiles(&self, audience: Audience, now: HubMs) -> Vec<Tile> {
         let badges = match audience {
-            Audience::Arbiters => live::alert_badges(self.desk.alerts()),
+            Audience::Arbiters => tiles::alert_badges(self.desk.alerts()),
             Audience::Spectators => Default::default(),
         };
-        live::tiles(
+        tiles::tiles(
             audience,
             &self.hall,
             &self.relay,
@@ -146,14 +146,14 @@ impl Shell {
         &self,
         board: protocol::BoardNo,
         now: HubMs,
-    ) -> Option<live::SpectatorBoard> {
+    ) -> Option<tiles::SpectatorBoard> {
         let state = self.hall.board(board)?;
         let pairing = self
             .rounds
             .games_in_play()
             .iter()
             .find(|p| p.board == board.0);
-        Some(live::spectator_board(
+        Some(tiles::spectator_board(
             board.0,
             state,
             pairing,

@@ -25,7 +25,6 @@ use board_node::link::{BrokerAddr, LinkEvent};
 use protocol::{codec, topic, BoardNo, DecodeError, DownlinkBody};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::broadcast::BroadcastSettings;
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertChange, AlertDesk, AlertSettings, Routing};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
@@ -42,6 +41,7 @@ use crate::edge::mqtt::{self, HubLink};
 use crate::edge::store::Journal;
 use crate::metrics::{BadPayload, Metrics};
 use crate::pairings::{Pairing, Rounds};
+use crate::view::feed::BroadcastSettings;
 use protocol::time_control::TimeControl;
 
 /// Which broker the hub uses.
@@ -228,7 +228,7 @@ pub async fn serve(
         relay,
         broadcast: config.broadcast,
         feed_queue: std::collections::VecDeque::new(),
-        feed_cache: crate::broadcast::FeedCache::default(),
+        feed_cache: crate::view::feed::FeedCache::default(),
         folder_written: HashMap::new(),
         feed_followed: (None, HubMs(0)),
         lichess,
@@ -407,7 +407,7 @@ struct Shell {
     /// The LiveChess folder's game files as last written, by board.
     folder_written: HashMap<u16, u64>,
     /// Rendered feed games, reused until they change.
-    feed_cache: crate::broadcast::FeedCache,
+    feed_cache: crate::view::feed::FeedCache,
     /// The MQTT live feed's messages waiting for the broadcast delay: due, topic, JSON.
     feed_queue: std::collections::VecDeque<(HubMs, String, Vec<u8>)>,
     rounds: Rounds,

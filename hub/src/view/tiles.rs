@@ -2,14 +2,13 @@
 //! the pages were last told. Arbiters see every board live, with its open alerts and its
 //! node; spectators see what the broadcast delay lets the public see, and no alerts.
 //!
-//! Pure, like [`crate::broadcast`]: the shell rebuilds the tiles on its tick and sends only
+//! Pure, like [`crate::view::feed`]: the shell rebuilds the tiles on its tick and sends only
 //! those that differ, so a page's traffic follows what happens in the hall, not its size.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::broadcast::{self, BroadcastSettings};
 use crate::core::alerts::{Alert, Severity};
 use crate::core::board::{BoardState, ClockFace, TimeTrouble};
 use crate::core::clock::MoveCheck;
@@ -17,6 +16,7 @@ use crate::core::hall::Hall;
 use crate::core::relay::Relay;
 use crate::core::time::HubMs;
 use crate::pairings::{Pairing, Rounds, Seat};
+use crate::view::feed::{self, BroadcastSettings};
 
 /// Who a view is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -132,7 +132,7 @@ pub fn spectator_tile(
     now: HubMs,
 ) -> Tile {
     let visible = relay.visible(board, now, settings.delay_ms);
-    let result = broadcast::shown_result(state, visible, settings);
+    let result = feed::shown_result(state, visible, settings);
     let plies = visible.plies;
     let clock = state.and_then(|s| {
         let checks = s.clock().checks();

@@ -3,6 +3,7 @@
 
 use crate::core::board::BoardState;
 use crate::core::clock::MoveCheck;
+use crate::core::fingerprint::fnv1a;
 use crate::core::game::Game;
 use crate::core::hall::Hall;
 use crate::core::laws::Rules;
@@ -50,12 +51,6 @@ type RenderKey = (Visible, &'static str, usize, Option<u64>);
 #[derive(Debug, Default)]
 pub struct FeedCache {
     games: std::collections::HashMap<u16, (RenderKey, FeedGame)>,
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
-        (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 fn player(seat: &Seat) -> Player {

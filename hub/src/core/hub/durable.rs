@@ -1,0 +1,84 @@
+//! What waits for the journal: one queue, in journal order. Nothing leaves the hub before
+//! the write that makes it true is flushed: a node's acknowledgement, an alert on a pager,
+//! an arbiter's answer.
+
+use std::collections::VecDeque;
+
+use protocol::{BoardNo, Seq};
+
+use super::output::{Position, RequestId};
+use crate::core::alerts::{Alert, AlertChange};
+use crate::core::arbiter::AuditEntry;
+
+/// What is done once its write is durable.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deferred {
+    /// The board's events up to `seq` may be acknowledged.
+    Ack(BoardNo, Seq),
+    /// An alert change may be published; `reply` waits for it (an acknowledgement).
+    Alert(AlertChange, Option<RequestId>),
+    /// An arbiter's decision may be confirmed.
+    Decision(RequestId, AuditEntry),
+    /// A binding may be confirmed with the nodes' report.
+    Binding(RequestId),
+}
+
+/// Writes not yet durable, with what waits on each.
+#[derive(Debug, Default)]
+pub struct Pending {
+    next: Position,
+    waiting: VecDeque<(Position, Deferred)>,
+}
+
+impl Pending {
+    /// The position of the next write.
+    pub fn next_position(&mut self) -> Position {
+        self.next = Position(self.next.0 + 1);
+        self.next
+    }
+
+    /// `deferred` waits for the write at `at`.
+    pub fn wait(&mut self, at: Position, deferred: Deferred) {
+        self.waiting.push_back((at, deferred));
+    }
+
+    /// Everything whose write is durable by `up_to`, in journal order.
+    pub fn durable(&mut self, up_to: Position) -> Vec<Deferred> {
+        let mut done = Vec::new();
+        while self.waiting.front().is_some_and(|(at, _)| *at <= up_to) {
+            let (_, deferred) = self.waiting.pop_front().expect("a front");
+            done.push(deferred);
+        }
+        done
+    }
+
+    /// Alerts written but not yet published (the live pages' view of what is coming).
+    pub fn alerts(&self) -> impl Iterator<Item = &Alert> {
+        self.waiting.iter().filter_map(|(_, d)| match d {
+            Deferred::Alert(change, _) => Some(&change.alert),
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_waits_leaves_in_journal_order_once_durable() {
+        let mut pending = Pending::default();
+        let a = pending.next_position();
+        let b = pending.next_position();
+        pending.wait(a, Deferred::Ack(BoardNo(1), Seq(1)));
+        pending.wait(b, Deferred::Ack(BoardNo(2), Seq(7)));
+        assert!(pending.durable(Position(0)).is_empty());
+        assert_eq!(
+            pending.durable(a),
+            [Deferred::Ack(BoardNo(1), Seq(1))],
+            "b is not durable yet"
+        );
+        assert_eq!(pending.durable(b), [Deferred::Ack(BoardNo(2), Seq(7))]);
+        assert!(pending.durable(Position(99)).is_empty());
+    }
+}

@@ -1,0 +1,82 @@
+//! What the hub's core asks the shell to do: [`Output`], polled with
+//! [`super::Hub::poll_output`], carried out in order and never decided on.
+
+use protocol::{BoardNo, DownlinkBody};
+
+use crate::core::alerts::desk::AlertError;
+use crate::core::alerts::{Alert, AlertChange};
+use crate::core::arbiter::{AuditEntry, DecisionError, DecisionRecord};
+use crate::core::record::Record;
+use crate::core::setup::NodesReport;
+use crate::metrics::BadPayload;
+
+/// Where a write stands in the journal's order: the shell reports back, through
+/// [`super::Hub::handle_durable`], the position up to which everything is flushed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Position(pub u64);
+
+/// The shell's number for a request whose answer may wait for the journal (an arbiter's
+/// decision, an acknowledgement, a binding); the answer comes as [`Output::Reply`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RequestId(pub u64);
+
+/// What goes into the journal. A failed write stops the hub: nothing is acknowledged that
+/// is not written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    Event(Record),
+    Decision(DecisionRecord),
+    /// An alert's latest state, replacing the stored one.
+    Alert(Alert),
+    /// The technician bound a node's e-board hardware to a board (`None`: unbound).
+    Binding {
+        hardware: String,
+        board: Option<u16>,
+    },
+}
+
+/// The answer to a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Decision(Result<AuditEntry, DecisionError>),
+    Alert(Result<Alert, AlertError>),
+    /// A binding is durable: the nodes as the technician now sees them.
+    Nodes(NodesReport),
+}
+
+/// Something the metrics count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    EventAccepted,
+    DuplicateDropped,
+    GapEvent,
+    ResendRequested,
+    AckSent,
+    AlertRaised,
+    /// A journal record that no longer fits (damaged, out of sequence): skipped.
+    JournalRecordSkipped,
+    /// A command from outside that the hub refused.
+    Refused(BadPayload),
+}
+
+/// One thing for the shell to carry out.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub enum Output {
+    /// Append to the journal now, at this position; [`super::Hub::handle_durable`] once
+    /// flushed.
+    Write(Position, Write),
+    /// A message to a board's node.
+    Downlink(BoardNo, DownlinkBody),
+    /// A durable alert change: to the pagers of its zone and the supervision pages.
+    AlertChanged(AlertChange),
+    /// A retained MQTT message: a zone's open alerts, the live feed's move after the delay.
+    Publish {
+        topic: String,
+        payload: Vec<u8>,
+        retain: bool,
+    },
+    /// The answer to a request, once what it changed is durable.
+    Reply(RequestId, Reply),
+    Count(Count),
+}

@@ -1,0 +1,9 @@
+//! What the outside is shown, rendered from the core's state: pure functions, no IO.
+//!
+//! - [`feed`]: the broadcast feed's games (PGN, the delay, the players).
+//! - [`tiles`]: the supervision page's tiles and what changed.
+//! - [`pager`]: the JSON pagers get over MQTT, and the commands they send back.
+
+pub mod feed;
+pub mod pager;
+pub mod tiles;
