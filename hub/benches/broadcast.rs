@@ -1,5 +1,5 @@
 //! The cost of the public feed: 1,000 boards, each with a whole real rapid game played
-//! through the hall and the relay, rendered as `GET /broadcast/round/1/games.pgn` renders
+//! through the hub's core, rendered as `GET /broadcast/round/1/games.pgn` renders
 //! them (tags, every move with `%clk` and `%emt`), and the supervision page's tick (every
 //! board's tile rebuilt and compared with what the pages were sent, for arbiters and for
 //! spectators), against serializing the same boards' summaries as JSON (`GET /api/boards`)
@@ -12,9 +12,7 @@ mod common;
 use std::time::Instant;
 
 use board_node::{pgn, replay};
-use hub::core::hall::Hall;
-use hub::core::record::Record;
-use hub::core::relay::Relay;
+use hub::core::hub::{Hub, HubConfig};
 use hub::core::time::HubMs;
 use hub::pairings::Rounds;
 use hub::view::feed::{self, BroadcastSettings, FeedCache};
@@ -26,8 +24,11 @@ const BOARDS: u16 = 1_000;
 
 fn main() {
     let games = pgn::read_games(GAMES).expect("demo games");
-    let mut hall = Hall::new(Default::default()).with_time_control(Some("900+10".parse().unwrap()));
-    let mut relay = Relay::default();
+    let mut hub = Hub::new(HubConfig {
+        event: "bench".into(),
+        time_control: Some("900+10".parse().unwrap()),
+        ..HubConfig::default()
+    });
     let mut last = 0;
     for b in 1..=BOARDS {
         let game = &games[usize::from(b) % games.len()];
@@ -38,21 +39,19 @@ fn main() {
                 NodeMs(t.game_ms),
                 t.reading.body(),
             );
-            let at = HubMs(t.game_ms);
             last = last.max(t.game_ms);
-            let _ = hall.admit(at, &event);
-            for effect in hall.apply(&Record { at, event }) {
-                relay.on_effect(at, &effect);
-            }
+            hub.handle_uplink(HubMs(t.game_ms), event);
+            let _ = hub.poll_all_durable(HubMs(t.game_ms));
         }
     }
+    let (hall, relay) = (hub.hall(), hub.relay());
     let now = HubMs(last + 1);
     let settings = BroadcastSettings::default();
     let rounds = Rounds::default();
     let runs = 20;
     let poll = |cache: &mut FeedCache| {
         let feed = feed::games(
-            &hall, &relay, &rounds, &settings, "bench", now, 1, None, cache,
+            hall, relay, &rounds, &settings, "bench", now, 1, None, cache,
         )
         .unwrap();
         std::hint::black_box(feed::fingerprint(&feed));
@@ -83,7 +82,7 @@ fn main() {
     let mut tick_ms = Vec::new();
     for audience in [Audience::Arbiters, Audience::Spectators] {
         let badges = Default::default();
-        let tiles = || tiles::tiles(audience, &hall, &relay, &rounds, &badges, &settings, now);
+        let tiles = || tiles::tiles(audience, hall, relay, &rounds, &badges, &settings, now);
         let mut sent = SentTiles::default();
         let first = sent.changed(tiles()).len();
         assert_eq!(first, usize::from(BOARDS));

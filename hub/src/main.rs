@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use board_node::link::BrokerAddr;
 use clap::{Parser, Subcommand};
+use hub::core::hub::HubConfig;
 use hub::core::laws::{Edition, GameType, Supervision};
 use hub::demo::{self, DemoConfig};
 use hub::{BrokerChoice, ServeConfig};
@@ -182,14 +183,21 @@ impl From<SupervisionArg> for Supervision {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // The hall's service logs what it does; the demo and the report print their own
+    // summary, and log only what goes wrong (RUST_LOG asks for more).
+    let default_filter = match cli.command {
+        Command::Serve { .. } => "warn,hub=info,board_node=warn",
+        Command::Pager { .. } | Command::Demo { .. } | Command::AlertReport { .. } => "warn",
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn,hub=info,board_node=warn".into()),
+                .unwrap_or_else(|_| default_filter.into()),
         )
         .init();
-    match Cli::parse().command {
+    match cli.command {
         Command::Serve {
             config,
             data,
@@ -225,18 +233,20 @@ async fn main() -> anyhow::Result<()> {
                 data,
                 broker,
                 http,
-                event: event
-                    .or(file.event_id.clone())
-                    .unwrap_or_else(|| "default".to_owned()),
-                rules,
-                time_control,
-                debounce_ms: (debounce_ms > 0).then_some(debounce_ms),
-                routing: file.routing,
-                alerts: file.alerts,
-                rounds: file.rounds,
-                broadcast: file.broadcast,
-                bindings: file.bindings,
                 arbiter_token: arbiter_token.or(file.arbiter_token),
+                hub: HubConfig {
+                    event: event
+                        .or(file.event_id.clone())
+                        .unwrap_or_else(|| "default".to_owned()),
+                    rules,
+                    time_control,
+                    debounce_ms: (debounce_ms > 0).then_some(debounce_ms),
+                    routing: file.routing,
+                    alerts: file.alerts,
+                    rounds: file.rounds,
+                    broadcast: file.broadcast,
+                    bindings: file.bindings,
+                },
             };
             hub::serve(config, None, shutdown_signal()).await
         }

@@ -18,12 +18,12 @@ use protocol::time_control::TimeControl;
 use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
 
 use crate::core::alerts::routing::Zone;
-use crate::core::alerts::{Alert, AlertDesk, AlertKind, AlertSettings, Routing};
-use crate::core::arbiter::{ArbiterAction, Cause, Decision, DecisionRecord, GameResult};
+use crate::core::alerts::{Alert, AlertKind, AlertSettings, Routing};
+use crate::core::arbiter::{ArbiterAction, Cause, Decision, GameResult};
 use crate::core::ending::Status;
-use crate::core::hall::{Effect, Hall};
+use crate::core::hall::Hall;
+use crate::core::hub::{Hub, HubConfig, RequestId};
 use crate::core::laws::{self, Edition, Rules};
-use crate::core::record::Record;
 use crate::core::time::HubMs;
 
 /// Boards per zone (one arbiter's share of a hall).
@@ -170,8 +170,14 @@ pub fn alerts(
             game_type: laws::speed(&tc, edition),
             ..Rules::default()
         };
-        let mut hall = Hall::new(rules).with_time_control(Some(tc.clone()));
-        let mut desk = AlertDesk::new(settings.clone(), zones(boards), rules);
+        let mut hub = Hub::new(HubConfig {
+            event: "report".into(),
+            rules,
+            time_control: Some(tc.clone()),
+            routing: zones(boards),
+            alerts: settings.clone(),
+            ..HubConfig::default()
+        });
         let mut scripts: Vec<BoardScript> = hall_games
             .iter()
             .map(|i| board_script(&games[*i].0, &tc, thinks))
@@ -185,8 +191,8 @@ pub fn alerts(
                 .extend(beats.map(|at| (at, Reading::Heartbeat.body())));
             script.events.sort_by_key(|(at, _)| *at);
         }
-        replay_hall(&mut hall, &mut desk, &scripts);
-        out.extend(desk.alerts().map(|alert| {
+        replay_hall(&mut hub, &scripts);
+        out.extend(hub.desk().alerts().map(|alert| {
             let game = alert.board.map(|b| hall_games[usize::from(b) - 1]);
             (game, alert.clone())
         }));
@@ -239,9 +245,9 @@ pub fn run(
     report
 }
 
-/// Every board's events in time order through the hall and the desk, the desk ticked every
-/// second, each result the rules did not give recorded by the arbiter.
-fn replay_hall(hall: &mut Hall, desk: &mut AlertDesk, scripts: &[BoardScript]) {
+/// Every board's events in time order through the hub, the time given every second, each
+/// result the rules did not give recorded by the arbiter; a journal that is durable at once.
+fn replay_hall(hub: &mut Hub, scripts: &[BoardScript]) {
     // (time, board index, event index); a result to record is event index `usize::MAX`.
     let mut timeline: Vec<(u64, usize, usize)> = Vec::new();
     for (b, script) in scripts.iter().enumerate() {
@@ -257,26 +263,18 @@ fn replay_hall(hall: &mut Hall, desk: &mut AlertDesk, scripts: &[BoardScript]) {
     timeline.sort_unstable();
     let mut seqs = vec![0u64; scripts.len()];
     let mut next_tick = TICK_MS;
-    let mut decision_id = 0;
     for (at, b, i) in timeline {
         while next_tick <= at {
-            let _ = desk.tick(HubMs(next_tick), hall);
+            hub.handle_timeout(HubMs(next_tick));
+            let _ = hub.poll_all_durable(HubMs(next_tick));
             next_tick += TICK_MS;
         }
         let board = BoardNo(u16::try_from(b + 1).unwrap_or(u16::MAX));
         let now = HubMs(at);
         if i == usize::MAX {
-            let Some(record) = arbiter_result(hall, board, scripts[b].source_result, now) else {
-                continue;
-            };
-            decision_id += 1;
-            let record = DecisionRecord {
-                id: decision_id,
-                after_seq: seqs[b],
-                ..record
-            };
-            if hall.decide(&record).is_ok() {
-                let _ = desk.on_decision(now, &record);
+            if let Some(action) = arbiter_result(hub.hall(), board, scripts[b].source_result) {
+                hub.handle_decision(now, RequestId(0), board, action);
+                let _ = hub.poll_all_durable(now);
             }
             continue;
         }
@@ -287,14 +285,11 @@ fn replay_hall(hall: &mut Hall, desk: &mut AlertDesk, scripts: &[BoardScript]) {
             NodeMs(at),
             scripts[b].events[i].1.clone(),
         );
-        let _ = hall.admit(now, &event);
-        for effect in hall.apply(&Record { at: now, event }) {
-            if matches!(effect, Effect::Game { .. } | Effect::Clock { .. }) {
-                let _ = desk.on_effect(now, hall, &effect);
-            }
-        }
+        hub.handle_uplink(now, event);
+        let _ = hub.poll_all_durable(now);
     }
-    let _ = desk.tick(HubMs(next_tick), hall);
+    hub.handle_timeout(HubMs(next_tick));
+    let _ = hub.poll_all_durable(HubMs(next_tick));
 }
 
 /// The arbiter's record of a result the rules did not give: the flag's ruling where a flag
@@ -303,8 +298,7 @@ fn arbiter_result(
     hall: &Hall,
     board: BoardNo,
     source: Option<GameResult>,
-    now: HubMs,
-) -> Option<DecisionRecord> {
+) -> Option<ArbiterAction> {
     let state = hall.board(board)?;
     if state.game().status() != Status::Playing {
         return None;
@@ -327,18 +321,12 @@ fn arbiter_result(
             (result, cause)
         }
     };
-    Some(DecisionRecord {
-        id: 0,
-        board: board.0,
-        at: now,
-        after_seq: 0,
-        action: ArbiterAction {
-            arbiter: "report".into(),
-            decision: Decision::Result {
-                result,
-                cause: Some(cause),
-            },
-            note: None,
+    Some(ArbiterAction {
+        arbiter: "report".into(),
+        decision: Decision::Result {
+            result,
+            cause: Some(cause),
         },
+        note: None,
     })
 }

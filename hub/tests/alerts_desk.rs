@@ -1,21 +1,22 @@
-//! The alert desk at event level: real board events through the hall, the desk fed with
-//! their effects and the passing of time. Each test names the article that applies.
+//! The alert desk at event level: board events through the hub's core (the hall, the desk,
+//! the journal flushing at once), the arbiters' decisions and the passing of time. Each
+//! test names the article that applies.
 
 mod support;
 
 use hub::core::alerts::routing::{Arbiter, Zone};
 use hub::core::alerts::{
-    Alert, AlertChange, AlertDesk, AlertKind, AlertSettings, AlertState, Change, Language, Routing,
-    Severity,
+    Alert, AlertChange, AlertKind, AlertSettings, AlertState, Change, Language, Routing, Severity,
 };
-use hub::core::arbiter::DecisionRecord;
-use hub::core::hall::{Effect, Hall};
+use hub::core::hub::HubConfig;
 use hub::core::laws::{GameType, Rules, Supervision};
 use hub::core::time::HubMs;
+use hub::pairings::{Pairing, Rounds, Seat};
 use protocol::BoardNo;
 use serde_json::json;
 use shakmaty::{Color, Position, Square};
 use support::events::Script;
+use support::hub::TestHub;
 
 fn routing() -> Routing {
     Routing {
@@ -46,17 +47,27 @@ fn routing() -> Routing {
     }
 }
 
-/// A hall of boards and the desk that watches it.
+/// A hall of boards and the desk that watches it: the hub's core.
 struct Room {
-    hall: Hall,
-    desk: AlertDesk,
+    hub: TestHub,
 }
 
 impl Room {
     fn new(rules: Rules, control: &str, settings: AlertSettings) -> Room {
+        Room::with_rounds(rules, control, settings, Rounds::default())
+    }
+
+    fn with_rounds(rules: Rules, control: &str, settings: AlertSettings, rounds: Rounds) -> Room {
         Room {
-            hall: Hall::new(rules).with_time_control(Some(control.parse().unwrap())),
-            desk: AlertDesk::new(settings, routing(), rules),
+            hub: TestHub::new(HubConfig {
+                event: "t".into(),
+                rules,
+                time_control: Some(control.parse().unwrap()),
+                routing: routing(),
+                alerts: settings,
+                rounds,
+                ..HubConfig::default()
+            }),
         }
     }
 
@@ -64,30 +75,26 @@ impl Room {
         Room::new(Rules::default(), "5400+30", AlertSettings::default())
     }
 
-    /// What the desk makes of `effects` at the script's time.
-    fn feed(&mut self, s: &Script, effects: &[Effect]) -> Vec<AlertChange> {
-        effects
-            .iter()
-            .flat_map(|e| self.desk.on_effect(HubMs(s.now), &self.hall, e))
-            .collect()
-    }
-
-    fn decide(&mut self, s: &Script, id: u64, action: serde_json::Value) -> Vec<AlertChange> {
+    /// The arbiter's decision at the script's board, at its time.
+    fn decide(&mut self, s: &Script, action: serde_json::Value) -> Vec<AlertChange> {
         let mut action = action;
         action["arbiter"] = json!("IA Test");
-        let record = DecisionRecord {
-            id,
-            board: s.board().0,
-            at: HubMs(s.now),
-            after_seq: s.last_seq(),
-            action: serde_json::from_value(action).unwrap(),
-        };
-        self.hall.decide(&record).expect("the decision fits");
-        self.desk.on_decision(HubMs(s.now), &record)
+        let action = serde_json::from_value(action).unwrap();
+        let (answer, changes) = self.hub.decide(HubMs(s.now), s.board(), action);
+        answer.expect("the decision fits");
+        changes
+    }
+
+    fn tick(&mut self, at: u64) -> Vec<AlertChange> {
+        self.hub.tick(HubMs(at))
     }
 
     fn open(&self) -> Vec<&Alert> {
-        self.desk.alerts().filter(|a| a.state.is_open()).collect()
+        self.hub
+            .desk()
+            .alerts()
+            .filter(|a| a.state.is_open())
+            .collect()
     }
 }
 
@@ -96,9 +103,36 @@ fn started(room: &mut Room, board: u16, clock_ms: u32) -> Script {
     let mut s = Script::new(BoardNo(board), clock_ms);
     s.increment_ms = 30_000;
     let start = s.position.board().clone();
-    s.show(&mut room.hall, &start);
-    s.reading(&mut room.hall, 0, Some(Color::White), None);
+    s.show(&mut room.hub, &start);
+    s.reading(&mut room.hub, 0, Some(Color::White), None);
     s
+}
+
+/// A round in play: (board, White, Black) for each game, starting at `start` (Unix ms).
+fn round(games: &[(u16, &str, &str)], start: Option<u64>) -> Rounds {
+    let seat = |name: &str| Seat {
+        name: name.to_owned(),
+        fide_id: None,
+        rating: None,
+        title: None,
+        federation: None,
+        start_rank: 0,
+    };
+    let games = games
+        .iter()
+        .map(|(board, white, black)| Pairing {
+            board: *board,
+            white: seat(white),
+            black: seat(black),
+            result: "*".into(),
+        })
+        .collect();
+    Rounds {
+        pairings: [(1, games)].into(),
+        in_play: Some(1),
+        starts: start.map(|at| (1, at)).into_iter().collect(),
+        ..Rounds::default()
+    }
 }
 
 fn raised(changes: &[AlertChange]) -> Vec<&Alert> {
@@ -111,19 +145,12 @@ fn raised(changes: &[AlertChange]) -> Vec<&Alert> {
 
 #[test]
 fn a_flag_fall_is_one_alert_with_6_9_in_its_zone_and_the_result_decision_resolves_it() {
-    let mut room = Room::standard();
-    room.desk
-        .set_players([(3, "Carlsen, Magnus – Nakamura, Hikaru".to_owned())].into());
+    let rounds = round(&[(3, "Carlsen, Magnus", "Nakamura, Hikaru")], None);
+    let mut room = Room::with_rounds(Rules::default(), "5400+30", Default::default(), rounds);
     let mut s = started(&mut room, 3, 5_400_000);
-    s.play(&mut room.hall, "e2e4", 5_000);
-    s.play(&mut room.hall, "e7e5", 5_000);
-    let effects = s.reading(
-        &mut room.hall,
-        1_000,
-        Some(Color::White),
-        Some(Color::White),
-    );
-    let changes = room.feed(&s, &effects);
+    s.play(&mut room.hub, "e2e4", 5_000);
+    s.play(&mut room.hub, "e7e5", 5_000);
+    let changes = s.reading(&mut room.hub, 1_000, Some(Color::White), Some(Color::White));
     let alerts = raised(&changes);
     assert_eq!(alerts.len(), 1, "{changes:?}");
     let alert = alerts[0];
@@ -146,12 +173,11 @@ fn a_flag_fall_is_one_alert_with_6_9_in_its_zone_and_the_result_decision_resolve
         "Bord 3: Hvids tid er udløbet. Resultat efter reglerne: 0-1."
     );
 
-    // The same events again (a replay, a duplicate) raise nothing new.
-    assert!(room.feed(&s, &effects).is_empty());
+    // The same event again (a duplicate) raises nothing new.
+    assert!(room.hub.uplink(HubMs(s.now), s.last_event()).is_empty());
 
     let changes = room.decide(
         &s,
-        1,
         json!({"decision": "result", "result": "0-1", "cause": "flag_fall"}),
     );
     let resolved: Vec<_> = changes
@@ -168,14 +194,13 @@ fn a_flag_fall_is_one_alert_with_6_9_in_its_zone_and_the_result_decision_resolve
 fn illegal_moves_7_5_5_first_time_to_the_opponent_second_the_game() {
     let mut room = Room::standard();
     let mut s = started(&mut room, 12, 5_400_000);
-    s.play(&mut room.hall, "e2e4", 5_000);
+    s.play(&mut room.hub, "e2e4", 5_000);
     // Black moves the king two squares (Ke8-e6) and presses.
     let mut illegal = s.position.board().clone();
     let king = illegal.remove_piece_at(Square::E8).unwrap();
     illegal.set_piece_at(Square::E6, king);
-    s.show(&mut room.hall, &illegal);
-    let effects = s.press(&mut room.hall, 4_000, 30_000);
-    let changes = room.feed(&s, &effects);
+    s.show(&mut room.hub, &illegal);
+    let changes = s.press(&mut room.hub, 4_000, 30_000);
     let alert = raised(&changes)[0].clone();
     assert_eq!(alert.kind, AlertKind::IllegalMove);
     assert_eq!(alert.article.as_deref(), Some("7.5.5"));
@@ -185,17 +210,16 @@ fn illegal_moves_7_5_5_first_time_to_the_opponent_second_the_game() {
     assert_eq!(alert.deadline, None, "standard chess: no A.5.2 deadline");
 
     // The arbiter reinstates: the alert is resolved by the decision.
-    let changes = room.decide(&s, 1, json!({"decision": "reinstate", "ply": 1}));
+    let changes = room.decide(&s, json!({"decision": "reinstate", "ply": 1}));
     assert_eq!(changes.len(), 1);
     assert_eq!(changes[0].change, Change::Resolved);
     assert_eq!(changes[0].alert.id, alert.id);
 
     // The same illegal move again: the second, which loses (7.5.5).
     let position = s.position.clone();
-    s.show(&mut room.hall, position.board());
-    s.show(&mut room.hall, &illegal);
-    let effects = s.press(&mut room.hall, 4_000, 30_000);
-    let changes = room.feed(&s, &effects);
+    s.show(&mut room.hub, position.board());
+    s.show(&mut room.hub, &illegal);
+    let changes = s.press(&mut room.hub, 4_000, 30_000);
     let second = raised(&changes)[0];
     assert_eq!(second.kind, AlertKind::SecondIllegalMove);
     assert_eq!(second.facts.result.as_deref(), Some("1-0"));
@@ -212,13 +236,12 @@ fn in_unsupervised_rapid_an_illegal_move_expires_when_the_opponent_moves_a_5_2()
     let mut room = Room::new(rules, "900+10", AlertSettings::default());
     let mut s = started(&mut room, 1, 900_000);
     s.increment_ms = 10_000;
-    s.play(&mut room.hall, "e2e4", 5_000);
+    s.play(&mut room.hub, "e2e4", 5_000);
     let mut illegal = s.position.board().clone();
     let king = illegal.remove_piece_at(Square::E8).unwrap();
     illegal.set_piece_at(Square::E6, king);
-    s.show(&mut room.hall, &illegal);
-    let effects = s.press(&mut room.hall, 4_000, 10_000);
-    let changes = room.feed(&s, &effects);
+    s.show(&mut room.hub, &illegal);
+    let changes = s.press(&mut room.hub, 4_000, 10_000);
     let alert = raised(&changes)[0].clone();
     assert_eq!(alert.article.as_deref(), Some("A.5.2"));
     assert_eq!(alert.facts.seconds, Some(60), "1 minute in rapid");
@@ -236,8 +259,7 @@ fn in_unsupervised_rapid_an_illegal_move_expires_when_the_opponent_moves_a_5_2()
         .unwrap()
         .into_position(shakmaty::CastlingMode::Standard)
         .unwrap();
-    let effects = s.play(&mut room.hall, "d2d4", 3_000);
-    let changes = room.feed(&s, &effects);
+    let changes = s.play(&mut room.hub, "d2d4", 3_000);
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0].change, Change::Expired);
     assert_eq!(changes[0].alert.state, AlertState::Expired);
@@ -247,14 +269,12 @@ fn in_unsupervised_rapid_an_illegal_move_expires_when_the_opponent_moves_a_5_2()
 fn a_paused_clock_calls_the_arbiter_6_11_2_and_stays_open_when_it_runs_again() {
     let mut room = Room::standard();
     let mut s = started(&mut room, 4, 5_400_000);
-    s.play(&mut room.hall, "e2e4", 5_000);
-    let effects = s.reading(&mut room.hall, 2_000, None, None);
-    let changes = room.feed(&s, &effects);
+    s.play(&mut room.hub, "e2e4", 5_000);
+    let changes = s.reading(&mut room.hub, 2_000, None, None);
     let alert = raised(&changes)[0].clone();
     assert_eq!(alert.kind, AlertKind::ClockPaused);
     assert_eq!(alert.article.as_deref(), Some("6.11.2"));
-    let effects = s.reading(&mut room.hall, 40_000, Some(Color::Black), None);
-    let changes = room.feed(&s, &effects);
+    let changes = s.reading(&mut room.hub, 40_000, Some(Color::Black), None);
     assert_eq!(changes.len(), 1);
     assert_eq!(changes[0].change, Change::Updated);
     assert_eq!(changes[0].alert.facts.seconds, Some(40));
@@ -265,10 +285,10 @@ fn a_paused_clock_calls_the_arbiter_6_11_2_and_stays_open_when_it_runs_again() {
 fn a_silent_node_is_offline_after_15_s_and_expires_when_heard_again() {
     let mut room = Room::standard();
     let mut s = started(&mut room, 5, 5_400_000);
-    s.play(&mut room.hall, "e2e4", 5_000);
+    s.play(&mut room.hub, "e2e4", 5_000);
     let heard = s.now;
-    assert!(room.desk.tick(HubMs(heard + 14_000), &room.hall).is_empty());
-    let changes = room.desk.tick(HubMs(heard + 16_000), &room.hall);
+    assert!(room.tick(heard + 14_000).is_empty());
+    let changes = room.tick(heard + 16_000);
     let offline: Vec<_> = raised(&changes)
         .into_iter()
         .filter(|a| a.kind == AlertKind::NodeOffline)
@@ -278,14 +298,13 @@ fn a_silent_node_is_offline_after_15_s_and_expires_when_heard_again() {
     assert_eq!(offline[0].facts.seconds, Some(16));
     // Ticks while it stays silent add nothing.
     assert!(room
-        .desk
-        .tick(HubMs(heard + 20_000), &room.hall)
+        .tick(heard + 20_000)
         .iter()
         .all(|c| c.alert.kind != AlertKind::NodeOffline));
     // The node is back.
     s.now = heard + 25_000;
-    let _ = s.send(&mut room.hall, protocol::UplinkBody::Heartbeat);
-    let changes = room.desk.tick(HubMs(s.now), &room.hall);
+    let _ = s.send(&mut room.hub, protocol::UplinkBody::Heartbeat);
+    let changes = room.tick(s.now);
     let back: Vec<_> = changes
         .iter()
         .filter(|c| c.alert.kind == AlertKind::NodeOffline)
@@ -299,27 +318,25 @@ fn an_unacknowledged_alert_escalates_to_the_chief_an_acknowledged_one_does_not()
     let mut room = Room::standard();
     let mut s1 = started(&mut room, 1, 5_400_000);
     let mut s2 = started(&mut room, 2, 5_400_000);
-    s1.play(&mut room.hall, "e2e4", 5_000);
-    s2.play(&mut room.hall, "d2d4", 5_000);
-    let paused = s1.reading(&mut room.hall, 1_000, None, None);
-    let a = room.feed(&s1, &paused);
-    let paused = s2.reading(&mut room.hall, 1_000, None, None);
-    let b = room.feed(&s2, &paused);
+    s1.play(&mut room.hub, "e2e4", 5_000);
+    s2.play(&mut room.hub, "d2d4", 5_000);
+    let a = s1.reading(&mut room.hub, 1_000, None, None);
+    let b = s2.reading(&mut room.hub, 1_000, None, None);
     let (a, b) = (raised(&a)[0].id, raised(&b)[0].id);
     let acked = room
-        .desk
+        .hub
         .acknowledge(HubMs(s2.now + 5_000), b, "ola")
         .unwrap();
     assert_eq!(acked.unwrap().alert.acknowledged.unwrap().by, "ola");
     // Idempotent: a second acknowledgement changes nothing.
     assert!(room
-        .desk
+        .hub
         .acknowledge(HubMs(s2.now + 6_000), b, "ola")
         .unwrap()
         .is_none());
 
     let later = HubMs(s1.now + 31_000);
-    let changes = room.desk.tick(later, &room.hall);
+    let changes = room.tick(later.0);
     let escalated: Vec<_> = changes
         .iter()
         .filter(|c| c.change == Change::Escalated)
@@ -328,17 +345,16 @@ fn an_unacknowledged_alert_escalates_to_the_chief_an_acknowledged_one_does_not()
     assert_eq!(escalated[0].alert.id, a);
     assert_eq!(escalated[0].alert.to, ["ola", "eva"]);
     assert!(room
-        .desk
-        .tick(HubMs(later.0 + 1_000), &room.hall)
+        .tick(later.0 + 1_000)
         .iter()
         .all(|c| c.change != Change::Escalated));
 
     // Resolving is idempotent too; an unknown id is an error.
-    let done = room.desk.resolve(later, a, "eva", Some("clock set".into()));
+    let done = room.hub.resolve(later, a, "eva", Some("clock set".into()));
     assert_eq!(done.unwrap().unwrap().alert.state, AlertState::Resolved);
-    assert!(room.desk.resolve(later, a, "eva", None).unwrap().is_none());
-    assert!(room.desk.acknowledge(later, a, "eva").unwrap().is_none());
-    assert!(room.desk.resolve(later, 999, "eva", None).is_err());
+    assert!(room.hub.resolve(later, a, "eva", None).unwrap().is_none());
+    assert!(room.hub.acknowledge(later, a, "eva").unwrap().is_none());
+    assert!(room.hub.resolve(later, 999, "eva", None).is_err());
 }
 
 #[test]
@@ -351,9 +367,8 @@ fn a_scramble_is_one_flag_forecast_not_one_per_move() {
     // (before the knights' dance repeats the position five times, 9.6.1).
     let knights = ["g1f3", "g8f6", "f3g1", "f6g8"];
     for uci in knights.iter().cycle().take(14) {
-        let effects = s.play(&mut room.hall, uci, 1_500);
-        let mut changes = room.feed(&s, &effects);
-        changes.extend(room.desk.tick(HubMs(s.now + 100), &room.hall));
+        let mut changes = s.play(&mut room.hub, uci, 1_500);
+        changes.extend(room.tick(s.now + 100));
         forecasts += raised(&changes)
             .iter()
             .filter(|a| a.kind == AlertKind::FlagForecast)
@@ -379,9 +394,8 @@ fn three_boards_short_of_time_in_a_zone_call_for_assistants_12_4() {
     let mut zone_alerts = Vec::new();
     for s in &mut scripts {
         s.clock = [50_000, 5_400_000];
-        let effects = s.reading(&mut room.hall, 100, Some(Color::White), None);
-        let _ = room.feed(s, &effects);
-        let changes = room.desk.tick(HubMs(s.now), &room.hall);
+        let _ = s.reading(&mut room.hub, 100, Some(Color::White), None);
+        let changes = room.tick(s.now);
         zone_alerts.extend(
             raised(&changes)
                 .into_iter()
@@ -412,16 +426,16 @@ fn a_player_whose_clock_runs_past_the_allowed_lateness_6_7_1() {
     // 5400+30: the clock starts with 90:30 (the first increment before move 1).
     let mut s = started(&mut room, 8, 5_430_000);
     s.clock = [4_930_000, 5_430_000];
-    let _ = s.reading(&mut room.hall, 500_000, Some(Color::White), None);
-    let changes = room.desk.tick(HubMs(s.now), &room.hall);
+    let _ = s.reading(&mut room.hub, 500_000, Some(Color::White), None);
+    let changes = room.tick(s.now);
     let late: Vec<_> = raised(&changes)
         .into_iter()
         .filter(|a| a.kind == AlertKind::LateArrival)
         .collect();
     assert!(late.is_empty(), "500 s is within the lateness");
     s.clock = [4_730_000, 5_430_000];
-    let _ = s.reading(&mut room.hall, 200_000, Some(Color::White), None);
-    let changes = room.desk.tick(HubMs(s.now), &room.hall);
+    let _ = s.reading(&mut room.hub, 200_000, Some(Color::White), None);
+    let changes = room.tick(s.now);
     let late: Vec<_> = raised(&changes)
         .into_iter()
         .filter(|a| a.kind == AlertKind::LateArrival)
@@ -439,13 +453,12 @@ fn checkmate_asks_for_the_result_5_1_1_and_what_needs_a_game_expires() {
     };
     let mut room = Room::new(Rules::default(), "5400+30", settings);
     let mut s = started(&mut room, 9, 5_400_000);
-    let mut all = room.desk.tick(HubMs(s.now), &room.hall);
+    let mut all = room.tick(s.now);
     assert!(raised(&all)
         .iter()
         .any(|a| a.kind == AlertKind::TimeTrouble));
     for uci in ["f2f3", "e7e5", "g2g4", "d8h4"] {
-        let effects = s.play(&mut room.hall, uci, 1_000);
-        all.extend(room.feed(&s, &effects));
+        all.extend(s.play(&mut room.hub, uci, 1_000));
     }
     let over: Vec<_> = raised(&all)
         .into_iter()
@@ -466,28 +479,23 @@ fn checkmate_asks_for_the_result_5_1_1_and_what_needs_a_game_expires() {
 fn restored_alerts_are_the_same_and_the_same_events_add_nothing() {
     let mut room = Room::standard();
     let mut s = started(&mut room, 3, 5_400_000);
-    s.play(&mut room.hall, "e2e4", 5_000);
-    let paused = s.reading(&mut room.hall, 1_000, None, None);
-    let _ = room.feed(&s, &paused);
-    let flag = s.reading(
-        &mut room.hall,
-        1_000,
-        Some(Color::Black),
-        Some(Color::Black),
-    );
-    let _ = room.feed(&s, &flag);
-    let _ = room.desk.tick(HubMs(s.now + 20_000), &room.hall);
-    let before: Vec<Alert> = room.desk.alerts().cloned().collect();
+    s.play(&mut room.hub, "e2e4", 5_000);
+    let _ = s.reading(&mut room.hub, 1_000, None, None);
+    let _ = s.reading(&mut room.hub, 1_000, Some(Color::Black), Some(Color::Black));
+    let flag = s.last_event();
+    let _ = room.tick(s.now + 20_000);
+    let before: Vec<Alert> = room.hub.desk().alerts().cloned().collect();
     assert!(before.len() >= 3, "{before:?}");
 
-    let mut restored = AlertDesk::new(AlertSettings::default(), routing(), Rules::default());
-    restored.restore(before.clone());
-    let after: Vec<Alert> = restored.alerts().cloned().collect();
+    // A restart folds the journal: the same alerts, none raised again.
+    let (restarted, raised_again) = room.hub.restarted();
+    let after: Vec<Alert> = restarted.desk().alerts().cloned().collect();
     assert_eq!(after, before);
-    room.desk = restored;
-    assert!(room.feed(&s, &paused).is_empty());
-    assert!(room.feed(&s, &flag).is_empty());
-    assert!(room.desk.tick(HubMs(s.now + 21_000), &room.hall).is_empty());
+    assert!(raised_again.is_empty(), "{raised_again:?}");
+    room.hub = restarted;
+    // The node resends what it has (a duplicate): nothing new.
+    assert!(room.hub.uplink(HubMs(s.now), flag).is_empty());
+    assert!(room.tick(s.now + 21_000).is_empty());
 }
 
 #[test]
@@ -498,19 +506,19 @@ fn a_clock_that_reports_as_it_runs_and_falls_silent_is_an_alert_one_that_reports
     let mut streaming = started(&mut room, 1, 5_400_000);
     for _ in 0..3 {
         streaming.clock[0] -= 1_000;
-        let _ = streaming.reading(&mut room.hall, 1_000, Some(Color::White), None);
+        let _ = streaming.reading(&mut room.hub, 1_000, Some(Color::White), None);
     }
     // Board 2: readings only at presses.
     let mut pressing = started(&mut room, 2, 5_400_000);
-    pressing.play(&mut room.hall, "e2e4", 3_000);
+    pressing.play(&mut room.hub, "e2e4", 3_000);
     // Both nodes stay heard (heartbeats), neither clock reports for 20 s.
     let mut changes = Vec::new();
     for _ in 0..4 {
         streaming.now += 5_000;
         pressing.now += 5_000;
-        let _ = streaming.send(&mut room.hall, protocol::UplinkBody::Heartbeat);
-        let _ = pressing.send(&mut room.hall, protocol::UplinkBody::Heartbeat);
-        changes.extend(room.desk.tick(HubMs(streaming.now), &room.hall));
+        let _ = streaming.send(&mut room.hub, protocol::UplinkBody::Heartbeat);
+        let _ = pressing.send(&mut room.hub, protocol::UplinkBody::Heartbeat);
+        changes.extend(room.tick(streaming.now));
     }
     let silent: Vec<_> = raised(&changes)
         .into_iter()
@@ -525,24 +533,22 @@ fn a_clock_that_reports_as_it_runs_and_falls_silent_is_an_alert_one_that_reports
 
 #[test]
 fn a_paired_board_whose_clock_has_not_started_a_minute_after_the_round_start_6_5() {
-    let mut room = Room::standard();
-    let players = [(3, "A – B".to_owned()), (4, "C – D".to_owned())];
-    room.desk.set_players(players.into_iter().collect());
-    room.desk.set_round(Some(HubMs(1_000_000)), vec![3, 4]);
+    let rounds = round(&[(3, "A", "B"), (4, "C", "D")], Some(1_000_000));
+    let mut room = Room::with_rounds(Rules::default(), "5400+30", Default::default(), rounds);
     // Board 3's node shows the start position, its clock not yet running; board 4's node
     // never reported.
     let mut s = Script::new(BoardNo(3), 5_430_000);
     s.now = 1_000_000;
     let start = s.position.board().clone();
-    s.show(&mut room.hall, &start);
-    let changes = room.desk.tick(HubMs(1_059_000), &room.hall);
+    s.show(&mut room.hub, &start);
+    let changes = room.tick(1_059_000);
     assert!(
         raised(&changes)
             .iter()
             .all(|a| a.kind != AlertKind::ClockNotStarted),
         "within the minute after the start"
     );
-    let changes = room.desk.tick(HubMs(1_061_000), &room.hall);
+    let changes = room.tick(1_061_000);
     let late: Vec<_> = raised(&changes)
         .into_iter()
         .filter(|a| a.kind == AlertKind::ClockNotStarted)
@@ -556,8 +562,8 @@ fn a_paired_board_whose_clock_has_not_started_a_minute_after_the_round_start_6_5
     assert_eq!(late[0].players.as_deref(), Some("A – B"));
     // The arbiter starts White's clock on board 3: its alert expires, board 4's stays.
     s.now = 1_070_000;
-    s.set_clock(&mut room.hall, Color::White);
-    let changes = room.desk.tick(HubMs(1_071_000), &room.hall);
+    s.set_clock(&mut room.hub, Color::White);
+    let changes = room.tick(1_071_000);
     assert!(changes
         .iter()
         .any(|c| c.alert.board == Some(3) && c.alert.state == AlertState::Expired));
@@ -572,14 +578,13 @@ fn a_paired_board_whose_clock_has_not_started_a_minute_after_the_round_start_6_5
 
 #[test]
 fn the_round_is_finished_once_every_game_has_a_result_one_alert_to_the_chief() {
-    let mut room = Room::standard();
-    room.desk.set_round(None, vec![3, 4]);
+    let rounds = round(&[(3, "A", "B"), (4, "C", "D")], None);
+    let mut room = Room::with_rounds(Rules::default(), "5400+30", Default::default(), rounds);
     let mut b3 = started(&mut room, 3, 5_430_000);
     let mut b4 = started(&mut room, 4, 5_430_000);
     // Board 3: Fool's mate (5.1.1).
     for uci in ["f2f3", "e7e5", "g2g4", "d8h4"] {
-        let effects = b3.play(&mut room.hall, uci, 1_000);
-        room.feed(&b3, &effects);
+        let _ = b3.play(&mut room.hub, uci, 1_000);
     }
     let finished = |changes: &[AlertChange]| {
         raised(changes)
@@ -587,19 +592,14 @@ fn the_round_is_finished_once_every_game_has_a_result_one_alert_to_the_chief() {
             .filter(|a| a.kind == AlertKind::RoundFinished)
             .count()
     };
-    assert_eq!(
-        finished(&room.desk.tick(HubMs(b3.now), &room.hall)),
-        0,
-        "board 4 plays on"
-    );
+    assert_eq!(finished(&room.tick(b3.now)), 0, "board 4 plays on");
     // Board 4: the arbiter records a resignation.
     b4.now = b3.now;
     room.decide(
         &b4,
-        1,
         json!({"decision": "result", "result": "0-1", "cause": "resignation"}),
     );
-    let changes = room.desk.tick(HubMs(b4.now + 1_000), &room.hall);
+    let changes = room.tick(b4.now + 1_000);
     let alerts = raised(&changes);
     let round: Vec<_> = alerts
         .iter()
@@ -615,11 +615,7 @@ fn the_round_is_finished_once_every_game_has_a_result_one_alert_to_the_chief() {
         "the chief arbiter: {:?}",
         round[0].to
     );
-    assert_eq!(
-        finished(&room.desk.tick(HubMs(b4.now + 2_000), &room.hall)),
-        0,
-        "once"
-    );
+    assert_eq!(finished(&room.tick(b4.now + 2_000)), 0, "once");
 }
 
 /// A rapid room at 15 min + 10 s, as the Laws class it (A.1).
@@ -665,10 +661,9 @@ fn a_clock_changed_by_less_than_the_tolerance_and_an_increment_stays_off_the_pag
         if i == 6 {
             s.clock[0] += 60_000;
         }
-        let effects = s.play(&mut room.hall, uci, 5_000);
-        alerts.extend(clock_alerts(&room.feed(&s, &effects)));
+        alerts.extend(clock_alerts(&s.play(&mut room.hub, uci, 5_000)));
     }
-    let state = room.hall.board(BoardNo(4)).unwrap();
+    let state = room.hub.hall().board(BoardNo(4)).unwrap();
     let recorded: Vec<i64> = state
         .clock()
         .deviations()
@@ -694,9 +689,8 @@ fn time_trouble_pages_only_in_standard_games_the_rapid_player_records_nothing_a_
     let mut room = rapid_room();
     let mut s = rapid_started(&mut room, 5);
     s.clock = [120_000, 120_000];
-    let effects = s.reading(&mut room.hall, 100, Some(Color::White), None);
-    let mut changes = room.feed(&s, &effects);
-    changes.extend(room.desk.tick(HubMs(s.now + 100), &room.hall));
+    let mut changes = s.reading(&mut room.hub, 100, Some(Color::White), None);
+    changes.extend(room.tick(s.now + 100));
     assert!(
         raised(&changes)
             .iter()
@@ -707,9 +701,8 @@ fn time_trouble_pages_only_in_standard_games_the_rapid_player_records_nothing_a_
     let mut room = Room::new(Rules::default(), "5400", AlertSettings::default());
     let mut s = started(&mut room, 5, 5_400_000);
     s.clock = [120_000, 120_000];
-    let effects = s.reading(&mut room.hall, 100, Some(Color::White), None);
-    let mut changes = room.feed(&s, &effects);
-    changes.extend(room.desk.tick(HubMs(s.now + 100), &room.hall));
+    let mut changes = s.reading(&mut room.hub, 100, Some(Color::White), None);
+    changes.extend(room.tick(s.now + 100));
     assert!(raised(&changes)
         .iter()
         .any(|a| a.kind == AlertKind::TimeTrouble));
@@ -720,10 +713,9 @@ fn with_an_increment_a_player_short_of_time_gets_no_flag_forecast_the_flag_fall_
     let mut room = rapid_room();
     let mut s = rapid_started(&mut room, 6);
     s.clock = [12_000, 12_000];
-    let effects = s.reading(&mut room.hall, 100, Some(Color::White), None);
-    let mut changes = room.feed(&s, &effects);
+    let mut changes = s.reading(&mut room.hub, 100, Some(Color::White), None);
     for t in 1..=14 {
-        changes.extend(room.desk.tick(HubMs(s.now + t * 1_000), &room.hall));
+        changes.extend(room.tick(s.now + t * 1_000));
     }
     assert!(
         raised(&changes)
@@ -731,8 +723,7 @@ fn with_an_increment_a_player_short_of_time_gets_no_flag_forecast_the_flag_fall_
             .all(|a| a.kind != AlertKind::FlagForecast),
         "{changes:#?}"
     );
-    let effects = s.reading(&mut room.hall, 12_000, None, Some(Color::White));
-    let changes = room.feed(&s, &effects);
+    let changes = s.reading(&mut room.hub, 12_000, None, Some(Color::White));
     assert!(raised(&changes)
         .iter()
         .any(|a| a.kind == AlertKind::FlagFall));
@@ -748,7 +739,7 @@ fn a_clock_reading_taken_back_at_the_next_press_is_for_the_technician_not_the_pa
         clock_hw: "DGT3000-7".into(),
         highest_seq: protocol::Seq(s.last_seq()),
     };
-    let _ = s.send(&mut room.hall, protocol::UplinkBody::Hello(hello));
+    let _ = s.send(&mut room.hub, protocol::UplinkBody::Hello(hello));
     let mut changes = Vec::new();
     // White's clock reads a minute high after move 2, and right again after move 3.
     for (i, uci) in ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "d2d3"]
@@ -760,11 +751,10 @@ fn a_clock_reading_taken_back_at_the_next_press_is_for_the_technician_not_the_pa
             4 => s.clock[0] -= 60_000,
             _ => {}
         }
-        let effects = s.play(&mut room.hall, uci, 5_000);
-        changes.extend(room.feed(&s, &effects));
+        changes.extend(s.play(&mut room.hub, uci, 5_000));
     }
     assert!(clock_alerts(&changes).is_empty(), "{changes:#?}");
-    let report = hub::core::setup::nodes(&room.hall, &Default::default(), &[], HubMs(s.now));
+    let report = hub::core::setup::nodes(room.hub.hall(), &Default::default(), &[], HubMs(s.now));
     let node = report.nodes.iter().find(|n| n.board == 7).unwrap();
     assert_eq!(node.clock_glitches, 1);
 }

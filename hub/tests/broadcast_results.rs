@@ -4,10 +4,8 @@
 
 mod support;
 
-use hub::core::arbiter::DecisionRecord;
-use hub::core::hall::{Effect, Hall};
+use hub::core::hub::HubConfig;
 use hub::core::laws::Rules;
-use hub::core::relay::Relay;
 use hub::core::time::HubMs;
 use hub::pairings::Rounds;
 use hub::view::feed::{self, BroadcastSettings};
@@ -15,23 +13,30 @@ use protocol::BoardNo;
 use serde_json::json;
 use shakmaty::{Color, Position};
 use support::events::Script;
+use support::hub::TestHub;
 
+/// The hub's core, and its feed's view of board 1 under any settings.
 struct Feed {
-    hall: Hall,
-    relay: Relay,
+    hub: TestHub,
 }
 
 impl Feed {
-    fn take(&mut self, s: &Script, effects: Vec<Effect>) {
-        for effect in &effects {
-            self.relay.on_effect(HubMs(s.now), effect);
+    fn new(rules: Rules, control: Option<&str>) -> Feed {
+        Feed {
+            hub: TestHub::new(HubConfig {
+                event: "t".into(),
+                rules,
+                time_control: control.map(|c| c.parse().unwrap()),
+                ..HubConfig::default()
+            }),
         }
     }
 
     fn result(&self, now: u64, settings: &BroadcastSettings) -> String {
+        let hub = self.hub.hub();
         let games = feed::games(
-            &self.hall,
-            &self.relay,
+            hub.hall(),
+            hub.relay(),
             &Rounds::default(),
             settings,
             "t",
@@ -50,26 +55,15 @@ impl Feed {
 }
 
 fn flag_fall() -> (Feed, Script) {
-    let mut feed = Feed {
-        hall: Hall::new(Rules::default()).with_time_control(Some("5400+30".parse().unwrap())),
-        relay: Relay::default(),
-    };
+    let mut feed = Feed::new(Rules::default(), Some("5400+30"));
     let mut s = Script::new(BoardNo(1), 5_430_000);
     s.increment_ms = 30_000;
     let start = s.position.board().clone();
-    let effects = s.show(&mut feed.hall, &start);
-    feed.take(&s, effects);
+    s.show(&mut feed.hub, &start);
     for uci in ["e2e4", "e7e5"] {
-        let effects = s.play(&mut feed.hall, uci, 5_000);
-        feed.take(&s, effects);
+        s.play(&mut feed.hub, uci, 5_000);
     }
-    let effects = s.reading(
-        &mut feed.hall,
-        1_000,
-        Some(Color::White),
-        Some(Color::White),
-    );
-    feed.take(&s, effects);
+    s.reading(&mut feed.hub, 1_000, Some(Color::White), Some(Color::White));
     (feed, s)
 }
 
@@ -99,33 +93,23 @@ fn a_flag_falls_result_waits_for_the_arbiter_unless_configured_6_8() {
     // The arbiter declares it: shown either way.
     let mut action = json!({"decision": "result", "result": "0-1", "cause": "flag_fall"});
     action["arbiter"] = json!("IA Test");
-    let record = DecisionRecord {
-        id: 1,
-        board: 1,
-        at: HubMs(s.now + 20_000),
-        after_seq: s.last_seq(),
-        action: serde_json::from_value(action).unwrap(),
-    };
-    for effect in feed.hall.decide(&record).unwrap() {
-        feed.relay.on_effect(record.at, &effect);
-    }
-    feed.relay.on_decision(&record);
+    let (answer, _) = feed.hub.decide(
+        HubMs(s.now + 20_000),
+        BoardNo(1),
+        serde_json::from_value(action).unwrap(),
+    );
+    answer.expect("the decision fits");
     assert_eq!(feed.result(s.now + 20_000, &confirmed), "0-1");
 }
 
 #[test]
 fn a_game_the_rules_end_shows_its_result_at_once_5_1_1() {
-    let mut feed = Feed {
-        hall: Hall::new(Rules::default()),
-        relay: Relay::default(),
-    };
+    let mut feed = Feed::new(Rules::default(), None);
     let mut s = Script::new(BoardNo(1), 300_000);
     let start = s.position.board().clone();
-    let effects = s.show(&mut feed.hall, &start);
-    feed.take(&s, effects);
+    s.show(&mut feed.hub, &start);
     for uci in ["f2f3", "e7e5", "g2g4", "d8h4"] {
-        let effects = s.play(&mut feed.hall, uci, 1_000);
-        feed.take(&s, effects);
+        s.play(&mut feed.hub, uci, 1_000);
     }
     assert_eq!(feed.result(s.now, &BroadcastSettings::default()), "0-1");
 }

@@ -17,13 +17,11 @@ use std::collections::BTreeMap;
 
 use board_node::pgn;
 use board_node::replay;
-use hub::core::hall::Hall;
-use hub::core::relay::Relay;
+use hub::core::hub::HubConfig;
 use hub::core::time::HubMs;
-use hub::pairings::Rounds;
-use hub::view::feed::{self, BroadcastSettings, FeedCache};
 use protocol::time_control::TimeControl;
 use protocol::BoardNo;
+use support::hub::TestHub;
 
 #[derive(Default, Debug)]
 struct Tally {
@@ -64,27 +62,22 @@ fn the_feed_shows_every_real_clock_as_it_showed_6_10_1() {
             tally.own_tag += usize::from(told.is_none());
 
             let board = BoardNo(1);
-            let mut hall = Hall::default().with_time_control(Some(tc.clone()));
-            let mut relay = Relay::default();
+            let mut hub = TestHub::new(HubConfig {
+                event: "t".into(),
+                time_control: Some(tc.clone()),
+                ..HubConfig::default()
+            });
             // Think times as the broadcast measured them, so the feed's `%emt` can be held to
             // the source's.
             let script = replay::script_with(&game, told, replay::ThinkTimes::Broadcast);
-            let end = script.last().map_or(0, |t| t.game_ms);
-            support::events::feed_relayed(&mut hall, &mut relay, board, script);
-            let feed = feed::games(
-                &hall,
-                &relay,
-                &Rounds::default(),
-                &BroadcastSettings::default(),
-                "t",
-                HubMs(end),
-                1,
-                Some(board.0),
-                &mut FeedCache::default(),
-            )
-            .expect("round 1 is in play");
+            let end = HubMs(script.last().map_or(0, |t| t.game_ms));
+            support::events::feed(&mut hub, board, script);
+            let feed = hub
+                .hub_mut()
+                .feed(end, 1, Some(board.0))
+                .expect("round 1 is in play");
             let shown = pgn::read_game(feed[0].pgn.as_bytes(), 1).expect("the feed reads");
-            let state = hall.board(board).unwrap();
+            let state = hub.hall().board(board).unwrap();
 
             // The feed has the source's moves, up to where the Laws ended the game: moves
             // played on after a dead position (5.2.2) or a fivefold repetition (9.6.1)
@@ -104,7 +97,7 @@ fn the_feed_shows_every_real_clock_as_it_showed_6_10_1() {
                 ));
                 continue;
             }
-            let detail = state.detail(HubMs(end));
+            let detail = state.detail(end);
             for (i, (feed_ply, source)) in shown.plies.iter().zip(&game.plies).enumerate() {
                 tally.moves += 1;
                 let api = detail.clock_ms[i].map(|ms| ms / 1000 * 1000);

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use board_node::link::{BrokerAddr, LinkEvent};
 use board_node::{pgn, replay};
+use hub::core::hub::HubConfig;
 use hub::run::{self, BrokerChoice, Running, ServeConfig};
 use protocol::UplinkBody;
 
@@ -123,16 +124,11 @@ pub async fn start_hub(event: &str, external: Option<u16>) -> (tempfile::TempDir
         data: data.path().join("journal"),
         broker,
         http: "127.0.0.1:0".parse().unwrap(),
-        event: event.into(),
-        rules: Default::default(),
-        time_control: None,
-        debounce_ms: None,
-        routing: Default::default(),
-        alerts: Default::default(),
-        rounds: Default::default(),
-        broadcast: Default::default(),
-        bindings: Default::default(),
         arbiter_token: None,
+        hub: HubConfig {
+            event: event.into(),
+            ..HubConfig::default()
+        },
     };
     let (ready_tx, ready) = tokio::sync::oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));

@@ -24,6 +24,7 @@
 
 pub mod alerts;
 pub mod arbiter;
+pub mod bindings;
 pub mod board;
 pub mod chess960;
 pub mod claim;
@@ -33,6 +34,7 @@ pub mod fingerprint;
 pub mod flag;
 pub mod game;
 pub mod hall;
+pub mod hub;
 pub mod intake;
 pub mod laws;
 pub mod mating;

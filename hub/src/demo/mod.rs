@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 
 use crate::core::alerts::routing::{Arbiter, Zone};
 use crate::core::alerts::{AlertSettings, Language, Routing};
+use crate::core::hub::HubConfig;
 use crate::core::laws::{GameType, Rules};
 use crate::pairings::{Pairing, Rounds, Seat};
 use crate::run::{self, BrokerChoice, ServeConfig};
@@ -160,31 +161,29 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         data: data.join("journal"),
         broker: BrokerChoice::Embedded(free_or_ephemeral(config.mqtt)?),
         http: free_or_ephemeral(config.http)?,
-        event: "demo".into(),
-        // The demo games are rapid games (15 min + 10 s) in a fully supervised hall.
-        rules: Rules {
-            game_type: GameType::Rapid,
-            ..Rules::default()
-        },
-        time_control: Some("900+10".parse().expect("a valid time control")),
-        debounce_ms: Some(crate::core::hall::DEFAULT_DEBOUNCE_MS),
-        routing: routing(config.boards),
-        alerts: AlertSettings {
-            // Rapid games: time trouble at two minutes, not 8.4's five (most of the game).
-            time_trouble_ms: Some(120_000),
-            ..AlertSettings::default()
-        },
-        rounds: pairings(&games, config.boards),
-        bindings: Default::default(),
         // A demo on one's own machine: the page opens without a login.
         arbiter_token: None,
-        broadcast: crate::view::feed::BroadcastSettings {
-            event_name: Some("Zeitnot demo hall".into()),
-            site: Some("Zeitnot".into()),
-            delay_ms: 0,
-            folder: None,
-            lichess: None,
-            flag_results_at_once: false,
+        hub: HubConfig {
+            event: "demo".into(),
+            // The demo games are rapid games (15 min + 10 s) in a fully supervised hall.
+            rules: Rules {
+                game_type: GameType::Rapid,
+                ..Rules::default()
+            },
+            time_control: Some("900+10".parse().expect("a valid time control")),
+            debounce_ms: Some(crate::core::hall::DEFAULT_DEBOUNCE_MS),
+            routing: routing(config.boards),
+            alerts: AlertSettings::default(),
+            rounds: pairings(&games, config.boards),
+            bindings: Default::default(),
+            broadcast: crate::view::feed::BroadcastSettings {
+                event_name: Some("Zeitnot demo hall".into()),
+                site: Some("Zeitnot".into()),
+                delay_ms: 0,
+                folder: None,
+                lichess: None,
+                flag_results_at_once: false,
+            },
         },
     };
     let (ready_tx, ready) = oneshot::channel();

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertState, Language};
+use crate::core::alerts::{AlertAction, AlertCommand};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
 use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
@@ -26,7 +27,6 @@ use crate::edge::page::{self, LiveStart};
 use crate::metrics::Metrics;
 use crate::pairings::{Pairing, RoundState};
 use crate::view::feed::FeedGame;
-use crate::view::pager::{AlertAction, AlertCommand};
 use crate::view::tiles::{Audience, SpectatorBoard};
 
 /// A question for the loop that owns the hall.

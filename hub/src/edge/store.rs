@@ -27,6 +27,7 @@ use protocol::{codec, BoardNo, Seq};
 
 use crate::core::alerts::Alert;
 use crate::core::arbiter::DecisionRecord;
+use crate::core::hub::Write;
 use crate::core::record::Record;
 use crate::core::time::HubMs;
 
@@ -84,6 +85,17 @@ impl Journal {
             alerts,
             bindings,
         })
+    }
+
+    /// Buffers what the hub's core asked to write; durable after the next
+    /// [`Journal::flush`].
+    pub fn write(&self, write: &Write) -> Result<(), StoreError> {
+        match write {
+            Write::Event(record) => self.append(record),
+            Write::Decision(decision) => self.append_decision(decision),
+            Write::Alert(alert) => self.put_alert(alert),
+            Write::Binding { hardware, board } => self.put_binding(hardware, *board),
+        }
     }
 
     /// Buffers a record; durable after the next [`Journal::flush`].

@@ -126,17 +126,18 @@ impl Shell {
     }
 
     fn fresh_tiles(&self, audience: Audience, now: HubMs) -> Vec<Tile> {
+        let hub = &self.hub;
         let badges = match audience {
-            Audience::Arbiters => tiles::alert_badges(self.desk.alerts()),
+            Audience::Arbiters => tiles::alert_badges(hub.desk().alerts()),
             Audience::Spectators => Default::default(),
         };
         tiles::tiles(
             audience,
-            &self.hall,
-            &self.relay,
-            &self.rounds,
+            hub.hall(),
+            hub.relay(),
+            hub.rounds(),
             &badges,
-            &self.broadcast,
+            hub.broadcast(),
             now,
         )
     }
@@ -147,9 +148,10 @@ impl Shell {
         board: protocol::BoardNo,
         now: HubMs,
     ) -> Option<tiles::SpectatorBoard> {
-        let state = self.hall.board(board)?;
-        let pairing = self
-            .rounds
+        let hub = &self.hub;
+        let state = hub.hall().board(board)?;
+        let pairing = hub
+            .rounds()
             .games_in_play()
             .iter()
             .find(|p| p.board == board.0);
@@ -157,8 +159,8 @@ impl Shell {
             board.0,
             state,
             pairing,
-            &self.relay,
-            &self.broadcast,
+            hub.relay(),
+            hub.broadcast(),
             now,
         ))
     }
@@ -169,8 +171,9 @@ impl Shell {
         // Bring the pages already open up to now, so the new one starts where they are.
         self.publish_live_to(audience, now);
         let updates = self.live.pages(audience).updates.subscribe();
-        let zones = self
-            .desk
+        let hub = &self.hub;
+        let zones = hub
+            .desk()
             .routing()
             .zones
             .iter()
@@ -180,16 +183,16 @@ impl Shell {
             })
             .collect();
         let alerts = (audience == Audience::Arbiters)
-            .then(|| self.desk.alerts().filter(|a| a.state.is_open()).collect());
+            .then(|| hub.desk().alerts().filter(|a| a.state.is_open()).collect());
         let hall = Hall {
             audience,
             now: now.0,
-            event: &self.event,
-            event_name: self.broadcast.event_name.as_deref(),
-            site: self.broadcast.site.as_deref(),
-            round: self.rounds.in_play(),
-            round_start: self.rounds.start_in_play(),
-            delay_ms: self.broadcast.delay_ms,
+            event: hub.event(),
+            event_name: hub.broadcast().event_name.as_deref(),
+            site: hub.broadcast().site.as_deref(),
+            round: hub.rounds().in_play(),
+            round_start: hub.rounds().start_in_play(),
+            delay_ms: hub.broadcast().delay_ms,
             zones,
             tiles: self.live.pages(audience).sent.all().collect(),
             alerts,

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::alerts::{Alert, AlertChange, Change, Language};
+use crate::core::alerts::{Alert, AlertAction, AlertChange, AlertCommand, Change, Language};
 
 /// An alert's text and action in one language.
 #[derive(Debug, Serialize)]
@@ -98,26 +98,6 @@ pub fn open_list(zone: &str, at: u64, mut alerts: Vec<&Alert>) -> Vec<u8> {
         alerts,
     })
     .expect("alerts serialize")
-}
-
-/// What an arbiter does to an alert.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AlertAction {
-    #[serde(alias = "acknowledge")]
-    Ack,
-    Resolve,
-}
-
-/// A pager's command, or the body of `POST /api/alerts/{id}/ack|resolve` (without `id`
-/// and `action`, which the path gives).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AlertCommand {
-    pub action: AlertAction,
-    /// The arbiter's name; `"pager"` or `"http"` when not given.
-    pub by: String,
-    /// How the alert was resolved.
-    pub note: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -4,52 +4,58 @@ use board_node::source::Timed;
 use hub::core::hall::{Effect, Hall};
 use hub::core::intake::Admission;
 use hub::core::record::Record;
-use hub::core::relay::Relay;
 use hub::core::time::HubMs;
 use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
 
-/// Admits and applies every reading of `script` on `board`, stamped in game time (the hub's
-/// receive time follows the node's); returns the effects.
-pub fn feed(hall: &mut Hall, board: BoardNo, script: Vec<Timed>) -> Vec<Effect> {
+/// Every reading of `script` on `board` into `sink`, from sequence number 1, stamped in game
+/// time (the hub's receive time follows the node's); what it made of them.
+pub fn feed<S: Sink>(sink: &mut S, board: BoardNo, script: Vec<Timed>) -> Vec<S::Out> {
     feed_bodies(
-        hall,
+        sink,
         board,
         script.into_iter().map(|t| (t.game_ms, t.reading.body())),
     )
 }
 
-/// Admits and applies uplink bodies on `board` from sequence number 1, each with its game
-/// time in ms; returns the effects.
-pub fn feed_bodies(
-    hall: &mut Hall,
+/// Uplink bodies on `board` into `sink` from sequence number 1, each with its game time in
+/// ms; what it made of them.
+pub fn feed_bodies<S: Sink>(
+    sink: &mut S,
     board: BoardNo,
     bodies: impl IntoIterator<Item = (u64, UplinkBody)>,
-) -> Vec<Effect> {
-    let mut effects = Vec::new();
+) -> Vec<S::Out> {
+    let mut out = Vec::new();
     for (i, (game_ms, body)) in bodies.into_iter().enumerate() {
         let event = Uplink::new(board, Seq(i as u64 + 1), NodeMs(game_ms), body);
-        let at = HubMs(game_ms);
-        assert_eq!(hall.admit(at, &event), Admission::Accept);
-        effects.extend(hall.apply(&Record { at, event }));
+        out.extend(sink.take(Record {
+            at: HubMs(game_ms),
+            event,
+        }));
     }
-    effects
+    out
 }
 
-/// [`feed`], with every effect also taken in by `relay` at its record's time, as the live hub
-/// does: the broadcast feed's view of the board.
-pub fn feed_relayed(hall: &mut Hall, relay: &mut Relay, board: BoardNo, script: Vec<Timed>) {
-    for (i, timed) in script.into_iter().enumerate() {
-        let event = Uplink::new(
-            board,
-            Seq(i as u64 + 1),
-            NodeMs(timed.game_ms),
-            timed.reading.body(),
-        );
-        let at = HubMs(timed.game_ms);
-        assert_eq!(hall.admit(at, &event), Admission::Accept);
-        for effect in hall.apply(&Record { at, event }) {
-            relay.on_effect(at, &effect);
-        }
+/// Where a [`Script`]'s events go: the hall alone (its effects), or the whole hub's core
+/// (the alert changes it published).
+pub trait Sink {
+    type Out;
+    fn take(&mut self, record: Record) -> Vec<Self::Out>;
+}
+
+impl Sink for Hall {
+    type Out = Effect;
+
+    fn take(&mut self, record: Record) -> Vec<Effect> {
+        assert_eq!(self.admit(record.at, &record.event), Admission::Accept);
+        self.apply(&record)
+    }
+}
+
+impl Sink for super::hub::TestHub {
+    type Out = hub::core::alerts::AlertChange;
+
+    fn take(&mut self, record: Record) -> Vec<Self::Out> {
+        self.uplink(record.at, record.event)
     }
 }
 
@@ -64,6 +70,7 @@ pub struct Script {
     pub clock: [u32; 2],
     /// What the clock adds at each press of [`Script::play`].
     pub increment_ms: u32,
+    last: Option<Uplink>,
 }
 
 impl Script {
@@ -75,34 +82,40 @@ impl Script {
             now: 0,
             clock: [clock_ms; 2],
             increment_ms: 0,
+            last: None,
         }
     }
 
     fn event(&mut self, body: UplinkBody) -> Record {
         let event = Uplink::new(self.board, Seq(self.next_seq), NodeMs(self.now), body);
         self.next_seq += 1;
+        self.last = Some(event.clone());
         Record {
             at: HubMs(self.now),
             event,
         }
     }
 
-    /// Feeds one event to `hall`; returns its effects.
-    pub fn send(&mut self, hall: &mut Hall, body: UplinkBody) -> Vec<Effect> {
+    /// The last event sent, as the node would resend it.
+    pub fn last_event(&self) -> Uplink {
+        self.last.clone().expect("an event was sent")
+    }
+
+    /// Feeds one event to `sink`; what it made of it.
+    pub fn send<S: Sink>(&mut self, sink: &mut S, body: UplinkBody) -> Vec<S::Out> {
         let record = self.event(body);
-        assert_eq!(hall.admit(record.at, &record.event), Admission::Accept);
-        hall.apply(&record)
+        sink.take(record)
     }
 
     /// The board shows `board`'s pieces.
-    pub fn show(&mut self, hall: &mut Hall, board: &shakmaty::Board) -> Vec<Effect> {
+    pub fn show<S: Sink>(&mut self, hall: &mut S, board: &shakmaty::Board) -> Vec<S::Out> {
         let placement = board_node::sensors::placement(board);
         self.send(hall, UplinkBody::Placement(placement))
     }
 
     /// The side to move presses after `think_ms`; its clock shows what it used (plus
     /// `bonus_ms`).
-    pub fn press(&mut self, hall: &mut Hall, think_ms: u32, bonus_ms: u32) -> Vec<Effect> {
+    pub fn press<S: Sink>(&mut self, hall: &mut S, think_ms: u32, bonus_ms: u32) -> Vec<S::Out> {
         use shakmaty::Position;
         self.now += u64::from(think_ms);
         let mover = self.position.turn();
@@ -125,7 +138,7 @@ impl Script {
 
     /// The arbiter sets the clock to [`Script::clock`] and starts `running`'s side (a
     /// reading without a press).
-    pub fn set_clock(&mut self, hall: &mut Hall, running: shakmaty::Color) -> Vec<Effect> {
+    pub fn set_clock<S: Sink>(&mut self, hall: &mut S, running: shakmaty::Color) -> Vec<S::Out> {
         let report = protocol::ClockReport {
             white_ms: self.clock[0],
             black_ms: self.clock[1],
@@ -142,13 +155,13 @@ impl Script {
 
     /// After `after_ms` a reading of the clock as [`Script::clock`] holds it, with
     /// `running`'s side running (`None`: both stand, 6.11.2) and `flag`'s flag down.
-    pub fn reading(
+    pub fn reading<S: Sink>(
         &mut self,
-        hall: &mut Hall,
+        hall: &mut S,
         after_ms: u32,
         running: Option<shakmaty::Color>,
         flag: Option<shakmaty::Color>,
-    ) -> Vec<Effect> {
+    ) -> Vec<S::Out> {
         self.now += u64::from(after_ms);
         let side = |c: shakmaty::Color| match c {
             shakmaty::Color::White => protocol::Color::White,
@@ -169,7 +182,7 @@ impl Script {
     }
 
     /// Plays `uci` on the board and presses after `think_ms`.
-    pub fn play(&mut self, hall: &mut Hall, uci: &str, think_ms: u32) -> Vec<Effect> {
+    pub fn play<S: Sink>(&mut self, hall: &mut S, uci: &str, think_ms: u32) -> Vec<S::Out> {
         use shakmaty::Position;
         let m = uci
             .parse::<shakmaty::uci::UciMove>()

@@ -6,6 +6,7 @@ pub mod browser;
 pub mod clocked;
 pub mod events;
 pub mod hall;
+pub mod hub;
 pub mod oracle;
 
 use std::io::{Read, Write};

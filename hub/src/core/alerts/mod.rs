@@ -192,3 +192,23 @@ pub fn by_urgency(a: &Alert, b: &Alert) -> std::cmp::Ordering {
     };
     key(a).cmp(&key(b))
 }
+
+/// What an arbiter does to an alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertAction {
+    #[serde(alias = "acknowledge")]
+    Ack,
+    Resolve,
+}
+
+/// A pager's command, or the body of `POST /api/alerts/{id}/ack|resolve` (without `id`
+/// and `action`, which the path gives).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertCommand {
+    pub action: AlertAction,
+    /// The arbiter's name; `"pager"` or `"http"` when not given.
+    pub by: String,
+    /// How the alert was resolved.
+    pub note: Option<String>,
+}

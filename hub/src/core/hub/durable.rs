@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use protocol::{BoardNo, Seq};
 
 use super::output::{Position, RequestId};
-use crate::core::alerts::{Alert, AlertChange};
+use crate::core::alerts::AlertChange;
 use crate::core::arbiter::AuditEntry;
 
 /// What is done once its write is durable.
@@ -16,7 +16,7 @@ pub enum Deferred {
     /// The board's events up to `seq` may be acknowledged.
     Ack(BoardNo, Seq),
     /// An alert change may be published; `reply` waits for it (an acknowledgement).
-    Alert(AlertChange, Option<RequestId>),
+    Alert(Box<AlertChange>, Option<RequestId>),
     /// An arbiter's decision may be confirmed.
     Decision(RequestId, AuditEntry),
     /// A binding may be confirmed with the nodes' report.
@@ -50,14 +50,6 @@ impl Pending {
             done.push(deferred);
         }
         done
-    }
-
-    /// Alerts written but not yet published (the live pages' view of what is coming).
-    pub fn alerts(&self) -> impl Iterator<Item = &Alert> {
-        self.waiting.iter().filter_map(|(_, d)| match d {
-            Deferred::Alert(change, _) => Some(&change.alert),
-            _ => None,
-        })
     }
 }
 

@@ -27,7 +27,7 @@ pub enum Write {
     Event(Record),
     Decision(DecisionRecord),
     /// An alert's latest state, replacing the stored one.
-    Alert(Alert),
+    Alert(Box<Alert>),
     /// The technician bound a node's e-board hardware to a board (`None`: unbound).
     Binding {
         hardware: String,
@@ -39,7 +39,7 @@ pub enum Write {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     Decision(Result<AuditEntry, DecisionError>),
-    Alert(Result<Alert, AlertError>),
+    Alert(Result<Box<Alert>, AlertError>),
     /// A binding is durable: the nodes as the technician now sees them.
     Nodes(NodesReport),
 }
@@ -51,7 +51,6 @@ pub enum Count {
     DuplicateDropped,
     GapEvent,
     ResendRequested,
-    AckSent,
     AlertRaised,
     /// A journal record that no longer fits (damaged, out of sequence): skipped.
     JournalRecordSkipped,
@@ -69,7 +68,7 @@ pub enum Output {
     /// A message to a board's node.
     Downlink(BoardNo, DownlinkBody),
     /// A durable alert change: to the pagers of its zone and the supervision pages.
-    AlertChanged(AlertChange),
+    AlertChanged(Box<AlertChange>),
     /// A retained MQTT message: a zone's open alerts, the live feed's move after the delay.
     Publish {
         topic: String,

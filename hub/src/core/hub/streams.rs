@@ -77,7 +77,10 @@ mod tests {
         streams.journaled(&event(1, 100));
         streams.journaled(&event(2, 200));
         assert!(!streams.diverges(&event(2, 200)), "a resend");
-        assert!(streams.diverges(&event(2, 999)), "another node's second event");
+        assert!(
+            streams.diverges(&event(2, 999)),
+            "another node's second event"
+        );
         assert!(!streams.diverges(&event(3, 300)), "not journaled yet");
     }
 

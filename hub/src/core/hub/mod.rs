@@ -1,0 +1,678 @@
+//! The hub's core as one object the shell drives, as quinn-proto's `Connection` is driven:
+//! events in through `handle_*`, the time through [`Hub::handle_timeout`] when
+//! [`Hub::poll_timeout`] says, and what to do out through [`Hub::poll_output`]. The shell
+//! reads no state to decide anything; it carries the outputs out in order.
+//!
+//! ```text
+//!  uplink ──► handle_uplink ──► Hall::admit ──Accept──► Write(Event) ──► Hall::apply ──► effects
+//!                                  ├─Duplicate: the same ──► Ack (the durable point)
+//!                                  ├─Duplicate: another node's ──► ContinueAt, node_gap
+//!                                  └─Gap ──► ResendFrom
+//!  effects ──► Relay (the feed), AlertDesk (alerts: Write(Alert)), the live feed's queue
+//!  handle_durable(position) ──► Ack, AlertChanged, Reply: what waited for the journal
+//! ```
+//!
+//! Startup is the same fold ([`Hub::restore`]): the journal's records and decisions through
+//! the same code; what they make happen again is not sent a second time, except alerts a
+//! crash kept from being written.
+
+mod durable;
+mod output;
+mod streams;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use protocol::time_control::TimeControl;
+use protocol::{topic, BoardNo, DownlinkBody, Uplink};
+
+use self::durable::{Deferred, Pending};
+pub use self::output::{Count, Output, Position, Reply, RequestId, Write};
+use self::streams::Streams;
+use super::alerts::desk::AlertError;
+use super::alerts::{Alert, AlertAction, AlertChange, AlertCommand, AlertDesk, AlertSettings};
+use super::alerts::{Change, Routing};
+use super::arbiter::{ArbiterAction, DecisionRecord};
+use super::bindings::Bindings;
+use super::hall::{Effect, Hall};
+use super::intake::Admission;
+use super::laws::Rules;
+use super::record::Record;
+use super::relay::Relay;
+use super::setup::NodesReport;
+use super::time::HubMs;
+use crate::metrics::BadPayload;
+use crate::pairings::{Pairing, Rounds};
+use crate::view::feed::{self, BroadcastSettings, FeedCache, FeedGame};
+use crate::view::pager;
+
+/// How often the desk looks at what builds up over time (time trouble, silent nodes,
+/// escalation): well under the second an alert may take to reach a pager.
+pub const ALERT_TICK_MS: u64 = 250;
+
+/// How often a zone's retained list of open alerts is republished at most: the changes
+/// themselves go out at once; the lists are for pagers that connect, and a hall in time
+/// trouble changes hundreds of alerts a second.
+pub const OPEN_LIST_EVERY_MS: u64 = 1_000;
+
+/// What the hub is configured with.
+#[derive(Debug, Clone, Default)]
+pub struct HubConfig {
+    /// The event id in MQTT topics.
+    pub event: String,
+    pub rules: Rules,
+    /// Every board's time control; without one the hub shows the clocks' readings but
+    /// cannot check them.
+    pub time_control: Option<TimeControl>,
+    /// Boards whose node reports no clock: how long a move must stand to count.
+    pub debounce_ms: Option<u64>,
+    pub routing: Routing,
+    pub alerts: AlertSettings,
+    pub rounds: Rounds,
+    pub broadcast: BroadcastSettings,
+    /// The configuration's bindings of e-board hardware to boards.
+    pub bindings: BTreeMap<String, u16>,
+}
+
+/// What the journal holds, for [`Hub::restore`].
+pub struct Journaled<R> {
+    /// Every board's events, each board's in sequence.
+    pub records: R,
+    pub decisions: Vec<DecisionRecord>,
+    /// Every alert's latest state.
+    pub alerts: Vec<Alert>,
+    /// The technician's bindings over the API.
+    pub bindings: BTreeMap<String, u16>,
+}
+
+/// What a restart found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Restored {
+    pub records: u64,
+    pub boards: usize,
+    pub alerts: usize,
+    /// Alerts a crash had kept from being written, raised again.
+    pub healed: usize,
+}
+
+pub struct Hub {
+    event: String,
+    hall: Hall,
+    desk: AlertDesk,
+    relay: Relay,
+    rounds: Rounds,
+    broadcast: BroadcastSettings,
+    bindings: Bindings,
+    streams: Streams,
+    pending: Pending,
+    outputs: VecDeque<Output>,
+    next_decision: u64,
+    /// The MQTT live feed's messages waiting for the broadcast delay: due, topic, JSON.
+    feed_queue: VecDeque<(HubMs, String, Vec<u8>)>,
+    feed_cache: FeedCache,
+    /// Zones whose open list changed since it was last published, and when that was.
+    stale_lists: BTreeSet<String>,
+    lists_published_at: HubMs,
+    next_tick: HubMs,
+    /// The latest time the hub was given.
+    now: HubMs,
+}
+
+impl Hub {
+    pub fn new(config: HubConfig) -> Hub {
+        let hall = Hall::new(config.rules)
+            .with_time_control(config.time_control)
+            .with_debounce(config.debounce_ms);
+        let mut desk = AlertDesk::new(config.alerts, config.routing, config.rules);
+        desk.set_players(config.rounds.seating());
+        desk.set_round(
+            config.rounds.start_in_play().map(HubMs),
+            config.rounds.boards_to_play(),
+        );
+        Hub {
+            event: config.event,
+            hall,
+            desk,
+            relay: Relay::default(),
+            rounds: config.rounds,
+            broadcast: config.broadcast,
+            bindings: Bindings::new(config.bindings),
+            streams: Streams::default(),
+            pending: Pending::default(),
+            outputs: VecDeque::new(),
+            next_decision: 1,
+            feed_queue: VecDeque::new(),
+            feed_cache: FeedCache::default(),
+            stale_lists: BTreeSet::new(),
+            lists_published_at: HubMs(0),
+            next_tick: HubMs(0),
+            now: HubMs(0),
+        }
+    }
+
+    /// Rebuilds the hall from the journal: each board's events in sequence, each arbiter's
+    /// decision right after the board event it followed, then every zone's open list for
+    /// the pagers that connect. What the replayed events make happen already happened
+    /// once; only the alert desk sees them again, and raises only the incidents whose
+    /// alert a crash kept from being written.
+    pub fn restore(&mut self, journaled: Journaled<impl IntoIterator<Item = Record>>) -> Restored {
+        let alerts = journaled.alerts.len();
+        self.desk.restore(journaled.alerts);
+        for (hardware, board) in journaled.bindings {
+            let _ = self.bindings.bind(&hardware, Some(board));
+        }
+        self.next_decision = journaled
+            .decisions
+            .iter()
+            .map(|d| d.id + 1)
+            .max()
+            .unwrap_or(1);
+        let mut decisions: BTreeMap<(u16, u64), Vec<DecisionRecord>> = BTreeMap::new();
+        for decision in journaled.decisions {
+            decisions
+                .entry((decision.board, decision.after_seq))
+                .or_default()
+                .push(decision);
+        }
+        let mut healed = Vec::new();
+        let mut records = 0;
+        for record in journaled.records {
+            self.now = self.now.max(record.at);
+            let (board, seq) = (record.event.board.0, record.event.seq.0);
+            self.streams.journaled(&record.event);
+            for effect in self.hall.apply(&record) {
+                if let Effect::OutOfSequence { board, seq } = effect {
+                    tracing::error!(
+                        board = board.0,
+                        seq = seq.0,
+                        "journal record out of sequence, skipped"
+                    );
+                    self.count(Count::JournalRecordSkipped);
+                } else {
+                    healed.extend(self.follow(record.at, &effect));
+                }
+            }
+            records += 1;
+            if let Some(due) = decisions.remove(&(board, seq)) {
+                healed.extend(self.fold_decisions(due));
+            }
+        }
+        // Decisions after events the journal lost (damaged records): in the order taken.
+        let mut rest: Vec<DecisionRecord> = decisions.into_values().flatten().collect();
+        rest.sort_by_key(|d| d.id);
+        healed.extend(self.fold_decisions(rest));
+        self.hall.replayed();
+        let restored = Restored {
+            records,
+            boards: self.hall.len(),
+            alerts,
+            healed: healed.len(),
+        };
+        self.record_alerts(healed, None);
+        self.publish_open_lists(self.desk.routing().zone_names());
+        restored
+    }
+
+    /// Journaled decisions through the hall, the relay and the desk.
+    fn fold_decisions(&mut self, due: Vec<DecisionRecord>) -> Vec<AlertChange> {
+        let mut changes = Vec::new();
+        for decision in due {
+            match self.hall.decide(&decision) {
+                Ok(effects) => {
+                    for effect in &effects {
+                        changes.extend(self.follow(decision.at, effect));
+                    }
+                    self.relay.on_decision(&decision);
+                    changes.extend(self.desk.on_decision(decision.at, &decision));
+                }
+                Err(e) => {
+                    tracing::error!(id = decision.id, error = %e, "journaled decision no longer fits");
+                    self.count(Count::JournalRecordSkipped);
+                }
+            }
+        }
+        changes
+    }
+
+    /// What follows the hall's effects on replay: the desk and the relay.
+    fn follow(&mut self, at: HubMs, effect: &Effect) -> Vec<AlertChange> {
+        self.relay.on_effect(at, effect);
+        self.desk.on_effect(at, &self.hall, effect)
+    }
+
+    /// A board's event off the wire, its topic already checked against its board.
+    pub fn handle_uplink(&mut self, now: HubMs, event: Uplink) {
+        self.now = self.now.max(now);
+        let board = event.board;
+        match self.hall.admit(now, &event) {
+            Admission::Accept => {
+                let record = Record { at: now, event };
+                let at = self.write(Write::Event(record.clone()));
+                self.pending
+                    .wait(at, Deferred::Ack(board, record.event.seq));
+                self.streams.journaled(&record.event);
+                self.count(Count::EventAccepted);
+                for effect in self.hall.apply(&record) {
+                    self.carry_out(now, effect);
+                }
+            }
+            Admission::Duplicate { ack } => {
+                self.count(Count::DuplicateDropped);
+                if self.streams.diverges(&event) {
+                    self.continue_elsewhere(now, board);
+                } else if let Some(up_to_seq) = ack {
+                    self.downlink(board, DownlinkBody::Ack { up_to_seq });
+                }
+            }
+            Admission::Gap { resend_from } => {
+                self.count(Count::GapEvent);
+                if let Some(seq) = resend_from {
+                    tracing::debug!(
+                        board = board.0,
+                        from = seq.0,
+                        got = event.seq.0,
+                        "gap; asking for a resend"
+                    );
+                    self.count(Count::ResendRequested);
+                    self.downlink(board, DownlinkBody::ResendFrom { seq });
+                }
+            }
+        }
+    }
+
+    /// Another node's events for `board` (see [`streams`]): it continues after the journal,
+    /// and the arbiter learns that the board's node changed.
+    fn continue_elsewhere(&mut self, now: HubMs, board: BoardNo) {
+        let accepted = self
+            .hall
+            .board(board)
+            .map_or(protocol::Seq(0), |b| b.last_seq());
+        let Some(seq) = self.streams.continue_at(now, board, accepted) else {
+            return;
+        };
+        tracing::warn!(
+            board = board.0,
+            continue_at = seq.0,
+            "another node's events for this board: it continues after the journal's"
+        );
+        self.downlink(board, DownlinkBody::ContinueAt { seq });
+        let changes = self.desk.on_node_replaced(now, board.0, accepted.0);
+        self.record_alerts(changes, None);
+    }
+
+    /// An effect of the hall at `now`: to the relay, the live feed and the desk.
+    fn carry_out(&mut self, now: HubMs, effect: Effect) {
+        self.relay.on_effect(now, &effect);
+        self.feed_move(now, &effect);
+        let changes = self.desk.on_effect(now, &self.hall, &effect);
+        self.record_alerts(changes, None);
+        match effect {
+            Effect::Ack { board, up_to } => {
+                self.downlink(board, DownlinkBody::Ack { up_to_seq: up_to });
+            }
+            Effect::Game { board, event } => tracing::debug!(board = board.0, ?event, "game"),
+            Effect::Clock { board, event } => tracing::debug!(board = board.0, ?event, "clock"),
+            Effect::OutOfSequence { board, seq } => {
+                tracing::error!(board = board.0, seq = seq.0, "out-of-sequence record");
+                self.count(Count::JournalRecordSkipped);
+            }
+        }
+    }
+
+    /// An arbiter's decision at `board`: carried out and journaled; the answer waits for
+    /// the flush.
+    pub fn handle_decision(
+        &mut self,
+        now: HubMs,
+        request: RequestId,
+        board: BoardNo,
+        action: ArbiterAction,
+    ) {
+        self.now = self.now.max(now);
+        let record = DecisionRecord {
+            id: self.next_decision,
+            board: board.0,
+            at: now,
+            after_seq: self.hall.board(board).map_or(0, |b| b.last_seq().0),
+            action,
+        };
+        let effects = match self.hall.decide(&record) {
+            Ok(effects) => effects,
+            Err(e) => {
+                self.reply(request, Reply::Decision(Err(e)));
+                return;
+            }
+        };
+        let at = self.write(Write::Decision(record.clone()));
+        self.next_decision += 1;
+        tracing::info!(board = board.0, id = record.id, arbiter = %record.action.arbiter, decision = ?record.action.decision, "arbiter's decision");
+        for effect in effects {
+            self.carry_out(record.at, effect);
+        }
+        self.relay.on_decision(&record);
+        let changes = self.desk.on_decision(record.at, &record);
+        self.record_alerts(changes, None);
+        let entry = self
+            .hall
+            .board(board)
+            .and_then(|b| b.decisions().last().cloned())
+            .expect("the decision was just recorded");
+        self.pending.wait(at, Deferred::Decision(request, entry));
+    }
+
+    /// An arbiter acknowledges or resolves an alert, from the API (`request`) or a pager
+    /// (none: a refusal is counted). The answer waits until the change is durable; one that
+    /// changes nothing (done before) is answered at once.
+    pub fn handle_alert_command(
+        &mut self,
+        now: HubMs,
+        request: Option<RequestId>,
+        id: u64,
+        command: AlertCommand,
+    ) {
+        self.now = self.now.max(now);
+        let outcome = match command.action {
+            AlertAction::Ack => self.desk.acknowledge(now, id, &command.by),
+            AlertAction::Resolve => self.desk.resolve(now, id, &command.by, command.note),
+        };
+        match (outcome, request) {
+            (Ok(Some(change)), request) => self.record_alerts(vec![change], request),
+            (Ok(None), Some(request)) => {
+                let alert = self.desk.get(id).cloned().map(Box::new);
+                self.reply(request, Reply::Alert(alert.ok_or(AlertError::Unknown(id))));
+            }
+            (Ok(None), None) => {}
+            (Err(e), Some(request)) => self.reply(request, Reply::Alert(Err(e))),
+            (Err(e), None) => {
+                tracing::debug!(error = %e, "pager command refused");
+                self.count(Count::Refused(BadPayload::PagerCommand));
+            }
+        }
+    }
+
+    /// The technician binds a node's e-board hardware to a board (`None`: unbinds it); the
+    /// answer, the nodes' report, waits until it is durable.
+    pub fn handle_binding(
+        &mut self,
+        now: HubMs,
+        request: RequestId,
+        hardware: &str,
+        board: Option<u16>,
+    ) {
+        self.now = self.now.max(now);
+        let mut last = None;
+        for (hardware, board) in self.bindings.bind(hardware, board) {
+            last = Some(self.write(Write::Binding { hardware, board }));
+        }
+        tracing::info!(%hardware, ?board, "node bound");
+        if let Some(at) = last {
+            self.pending.wait(at, Deferred::Binding(request));
+        }
+    }
+
+    /// The journal is flushed up to `up_to`: what waited for it goes out.
+    pub fn handle_durable(&mut self, now: HubMs, up_to: Position) {
+        self.now = self.now.max(now);
+        let durable = self.pending.durable(up_to);
+        // One acknowledgement per board for all its events made durable together.
+        let mut acks: BTreeMap<BoardNo, protocol::Seq> = BTreeMap::new();
+        for deferred in &durable {
+            if let Deferred::Ack(board, seq) = deferred {
+                let highest = acks.entry(*board).or_insert(*seq);
+                *highest = (*highest).max(*seq);
+            }
+        }
+        for (board, seq) in acks {
+            if let Some(effect) = self.hall.flushed(board, seq) {
+                self.carry_out(now, effect);
+            }
+        }
+        for deferred in durable {
+            match deferred {
+                Deferred::Ack(..) => {}
+                Deferred::Alert(change, request) => {
+                    self.stale_lists.insert(change.alert.zone.clone());
+                    if let Some(request) = request {
+                        let alert = Box::new(change.alert.clone());
+                        self.reply(request, Reply::Alert(Ok(alert)));
+                    }
+                    self.outputs.push_back(Output::AlertChanged(change));
+                }
+                Deferred::Decision(request, entry) => {
+                    self.reply(request, Reply::Decision(Ok(entry)));
+                }
+                Deferred::Binding(request) => {
+                    let report = self.nodes_report(now);
+                    self.reply(request, Reply::Nodes(report));
+                }
+            }
+        }
+        self.publish_stale_lists(now);
+    }
+
+    /// When [`Hub::handle_timeout`] is next due.
+    pub fn poll_timeout(&self) -> Option<HubMs> {
+        let feed = self.feed_queue.front().map(|(due, ..)| *due);
+        let lists = (!self.stale_lists.is_empty())
+            .then(|| self.lists_published_at.plus_ms(OPEN_LIST_EVERY_MS));
+        [Some(self.next_tick), feed, lists]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// The time passes: what builds up over time, the delayed live feed, the open lists.
+    pub fn handle_timeout(&mut self, now: HubMs) {
+        self.now = self.now.max(now);
+        self.next_tick = now.plus_ms(ALERT_TICK_MS);
+        let changes = self.desk.tick(now, &self.hall);
+        self.record_alerts(changes, None);
+        self.publish_stale_lists(now);
+        self.publish_feed(now);
+    }
+
+    /// The next thing for the shell to do.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// Every output, as if the journal flushed each write at once: for a hub without a
+    /// journal (the alert report, tests, benchmarks). The writes are among the outputs.
+    pub fn poll_all_durable(&mut self, now: HubMs) -> Vec<Output> {
+        let mut all = Vec::new();
+        loop {
+            let mut written = None;
+            while let Some(output) = self.poll_output() {
+                if let Output::Write(at, _) = output {
+                    written = Some(at);
+                }
+                all.push(output);
+            }
+            match written {
+                Some(at) => self.handle_durable(now, at),
+                None => return all,
+            }
+        }
+    }
+
+    /// Writes alert changes; each is published (and `request` answered with the last)
+    /// once durable.
+    fn record_alerts(&mut self, changes: Vec<AlertChange>, mut request: Option<RequestId>) {
+        let last = changes.len().saturating_sub(1);
+        for (i, change) in changes.into_iter().enumerate() {
+            let at = self.write(Write::Alert(Box::new(change.alert.clone())));
+            if change.change == Change::Raised {
+                self.count(Count::AlertRaised);
+                tracing::info!(id = change.alert.id, board = ?change.alert.board, kind = ?change.alert.kind, zone = %change.alert.zone, "alert raised");
+            }
+            let request = if i == last { request.take() } else { None };
+            self.pending
+                .wait(at, Deferred::Alert(Box::new(change), request));
+        }
+    }
+
+    /// Republishes the open lists of the zones whose alerts changed, at most every
+    /// [`OPEN_LIST_EVERY_MS`].
+    fn publish_stale_lists(&mut self, now: HubMs) {
+        if self.stale_lists.is_empty() || now.since(self.lists_published_at) < OPEN_LIST_EVERY_MS {
+            return;
+        }
+        self.lists_published_at = now;
+        let zones = std::mem::take(&mut self.stale_lists);
+        self.publish_open_lists(zones);
+    }
+
+    fn publish_open_lists(&mut self, zones: impl IntoIterator<Item = String>) {
+        for zone in zones {
+            let open = self.desk.open_in_zone(&zone).collect();
+            let payload = pager::open_list(&zone, self.now.0, open);
+            self.outputs.push_back(Output::Publish {
+                topic: topic::open_alerts(&self.event, &zone),
+                payload,
+                retain: true,
+            });
+        }
+    }
+
+    /// Queues a move, or a game's end, for the MQTT live feed, due after the broadcast
+    /// delay.
+    fn feed_move(&mut self, now: HubMs, effect: &Effect) {
+        use super::game::GameEvent;
+        let Effect::Game { board, event } = effect else {
+            return;
+        };
+        if !matches!(
+            event,
+            GameEvent::MoveCompleted { .. } | GameEvent::GameOver { .. }
+        ) {
+            return;
+        }
+        let round = self.rounds.in_play().unwrap_or(1);
+        if let Some(message) = feed::move_message(&self.hall, board.0, round) {
+            let due = now.plus_ms(self.broadcast.delay_ms);
+            let topic = topic::broadcast_move(&self.event, round, *board);
+            self.feed_queue.push_back((due, topic, message));
+        }
+        self.publish_feed(now);
+    }
+
+    /// Publishes the live feed's messages that are due.
+    fn publish_feed(&mut self, now: HubMs) {
+        while self.feed_queue.front().is_some_and(|(due, ..)| *due <= now) {
+            let (_, topic, payload) = self.feed_queue.pop_front().expect("a front");
+            self.outputs.push_back(Output::Publish {
+                topic,
+                payload,
+                retain: true,
+            });
+        }
+    }
+
+    fn write(&mut self, write: Write) -> Position {
+        let at = self.pending.next_position();
+        self.outputs.push_back(Output::Write(at, write));
+        at
+    }
+
+    fn downlink(&mut self, board: BoardNo, body: DownlinkBody) {
+        self.outputs.push_back(Output::Downlink(board, body));
+    }
+
+    fn reply(&mut self, request: RequestId, reply: Reply) {
+        self.outputs.push_back(Output::Reply(request, reply));
+    }
+
+    fn count(&mut self, count: Count) {
+        self.outputs.push_back(Output::Count(count));
+    }
+
+    // What the hub knows, for the API, the pages and the feed.
+
+    /// The latest time the hub was given, or the journal's last record's after a restore:
+    /// the shell's clock never goes back before it.
+    pub fn latest(&self) -> HubMs {
+        self.now
+    }
+
+    /// The event id in MQTT topics.
+    pub fn event(&self) -> &str {
+        &self.event
+    }
+
+    pub fn hall(&self) -> &Hall {
+        &self.hall
+    }
+
+    pub fn desk(&self) -> &AlertDesk {
+        &self.desk
+    }
+
+    pub fn relay(&self) -> &Relay {
+        &self.relay
+    }
+
+    pub fn rounds(&self) -> &Rounds {
+        &self.rounds
+    }
+
+    pub fn broadcast(&self) -> &BroadcastSettings {
+        &self.broadcast
+    }
+
+    /// The nodes and the technician's warnings: the round in play's boards should have one.
+    pub fn nodes_report(&self, now: HubMs) -> NodesReport {
+        let expected: Vec<u16> = self
+            .rounds
+            .games_in_play()
+            .iter()
+            .map(|p| p.board)
+            .collect();
+        super::setup::nodes(&self.hall, self.bindings.map(), &expected, now)
+    }
+
+    /// The results the hub has at the boards: a game over by the rules, or declared.
+    pub fn results(&self) -> BTreeMap<u16, String> {
+        self.hall
+            .boards()
+            .into_iter()
+            .filter_map(|n| {
+                let result = self.hall.board(n)?.game().result();
+                (result != "*").then(|| (n.0, result.to_owned()))
+            })
+            .collect()
+    }
+
+    /// A round's pairings; in the round in play, with the hub's results.
+    pub fn pairings(&self, round: usize) -> Option<Vec<Pairing>> {
+        let mut games = self.rounds.pairings.get(&round)?.clone();
+        if self.rounds.in_play() == Some(round) {
+            let results = self.results();
+            for game in &mut games {
+                if let Some(result) = results.get(&game.board) {
+                    game.result.clone_from(result);
+                }
+            }
+        }
+        Some(games)
+    }
+
+    /// The pairing program's TRF with the hub's results.
+    pub fn results_trf(&self) -> Option<String> {
+        self.rounds.trf_with_results(&self.results())
+    }
+
+    /// The public feed's games of `round` (one `board`, or all) at `now`; `None` for a
+    /// round not in play.
+    pub fn feed(&mut self, now: HubMs, round: usize, board: Option<u16>) -> Option<Vec<FeedGame>> {
+        feed::games(
+            &self.hall,
+            &self.relay,
+            &self.rounds,
+            &self.broadcast,
+            &self.event,
+            now,
+            round,
+            board,
+            &mut self.feed_cache,
+        )
+    }
+}

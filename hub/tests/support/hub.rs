@@ -1,0 +1,186 @@
+//! The hub's core driven as the shell drives it, with a journal that flushes at once: what
+//! the tests of alerts, decisions and the feed feed events to and read from.
+
+use std::collections::BTreeMap;
+
+use hub::core::alerts::desk::AlertError;
+use hub::core::alerts::{AlertAction, AlertChange, AlertCommand};
+use hub::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
+use hub::core::hub::{Hub, HubConfig, Journaled, Output, Reply, RequestId, Write};
+use hub::core::record::Record;
+use hub::core::time::HubMs;
+use protocol::{BoardNo, DownlinkBody, Uplink};
+
+/// A [`Hub`] whose writes are durable as soon as they are made.
+pub struct TestHub {
+    hub: Hub,
+    config: HubConfig,
+    /// Everything written, in order: what a restart restores from.
+    journal: Vec<Write>,
+    next_request: u64,
+    /// What the last call sent to nodes.
+    pub downlinks: Vec<(BoardNo, DownlinkBody)>,
+    /// What the last call published (topic, JSON).
+    pub published: Vec<(String, Vec<u8>)>,
+}
+
+impl TestHub {
+    pub fn new(config: HubConfig) -> TestHub {
+        TestHub {
+            hub: Hub::new(config.clone()),
+            config,
+            journal: Vec::new(),
+            next_request: 0,
+            downlinks: Vec::new(),
+            published: Vec::new(),
+        }
+    }
+
+    pub fn hub(&self) -> &Hub {
+        &self.hub
+    }
+
+    pub fn hub_mut(&mut self) -> &mut Hub {
+        &mut self.hub
+    }
+
+    pub fn hall(&self) -> &hub::core::hall::Hall {
+        self.hub.hall()
+    }
+
+    pub fn desk(&self) -> &hub::core::alerts::AlertDesk {
+        self.hub.desk()
+    }
+
+    /// A node's event arrives at `now`; the alert changes it made.
+    pub fn uplink(&mut self, now: HubMs, event: Uplink) -> Vec<AlertChange> {
+        self.hub.handle_uplink(now, event);
+        self.settle(now).0
+    }
+
+    /// The time passes to `now`; the alert changes it made.
+    pub fn tick(&mut self, now: HubMs) -> Vec<AlertChange> {
+        self.hub.handle_timeout(now);
+        self.settle(now).0
+    }
+
+    /// An arbiter decides at `board`; the answer and the alert changes.
+    pub fn decide(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        action: ArbiterAction,
+    ) -> (Result<AuditEntry, DecisionError>, Vec<AlertChange>) {
+        let request = self.request();
+        self.hub.handle_decision(now, request, board, action);
+        let (changes, replies) = self.settle(now);
+        match replies.into_iter().find(|(r, _)| *r == request) {
+            Some((_, Reply::Decision(answer))) => (answer, changes),
+            other => panic!("a decision's answer, not {other:?}"),
+        }
+    }
+
+    /// An arbiter acknowledges alert `id`: the change, `None` when there was nothing to
+    /// change, as the desk answers.
+    pub fn acknowledge(
+        &mut self,
+        now: HubMs,
+        id: u64,
+        by: &str,
+    ) -> Result<Option<AlertChange>, AlertError> {
+        self.alert_command(now, id, AlertAction::Ack, by, None)
+    }
+
+    /// An arbiter resolves alert `id`, as [`TestHub::acknowledge`].
+    pub fn resolve(
+        &mut self,
+        now: HubMs,
+        id: u64,
+        by: &str,
+        note: Option<String>,
+    ) -> Result<Option<AlertChange>, AlertError> {
+        self.alert_command(now, id, AlertAction::Resolve, by, note)
+    }
+
+    fn alert_command(
+        &mut self,
+        now: HubMs,
+        id: u64,
+        action: AlertAction,
+        by: &str,
+        note: Option<String>,
+    ) -> Result<Option<AlertChange>, AlertError> {
+        let request = self.request();
+        let command = AlertCommand {
+            action,
+            by: by.to_owned(),
+            note,
+        };
+        self.hub
+            .handle_alert_command(now, Some(request), id, command);
+        let (mut changes, replies) = self.settle(now);
+        match replies.into_iter().find(|(r, _)| *r == request) {
+            Some((_, Reply::Alert(answer))) => answer.map(|_| changes.pop()),
+            other => panic!("an alert's answer, not {other:?}"),
+        }
+    }
+
+    /// A hub restarted from this one's journal, as `hub serve` restarts; the alert
+    /// changes the restore made (alerts a crash had kept from being written).
+    pub fn restarted(&self) -> (TestHub, Vec<AlertChange>) {
+        let mut records: Vec<Record> = Vec::new();
+        let mut decisions: Vec<DecisionRecord> = Vec::new();
+        let mut alerts = BTreeMap::new();
+        let mut bindings = BTreeMap::new();
+        for write in &self.journal {
+            match write {
+                Write::Event(record) => records.push(record.clone()),
+                Write::Decision(decision) => decisions.push(decision.clone()),
+                Write::Alert(alert) => {
+                    alerts.insert(alert.id, (**alert).clone());
+                }
+                Write::Binding { hardware, board } => match board {
+                    Some(board) => drop(bindings.insert(hardware.clone(), *board)),
+                    None => drop(bindings.remove(hardware)),
+                },
+            }
+        }
+        // The journal holds each board's events together, in sequence.
+        records.sort_by_key(|r| (r.event.board, r.event.seq));
+        let mut restarted = TestHub::new(self.config.clone());
+        let now = self.hub.latest();
+        let _ = restarted.hub.restore(Journaled {
+            records,
+            decisions,
+            alerts: alerts.into_values().collect(),
+            bindings,
+        });
+        let changes = restarted.settle(now).0;
+        (restarted, changes)
+    }
+
+    fn request(&mut self) -> RequestId {
+        self.next_request += 1;
+        RequestId(self.next_request)
+    }
+
+    /// Carries out the outputs, the journal flushing each write at once: the alert changes
+    /// published, and the answers.
+    fn settle(&mut self, now: HubMs) -> (Vec<AlertChange>, Vec<(RequestId, Reply)>) {
+        self.downlinks.clear();
+        self.published.clear();
+        let mut changes = Vec::new();
+        let mut replies = Vec::new();
+        for output in self.hub.poll_all_durable(now) {
+            match output {
+                Output::Write(_, write) => self.journal.push(write),
+                Output::AlertChanged(change) => changes.push(*change),
+                Output::Reply(request, reply) => replies.push((request, reply)),
+                Output::Downlink(board, body) => self.downlinks.push((board, body)),
+                Output::Publish { topic, payload, .. } => self.published.push((topic, payload)),
+                Output::Count(_) => {}
+            }
+        }
+        (changes, replies)
+    }
+}
