@@ -209,6 +209,21 @@ fn event_key(seq: Seq) -> [u8; 9] {
 mod tests {
     use super::*;
 
+    /// Opens the outbox again in the same process: sled releases the directory's lock a
+    /// little after the last handle is dropped (its flusher thread ends), so a reopen may
+    /// have to wait for it.
+    fn reopen(dir: &Path, board: BoardNo) -> Result<Outbox, OutboxError> {
+        for _ in 0..100 {
+            match Outbox::open(dir, board) {
+                Err(OutboxError::Sled(_)) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20))
+                }
+                other => return other,
+            }
+        }
+        Outbox::open(dir, board)
+    }
+
     #[test]
     fn sequence_numbers_survive_a_restart_and_acks_trim() {
         let dir = tempfile::tempdir().unwrap();
@@ -222,7 +237,7 @@ mod tests {
             }
             assert_eq!(outbox.ack(Seq(2)).unwrap(), 2);
         }
-        let outbox = Outbox::open(dir.path(), BoardNo(3)).unwrap();
+        let outbox = reopen(dir.path(), BoardNo(3)).unwrap();
         assert_eq!(outbox.highest_seq().unwrap(), Seq(5));
         assert_eq!(outbox.acked().unwrap(), Seq(2));
         assert_eq!(outbox.cursor().unwrap(), 5);
@@ -278,7 +293,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         drop(Outbox::open(dir.path(), BoardNo(3)).unwrap());
         assert!(matches!(
-            Outbox::open(dir.path(), BoardNo(4)),
+            reopen(dir.path(), BoardNo(4)),
             Err(OutboxError::OtherBoard {
                 stored: 3,
                 wanted: 4
