@@ -100,12 +100,17 @@ impl Room {
 
 /// A game at `board` with both clocks on `clock_ms` (+30 s a move), White to move.
 fn started(room: &mut Room, board: u16, clock_ms: u32) -> Script {
+    start(room, board, clock_ms).0
+}
+
+/// [`started`], with the alert changes its start made.
+fn start(room: &mut Room, board: u16, clock_ms: u32) -> (Script, Vec<AlertChange>) {
     let mut s = Script::new(BoardNo(board), clock_ms);
     s.increment_ms = 30_000;
     let start = s.position.board().clone();
-    s.show(&mut room.hub, &start);
-    s.reading(&mut room.hub, 0, Some(Color::White), None);
-    s
+    let mut changes = s.show(&mut room.hub, &start);
+    changes.extend(s.reading(&mut room.hub, 0, Some(Color::White), None));
+    (s, changes)
 }
 
 /// A round in play: (board, White, Black) for each game, starting at `start` (Unix ms).
@@ -145,7 +150,11 @@ fn raised(changes: &[AlertChange]) -> Vec<&Alert> {
 
 #[test]
 fn a_flag_fall_is_one_alert_with_6_9_in_its_zone_and_the_result_decision_resolves_it() {
-    let rounds = round(&[(3, "Carlsen, Magnus", "Nakamura, Hikaru")], None);
+    let players = [
+        (3, "Carlsen, Magnus", "Nakamura, Hikaru"),
+        (4, "Caruana, Fabiano", "Gukesh, D"),
+    ];
+    let rounds = round(&players, None);
     let mut room = Room::with_rounds(Rules::default(), "5400+30", Default::default(), rounds);
     let mut s = started(&mut room, 3, 5_400_000);
     s.play(&mut room.hub, "e2e4", 5_000);
@@ -303,8 +312,8 @@ fn a_silent_node_is_offline_after_15_s_and_expires_when_heard_again() {
         .all(|c| c.alert.kind != AlertKind::NodeOffline));
     // The node is back.
     s.now = heard + 25_000;
-    let _ = s.send(&mut room.hub, protocol::UplinkBody::Heartbeat);
-    let changes = room.tick(s.now);
+    let mut changes = s.send(&mut room.hub, protocol::UplinkBody::Heartbeat);
+    changes.extend(room.tick(s.now));
     let back: Vec<_> = changes
         .iter()
         .filter(|c| c.alert.kind == AlertKind::NodeOffline)
@@ -394,8 +403,8 @@ fn three_boards_short_of_time_in_a_zone_call_for_assistants_12_4() {
     let mut zone_alerts = Vec::new();
     for s in &mut scripts {
         s.clock = [50_000, 5_400_000];
-        let _ = s.reading(&mut room.hub, 100, Some(Color::White), None);
-        let changes = room.tick(s.now);
+        let mut changes = s.reading(&mut room.hub, 100, Some(Color::White), None);
+        changes.extend(room.tick(s.now));
         zone_alerts.extend(
             raised(&changes)
                 .into_iter()
@@ -426,16 +435,16 @@ fn a_player_whose_clock_runs_past_the_allowed_lateness_6_7_1() {
     // 5400+30: the clock starts with 90:30 (the first increment before move 1).
     let mut s = started(&mut room, 8, 5_430_000);
     s.clock = [4_930_000, 5_430_000];
-    let _ = s.reading(&mut room.hub, 500_000, Some(Color::White), None);
-    let changes = room.tick(s.now);
+    let mut changes = s.reading(&mut room.hub, 500_000, Some(Color::White), None);
+    changes.extend(room.tick(s.now));
     let late: Vec<_> = raised(&changes)
         .into_iter()
         .filter(|a| a.kind == AlertKind::LateArrival)
         .collect();
     assert!(late.is_empty(), "500 s is within the lateness");
     s.clock = [4_730_000, 5_430_000];
-    let _ = s.reading(&mut room.hub, 200_000, Some(Color::White), None);
-    let changes = room.tick(s.now);
+    let mut changes = s.reading(&mut room.hub, 200_000, Some(Color::White), None);
+    changes.extend(room.tick(s.now));
     let late: Vec<_> = raised(&changes)
         .into_iter()
         .filter(|a| a.kind == AlertKind::LateArrival)
@@ -452,8 +461,8 @@ fn checkmate_asks_for_the_result_5_1_1_and_what_needs_a_game_expires() {
         ..AlertSettings::default()
     };
     let mut room = Room::new(Rules::default(), "5400+30", settings);
-    let mut s = started(&mut room, 9, 5_400_000);
-    let mut all = room.tick(s.now);
+    let (mut s, mut all) = start(&mut room, 9, 5_400_000);
+    all.extend(room.tick(s.now));
     assert!(raised(&all)
         .iter()
         .any(|a| a.kind == AlertKind::TimeTrouble));
@@ -493,8 +502,9 @@ fn restored_alerts_are_the_same_and_the_same_events_add_nothing() {
     assert_eq!(after, before);
     assert!(raised_again.is_empty(), "{raised_again:?}");
     room.hub = restarted;
-    // The node resends what it has (a duplicate): nothing new.
-    assert!(room.hub.uplink(HubMs(s.now), flag).is_empty());
+    // The node resends what it has (a duplicate): nothing new is raised.
+    let again = room.hub.uplink(HubMs(s.now + 20_000), flag);
+    assert!(raised(&again).is_empty(), "{again:?}");
     assert!(room.tick(s.now + 21_000).is_empty());
 }
 
@@ -516,8 +526,8 @@ fn a_clock_that_reports_as_it_runs_and_falls_silent_is_an_alert_one_that_reports
     for _ in 0..4 {
         streaming.now += 5_000;
         pressing.now += 5_000;
-        let _ = streaming.send(&mut room.hub, protocol::UplinkBody::Heartbeat);
-        let _ = pressing.send(&mut room.hub, protocol::UplinkBody::Heartbeat);
+        changes.extend(streaming.send(&mut room.hub, protocol::UplinkBody::Heartbeat));
+        changes.extend(pressing.send(&mut room.hub, protocol::UplinkBody::Heartbeat));
         changes.extend(room.tick(streaming.now));
     }
     let silent: Vec<_> = raised(&changes)
@@ -562,8 +572,8 @@ fn a_paired_board_whose_clock_has_not_started_a_minute_after_the_round_start_6_5
     assert_eq!(late[0].players.as_deref(), Some("A – B"));
     // The arbiter starts White's clock on board 3: its alert expires, board 4's stays.
     s.now = 1_070_000;
-    s.set_clock(&mut room.hub, Color::White);
-    let changes = room.tick(1_071_000);
+    let mut changes = s.set_clock(&mut room.hub, Color::White);
+    changes.extend(room.tick(1_071_000));
     assert!(changes
         .iter()
         .any(|c| c.alert.board == Some(3) && c.alert.state == AlertState::Expired));
@@ -595,11 +605,11 @@ fn the_round_is_finished_once_every_game_has_a_result_one_alert_to_the_chief() {
     assert_eq!(finished(&room.tick(b3.now)), 0, "board 4 plays on");
     // Board 4: the arbiter records a resignation.
     b4.now = b3.now;
-    room.decide(
+    let mut changes = room.decide(
         &b4,
         json!({"decision": "result", "result": "0-1", "cause": "resignation"}),
     );
-    let changes = room.tick(b4.now + 1_000);
+    changes.extend(room.tick(b4.now + 1_000));
     let alerts = raised(&changes);
     let round: Vec<_> = alerts
         .iter()

@@ -19,6 +19,7 @@
 mod durable;
 mod output;
 mod streams;
+mod timers;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -28,6 +29,7 @@ use protocol::{topic, BoardNo, DownlinkBody, Uplink};
 use self::durable::{Deferred, Pending};
 pub use self::output::{Count, Output, Position, Reply, RequestId, Write};
 use self::streams::Streams;
+use self::timers::Timers;
 use super::alerts::desk::AlertError;
 use super::alerts::{Alert, AlertAction, AlertChange, AlertCommand, AlertDesk, AlertSettings};
 use super::alerts::{Change, Routing};
@@ -44,10 +46,6 @@ use crate::metrics::BadPayload;
 use crate::pairings::{Pairing, Rounds};
 use crate::view::feed::{self, BroadcastSettings, FeedCache, FeedGame};
 use crate::view::pager;
-
-/// How often the desk looks at what builds up over time (time trouble, silent nodes,
-/// escalation): well under the second an alert may take to reach a pager.
-pub const ALERT_TICK_MS: u64 = 250;
 
 /// How often a zone's retained list of open alerts is republished at most: the changes
 /// themselves go out at once; the lists are for pagers that connect, and a hall in time
@@ -112,7 +110,10 @@ pub struct Hub {
     /// Zones whose open list changed since it was last published, and when that was.
     stale_lists: BTreeSet<String>,
     lists_published_at: HubMs,
-    next_tick: HubMs,
+    /// Each board's next deadline for the desk.
+    timers: Timers,
+    /// Whether the round's scheduled start has been looked at for clocks not started.
+    round_start_watched: bool,
     /// The latest time the hub was given.
     now: HubMs,
 }
@@ -144,7 +145,8 @@ impl Hub {
             feed_cache: FeedCache::default(),
             stale_lists: BTreeSet::new(),
             lists_published_at: HubMs(0),
-            next_tick: HubMs(0),
+            timers: Timers::default(),
+            round_start_watched: false,
             now: HubMs(0),
         }
     }
@@ -201,6 +203,12 @@ impl Hub {
         rest.sort_by_key(|d| d.id);
         healed.extend(self.fold_decisions(rest));
         self.hall.replayed();
+        // The desk looks at each board when its deadline comes; nothing is looked at in
+        // the past.
+        for board in self.hall.boards() {
+            let due = self.desk.board_deadline(self.now, &self.hall, board.0);
+            self.timers.set(board.0, due);
+        }
         let restored = Restored {
             records,
             boards: self.hall.len(),
@@ -242,6 +250,13 @@ impl Hub {
     /// A board's event off the wire, its topic already checked against its board.
     pub fn handle_uplink(&mut self, now: HubMs, event: Uplink) {
         self.now = self.now.max(now);
+        let board = event.board;
+        self.admit(now, event);
+        // The node was heard and its board may have changed: the desk looks at it.
+        self.watch(now, board);
+    }
+
+    fn admit(&mut self, now: HubMs, event: Uplink) {
         let board = event.board;
         match self.hall.admit(now, &event) {
             Admission::Accept => {
@@ -309,7 +324,13 @@ impl Hub {
             Effect::Ack { board, up_to } => {
                 self.downlink(board, DownlinkBody::Ack { up_to_seq: up_to });
             }
-            Effect::Game { board, event } => tracing::debug!(board = board.0, ?event, "game"),
+            Effect::Game { board, event } => {
+                tracing::debug!(board = board.0, ?event, "game");
+                if matches!(event, super::game::GameEvent::GameOver { .. }) {
+                    let change = self.desk.watch_round_end(now, &self.hall);
+                    self.record_alerts(change.into_iter().collect(), None);
+                }
+            }
             Effect::Clock { board, event } => tracing::debug!(board = board.0, ?event, "clock"),
             Effect::OutOfSequence { board, seq } => {
                 tracing::error!(board = board.0, seq = seq.0, "out-of-sequence record");
@@ -351,6 +372,9 @@ impl Hub {
         self.relay.on_decision(&record);
         let changes = self.desk.on_decision(record.at, &record);
         self.record_alerts(changes, None);
+        self.watch(now, board);
+        let change = self.desk.watch_round_end(now, &self.hall);
+        self.record_alerts(change.into_iter().collect(), None);
         let entry = self
             .hall
             .board(board)
@@ -449,25 +473,53 @@ impl Hub {
         self.publish_stale_lists(now);
     }
 
-    /// When [`Hub::handle_timeout`] is next due.
+    /// When [`Hub::handle_timeout`] is next due: a board's deadline, an escalation, the
+    /// round's start, the delayed live feed, the open lists.
     pub fn poll_timeout(&self) -> Option<HubMs> {
         let feed = self.feed_queue.front().map(|(due, ..)| *due);
         let lists = (!self.stale_lists.is_empty())
             .then(|| self.lists_published_at.plus_ms(OPEN_LIST_EVERY_MS));
-        [Some(self.next_tick), feed, lists]
-            .into_iter()
-            .flatten()
-            .min()
+        let round = self
+            .desk
+            .round_start_deadline()
+            .filter(|_| !self.round_start_watched);
+        [
+            self.timers.next(),
+            self.desk.escalation_deadline(),
+            round,
+            feed,
+            lists,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
-    /// The time passes: what builds up over time, the delayed live feed, the open lists.
+    /// The time passes: the boards due are looked at, alerts nobody acknowledged escalate,
+    /// the delayed live feed and the open lists go out. What is not due waits.
     pub fn handle_timeout(&mut self, now: HubMs) {
         self.now = self.now.max(now);
-        self.next_tick = now.plus_ms(ALERT_TICK_MS);
-        let changes = self.desk.tick(now, &self.hall);
+        for board in self.timers.due(now) {
+            self.watch(now, BoardNo(board));
+        }
+        let round_due = self.desk.round_start_deadline().is_some_and(|at| at <= now);
+        if round_due && !self.round_start_watched {
+            self.round_start_watched = true;
+            let changes = self.desk.watch_round_start(now, &self.hall);
+            self.record_alerts(changes, None);
+        }
+        let changes = self.desk.escalate(now);
         self.record_alerts(changes, None);
         self.publish_stale_lists(now);
         self.publish_feed(now);
+    }
+
+    /// The desk looks at `board` at `now`, and notes when it must look again.
+    fn watch(&mut self, now: HubMs, board: BoardNo) {
+        let changes = self.desk.watch_board(now, &self.hall, board.0);
+        self.record_alerts(changes, None);
+        let due = self.desk.board_deadline(now, &self.hall, board.0);
+        self.timers.set(board.0, due);
     }
 
     /// The next thing for the shell to do.

@@ -1,0 +1,356 @@
+//! What a board event or an arbiter's decision means for the arbiters, at once: a flag
+//! fall, an illegal move, a paused clock, a clock set wrong, a game over.
+
+use super::{describe, is_start_turned, move_number, rounded_seconds, side, AlertDesk, Draft};
+use crate::core::alerts::catalogue::{AlertKind, Severity};
+use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts};
+use crate::core::arbiter::{Decision, DecisionRecord, GameResult, TimeReason};
+use crate::core::board::BoardState;
+use crate::core::clock::{ClockEvent, DeviationKind};
+use crate::core::ending::Status;
+use crate::core::game::{GameEvent, IllegalKind};
+use crate::core::hall::{Effect, Hall};
+use crate::core::laws::Penalty;
+use crate::core::time::HubMs;
+use shakmaty::Color;
+
+impl AlertDesk {
+    /// What a board event means for the arbiters.
+    pub fn on_effect(&mut self, now: HubMs, hall: &Hall, effect: &Effect) -> Vec<AlertChange> {
+        let (board_no, state) = match effect {
+            Effect::Game { board, .. } | Effect::Clock { board, .. } => match hall.board(*board) {
+                Some(state) => (board.0, state),
+                None => return Vec::new(),
+            },
+            Effect::Ack { .. } | Effect::OutOfSequence { .. } => return Vec::new(),
+        };
+        let mut changes = Vec::new();
+        match effect {
+            Effect::Game { event, .. } => self.on_game(now, board_no, state, event, &mut changes),
+            Effect::Clock { event, .. } => {
+                self.on_clock(now, board_no, state, event, &mut changes);
+            }
+            _ => {}
+        }
+        changes
+    }
+
+    fn on_game(
+        &mut self,
+        now: HubMs,
+        board: u16,
+        state: &BoardState,
+        event: &GameEvent,
+        changes: &mut Vec<AlertChange>,
+    ) {
+        let edition = self.rules.edition;
+        match event {
+            GameEvent::IllegalMove(illegal) => {
+                let lost = illegal.ruling.penalty == Penalty::GameLost;
+                let kind = match illegal.kind {
+                    _ if lost => AlertKind::SecondIllegalMove,
+                    IllegalKind::IllegalMove => AlertKind::IllegalMove,
+                    IllegalKind::PromotionWithoutPiece => AlertKind::PromotionWithoutPiece,
+                    IllegalKind::PressWithoutMove => AlertKind::PressWithoutMove,
+                };
+                let seconds = match illegal.ruling.penalty {
+                    Penalty::TimeToOpponent { seconds } => Some(u64::from(seconds)),
+                    _ => None,
+                };
+                let facts = Facts {
+                    side: Some(side(illegal.by)),
+                    result: illegal.result_if_applied.map(str::to_owned),
+                    seconds,
+                    move_number: Some(move_number(illegal.ply)),
+                    ..Facts::default()
+                };
+                let deadline = illegal
+                    .ruling
+                    .until_opponents_next_move
+                    .then_some(Deadline::OpponentsNextMove);
+                let occurrence = (illegal.ply as u64) << 8 | u64::from(illegal.nth);
+                let draft = self.draft(board, kind, occurrence, Some(illegal.ruling.article));
+                changes.extend(self.raise(
+                    now,
+                    Draft {
+                        facts,
+                        deadline,
+                        ..draft
+                    },
+                ));
+            }
+            GameEvent::IllegalMoveStood { ply } => {
+                let stood = |a: &Alert| {
+                    a.deadline == Some(Deadline::OpponentsNextMove)
+                        && a.incident.occurrence >> 8 == *ply as u64
+                };
+                let note = "the opponent moved: the illegal move stands";
+                changes.extend(self.close_where(
+                    now,
+                    board,
+                    AlertState::Expired,
+                    None,
+                    note,
+                    stood,
+                ));
+            }
+            GameEvent::GameOver { status } => {
+                if matches!(status, Status::Declared(_)) {
+                    return;
+                }
+                let facts = Facts {
+                    result: Some(state.game().result().to_owned()),
+                    detail: Some(status.name().to_owned()),
+                    ..Facts::default()
+                };
+                let ply = state.game().moves().len() as u64;
+                let draft = self.draft(board, AlertKind::GameOver, ply, status.article(edition));
+                changes.extend(self.raise(now, Draft { facts, ..draft }));
+                changes.extend(self.game_ended(now, board));
+            }
+            GameEvent::ResultSignal { result } => {
+                let hub_result = if state.game().status() == Status::Playing {
+                    state.flag_ruling().and_then(|r| r.result)
+                } else {
+                    Some(state.game().result())
+                };
+                let ply = state.game().moves().len() as u64;
+                let (kind, facts) = match hub_result {
+                    None => (
+                        AlertKind::ResultSignalled,
+                        Facts {
+                            result: Some((*result).to_owned()),
+                            ..Facts::default()
+                        },
+                    ),
+                    Some(hub) if hub != *result => (
+                        AlertKind::ResultSignalMismatch,
+                        Facts {
+                            result: Some(hub.to_owned()),
+                            detail: Some((*result).to_owned()),
+                            ..Facts::default()
+                        },
+                    ),
+                    Some(_) => return,
+                };
+                let draft = self.draft(board, kind, ply, None);
+                changes.extend(self.raise(now, Draft { facts, ..draft }));
+            }
+            GameEvent::OutOfSync { since } => {
+                let (kind, facts) = if state.game().moves().is_empty() {
+                    let turned = state.game().sensed().is_some_and(is_start_turned);
+                    let detail = if turned {
+                        "orientation"
+                    } else {
+                        "initial_position"
+                    };
+                    let facts = Facts {
+                        detail: Some(detail.to_owned()),
+                        ..Facts::default()
+                    };
+                    (AlertKind::WrongSetup, facts)
+                } else {
+                    let facts = Facts {
+                        seconds: Some(crate::core::game::OUT_OF_SYNC_MS / 1000),
+                        ..Facts::default()
+                    };
+                    (AlertKind::OutOfSync, facts)
+                };
+                let mut draft = self.draft(board, kind, *since, kind.article(edition));
+                if kind == AlertKind::WrongSetup && facts.detail.as_deref() == Some("orientation") {
+                    draft.article = Some(match edition {
+                        crate::core::laws::Edition::Laws2009 => "7.1b",
+                        crate::core::laws::Edition::Laws2014 => "7.2b",
+                        _ => "7.2.2",
+                    });
+                }
+                changes.extend(self.raise(now, Draft { facts, ..draft }));
+            }
+            GameEvent::BackInSync => {
+                let note = "the board shows the game again";
+                let synced =
+                    |a: &Alert| matches!(a.kind, AlertKind::OutOfSync | AlertKind::WrongSetup);
+                changes.extend(self.close_where(
+                    now,
+                    board,
+                    AlertState::Expired,
+                    None,
+                    note,
+                    synced,
+                ));
+            }
+            GameEvent::MoveCompleted { .. } | GameEvent::Reinstated { .. } => {}
+        }
+    }
+
+    fn on_clock(
+        &mut self,
+        now: HubMs,
+        board: u16,
+        state: &BoardState,
+        event: &ClockEvent,
+        changes: &mut Vec<AlertChange>,
+    ) {
+        let edition = self.rules.edition;
+        match event {
+            ClockEvent::FlagFall { .. } => {
+                let Some(ruling) = state.flag_ruling() else {
+                    return;
+                };
+                let kind = if ruling.flagged.is_none() {
+                    AlertKind::BothFlags
+                } else {
+                    AlertKind::FlagFall
+                };
+                let facts = Facts {
+                    side: ruling.flagged.map(side),
+                    result: ruling.result.map(str::to_owned),
+                    ..Facts::default()
+                };
+                let mut draft = self.draft(board, kind, 0, Some(ruling.article));
+                if !ruling.arbiter_calls {
+                    // 2009/2014 unsupervised rapid: only a player's claim counts.
+                    draft.severity = Severity::Info;
+                    draft.article = Some(ruling.arbiter_article);
+                }
+                changes.extend(self.raise(now, Draft { facts, ..draft }));
+                let forecast = |a: &Alert| a.kind == AlertKind::FlagForecast;
+                changes.extend(self.close_where(
+                    now,
+                    board,
+                    AlertState::Expired,
+                    None,
+                    "the flag fell",
+                    forecast,
+                ));
+            }
+            ClockEvent::Paused { since } => {
+                let draft = self.draft(
+                    board,
+                    AlertKind::ClockPaused,
+                    since.0,
+                    AlertKind::ClockPaused.article(edition),
+                );
+                changes.extend(self.raise(now, draft));
+            }
+            ClockEvent::Resumed { paused_ms } => {
+                let paused = self
+                    .open_at(board)
+                    .filter(|a| a.kind == AlertKind::ClockPaused)
+                    .map(|a| a.id)
+                    .collect::<Vec<_>>();
+                for id in paused {
+                    let seconds = paused_ms / 1000;
+                    let note = format!("the clock runs again after {seconds} s");
+                    changes.extend(self.update(now, id, Some(note), |facts| {
+                        facts.seconds = Some(seconds);
+                    }));
+                }
+            }
+            ClockEvent::Deviation(deviation) => {
+                let difference_ms = deviation.difference_ms();
+                let (detail, any_size) = match deviation.kind {
+                    DeviationKind::WrongBase => ("wrong_base", false),
+                    DeviationKind::IncrementMissing => ("increment_missing", true),
+                    DeviationKind::PeriodNotAdded => ("period_not_added", true),
+                    DeviationKind::ClockAdjusted => ("clock_adjusted", false),
+                    // The arbiter's own time shows: nothing to handle.
+                    DeviationKind::PenaltyApplied | DeviationKind::CorrectionApplied => return,
+                };
+                // Below the tolerance it stays in the board's record, off the pager: a
+                // reading one increment off is the commonest noise of real clocks.
+                let increment = state
+                    .clock()
+                    .model()
+                    .map_or(0, |m| m.bonus(deviation.side).increment_ms());
+                let tolerance = self.settings.clock_tolerance_ms + increment;
+                if !any_size && difference_ms.unsigned_abs() < tolerance {
+                    return;
+                }
+                let facts = Facts {
+                    side: Some(side(deviation.side)),
+                    seconds: Some(deviation.shown_ms / 1000),
+                    move_number: (deviation.moves > 0).then_some(deviation.moves),
+                    detail: Some(detail.to_owned()),
+                    difference_s: Some(rounded_seconds(difference_ms)),
+                    ..Facts::default()
+                };
+                // One alert per deviation: a later one at the same clock is news again.
+                let occurrence = u64::from(deviation.moves) << 8
+                    | (deviation.kind as u64) << 1
+                    | u64::from(deviation.side == Color::Black);
+                let draft = self.draft(
+                    board,
+                    AlertKind::ClockSetWrong,
+                    occurrence,
+                    Some(deviation.article),
+                );
+                changes.extend(self.raise(now, Draft { facts, ..draft }));
+            }
+        }
+    }
+
+    /// A node announced fewer events than the hub has from it: it lost its memory.
+    pub fn on_node_replaced(
+        &mut self,
+        now: HubMs,
+        board: u16,
+        node_highest: u64,
+    ) -> Vec<AlertChange> {
+        let draft = self.draft(board, AlertKind::NodeGap, node_highest, None);
+        self.raise(now, draft).into_iter().collect()
+    }
+
+    /// An arbiter decided at `record.board`: the alerts the decision answers are resolved.
+    pub fn on_decision(&mut self, now: HubMs, record: &DecisionRecord) -> Vec<AlertChange> {
+        use AlertKind::*;
+        let answers: &[AlertKind] = match &record.action.decision {
+            Decision::Result {
+                result: GameResult::Ongoing,
+                ..
+            } => &[],
+            Decision::Result { .. } => &[
+                FlagFall,
+                BothFlags,
+                GameOver,
+                IllegalMove,
+                SecondIllegalMove,
+                PromotionWithoutPiece,
+                PressWithoutMove,
+                LateArrival,
+                ResultSignalMismatch,
+                ResultSignalled,
+            ],
+            Decision::Reinstate { .. } => &[
+                IllegalMove,
+                PromotionWithoutPiece,
+                PressWithoutMove,
+                OutOfSync,
+            ],
+            Decision::AdjustTime {
+                reason: TimeReason::ClockCorrection,
+                ..
+            } => &[ClockSetWrong],
+            Decision::AdjustTime { .. } | Decision::ClaimRejected { .. } => &[],
+        };
+        let note = format!(
+            "decision {}: {}",
+            record.id,
+            describe(&record.action.decision)
+        );
+        let by = record.action.arbiter.clone();
+        let mut changes = self.close_where(
+            now,
+            record.board,
+            AlertState::Resolved,
+            Some(by),
+            &note,
+            |a| answers.contains(&a.kind),
+        );
+        if matches!(record.action.decision, Decision::Result { result, .. } if result != GameResult::Ongoing)
+        {
+            changes.extend(self.game_ended(now, record.board));
+        }
+        changes
+    }
+}

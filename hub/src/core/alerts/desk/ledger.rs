@@ -1,0 +1,306 @@
+//! The alerts themselves: raised once per incident, updated as it develops, acknowledged,
+//! escalated to the chief arbiter when nobody did, resolved or expired.
+
+use super::{AlertDesk, AlertError, Draft};
+use crate::core::alerts::catalogue::AlertKind;
+use crate::core::alerts::texts::{self, Language};
+use crate::core::alerts::{Alert, AlertChange, AlertState, Change, Facts, Incident, Stamp, Step};
+use crate::core::time::HubMs;
+
+impl AlertDesk {
+    /// An arbiter has seen the alert. Acknowledging twice, or a closed alert, changes
+    /// nothing (`Ok(None)`).
+    pub fn acknowledge(
+        &mut self,
+        now: HubMs,
+        id: u64,
+        by: &str,
+    ) -> Result<Option<AlertChange>, AlertError> {
+        let state = self.alerts.get(&id).ok_or(AlertError::Unknown(id))?.state;
+        if state != AlertState::Raised {
+            return Ok(None);
+        }
+        self.unschedule_escalation(id);
+        let alert = self.alerts.get_mut(&id).expect("known");
+        alert.state = AlertState::Acknowledged;
+        alert.acknowledged = Some(Stamp {
+            by: by.to_owned(),
+            at: now.0,
+        });
+        Ok(Some(self.changed(
+            id,
+            now,
+            Change::Acknowledged,
+            Some(by.to_owned()),
+            None,
+        )))
+    }
+
+    /// An arbiter handled the alert; `note` says how. A closed alert stays as it was.
+    pub fn resolve(
+        &mut self,
+        now: HubMs,
+        id: u64,
+        by: &str,
+        note: Option<String>,
+    ) -> Result<Option<AlertChange>, AlertError> {
+        let alert = self.alerts.get(&id).ok_or(AlertError::Unknown(id))?;
+        if !alert.state.is_open() {
+            return Ok(None);
+        }
+        Ok(self.close(now, id, AlertState::Resolved, Some(by.to_owned()), note))
+    }
+
+    /// Escalates the alerts nobody acknowledged in time: the chief arbiter is called.
+    pub fn escalate(&mut self, now: HubMs) -> Vec<AlertChange> {
+        let chiefs = self.routing.chiefs();
+        let mut changes = Vec::new();
+        while let Some(&(due, id)) = self.escalations.first() {
+            if due > now.0 {
+                break;
+            }
+            self.escalations.pop_first();
+            let Some(alert) = self.alerts.get_mut(&id) else {
+                continue;
+            };
+            if alert.state != AlertState::Raised || alert.escalated_at.is_some() {
+                continue;
+            }
+            alert.escalated_at = Some(now.0);
+            for chief in &chiefs {
+                if !alert.to.contains(chief) {
+                    alert.to.push(chief.clone());
+                }
+            }
+            changes.push(self.changed(id, now, Change::Escalated, None, None));
+        }
+        changes
+    }
+
+    /// When the next alert escalates, if one is waiting.
+    pub fn escalation_deadline(&self) -> Option<HubMs> {
+        self.escalations.first().map(|(due, _)| HubMs(*due))
+    }
+
+    /// Notes when `alert` escalates, if nobody acknowledges it (info alerts never do).
+    pub(super) fn schedule_escalation(&mut self, alert: &Alert) {
+        if alert.state != AlertState::Raised || alert.escalated_at.is_some() {
+            return;
+        }
+        if let Some(after) = self.settings.escalate_after(alert.severity) {
+            self.escalations
+                .insert((alert.raised_at.saturating_add(after), alert.id));
+        }
+    }
+
+    /// `alert` will not escalate: acknowledged or closed.
+    fn unschedule_escalation(&mut self, id: u64) {
+        let Some(alert) = self.alerts.get(&id) else {
+            return;
+        };
+        if let Some(after) = self.settings.escalate_after(alert.severity) {
+            self.escalations
+                .remove(&(alert.raised_at.saturating_add(after), id));
+        }
+    }
+
+    /// The game at `board` ended: what only matters while it is played expires.
+    pub(super) fn game_ended(&mut self, now: HubMs, board: u16) -> Vec<AlertChange> {
+        use AlertKind::*;
+        self.close_where(
+            now,
+            board,
+            AlertState::Expired,
+            None,
+            "the game is over",
+            |a| {
+                matches!(
+                    a.kind,
+                    TimeTrouble | FlagForecast | NodeOffline | ClockSilent | OutOfSync
+                )
+            },
+        )
+    }
+
+    pub(super) fn draft(
+        &self,
+        board: u16,
+        kind: AlertKind,
+        occurrence: u64,
+        article: Option<&'static str>,
+    ) -> Draft {
+        Draft {
+            incident: Incident {
+                board,
+                kind,
+                occurrence,
+            },
+            board: Some(board),
+            zone: self.routing.zone_of(board).to_owned(),
+            severity: kind.severity(),
+            article,
+            facts: Facts::default(),
+            deadline: None,
+        }
+    }
+
+    /// A new alert for `draft`; nothing for an incident that already has one, so the same
+    /// events fed twice (a duplicate, a replay) change nothing. Developments of an incident
+    /// are updates, made where they are seen.
+    pub(super) fn raise(&mut self, now: HubMs, draft: Draft) -> Option<AlertChange> {
+        if self.incidents.contains_key(&draft.incident) {
+            return None;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let (text, action) = texts::render(
+            draft.incident.kind,
+            &draft.facts,
+            draft.board,
+            &draft.zone,
+            draft.deadline,
+            Language::English,
+        );
+        let alert = Alert {
+            id,
+            board: draft.board,
+            players: draft.board.and_then(|b| self.players.get(&b).cloned()),
+            to: self.routing.arbiters_of(&draft.zone),
+            zone: draft.zone,
+            kind: draft.incident.kind,
+            severity: draft.severity,
+            article: draft.article.map(str::to_owned),
+            facts: draft.facts,
+            text,
+            action,
+            deadline: draft.deadline,
+            state: AlertState::Raised,
+            raised_at: now.0,
+            updated_at: now.0,
+            escalated_at: None,
+            acknowledged: None,
+            resolved: None,
+            outcome: None,
+            incident: draft.incident,
+            history: vec![Step {
+                at: now.0,
+                change: Change::Raised,
+                by: None,
+                note: None,
+            }],
+        };
+        self.incidents.insert(alert.incident, id);
+        self.open.insert(id);
+        self.schedule_escalation(&alert);
+        self.alerts.insert(id, alert.clone());
+        Some(AlertChange {
+            change: Change::Raised,
+            alert,
+        })
+    }
+
+    pub(super) fn update(
+        &mut self,
+        now: HubMs,
+        id: u64,
+        note: Option<String>,
+        change: impl FnOnce(&mut Facts),
+    ) -> Option<AlertChange> {
+        let alert = self.alerts.get_mut(&id)?;
+        let before = alert.facts.clone();
+        change(&mut alert.facts);
+        if alert.facts == before {
+            // Seen before (the same events fed again): nothing developed.
+            return None;
+        }
+        let (text, action) = texts::render(
+            alert.kind,
+            &alert.facts,
+            alert.board,
+            &alert.zone,
+            alert.deadline,
+            Language::English,
+        );
+        alert.text = text;
+        alert.action = action;
+        Some(self.changed(id, now, Change::Updated, None, note))
+    }
+
+    pub(super) fn close(
+        &mut self,
+        now: HubMs,
+        id: u64,
+        state: AlertState,
+        by: Option<String>,
+        note: Option<String>,
+    ) -> Option<AlertChange> {
+        self.unschedule_escalation(id);
+        let alert = self.alerts.get_mut(&id)?;
+        alert.state = state;
+        alert.outcome = note.clone();
+        if state == AlertState::Resolved {
+            alert.resolved = Some(Stamp {
+                by: by.clone().unwrap_or_default(),
+                at: now.0,
+            });
+        }
+        self.open.remove(&id);
+        self.watched.retain(|_, v| *v != id);
+        let change = if state == AlertState::Resolved {
+            Change::Resolved
+        } else {
+            Change::Expired
+        };
+        Some(self.changed(id, now, change, by, note))
+    }
+
+    /// Closes the open alerts at `board` that `which` picks.
+    pub(super) fn close_where(
+        &mut self,
+        now: HubMs,
+        board: u16,
+        state: AlertState,
+        by: Option<String>,
+        note: &str,
+        which: impl Fn(&Alert) -> bool,
+    ) -> Vec<AlertChange> {
+        let ids: Vec<u64> = self
+            .open_at(board)
+            .filter(|a| which(a))
+            .map(|a| a.id)
+            .collect();
+        ids.into_iter()
+            .filter_map(|id| self.close(now, id, state, by.clone(), Some(note.to_owned())))
+            .collect()
+    }
+
+    pub(super) fn open_at(&self, board: u16) -> impl Iterator<Item = &Alert> {
+        self.open
+            .iter()
+            .filter_map(|id| self.alerts.get(id))
+            .filter(move |a| a.board == Some(board))
+    }
+
+    /// Records `change` in the alert's history and hands out the new state.
+    pub(super) fn changed(
+        &mut self,
+        id: u64,
+        now: HubMs,
+        change: Change,
+        by: Option<String>,
+        note: Option<String>,
+    ) -> AlertChange {
+        let alert = self.alerts.get_mut(&id).expect("a known alert");
+        alert.updated_at = now.0;
+        alert.history.push(Step {
+            at: now.0,
+            change,
+            by,
+            note,
+        });
+        AlertChange {
+            change,
+            alert: alert.clone(),
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The alert desk: board events, arbiters' decisions and the passing of time in; alert
+//! changes out, for the hub to store and publish.
+//!
+//! - [`ledger`]: the alerts themselves: raised once per incident, updated, acknowledged,
+//!   escalated, resolved or expired.
+//! - [`from_events`]: what a board event or an arbiter's decision means for the arbiters
+//!   (a flag fall, an illegal move, a paused clock: at once).
+//! - [`watchers`]: what builds up over time at a board (time trouble, a flag about to fall,
+//!   a silent node, a late player) and in the hall (the round's start and end), looked at
+//!   when a board's events arrive and when its own deadline comes
+//!   ([`AlertDesk::board_deadline`]), never by a scan of every board.
+//!
+//! Each incident has one alert, found again by its [`Incident`] key: a development updates
+//! it, and an incident already handled is never raised again, so feeding the same events
+//! twice (a restart) adds nothing.
+
+mod from_events;
+mod ledger;
+mod watchers;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use shakmaty::{Board, Color};
+
+use super::catalogue::{AlertKind, Severity};
+use super::routing::Routing;
+use super::{Alert, Deadline, Facts, Incident};
+use crate::core::arbiter::{Decision, Side};
+use crate::core::laws::Rules;
+use crate::core::time::HubMs;
+
+/// When alerts are raised and escalated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertSettings {
+    /// An alert nobody acknowledged goes to the chief arbiter after this long (ms), by
+    /// severity; info alerts never escalate.
+    pub escalate_urgent_ms: u64,
+    pub escalate_high_ms: u64,
+    pub escalate_normal_ms: u64,
+    /// A flag forecast when the running side's flag falls within this (ms).
+    pub flag_forecast_ms: u64,
+    /// Time trouble below this much time (ms); `None`: the Laws' 8.4 (under five minutes
+    /// without a 30-second increment), which in rapid is most of the game.
+    pub time_trouble_ms: Option<u64>,
+    /// Zone alert (12.4) when this many of its boards are in time trouble.
+    pub zone_time_trouble_boards: usize,
+    /// 6.7.1: the player whose clock ran this long without a move is late; `None` raises
+    /// no late-arrival alerts (the hub sees the clock, not the player).
+    pub allowed_lateness_ms: Option<u64>,
+    /// A node not heard from for this long during a game is offline.
+    pub node_silent_ms: u64,
+    /// A running clock that has not reported for this long is silent.
+    pub clock_silent_ms: u64,
+    /// A paired board whose clock has not started this long after the round's scheduled
+    /// start is for the arbiter (6.5).
+    pub clock_start_ms: u64,
+    /// A clock that changed by something no rule explains, or was set to other times before
+    /// the first move, is for the arbiter once the difference reaches this plus the
+    /// increment of the player's period (ms); smaller ones stay in the board's
+    /// `deviations`. A clock set without its increment or its next period is for the
+    /// arbiter whatever the size.
+    pub clock_tolerance_ms: u64,
+}
+
+/// [`AlertSettings::clock_tolerance_ms`] by default. The real broadcasts, replayed as a
+/// node reports them (`hub alert-report`), show the noise of clocks and their relays: whole
+/// seconds, a reading taken before the press added the increment (one increment off),
+/// think times stamped a few seconds late; most unexplained changes under a minute are
+/// within one increment and ten seconds. An arbiter's own corrections are a minute or more
+/// (a penalty, 7.5.5), and those the arbiter enters as decisions are expected, not raised.
+pub const CLOCK_TOLERANCE_MS: u64 = 10_000;
+
+impl Default for AlertSettings {
+    fn default() -> AlertSettings {
+        AlertSettings {
+            escalate_urgent_ms: 30_000,
+            escalate_high_ms: 60_000,
+            escalate_normal_ms: 180_000,
+            flag_forecast_ms: 15_000,
+            time_trouble_ms: None,
+            zone_time_trouble_boards: 3,
+            allowed_lateness_ms: None,
+            node_silent_ms: crate::core::board::NODE_SILENT_MS,
+            clock_silent_ms: 15_000,
+            clock_start_ms: 60_000,
+            clock_tolerance_ms: CLOCK_TOLERANCE_MS,
+        }
+    }
+}
+
+impl AlertSettings {
+    fn escalate_after(&self, severity: Severity) -> Option<u64> {
+        match severity {
+            Severity::Urgent => Some(self.escalate_urgent_ms),
+            Severity::High => Some(self.escalate_high_ms),
+            Severity::Normal => Some(self.escalate_normal_ms),
+            Severity::Info => None,
+        }
+    }
+}
+
+/// Why an arbiter's acknowledgement or resolution got no alert.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AlertError {
+    #[error("no alert {0}")]
+    Unknown(u64),
+}
+
+/// What a new alert is about, before it has an id.
+struct Draft {
+    incident: Incident,
+    board: Option<u16>,
+    zone: String,
+    severity: Severity,
+    article: Option<&'static str>,
+    facts: Facts,
+    deadline: Option<Deadline>,
+}
+
+/// The condition a watcher's alert is about: one open alert each.
+type Watched = (Option<u16>, String, AlertKind, u8);
+
+#[derive(Debug, Clone)]
+pub struct AlertDesk {
+    settings: AlertSettings,
+    routing: Routing,
+    rules: Rules,
+    alerts: BTreeMap<u64, Alert>,
+    /// Every incident that has had an alert.
+    incidents: HashMap<Incident, u64>,
+    open: BTreeSet<u64>,
+    /// The open alert of each watched condition.
+    watched: HashMap<Watched, u64>,
+    next_id: u64,
+    /// "White – Black" by board, for the round in play.
+    players: BTreeMap<u16, String>,
+    /// When the round in play is scheduled to start.
+    round_start: Option<HubMs>,
+    /// The boards of the round in play whose game is to be played (not a forfeit or a bye
+    /// the pairing file already scored).
+    round_boards: Vec<u16>,
+    /// Per zone, its boards in time trouble (12.4 counts them).
+    in_trouble: BTreeMap<String, BTreeSet<u16>>,
+    /// Alerts nobody acknowledged yet, by when they escalate: (hub ms, id).
+    escalations: BTreeSet<(u64, u64)>,
+}
+
+fn side(color: Color) -> Side {
+    match color {
+        Color::White => Side::White,
+        Color::Black => Side::Black,
+    }
+}
+
+/// `ms` in whole seconds, rounded half away from zero.
+fn rounded_seconds(ms: i64) -> i64 {
+    (ms + ms.signum() * 500) / 1000
+}
+
+/// The move number (1, 2, …) of the move after `ply` completed half-moves.
+fn move_number(ply: usize) -> u32 {
+    u32::try_from(ply / 2 + 1).unwrap_or(u32::MAX)
+}
+
+impl AlertDesk {
+    pub fn new(settings: AlertSettings, routing: Routing, rules: Rules) -> AlertDesk {
+        AlertDesk {
+            settings,
+            routing,
+            rules,
+            alerts: BTreeMap::new(),
+            incidents: HashMap::new(),
+            open: BTreeSet::new(),
+            watched: HashMap::new(),
+            next_id: 1,
+            players: BTreeMap::new(),
+            round_start: None,
+            round_boards: Vec::new(),
+            in_trouble: BTreeMap::new(),
+            escalations: BTreeSet::new(),
+        }
+    }
+
+    /// Who plays at each board: new alerts name the players.
+    pub fn set_players(&mut self, players: BTreeMap<u16, String>) {
+        self.players = players;
+    }
+
+    /// The round in play: its scheduled start and the boards whose games are to be played.
+    pub fn set_round(&mut self, start: Option<HubMs>, boards: Vec<u16>) {
+        self.round_start = start;
+        self.round_boards = boards;
+    }
+
+    /// Takes back the alerts stored before a restart, exactly as they were.
+    pub fn restore(&mut self, alerts: impl IntoIterator<Item = Alert>) {
+        for alert in alerts {
+            self.next_id = self.next_id.max(alert.id + 1);
+            self.incidents.insert(alert.incident, alert.id);
+            if alert.state.is_open() {
+                self.open.insert(alert.id);
+                if let Some(key) = watched_key(&alert) {
+                    self.watched.insert(key, alert.id);
+                }
+                if let (AlertKind::TimeTrouble, Some(board)) = (alert.kind, alert.board) {
+                    self.in_trouble
+                        .entry(alert.zone.clone())
+                        .or_default()
+                        .insert(board);
+                }
+                self.schedule_escalation(&alert);
+            }
+            self.alerts.insert(alert.id, alert);
+        }
+    }
+
+    pub fn routing(&self) -> &Routing {
+        &self.routing
+    }
+
+    pub fn get(&self, id: u64) -> Option<&Alert> {
+        self.alerts.get(&id)
+    }
+
+    /// Every alert, oldest first.
+    pub fn alerts(&self) -> impl Iterator<Item = &Alert> {
+        self.alerts.values()
+    }
+
+    /// The open alerts of `zone`: what a pager that connects must see at once.
+    pub fn open_in_zone<'a>(&'a self, zone: &'a str) -> impl Iterator<Item = &'a Alert> + 'a {
+        self.open
+            .iter()
+            .filter_map(|id| self.alerts.get(id))
+            .filter(move |a| a.zone == zone)
+    }
+}
+
+/// The key of the condition a restored alert watches, for the kinds the watchers raise.
+fn watched_key(alert: &Alert) -> Option<Watched> {
+    use AlertKind::*;
+    let sub = match alert.kind {
+        FlagForecast => (alert.incident.occurrence & 1) as u8,
+        TimeTrouble | NodeOffline | ClockSilent | ZoneTimeTrouble => 0,
+        _ => return None,
+    };
+    Some((alert.board, alert.zone.clone(), alert.kind, sub))
+}
+
+/// Whether the board shows the start position turned round (7.2.2, the board placed
+/// contrary to 2.1).
+fn is_start_turned(sensed: &Board) -> bool {
+    let mut turned = Board::default();
+    turned.rotate_180();
+    *sensed == turned
+}
+
+fn describe(decision: &Decision) -> String {
+    match decision {
+        Decision::Reinstate { ply } => format!("position after {ply} half-moves reinstated"),
+        Decision::Result { result, cause } => match cause {
+            Some(cause) => format!("result {} ({})", result.pgn(), cause.name()),
+            None => format!("result {}", result.pgn()),
+        },
+        Decision::ClaimRejected { by } => format!("claim by {by:?} rejected"),
+        Decision::AdjustTime { side, ms, .. } => format!("{side:?}'s clock {ms:+} ms"),
+    }
+}

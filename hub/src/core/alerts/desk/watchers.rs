@@ -1,0 +1,450 @@
+//! What builds up over time: at a board (a silent node or clock, a flag about to fall, time
+//! trouble, a late player) and in the hall (several boards of a zone short of time, the
+//! round's start and end).
+//!
+//! A board is looked at when its events arrive and when its own deadline comes
+//! ([`AlertDesk::board_deadline`]: the moment one of its conditions can change without an
+//! event, the clock running down or the node staying silent); the hub keeps the deadlines
+//! and gives the time to the boards due, so a hall of 10,000 boards costs what its events
+//! cost, not a scan of every board four times a second.
+
+use protocol::time_control::Bonus;
+use protocol::BoardNo;
+use shakmaty::Color;
+
+use super::{side, AlertDesk, Draft};
+use crate::core::alerts::catalogue::AlertKind;
+use crate::core::alerts::routing::HALL_ZONE;
+use crate::core::alerts::{AlertChange, AlertState, Deadline, Facts, Incident};
+use crate::core::board::BoardState;
+use crate::core::ending::Status;
+use crate::core::hall::Hall;
+use crate::core::laws::GameType;
+use crate::core::time::HubMs;
+
+/// Whether `side`'s period gives nothing with the press: no increment, no delay.
+fn bonus_free(state: &BoardState, side: Color) -> bool {
+    state
+        .clock()
+        .model()
+        .is_none_or(|m| m.bonus(side) == Bonus::None)
+}
+
+impl AlertDesk {
+    /// Looks at `board` at `now`: what builds up over time there.
+    pub fn watch_board(&mut self, now: HubMs, hall: &Hall, board: u16) -> Vec<AlertChange> {
+        let mut changes = Vec::new();
+        let Some(state) = hall.board(BoardNo(board)) else {
+            return changes;
+        };
+        changes.extend(self.watch_clock_start(now, hall, board));
+        if state.game().status() != Status::Playing || state.last_seq().0 == 0 {
+            // What only matters while the game is played: expired with the game.
+            if self.watched.keys().any(|(b, ..)| *b == Some(board)) {
+                changes.extend(self.game_ended(now, board));
+            }
+            changes.extend(self.count_trouble(now, board, false));
+            return changes;
+        }
+        let node_now = state.node_now(now);
+        // A silent node.
+        let silent_ms = state.last_heard().map_or(0, |t| now.since(t));
+        let offline = silent_ms >= self.settings.node_silent_ms;
+        let facts = Facts {
+            seconds: Some(silent_ms / 1000),
+            ..Facts::default()
+        };
+        changes.extend(self.watch(
+            now,
+            board,
+            AlertKind::NodeOffline,
+            0,
+            offline,
+            facts,
+            None,
+            "the node is heard again",
+        ));
+        // A running clock that reports as it runs, and stopped reporting.
+        let clock = state.clock();
+        let unreported = clock
+            .reading()
+            .filter(|r| r.running.is_some() && clock.paused_since().is_none())
+            .map_or(0, |r| node_now.0.saturating_sub(r.at.0));
+        let silent = !offline && clock.streams() && unreported >= self.settings.clock_silent_ms;
+        let facts = Facts {
+            seconds: Some(unreported / 1000),
+            ..Facts::default()
+        };
+        changes.extend(self.watch(
+            now,
+            board,
+            AlertKind::ClockSilent,
+            0,
+            silent,
+            facts,
+            None,
+            "the clock reports again",
+        ));
+        let Some(shown) = clock.shown_at(node_now) else {
+            return changes;
+        };
+        // Flags about to fall, per side: only where no increment or delay comes with the
+        // press. With one, players live on it, and the flag fall, which the clock reports,
+        // is the alert (in the real broadcasts under 6% of forecasts in increment games came
+        // true; `hub alert-report`).
+        let to_flag = clock
+            .time_to_flag(node_now)
+            .filter(|(color, _)| bonus_free(state, *color));
+        for color in Color::ALL {
+            let forecast = self.settings.flag_forecast_ms;
+            let is_open = self.watched.contains_key(&(
+                Some(board),
+                self.routing.zone_of(board).to_owned(),
+                AlertKind::FlagForecast,
+                color as u8,
+            ));
+            let soon = match to_flag {
+                Some((running, ms)) if running == color => ms <= forecast,
+                _ => false,
+            };
+            // Hysteresis: once raised it stays until the player has three times the margin
+            // again, so a scramble is one alert, not one per move.
+            let on = soon
+                || (is_open
+                    && bonus_free(state, color)
+                    && shown[color] <= 3 * forecast
+                    && clock.flag(color).is_none());
+            let ms = to_flag
+                .filter(|(c, _)| *c == color)
+                .map_or(shown[color], |(_, ms)| ms);
+            let facts = Facts {
+                side: Some(side(color)),
+                seconds: Some(ms / 1000),
+                ..Facts::default()
+            };
+            let deadline = Some(Deadline::At(now.0 + ms));
+            changes.extend(self.watch(
+                now,
+                board,
+                AlertKind::FlagForecast,
+                color as u8,
+                on,
+                facts,
+                deadline,
+                "the player has time again",
+            ));
+        }
+        // Time trouble (8.4, 12.3): in standard games only. In rapid and blitz the players
+        // need not record the moves at all (A.2, B.2), so 8.4 says nothing, and the
+        // arbiter's business at the end is the flag, which the clock reports.
+        let trouble = self.short_of_time(state, node_now);
+        let facts = Facts {
+            side: trouble.map(side),
+            seconds: trouble.map(|c| shown[c] / 1000),
+            ..Facts::default()
+        };
+        changes.extend(self.watch(
+            now,
+            board,
+            AlertKind::TimeTrouble,
+            0,
+            trouble.is_some(),
+            facts,
+            None,
+            "both players have time again",
+        ));
+        changes.extend(self.count_trouble(now, board, trouble.is_some()));
+        // Late arrival (6.7.1): a clock that ran past the allowed lateness before the
+        // player's first move.
+        if let Some((color, used)) = self.late(state, node_now) {
+            let facts = Facts {
+                side: Some(side(color)),
+                seconds: Some(used / 1000),
+                ..Facts::default()
+            };
+            let draft = self.draft(
+                board,
+                AlertKind::LateArrival,
+                color as u64,
+                AlertKind::LateArrival.article(self.rules.edition),
+            );
+            changes.extend(self.raise(now, Draft { facts, ..draft }));
+        }
+        changes
+    }
+
+    /// The side in time trouble at `node_now`, if one is.
+    fn short_of_time(&self, state: &BoardState, node_now: protocol::NodeMs) -> Option<Color> {
+        if self.rules.game_type != GameType::Standard {
+            return None;
+        }
+        let shown = state.clock().shown_at(node_now)?;
+        Color::ALL
+            .into_iter()
+            .find(|c| match self.settings.time_trouble_ms {
+                Some(limit) => shown[*c] < limit,
+                None => state.clock().time_trouble(*c, node_now),
+            })
+    }
+
+    /// The player whose clock ran past the allowed lateness before the first move, and how
+    /// long it ran; `None` when lateness is not watched.
+    fn late(&self, state: &BoardState, node_now: protocol::NodeMs) -> Option<(Color, u64)> {
+        let lateness = self.settings.allowed_lateness_ms?;
+        let (used, color) = self.before_first_move(state, node_now)?;
+        (used > lateness).then_some((color, used))
+    }
+
+    /// How long the running side's clock has run before that player's first move.
+    fn before_first_move(
+        &self,
+        state: &BoardState,
+        node_now: protocol::NodeMs,
+    ) -> Option<(u64, Color)> {
+        let clock = state.clock();
+        let model = clock.model()?;
+        let color = clock.running()?;
+        if state.game().moves_by_side()[color] > 0 {
+            return None;
+        }
+        let shown = clock.shown_at(node_now)?;
+        // Before the player's first move the model holds the initial time.
+        Some((model.remaining(color).saturating_sub(shown[color]), color))
+    }
+
+    /// When `board` next needs looking at if nothing happens there: its node falls silent,
+    /// its clock stops reporting, a flag comes within the forecast, a player runs into time
+    /// trouble or past the lateness. `None` when nothing can change without an event.
+    pub fn board_deadline(&self, now: HubMs, hall: &Hall, board: u16) -> Option<HubMs> {
+        let state = hall.board(BoardNo(board))?;
+        if state.game().status() != Status::Playing || state.last_seq().0 == 0 {
+            return None;
+        }
+        let node_now = state.node_now(now);
+        let clock = state.clock();
+        let mut due = Vec::new();
+        if let Some(heard) = state.last_heard() {
+            due.push(heard.plus_ms(self.settings.node_silent_ms));
+        }
+        if let Some(reading) = clock.reading().filter(|r| r.running.is_some()) {
+            if clock.streams() && clock.paused_since().is_none() {
+                let unreported = node_now.0.saturating_sub(reading.at.0);
+                let left = self.settings.clock_silent_ms.saturating_sub(unreported);
+                due.push(now.plus_ms(left));
+            }
+        }
+        if let Some((color, ms)) = clock.time_to_flag(node_now) {
+            if bonus_free(state, color) {
+                let left = ms.saturating_sub(self.settings.flag_forecast_ms);
+                due.push(now.plus_ms(left));
+            }
+            // Time trouble begins when the running side's time goes under the limit.
+            if self.rules.game_type == GameType::Standard {
+                if let Some(shown) = clock.shown_at(node_now) {
+                    let limit = self
+                        .settings
+                        .time_trouble_ms
+                        .unwrap_or(crate::core::clock::TIME_TROUBLE_MS);
+                    due.push(now.plus_ms(shown[color].saturating_sub(limit) + 1));
+                }
+            }
+        }
+        if let (Some(lateness), Some((used, _))) = (
+            self.settings.allowed_lateness_ms,
+            self.before_first_move(state, node_now),
+        ) {
+            due.push(now.plus_ms(lateness.saturating_sub(used) + 1));
+        }
+        due.into_iter().filter(|at| *at > now).min()
+    }
+
+    /// The round's scheduled start (6.5): a board of the round whose clock has not run
+    /// `clock_start_ms` after it (no clock, a node not set up, nobody there) is for the
+    /// arbiter; the alert expires once the clock runs or a move is made. Looks at every
+    /// board of the round; [`AlertDesk::watch_board`] looks at one as its events come.
+    pub fn watch_round_start(&mut self, now: HubMs, hall: &Hall) -> Vec<AlertChange> {
+        let mut changes = Vec::new();
+        for board in self.round_boards.clone() {
+            changes.extend(self.watch_clock_start(now, hall, board));
+        }
+        changes
+    }
+
+    /// When the round's start is next looked at for clocks not started.
+    pub fn round_start_deadline(&self) -> Option<HubMs> {
+        self.round_start
+            .map(|start| start.plus_ms(self.settings.clock_start_ms))
+    }
+
+    fn watch_clock_start(&mut self, now: HubMs, hall: &Hall, board: u16) -> Option<AlertChange> {
+        let start = self.round_start?;
+        if !self.round_boards.contains(&board) {
+            return None;
+        }
+        let due = now.0 >= start.0 + self.settings.clock_start_ms;
+        let started = hall.board(BoardNo(board)).is_some_and(|state| {
+            !state.game().moves().is_empty()
+                || state.game().status() != Status::Playing
+                || state.clock().paused_since().is_some()
+                || state.clock().reading().is_some_and(|r| r.running.is_some())
+        });
+        let facts = Facts {
+            seconds: Some(now.since(start) / 1000),
+            ..Facts::default()
+        };
+        self.watch(
+            now,
+            board,
+            AlertKind::ClockNotStarted,
+            0,
+            due && !started,
+            facts,
+            None,
+            "the clock runs",
+        )
+    }
+
+    /// The round is finished once every game of it has a result: the chief arbiter checks
+    /// them and sends them to the pairing program (once per round).
+    pub fn watch_round_end(&mut self, now: HubMs, hall: &Hall) -> Option<AlertChange> {
+        let finished = !self.round_boards.is_empty()
+            && self.round_boards.iter().all(|b| {
+                hall.board(BoardNo(*b))
+                    .is_some_and(|s| s.game().result() != "*")
+            });
+        if !finished {
+            return None;
+        }
+        let kind = AlertKind::RoundFinished;
+        let draft = Draft {
+            incident: Incident {
+                board: 0,
+                kind,
+                occurrence: 0,
+            },
+            board: None,
+            zone: HALL_ZONE.to_owned(),
+            severity: kind.severity(),
+            article: None,
+            facts: Facts {
+                boards: self.round_boards.clone(),
+                ..Facts::default()
+            },
+            deadline: None,
+        };
+        self.raise(now, draft)
+    }
+
+    /// Counts `board` in or out of its zone's boards in time trouble: several of them call
+    /// for assistants (12.4).
+    fn count_trouble(&mut self, now: HubMs, board: u16, in_trouble: bool) -> Option<AlertChange> {
+        let zone = self.routing.zone_of(board).to_owned();
+        let boards = self.in_trouble.entry(zone.clone()).or_default();
+        let changed = if in_trouble {
+            boards.insert(board)
+        } else {
+            boards.remove(&board)
+        };
+        if !changed {
+            return None;
+        }
+        let boards: Vec<u16> = boards.iter().copied().collect();
+        let on = boards.len() >= self.settings.zone_time_trouble_boards;
+        let facts = Facts {
+            boards,
+            ..Facts::default()
+        };
+        self.watch_zone(now, &zone, on, facts)
+    }
+
+    /// Raises, updates or expires the alert watching a condition at `board`.
+    #[allow(clippy::too_many_arguments)]
+    fn watch(
+        &mut self,
+        now: HubMs,
+        board: u16,
+        kind: AlertKind,
+        sub: u8,
+        on: bool,
+        facts: Facts,
+        deadline: Option<Deadline>,
+        cleared: &str,
+    ) -> Option<AlertChange> {
+        let zone = self.routing.zone_of(board).to_owned();
+        let key = (Some(board), zone, kind, sub);
+        match (self.watched.get(&key).copied(), on) {
+            (None, false) => None,
+            // Still on: the alert says how it started; no update per tick.
+            (Some(_), true) => None,
+            (Some(id), false) => {
+                self.close(now, id, AlertState::Expired, None, Some(cleared.to_owned()))
+            }
+            (None, true) => {
+                let occurrence = now.0 << 1 | u64::from(sub);
+                let draft = self.draft(board, kind, occurrence, kind.article(self.rules.edition));
+                let change = self.raise(
+                    now,
+                    Draft {
+                        facts,
+                        deadline,
+                        ..draft
+                    },
+                )?;
+                self.watched.insert(key, change.alert.id);
+                Some(change)
+            }
+        }
+    }
+
+    fn watch_zone(
+        &mut self,
+        now: HubMs,
+        zone: &str,
+        on: bool,
+        facts: Facts,
+    ) -> Option<AlertChange> {
+        let kind = AlertKind::ZoneTimeTrouble;
+        let key = (None, zone.to_owned(), kind, 0);
+        match (self.watched.get(&key).copied(), on) {
+            (None, false) => None,
+            (Some(id), true) => {
+                // Twice as many boards as the alert says: say so (a few updates even in a
+                // hall of a thousand boards); fewer is not news until it clears.
+                let grew = self
+                    .alerts
+                    .get(&id)
+                    .is_some_and(|a| facts.boards.len() >= 2 * a.facts.boards.len());
+                if grew {
+                    self.update(now, id, None, |f| *f = facts)
+                } else {
+                    None
+                }
+            }
+            (Some(id), false) => self.close(
+                now,
+                id,
+                AlertState::Expired,
+                None,
+                Some("fewer boards short of time".to_owned()),
+            ),
+            (None, true) => {
+                let draft = Draft {
+                    incident: Incident {
+                        board: 0,
+                        kind,
+                        occurrence: now.0,
+                    },
+                    board: None,
+                    zone: zone.to_owned(),
+                    severity: kind.severity(),
+                    article: kind.article(self.rules.edition),
+                    facts,
+                    deadline: None,
+                };
+                let change = self.raise(now, draft)?;
+                self.watched.insert(key, change.alert.id);
+                Some(change)
+            }
+        }
+    }
+}
