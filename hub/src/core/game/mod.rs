@@ -1,0 +1,471 @@
+//! One game, reconstructed from what the board and the clock report.
+//!
+//! ```text
+//!             placement (any)                    press by the side to move
+//!   Playing ───────────────────► Playing ─────────────────────────────────────┐
+//!      ▲      (only remembered)                                               │
+//!      │                            placement = the one legal successor       │
+//!      │◄── move completed (6.2.1) ◄── at the press ─────────────────────────┘
+//!      │
+//!      └──► game over: a placement equal to a successor that ends the game
+//!           (mate, stalemate, dead position, fivefold, 75 moves: see `ending`)
+//!           completes the move at once, without a press (6.2.1)
+//! ```
+//!
+//! The board is the source of truth: a move is the legal successor whose pieces equal the
+//! board's at the moment the player presses the clock (Art. 6.2.1). Placements in between
+//! (a lifted piece, a captured piece taken off first, a castling half done) are only
+//! remembered. The clock's press is the moment; which move was made is read off the board.
+//!
+//! - [`illegal`]: completed illegal moves (7.5) and what the arbiter may do.
+//! - [`signal`]: DGT's result signal, both kings on the centre squares.
+//! - [`sync`]: whether the board shows the game; boards without a clock (a move that stood
+//!   long enough counts).
+
+mod illegal;
+mod signal;
+mod sync;
+#[cfg(test)]
+mod tests;
+
+use shakmaty::fen::Fen;
+use shakmaty::san::SanPlus;
+use shakmaty::{Board, ByColor, Chess, Color, EnPassantMode, Move, Position};
+
+use protocol::{ClockReport, NodeMs, Placement};
+
+use self::illegal::Lapsing;
+pub use self::illegal::{IllegalKind, IllegalMove};
+use self::signal::result_signal;
+pub use self::sync::{BoardSync, OUT_OF_SYNC_MS};
+use super::arbiter::{Cause, DecisionError, GameResult};
+use super::chess960;
+use super::claim::{self, ClaimCheck, ClaimRequest};
+use super::ending::{self, Claim, Occurrences, Status};
+use super::laws::Rules;
+use super::repetition::Repetitions;
+use super::sensed;
+
+/// A completed move.
+#[derive(Debug, Clone)]
+pub struct CompletedMove {
+    pub m: Move,
+    pub san: SanPlus,
+    pub by: Color,
+    /// The node's time of the press (or of the placement, for a move that ended the game).
+    pub at: NodeMs,
+}
+
+/// Something the game noticed that others may act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GameEvent {
+    MoveCompleted {
+        ply: usize,
+        san: String,
+    },
+    GameOver {
+        status: Status,
+    },
+    IllegalMove(Box<IllegalMove>),
+    /// The players put both kings on the centre squares: DGT's result signal (never a move).
+    ResultSignal {
+        result: &'static str,
+    },
+    /// For [`OUT_OF_SYNC_MS`] the board has shown neither the game's position nor a legal
+    /// successor of it (knocked pieces 7.4, a sensor fault, a move half made and left).
+    OutOfSync {
+        since: u64,
+    },
+    /// The board shows the game's position (or a legal successor) again.
+    BackInSync,
+    /// The arbiter reinstated the position after `ply` completed moves.
+    Reinstated {
+        ply: usize,
+    },
+    /// The illegal move after `ply` completed moves stood (A.5.2): the game goes on from the
+    /// position it left.
+    IllegalMoveStood {
+        ply: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Game {
+    /// Where each stretch of legal moves starts: the game's start at ply 0, then the
+    /// position an illegal move left where it stood (A.5.2).
+    starts: Vec<(usize, Chess)>,
+    position: Chess,
+    moves: Vec<CompletedMove>,
+    /// The last placement the board reported.
+    sensed: Option<Board>,
+    /// Where the game stands under the rules (an arbiter's declaration aside).
+    status: Status,
+    repetitions: Repetitions,
+    /// Every position of the game, the start first: for repetitions by consecutive
+    /// alternate moves (2014 9.6a).
+    history: Vec<Chess>,
+    rules: Rules,
+    illegal_moves: Vec<IllegalMove>,
+    /// The result the players signalled with the kings, if they did.
+    result_signal: Option<&'static str>,
+    /// Since when (node time) the board has not shown the game, if it has not.
+    unsettled_since: Option<NodeMs>,
+    /// Whether [`GameEvent::OutOfSync`] was raised for the current unsettled stretch.
+    out_of_sync_raised: bool,
+    /// The ending a successor set down on the board would give, worked out at the placement
+    /// and reused at the press (the position cannot change in between).
+    pending_ending: Option<(Move, Option<Status>)>,
+    /// The result the arbiter declared and its cause; it takes the place of `status` (which
+    /// stays what the rules say, and returns if the declaration is withdrawn).
+    declared: Option<(GameResult, Cause)>,
+    /// A board without a clock: a legal successor that stays on the board this long (node
+    /// time) completes its move. `None`: only a press completes a move (6.2.1).
+    debounce_ms: Option<u64>,
+    /// The legal successor the board shows, and since when (boards without a clock).
+    shown_successor: Option<(Move, NodeMs)>,
+    /// An illegal move that stands unless someone acts before the opponent's next move.
+    lapsing: Option<Lapsing>,
+}
+
+impl Default for Game {
+    fn default() -> Game {
+        Game::new(Chess::default(), Rules::default())
+    }
+}
+
+impl Game {
+    pub fn new(start: Chess, rules: Rules) -> Game {
+        let mut repetitions = Repetitions::default();
+        repetitions.record(&start);
+        Game {
+            starts: vec![(0, start.clone())],
+            position: start.clone(),
+            moves: Vec::new(),
+            sensed: None,
+            status: Status::Playing,
+            repetitions,
+            history: vec![start.clone()],
+            rules,
+            illegal_moves: Vec::new(),
+            result_signal: None,
+            unsettled_since: None,
+            out_of_sync_raised: false,
+            pending_ending: None,
+            declared: None,
+            debounce_ms: None,
+            shown_successor: None,
+            lapsing: None,
+        }
+    }
+
+    /// The board has no clock: a move is completed when its position has stood on the board
+    /// for `debounce_ms` (`None`: presses complete moves, as 6.2.1 says). A slid piece that
+    /// pauses on a square, or a piece set down and picked up again, stands for less.
+    pub fn infer_moves_after(&mut self, debounce_ms: Option<u64>) {
+        self.debounce_ms = debounce_ms;
+        self.shown_successor = None;
+    }
+
+    /// Where the stretch of legal moves holding move `ply` starts: the game's start (0), or
+    /// the position an illegal move left where it stood (A.5.2), with the moves before it.
+    pub fn start_of(&self, ply: usize) -> (usize, &Chess) {
+        let (from, start) = self
+            .starts
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= ply)
+            .unwrap_or(&self.starts[0]);
+        (*from, start)
+    }
+
+    /// The last placement the board reported.
+    pub fn sensed(&self) -> Option<&Board> {
+        self.sensed.as_ref()
+    }
+
+    pub fn position(&self) -> &Chess {
+        &self.position
+    }
+
+    pub fn moves(&self) -> &[CompletedMove] {
+        &self.moves
+    }
+
+    /// How many of the completed moves each side made.
+    pub fn moves_by_side(&self) -> ByColor<u32> {
+        let mut moves = ByColor::default();
+        for m in &self.moves {
+            moves[m.by] += 1;
+        }
+        moves
+    }
+
+    /// Where the game stands: the arbiter's declared result, else what the rules say.
+    pub fn status(&self) -> Status {
+        match self.declared {
+            Some((_, cause)) => Status::Declared(cause),
+            None => self.status,
+        }
+    }
+
+    fn playing(&self) -> bool {
+        self.status() == Status::Playing
+    }
+
+    pub fn result(&self) -> &'static str {
+        match self.declared {
+            Some((result, _)) => result.pgn(),
+            None => self.status.result(self.position.turn()),
+        }
+    }
+
+    /// The draw claims the player to move could make correctly now (9.2, 9.3). The hub
+    /// never offers them to a player (12.6); the arbiter checks a claim against them.
+    pub fn claimable(&self) -> Vec<Claim> {
+        if !self.playing() {
+            return Vec::new();
+        }
+        ending::claimable(&self.position, &self.repetitions)
+    }
+
+    /// How many times `next`, the position after the last one in `history`, stands in an
+    /// unbroken run of alternate moves: itself, then every fourth half-move back.
+    fn consecutive(&self, next: &Chess) -> u8 {
+        let behind = self.history.iter().rev().skip(3).step_by(4);
+        1 + behind.take_while(|p| *p == next).count().min(254) as u8
+    }
+
+    /// The article that ended the game under the tournament's edition.
+    pub fn article(&self) -> Option<&'static str> {
+        self.status().article(self.rules.edition)
+    }
+
+    /// Checks a draw claim for the arbiter (9.2, 9.3).
+    pub fn check_claim(&self, request: &ClaimRequest) -> ClaimCheck {
+        let (from, start) = self.starts.last().expect("a game has a start");
+        let moves: Vec<Move> = self.moves[*from..].iter().map(|c| c.m).collect();
+        claim::check(
+            start,
+            &moves,
+            &self.position,
+            request,
+            self.rules.wrong_claim(),
+        )
+    }
+
+    /// The arbiter reinstates the position after `ply` completed moves (7.5.1, 7.4): the
+    /// moves after it are withdrawn and the game goes on from there.
+    pub fn reinstate(&mut self, at: NodeMs, ply: usize) -> Result<Vec<GameEvent>, DecisionError> {
+        if self.declared.is_some() {
+            return Err(DecisionError::ResultDeclared);
+        }
+        if ply > self.moves.len() {
+            return Err(DecisionError::PlyBeyondGame {
+                ply,
+                moves: self.moves.len(),
+            });
+        }
+        self.moves.truncate(ply);
+        self.history.truncate(ply + 1);
+        self.starts.retain(|(from, _)| *from <= ply);
+        self.lapsing = None;
+        self.position = self.history[ply].clone();
+        self.repetitions = Repetitions::default();
+        for position in &self.history {
+            self.repetitions.record(position);
+        }
+        self.status = Status::Playing;
+        self.pending_ending = None;
+        let mut events = vec![GameEvent::Reinstated { ply }];
+        let shows_game = self.sensed.as_ref().is_none_or(|board| {
+            board == self.position.board() || self.successor_with(board).is_some()
+        });
+        events.extend(self.resync(at, shows_game));
+        Ok(events)
+    }
+
+    /// The arbiter declares the result (`*` withdraws a declaration: the rules' status
+    /// returns).
+    pub fn declare(
+        &mut self,
+        result: GameResult,
+        cause: Option<Cause>,
+    ) -> Result<Vec<GameEvent>, DecisionError> {
+        if result == GameResult::Ongoing {
+            self.declared = None;
+            return Ok(Vec::new());
+        }
+        let cause = cause.ok_or(DecisionError::CauseMissing)?;
+        self.declared = Some((result, cause));
+        Ok(vec![GameEvent::GameOver {
+            status: self.status(),
+        }])
+    }
+
+    /// The result the players signalled by setting both kings on the centre squares.
+    pub fn result_signal(&self) -> Option<&'static str> {
+        self.result_signal
+    }
+
+    /// Every completed illegal move, in order.
+    pub fn illegal_moves(&self) -> &[IllegalMove] {
+        &self.illegal_moves
+    }
+
+    /// The FEN after `ply` completed moves (0: the start); `None` past the last move.
+    pub fn fen_after(&self, ply: usize) -> Option<String> {
+        let position = self.history.get(ply)?;
+        Some(Fen::from_position(position, EnPassantMode::Legal).to_string())
+    }
+
+    pub fn fen(&self) -> String {
+        Fen::from_position(&self.position, EnPassantMode::Legal).to_string()
+    }
+
+    /// The board reports its pieces. Only a placement that ends the game completes a move
+    /// by itself (6.2.1); anything else waits for the press.
+    pub fn placement(&mut self, at: NodeMs, placement: &Placement) -> Vec<GameEvent> {
+        let board = sensed::board(placement);
+        // What stood until now may have stood long enough (a board without a clock).
+        let mut events = self.settle(at);
+        self.shown_successor = None;
+        if self.rules.chess960 && self.moves.is_empty() && board != *self.position.board() {
+            if let Some(start) = chess960::start_position(&board) {
+                // Guidelines II: the drawn back rank, set up before the first move.
+                self.restart_from(start);
+                self.sensed = Some(board);
+                return events;
+            }
+        }
+        if let Some(result) = result_signal(self.position.board(), &board) {
+            if self.result_signal != Some(result) {
+                self.result_signal = Some(result);
+                events.push(GameEvent::ResultSignal { result });
+            }
+            self.sensed = Some(board);
+            return events;
+        }
+        let successor = if self.playing() {
+            self.successor_with(&board)
+        } else {
+            None
+        };
+        if let Some(m) = successor {
+            // 6.2.1: a move that ends the game is completed when the piece is set down.
+            if self.ending_after(m).is_some() {
+                events.extend(self.complete(at, m));
+            } else if self.debounce_ms.is_some() {
+                self.shown_successor = Some((m, at));
+            }
+        }
+        let shows_game = successor.is_some() || !self.playing() || board == *self.position.board();
+        self.sensed = Some(board);
+        events.extend(self.resync(at, shows_game));
+        events
+    }
+
+    /// Starts the game afresh from `start` (a Chess960 set-up before the first move).
+    fn restart_from(&mut self, start: Chess) {
+        self.repetitions = Repetitions::default();
+        self.repetitions.record(&start);
+        self.history = vec![start.clone()];
+        self.starts = vec![(0, start.clone())];
+        self.position = start;
+        self.pending_ending = None;
+    }
+
+    /// How the game would end after `m`; `None` if play would go on.
+    fn ending_after(&mut self, m: Move) -> Option<Status> {
+        if let Some((pending, ending)) = self.pending_ending {
+            if pending == m {
+                return ending;
+            }
+        }
+        let mut after = self.position.clone();
+        after.play_unchecked(m);
+        let occurrences = Occurrences {
+            total: self.repetitions.count(&after).saturating_add(1),
+            consecutive: self.consecutive(&after),
+        };
+        let ending = ending::ending(&after, occurrences, self.rules.edition);
+        self.pending_ending = Some((m, ending));
+        ending
+    }
+
+    /// The clock reports. A press by the side to move completes the move on the board.
+    pub fn clock(&mut self, at: NodeMs, report: &ClockReport) -> Vec<GameEvent> {
+        let Some(by) = report.pressed_by.map(sensed::color) else {
+            return Vec::new();
+        };
+        let mut events = Vec::new();
+        if self.lapsing.as_ref().is_some_and(|l| l.by == by.other()) {
+            events.extend(self.let_stand());
+        }
+        if !self.playing() || by != self.position.turn() {
+            return events;
+        }
+        events.extend(self.press(at));
+        events
+    }
+
+    /// The press of the side to move: the board decides which move it completed.
+    fn press(&mut self, at: NodeMs) -> Vec<GameEvent> {
+        let Some(board) = self.sensed.clone() else {
+            return Vec::new();
+        };
+        if let Some(m) = self.successor_with(&board) {
+            let mut events = self.complete(at, m);
+            events.extend(self.resync(at, true));
+            return events;
+        }
+        if board == *self.position.board() {
+            return vec![self.illegal(at, IllegalKind::PressWithoutMove, &board)];
+        }
+        if let Some(m) = self.promotion_without_piece(&board) {
+            // 7.5.2: illegal, and the pawn becomes a queen: the move stands as =Q.
+            let mut events = vec![self.illegal(at, IllegalKind::PromotionWithoutPiece, &board)];
+            events.extend(self.complete(at, m));
+            return events;
+        }
+        vec![self.illegal(at, IllegalKind::IllegalMove, &board)]
+    }
+
+    /// The legal move after which the pieces stand exactly as on `board`.
+    fn successor_with(&self, board: &Board) -> Option<Move> {
+        // Cheap filter first: no move (castling included) changes the occupancy of more than
+        // four squares, and an unchanged board is no move. (Occupancy alone can stay the
+        // same: in Chess960 king and rook may swap squares when castling.)
+        let changed = (self.position.board().occupied() ^ board.occupied()).count();
+        if changed > 4 || board == self.position.board() {
+            return None;
+        }
+        self.position.legal_moves().into_iter().find(|m| {
+            let mut after = self.position.clone();
+            after.play_unchecked(*m);
+            after.board() == board
+        })
+    }
+
+    fn complete(&mut self, at: NodeMs, m: Move) -> Vec<GameEvent> {
+        let ending = self.ending_after(m);
+        self.pending_ending = None; // the position changes now
+        self.shown_successor = None;
+        self.lapsing = None;
+        let by = self.position.turn();
+        let san = SanPlus::from_move_and_play_unchecked(&mut self.position, m);
+        let mut events = vec![GameEvent::MoveCompleted {
+            ply: self.moves.len() + 1,
+            san: san.to_string(),
+        }];
+        self.moves.push(CompletedMove { m, san, by, at });
+        self.repetitions.record(&self.position);
+        self.history.push(self.position.clone());
+        self.status = ending.unwrap_or(Status::Playing);
+        if self.status != Status::Playing {
+            events.push(GameEvent::GameOver {
+                status: self.status,
+            });
+        }
+        events
+    }
+}

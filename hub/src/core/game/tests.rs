@@ -1,0 +1,610 @@
+//! One game from what the board and clock report: moves, illegal moves, endings, signals.
+
+use super::*;
+use crate::core::laws::Penalty;
+use board_node::sensors::placement as placement_of;
+use protocol::Color as Side;
+use shakmaty::Role;
+
+fn press(by: Side) -> ClockReport {
+    ClockReport {
+        white_ms: 1,
+        black_ms: 1,
+        running: Some(by.other()),
+        white_flag: false,
+        black_flag: false,
+        pressed_by: Some(by),
+    }
+}
+
+fn board_after(game: &Game, uci: &str) -> Board {
+    let m = uci
+        .parse::<shakmaty::uci::UciMove>()
+        .unwrap()
+        .to_move(game.position())
+        .unwrap();
+    let mut after = game.position().clone();
+    after.play_unchecked(m);
+    after.board().clone()
+}
+
+#[test]
+fn a_press_completes_the_move_on_the_board() {
+    let mut game = Game::default();
+    let mut lifted = game.position().board().clone();
+    lifted.discard_piece_at(shakmaty::Square::E2);
+    assert!(game.placement(NodeMs(1), &placement_of(&lifted)).is_empty());
+    let after = board_after(&game, "e2e4");
+    assert!(game.placement(NodeMs(2), &placement_of(&after)).is_empty());
+    assert_eq!(game.moves().len(), 0, "no move before the press (6.2.1)");
+    let events = game.clock(NodeMs(3), &press(Side::White));
+    assert_eq!(
+        events,
+        vec![GameEvent::MoveCompleted {
+            ply: 1,
+            san: "e4".into()
+        }]
+    );
+    assert_eq!(game.position().turn(), Color::Black);
+}
+
+#[test]
+fn a_press_by_the_side_not_to_move_is_not_a_move() {
+    let mut game = Game::default();
+    let after = board_after(&game, "e2e4");
+    game.placement(NodeMs(1), &placement_of(&after));
+    assert!(game.clock(NodeMs(2), &press(Side::Black)).is_empty());
+    assert!(game.moves().is_empty());
+}
+
+#[test]
+fn a_press_with_an_impossible_board_is_reported_not_applied() {
+    let mut game = Game::default();
+    let mut board = game.position().board().clone();
+    board.discard_piece_at(shakmaty::Square::D1);
+    game.placement(NodeMs(1), &placement_of(&board));
+    let events = game.clock(NodeMs(2), &press(Side::White));
+    assert!(matches!(events[..], [GameEvent::IllegalMove(_)]));
+    assert_eq!(game.illegal_moves().len(), 1);
+    assert!(game.moves().is_empty());
+}
+
+#[test]
+fn checkmate_ends_the_game_without_a_press() {
+    // Art. 6.2.1 / 5.1.1: the mating move is completed when the piece is set down.
+    let mut game = Game::default();
+    for (uci, side) in [
+        ("f2f3", Side::White),
+        ("e7e5", Side::Black),
+        ("g2g4", Side::White),
+    ] {
+        let after = board_after(&game, uci);
+        game.placement(NodeMs(1), &placement_of(&after));
+        game.clock(NodeMs(2), &press(side));
+    }
+    let mate = board_after(&game, "d8h4");
+    let events = game.placement(NodeMs(3), &placement_of(&mate));
+    assert_eq!(
+        events.last(),
+        Some(&GameEvent::GameOver {
+            status: Status::Checkmate
+        })
+    );
+    assert_eq!(game.result(), "0-1");
+    assert!(
+        game.clock(NodeMs(4), &press(Side::Black)).is_empty(),
+        "the press after mate is no move"
+    );
+}
+
+fn game_from(fen: &str, rules: Rules) -> Game {
+    Game::new(crate::core::position(fen), rules)
+}
+
+fn only_illegal(events: &[GameEvent]) -> &IllegalMove {
+    match events {
+        [GameEvent::IllegalMove(illegal), ..] => illegal,
+        other => panic!("expected an illegal move, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_impossible_move_pressed_is_an_illegal_move_and_the_position_is_reinstated() {
+    // Art. 7.5.1: completed at the press; the position before it is reinstated;
+    // 7.5.5: two minutes to the opponent for the first.
+    let mut game = Game::default();
+    let start_fen = game.fen();
+    let mut board = game.position().board().clone();
+    let pawn = board.remove_piece_at(shakmaty::Square::E2).unwrap();
+    board.set_piece_at(shakmaty::Square::E5, pawn);
+    game.placement(NodeMs(1), &placement_of(&board));
+    let events = game.clock(NodeMs(2), &press(Side::White));
+    let illegal = only_illegal(&events);
+    assert_eq!(
+        (illegal.kind, illegal.article, illegal.by, illegal.nth),
+        (IllegalKind::IllegalMove, "7.5.1", Color::White, 1)
+    );
+    assert_eq!(
+        illegal.ruling.penalty,
+        Penalty::TimeToOpponent { seconds: 120 }
+    );
+    assert_eq!(illegal.ruling.article, "7.5.5");
+    assert_eq!(illegal.reinstate_fen, start_fen);
+    assert_eq!(
+        game.fen(),
+        start_fen,
+        "the hub keeps the position before the irregularity"
+    );
+    // The players restore the position; White plays a legal move and presses again.
+    let after = board_after(&game, "e2e4");
+    game.placement(NodeMs(3), &placement_of(&after));
+    assert!(matches!(
+        game.clock(NodeMs(4), &press(Side::White))[..],
+        [GameEvent::MoveCompleted { .. }]
+    ));
+}
+
+#[test]
+fn a_press_without_a_move_is_penalised_as_an_illegal_move() {
+    // Art. 7.5.3.
+    let mut game = Game::default();
+    game.placement(NodeMs(1), &placement_of(game.position().board()));
+    let events = game.clock(NodeMs(2), &press(Side::White));
+    assert_eq!(only_illegal(&events).kind, IllegalKind::PressWithoutMove);
+    assert_eq!(only_illegal(&events).article, "7.5.3");
+    assert!(game.moves().is_empty());
+}
+
+#[test]
+fn a_pawn_left_on_the_last_rank_is_illegal_and_becomes_a_queen() {
+    // Art. 7.5.2.
+    let mut game = game_from("8/4P3/8/8/8/8/k7/4K3 w - - 0 60", Rules::default());
+    let mut board = game.position().board().clone();
+    let pawn = board.remove_piece_at(shakmaty::Square::E7).unwrap();
+    board.set_piece_at(shakmaty::Square::E8, pawn);
+    game.placement(NodeMs(1), &placement_of(&board));
+    let events = game.clock(NodeMs(2), &press(Side::White));
+    assert_eq!(
+        only_illegal(&events).kind,
+        IllegalKind::PromotionWithoutPiece
+    );
+    assert_eq!(game.moves().last().unwrap().san.to_string(), "e8=Q");
+    assert_eq!(
+        game.position()
+            .board()
+            .piece_at(shakmaty::Square::E8)
+            .map(|p| p.role),
+        Some(Role::Queen)
+    );
+}
+
+/// White presses with the e-pawn on e5 (impossible from the start position).
+fn white_illegal_press(game: &mut Game) -> Vec<GameEvent> {
+    let mut board = game.position().board().clone();
+    let pawn = board.remove_piece_at(shakmaty::Square::E2).unwrap();
+    board.set_piece_at(shakmaty::Square::E5, pawn);
+    game.placement(NodeMs(1), &placement_of(&board));
+    game.clock(NodeMs(2), &press(Side::White))
+}
+
+#[test]
+fn the_second_illegal_move_loses_when_the_opponent_can_mate() {
+    // Art. 7.5.5.
+    let mut game = Game::default();
+    let _ = white_illegal_press(&mut game);
+    let events = white_illegal_press(&mut game);
+    let second = only_illegal(&events);
+    assert_eq!((second.nth, second.ruling.penalty), (2, Penalty::GameLost));
+    assert_eq!(second.result_if_applied, Some("0-1"));
+    assert_eq!(
+        game.status(),
+        Status::Playing,
+        "the arbiter decides, the hub proposes"
+    );
+}
+
+#[test]
+fn the_second_illegal_move_draws_when_the_opponent_cannot_mate() {
+    // Art. 7.5.5: "the game is drawn if the position is such that the opponent cannot
+    // checkmate the player's king by any possible series of legal moves".
+    let mut game = game_from("8/8/4k3/8/8/3K4/7Q/8 w - - 0 60", Rules::default());
+    for _ in 0..2 {
+        game.placement(NodeMs(1), &placement_of(game.position().board()));
+        let _ = game.clock(NodeMs(2), &press(Side::White));
+    }
+    let second = &game.illegal_moves()[1];
+    assert_eq!(second.ruling.penalty, Penalty::GameLost);
+    assert_eq!(second.result_if_applied, Some("1/2-1/2"));
+}
+
+#[test]
+fn rapid_without_full_supervision_rules_only_before_the_opponents_next_move() {
+    // 2023 A.5.2, and 2014 A.4b where the first illegal move already loses.
+    use crate::core::laws::{Edition, GameType, Supervision};
+    for (edition, penalty, article) in [
+        (
+            Edition::Laws2023,
+            Penalty::TimeToOpponent { seconds: 60 },
+            "A.5.2",
+        ),
+        (Edition::Laws2014, Penalty::GameLost, "A.4b"),
+    ] {
+        let rules = Rules {
+            edition,
+            game_type: GameType::Rapid,
+            supervision: Supervision::Partial,
+            ..Rules::default()
+        };
+        let mut game = Game::new(Chess::default(), rules);
+        let events = white_illegal_press(&mut game);
+        let ruling = only_illegal(&events).ruling;
+        assert_eq!(
+            (
+                ruling.penalty,
+                ruling.article,
+                ruling.until_opponents_next_move
+            ),
+            (penalty, article, true)
+        );
+    }
+}
+
+#[test]
+fn kings_on_the_centre_squares_are_a_result_signal_never_a_move() {
+    // Light d5/e4 = 1-0, dark d4/e5 = 0-1, one of each = draw.
+    for (white, black, result) in [
+        (shakmaty::Square::E4, shakmaty::Square::D5, "1-0"),
+        (shakmaty::Square::D4, shakmaty::Square::E5, "0-1"),
+        (shakmaty::Square::E4, shakmaty::Square::E5, "1/2-1/2"),
+    ] {
+        let mut game = game_from("6k1/5ppp/8/8/8/8/5PPP/6K1 w - - 0 40", Rules::default());
+        let mut board = game.position().board().clone();
+        let wk = board.remove_piece_at(shakmaty::Square::G1).unwrap();
+        let bk = board.remove_piece_at(shakmaty::Square::G8).unwrap();
+        board.set_piece_at(white, wk);
+        board.set_piece_at(black, bk);
+        let events = game.placement(NodeMs(1), &placement_of(&board));
+        assert_eq!(events, [GameEvent::ResultSignal { result }]);
+        assert_eq!(game.result_signal(), Some(result));
+        assert!(game.moves().is_empty());
+        assert_eq!(
+            game.status(),
+            Status::Playing,
+            "the arbiter confirms the result"
+        );
+    }
+}
+
+#[test]
+fn an_illegal_move_stands_after_the_opponents_next_move_a_5_2() {
+    // 2023 rapid without full supervision: Black's Ke8-e6 is illegal; nobody acts and
+    // White answers 2.d4 and presses. The illegal move stands (A.5.2) and the game goes
+    // on from the position it left. With full supervision (or in standard chess,
+    // 7.5.1) it never stands: the hub waits for the arbiter.
+    use crate::core::laws::{GameType, Supervision};
+    for (supervision, stands) in [(Supervision::Partial, true), (Supervision::Full, false)] {
+        let rules = Rules {
+            game_type: GameType::Rapid,
+            supervision,
+            ..Rules::default()
+        };
+        let mut game = game_from(
+            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+            rules,
+        );
+        let mut board = game.position().board().clone();
+        let king = board.remove_piece_at(shakmaty::Square::E8).unwrap();
+        board.set_piece_at(shakmaty::Square::E6, king);
+        game.placement(NodeMs(1), &placement_of(&board));
+        let illegal = only_illegal(&game.clock(NodeMs(2), &press(Side::Black))).clone();
+        assert_eq!(illegal.ruling.until_opponents_next_move, stands);
+        let pawn = board.remove_piece_at(shakmaty::Square::D2).unwrap();
+        board.set_piece_at(shakmaty::Square::D4, pawn);
+        game.placement(NodeMs(3), &placement_of(&board));
+        let events = game.clock(NodeMs(4), &press(Side::White));
+        if stands {
+            assert_eq!(
+                events,
+                [
+                    GameEvent::IllegalMoveStood { ply: 0 },
+                    GameEvent::MoveCompleted {
+                        ply: 1,
+                        san: "d4".into()
+                    }
+                ]
+            );
+            assert!(game.illegal_moves()[0].stood);
+            assert_eq!(
+                game.fen(),
+                "rnbq1bnr/pppppppp/4k3/8/3PP3/8/PPP2PPP/RNBQKBNR b KQ - 0 2"
+            );
+        } else {
+            assert!(events.is_empty(), "{events:?}");
+            assert!(!game.illegal_moves()[0].stood);
+            assert!(game.moves().is_empty());
+        }
+    }
+}
+
+#[test]
+fn without_a_clock_a_slid_piece_counts_where_it_stands_for_the_debounce() {
+    // The rook slides a1-a2-a4 and pauses 1 s on a2 (itself a legal move): only a4,
+    // where it stands 2 s, is the move; it counts from the end of the interval.
+    let mut game = game_from("4k3/8/8/8/8/8/8/R3K3 w - - 0 1", Rules::default());
+    game.infer_moves_after(Some(2_000));
+    let mut board = game.position().board().clone();
+    let rook = board.remove_piece_at(shakmaty::Square::A1).unwrap();
+    let on = |square| {
+        let mut b = board.clone();
+        b.set_piece_at(square, rook);
+        placement_of(&b)
+    };
+    assert!(game
+        .placement(NodeMs(0), &on(shakmaty::Square::A2))
+        .is_empty());
+    assert!(game
+        .placement(NodeMs(1_000), &on(shakmaty::Square::A4))
+        .is_empty());
+    assert!(game.observe(NodeMs(2_999)).is_empty(), "not yet 2 s");
+    let events = game.observe(NodeMs(3_500));
+    assert_eq!(
+        events,
+        [GameEvent::MoveCompleted {
+            ply: 1,
+            san: "Ra4".into()
+        }]
+    );
+    assert_eq!(game.moves()[0].at, NodeMs(3_000));
+    assert!(game.observe(NodeMs(9_000)).is_empty(), "a move counts once");
+}
+
+#[test]
+fn a_piece_cleared_from_the_centre_for_the_kings_still_signals() {
+    // As in the recorded DGT stream `johan`: the d4 pawn is taken off, then the kings go
+    // to d5 and e4 (both light: 1-0). A piece gone from elsewhere is no signal.
+    for (cleared, signal) in [
+        (shakmaty::Square::D4, Some("1-0")),
+        (shakmaty::Square::F2, None),
+    ] {
+        let mut game = game_from("6k1/5ppp/8/8/3P4/8/5PPP/6K1 w - - 0 40", Rules::default());
+        let mut board = game.position().board().clone();
+        board.remove_piece_at(cleared).unwrap();
+        let wk = board.remove_piece_at(shakmaty::Square::G1).unwrap();
+        let bk = board.remove_piece_at(shakmaty::Square::G8).unwrap();
+        board.set_piece_at(shakmaty::Square::E4, wk);
+        board.set_piece_at(shakmaty::Square::D5, bk);
+        game.placement(NodeMs(1), &placement_of(&board));
+        assert_eq!(game.result_signal(), signal, "{cleared}");
+    }
+}
+
+/// Plays `uci` by setting down the final position and pressing, as a board reports it.
+fn play(game: &mut Game, uci: &str) {
+    let side = match game.position().turn() {
+        Color::White => Side::White,
+        Color::Black => Side::Black,
+    };
+    let after = board_after(game, uci);
+    game.placement(NodeMs(1), &placement_of(&after));
+    let events = game.clock(NodeMs(2), &press(side));
+    assert!(
+        matches!(events[..], [GameEvent::MoveCompleted { .. }, ..]),
+        "{uci}: {events:?}"
+    );
+}
+
+#[test]
+fn castling_rook_first_or_king_first_is_the_same_move() {
+    // Art. 3.8.2 / 4.4.2: touching the rook first is irregular, but the board shows the
+    // same final position at the press, and that is the move.
+    for rook_first in [false, true] {
+        let mut game = game_from("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", Rules::default());
+        let mut board = game.position().board().clone();
+        let steps: [(shakmaty::Square, shakmaty::Square); 2] = if rook_first {
+            [
+                (shakmaty::Square::H1, shakmaty::Square::F1),
+                (shakmaty::Square::E1, shakmaty::Square::G1),
+            ]
+        } else {
+            [
+                (shakmaty::Square::E1, shakmaty::Square::G1),
+                (shakmaty::Square::H1, shakmaty::Square::F1),
+            ]
+        };
+        for (from, to) in steps {
+            let piece = board.remove_piece_at(from).unwrap();
+            assert!(game.placement(NodeMs(1), &placement_of(&board)).is_empty());
+            board.set_piece_at(to, piece);
+            assert!(game.placement(NodeMs(1), &placement_of(&board)).is_empty());
+        }
+        assert!(game.moves().is_empty(), "half a castling is no move");
+        let events = game.clock(NodeMs(2), &press(Side::White));
+        assert_eq!(
+            events,
+            [GameEvent::MoveCompleted {
+                ply: 1,
+                san: "O-O".into()
+            }]
+        );
+    }
+}
+
+#[test]
+fn en_passant_with_the_captured_pawn_taken_off_first() {
+    let mut game = game_from("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2", Rules::default());
+    let mut board = game.position().board().clone();
+    board.discard_piece_at(shakmaty::Square::D5);
+    game.placement(NodeMs(1), &placement_of(&board));
+    let after = board_after(&game, "e5d6");
+    game.placement(NodeMs(1), &placement_of(&after));
+    let events = game.clock(NodeMs(2), &press(Side::White));
+    assert_eq!(
+        events,
+        [GameEvent::MoveCompleted {
+            ply: 1,
+            san: "exd6".into()
+        }]
+    );
+}
+
+#[test]
+fn knocked_pieces_put_back_before_the_press_change_nothing() {
+    // Art. 7.4: a displaced piece restored in the player's own time.
+    let mut game = Game::default();
+    let mut knocked = game.position().board().clone();
+    let queen = knocked.remove_piece_at(shakmaty::Square::D1).unwrap();
+    knocked.set_piece_at(shakmaty::Square::D3, queen);
+    assert!(game
+        .placement(NodeMs(1), &placement_of(&knocked))
+        .is_empty());
+    play(&mut game, "g1f3");
+    assert_eq!(game.moves()[0].san.to_string(), "Nf3");
+}
+
+#[test]
+fn threefold_counts_only_when_en_passant_rights_are_equal() {
+    // Art. 9.2.2: after 1.e4 ... the position with an en passant capture possible is not
+    // the same as the one without. Black's d-pawn stands on d4: after c2-c4 Black may
+    // take en passant once; the later repetitions of the squares have no such right.
+    let mut game = game_from("4k3/8/8/8/3p4/8/2P5/4K1N1 w - - 0 1", Rules::default());
+    play(&mut game, "c2c4"); // en passant possible: position A*
+    for uci in ["e8d7", "g1f3", "d7e8", "f3g1", "e8d7", "g1f3", "d7e8"] {
+        play(&mut game, uci);
+    }
+    // The squares of A* stood three times (after c4, after ...Ke8, after ...Ke8), but the
+    // first had an en passant right: only two count, so no claim yet.
+    assert!(!game.claimable().contains(&Claim::ThreefoldRepetition));
+    play(&mut game, "f3g1");
+    play(&mut game, "e8d7");
+    // White to move: Nf3 would bring the position for the third time (9.2.1).
+    assert!(game.claimable().contains(&Claim::ThreefoldRepetition));
+}
+
+#[test]
+fn threefold_counts_only_when_castling_rights_are_equal() {
+    // Art. 9.2.2: the same squares, but White could castle the first time.
+    let mut game = game_from("4k3/8/8/8/8/8/8/4K2R w K - 0 1", Rules::default());
+    for uci in ["h1h2", "e8d8", "h2h1", "d8e8"] {
+        play(&mut game, uci);
+    }
+    // Back on the starting squares, but without the castling right: a new position.
+    for uci in ["h1h2", "e8d8", "h2h1"] {
+        play(&mut game, uci);
+    }
+    assert!(!game.claimable().contains(&Claim::ThreefoldRepetition));
+    play(&mut game, "d8e8"); // second time without the right
+    for uci in ["h1h2", "e8d8", "h2h1"] {
+        play(&mut game, uci);
+    }
+    // Black to move: ...Ke8 makes the third occurrence without castling rights.
+    assert!(game.claimable().contains(&Claim::ThreefoldRepetition));
+}
+
+#[test]
+fn the_fifth_occurrence_ends_the_game_at_once_as_each_edition_says() {
+    // 2023 9.6.1 and 2014 9.6a (here the repetitions are consecutive, so both end the
+    // game when the last knight is set down, without a press); 2009: play goes on.
+    use crate::core::laws::Edition;
+    let shuffle = ["g1f3", "g8f6", "f3g1", "f6g8"];
+    for (edition, ends) in [
+        (Edition::Laws2023, true),
+        (Edition::Laws2014, true),
+        (Edition::Laws2009, false),
+    ] {
+        let mut game = Game::new(
+            Chess::default(),
+            Rules {
+                edition,
+                ..Rules::default()
+            },
+        );
+        for uci in shuffle.iter().cycle().take(15) {
+            play(&mut game, uci);
+        }
+        let last = board_after(&game, "f6g8");
+        let events = game.placement(NodeMs(9), &placement_of(&last));
+        if ends {
+            assert_eq!(game.status(), Status::FivefoldRepetition, "{edition}");
+            assert!(events.contains(&GameEvent::GameOver {
+                status: Status::FivefoldRepetition
+            }));
+            assert_eq!(game.moves().len(), 16);
+        } else {
+            assert!(events.is_empty(), "{edition}");
+            assert_eq!(game.status(), Status::Playing);
+            // A claim is still correct (9.2), as the 2009 Laws require.
+            assert_eq!(game.moves().len(), 15);
+        }
+    }
+}
+
+#[test]
+fn knocked_pieces_left_for_too_long_put_the_board_out_of_sync_until_restored() {
+    // Art. 7.4: the arbiter should know; a hand at work for a few seconds is no incident.
+    let mut game = Game::default();
+    let start = game.position().board().clone();
+    let mut knocked = start.clone();
+    let queen = knocked.remove_piece_at(shakmaty::Square::D1).unwrap();
+    knocked.set_piece_at(shakmaty::Square::D3, queen);
+    assert!(game
+        .placement(NodeMs(1_000), &placement_of(&knocked))
+        .is_empty());
+    assert_eq!(game.sync(NodeMs(5_000)), BoardSync::Unsettled);
+    assert!(game.observe(NodeMs(5_000)).is_empty());
+    assert_eq!(
+        game.observe(NodeMs(11_000)),
+        [GameEvent::OutOfSync { since: 1_000 }]
+    );
+    assert!(game.observe(NodeMs(20_000)).is_empty(), "raised once");
+    assert_eq!(game.sync(NodeMs(20_000)), BoardSync::OutOfSync);
+    assert_eq!(
+        game.placement(NodeMs(21_000), &placement_of(&start)),
+        [GameEvent::BackInSync]
+    );
+    assert_eq!(game.sync(NodeMs(21_000)), BoardSync::InSync);
+}
+
+#[test]
+fn a_move_set_down_but_not_yet_pressed_is_in_sync() {
+    let mut game = Game::default();
+    let after = board_after(&game, "e2e4");
+    game.placement(NodeMs(0), &placement_of(&after));
+    assert!(game.observe(NodeMs(60_000)).is_empty());
+    assert_eq!(game.sync(NodeMs(60_000)), BoardSync::InSync);
+}
+
+#[test]
+fn chess960_start_from_the_board_and_castling_onto_the_rooks_square() {
+    // Guidelines II.3: after O-O the king stands on g1 and the rook on f1, whatever
+    // squares they started on; here the king goes to the rook's own square.
+    let rules = Rules {
+        chess960: true,
+        ..Rules::default()
+    };
+    let mut game = Game::new(Chess::default(), rules);
+    let drawn =
+        Board::from_ascii_board_fen(b"bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN").unwrap();
+    assert!(game.placement(NodeMs(0), &placement_of(&drawn)).is_empty());
+    assert_eq!(
+        game.fen(),
+        "bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN w KQkq - 0 1"
+    );
+    let castled =
+        Board::from_ascii_board_fen(b"bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRRKN").unwrap();
+    game.placement(NodeMs(1), &placement_of(&castled));
+    let events = game.clock(NodeMs(2), &press(Side::White));
+    assert_eq!(
+        events,
+        [GameEvent::MoveCompleted {
+            ply: 1,
+            san: "O-O".into()
+        }]
+    );
+    // Without Chess960 the same set-up is no start position: a press is an illegal move.
+    let mut standard = Game::default();
+    standard.placement(NodeMs(0), &placement_of(&drawn));
+    assert!(matches!(
+        standard.clock(NodeMs(1), &press(Side::White))[..],
+        [GameEvent::IllegalMove(_)]
+    ));
+}
