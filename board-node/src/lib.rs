@@ -5,12 +5,9 @@
 //!   adapter (a real game from PGN), reading it with [`pgn`] and [`sensors`]; [`dgt`] reads
 //!   a DGT e-board and clock (and recordings of one).
 //! - [`outbox`]: the durable, sequence-numbered store of events until the hub acknowledges.
-//! - [`link`]: the MQTT session with reconnect backoff ([`backoff`]); the hub uses it too.
 //! - [`node`]: the loop that joins them.
 
-pub mod backoff;
 pub mod dgt;
-pub mod link;
 pub mod node;
 pub mod outbox;
 pub mod pgn;

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use board_node::link::BrokerAddr;
 use board_node::node::{self, NodeConfig};
 use board_node::{pgn, replay};
 use clap::{Parser, Subcommand};
+use link::BrokerAddr;
 use protocol::BoardNo;
 
 #[derive(Parser)]

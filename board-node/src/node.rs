@@ -13,9 +13,9 @@ use rumqttc::{AsyncClient, QoS};
 use serde::Serialize;
 use tokio::time::{sleep_until, Instant};
 
-use crate::link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use crate::outbox::{Outbox, OutboxError};
 use crate::source::Source;
+use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 
 /// Unacknowledged events on the wire at most.
 pub const WINDOW: u64 = 256;

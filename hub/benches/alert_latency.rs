@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use board_node::link::{self, LinkEvent, LinkOptions};
 use common::{connect_nodes, connected, node_events, percentile, print_hub_counters, start_hub};
+use link::{self, LinkEvent, LinkOptions};
 use protocol::{codec, topic, BoardNo, ClockReport, Color, Hello, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
 

@@ -12,8 +12,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use hub::edge::broker;
+use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::{codec, topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
 use tokio::sync::{oneshot, Mutex};

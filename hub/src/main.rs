@@ -4,12 +4,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use board_node::link::BrokerAddr;
 use clap::{Parser, Subcommand};
+use hub::cmd::demo::{self, DemoConfig};
 use hub::core::hub::HubConfig;
 use hub::core::laws::{Edition, GameType, Supervision};
-use hub::demo::{self, DemoConfig};
 use hub::{BrokerChoice, ServeConfig};
+use link::BrokerAddr;
 use protocol::time_control::TimeControl;
 
 #[derive(Parser)]
@@ -257,7 +257,7 @@ async fn main() -> anyhow::Result<()> {
             name,
             lang,
         } => {
-            hub::pager::run(hub::pager::PagerConfig {
+            hub::cmd::pager::run(hub::cmd::pager::PagerConfig {
                 zone,
                 broker,
                 event,
@@ -301,7 +301,7 @@ async fn main() -> anyhow::Result<()> {
                 eprintln!("{without_control} games without a time control or clock times left out");
             }
             let edition = laws.or(file.edition).unwrap_or_default();
-            let report = hub::report::run(&games, edition, &file.alerts, think_times.into());
+            let report = hub::cmd::report::run(&games, edition, &file.alerts, think_times.into());
             print!("{}", report.table());
             Ok(())
         }

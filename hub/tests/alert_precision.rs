@@ -75,7 +75,7 @@ fn a_clean_real_game_pages_nobody_about_its_clock_6_10_2() {
             .map(|(_, game, tc)| (game, tc))
             .collect();
         let is_clean: Vec<bool> = games.iter().map(|(g, tc)| clean(g, tc)).collect();
-        let alerts = hub::report::alerts(
+        let alerts = hub::cmd::report::alerts(
             &games,
             Edition::Laws2023,
             &AlertSettings::default(),
@@ -117,7 +117,7 @@ fn a_genuine_unexplained_change_in_a_real_game_still_pages_6_10_2() {
         .expect("game 1");
     assert_eq!(game.plies[35].clk_ms, Some(216_000));
     assert_eq!(game.plies[37].clk_ms, Some(271_000));
-    let alerts = hub::report::alerts(
+    let alerts = hub::cmd::report::alerts(
         &[(game, tc)],
         Edition::Laws2023,
         &AlertSettings::default(),

@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::topic;
 use rumqttc::{AsyncClient, QoS};
 use serde_json::Value;

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::{codec, topic, BoardNo, Downlink, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
 use support::{http_get, http_json, Hub, Node, Replay};

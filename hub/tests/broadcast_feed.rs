@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use board_node::link::{self, BrokerAddr, LinkOptions};
+use link::{self, BrokerAddr, LinkOptions};
 use serde_json::{json, Value};
 use support::board::TestBoard;
 use support::{http_get, http_json, Hub, Node, Replay};

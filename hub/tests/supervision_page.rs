@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use board_node::link::{self, BrokerAddr, LinkOptions};
+use link::{self, BrokerAddr, LinkOptions};
 use rumqttc::AsyncClient;
 use serde_json::Value;
 use shakmaty::{Position, Square};

@@ -5,10 +5,10 @@
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 
-use board_node::link::{BrokerAddr, LinkEvent};
 use board_node::{pgn, replay};
 use hub::core::hub::HubConfig;
 use hub::run::{self, BrokerChoice, Running, ServeConfig};
+use link::{BrokerAddr, LinkEvent};
 use protocol::UplinkBody;
 
 const GAMES: &[u8] = include_bytes!("../../demo/world-cup-2025-rapid.pgn");
@@ -59,14 +59,14 @@ pub async fn connect_nodes(
     broker: &BrokerAddr,
     prefix: &str,
     boards: std::ops::RangeInclusive<u16>,
-    options: impl Fn(u16, &mut board_node::link::LinkOptions),
+    options: impl Fn(u16, &mut link::LinkOptions),
 ) -> Vec<NodeLink> {
     let mut nodes = Vec::new();
     for n in boards {
-        let mut link_options = board_node::link::LinkOptions::new(format!("{prefix}-{n}"));
+        let mut link_options = link::LinkOptions::new(format!("{prefix}-{n}"));
         link_options.seed = u64::from(n);
         options(n, &mut link_options);
-        let (client, events) = board_node::link::start(broker, link_options);
+        let (client, events) = link::start(broker, link_options);
         nodes.push((n, client, events));
     }
     for (_, _, events) in &mut nodes {

@@ -5,7 +5,7 @@
 //! broker queues the boards' events while the hub restarts; whatever it does not keep, the
 //! board nodes resend.
 
-use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::{codec, topic, BoardNo, Downlink, DownlinkBody};
 use rumqttc::{AsyncClient, QoS};
 use std::sync::Arc;

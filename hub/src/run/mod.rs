@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
-use board_node::link::{BrokerAddr, LinkEvent};
+use link::{BrokerAddr, LinkEvent};
 use protocol::{codec, topic, DecodeError};
 use tokio::sync::{mpsc, oneshot};
 

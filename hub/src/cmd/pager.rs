@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
-use board_node::link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::topic;
 use rumqttc::QoS;
 use serde::Deserialize;

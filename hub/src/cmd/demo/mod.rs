@@ -22,7 +22,7 @@ use crate::run::{self, BrokerChoice, ServeConfig};
 mod incidents;
 
 /// Real rapid games (15 min + 10 s), FIDE World Cup 2025.
-const GAMES: &[u8] = include_bytes!("../../demo/world-cup-2025-rapid.pgn");
+const GAMES: &[u8] = include_bytes!("../../../demo/world-cup-2025-rapid.pgn");
 
 #[derive(Debug, Clone)]
 pub struct DemoConfig {

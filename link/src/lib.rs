@@ -4,7 +4,7 @@
 //! A task drives rumqttc's event loop. After every (re)connect it subscribes again (the broker
 //! may have lost the session: rumqttd keeps nothing across restarts) and says so, so that the
 //! owner can resend what is unacknowledged; between attempts it waits a jittered,
-//! exponentially growing time ([`crate::backoff`]).
+//! exponentially growing time ([`backoff`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, NetworkOptions, Packet, QoS};
 use tokio::sync::mpsc;
+
+pub mod backoff;
 
 use crate::backoff::Backoff;
 
