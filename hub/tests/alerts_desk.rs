@@ -8,6 +8,7 @@ use hub::core::alerts::routing::{Arbiter, Zone};
 use hub::core::alerts::{
     Alert, AlertChange, AlertKind, AlertSettings, AlertState, Change, Language, Routing, Severity,
 };
+use hub::core::arbiter::GameResult;
 use hub::core::hub::HubConfig;
 use hub::core::laws::{GameType, Rules, Supervision};
 use hub::core::time::HubMs;
@@ -171,7 +172,7 @@ fn a_flag_fall_is_one_alert_with_6_9_in_its_zone_and_the_result_decision_resolve
         alert.players.as_deref(),
         Some("Carlsen, Magnus – Nakamura, Hikaru")
     );
-    assert_eq!(alert.facts.result.as_deref(), Some("0-1"));
+    assert_eq!(alert.facts.result, Some(GameResult::BlackWins));
     assert_eq!(alert.severity, Severity::Urgent);
     assert_eq!(
         alert.text,
@@ -231,7 +232,7 @@ fn illegal_moves_7_5_5_first_time_to_the_opponent_second_the_game() {
     let changes = s.press(&mut room.hub, 4_000, 30_000);
     let second = raised(&changes)[0];
     assert_eq!(second.kind, AlertKind::SecondIllegalMove);
-    assert_eq!(second.facts.result.as_deref(), Some("1-0"));
+    assert_eq!(second.facts.result, Some(GameResult::WhiteWins));
     assert_ne!(second.id, alert.id);
 }
 
@@ -475,7 +476,7 @@ fn checkmate_asks_for_the_result_5_1_1_and_what_needs_a_game_expires() {
         .collect();
     assert_eq!(over.len(), 1);
     assert_eq!(over[0].article.as_deref(), Some("5.1.1"));
-    assert_eq!(over[0].facts.result.as_deref(), Some("0-1"));
+    assert_eq!(over[0].facts.result, Some(GameResult::BlackWins));
     let open: Vec<AlertKind> = room.open().iter().map(|a| a.kind).collect();
     assert_eq!(
         open,

@@ -9,6 +9,7 @@ mod support;
 
 use board_node::pgn;
 use board_node::replay;
+use hub::core::arbiter::GameResult;
 use hub::core::ending::Status;
 use hub::core::hall::Hall;
 use hub::core::mating::{self, MatingChances};
@@ -75,7 +76,7 @@ fn every_real_game_agrees_with_python_chess() {
                 .is_some_and(replay::is_king_signal)
             {
                 assert_eq!(
-                    state.result_signal(),
+                    state.result_signal().map(GameResult::pgn),
                     Some(game.result()),
                     "{} game {}",
                     file.display(),

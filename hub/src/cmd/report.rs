@@ -304,14 +304,7 @@ fn arbiter_result(
         return None;
     }
     let (result, cause) = match state.flag_ruling() {
-        Some(ruling) => {
-            let result = match ruling.result? {
-                "1-0" => GameResult::WhiteWins,
-                "0-1" => GameResult::BlackWins,
-                _ => GameResult::Draw,
-            };
-            (result, Cause::FlagFall)
-        }
+        Some(ruling) => (ruling.result?, Cause::FlagFall),
         None => {
             let result = source?;
             let cause = match result {

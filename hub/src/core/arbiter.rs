@@ -38,8 +38,9 @@ impl From<Side> for Color {
     }
 }
 
-/// A result the arbiter declares; `*` withdraws an earlier declaration (the game goes on).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A game's result, as PGN writes it; an arbiter's `*` withdraws an earlier declaration
+/// (the game goes on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum GameResult {
     #[serde(rename = "1-0")]
     WhiteWins,
@@ -52,6 +53,7 @@ pub enum GameResult {
 }
 
 impl GameResult {
+    /// As PGN writes it: `1-0`, `0-1`, `1/2-1/2`, `*`.
     pub fn pgn(self) -> &'static str {
         match self {
             GameResult::WhiteWins => "1-0",
@@ -59,6 +61,25 @@ impl GameResult {
             GameResult::Draw => "1/2-1/2",
             GameResult::Ongoing => "*",
         }
+    }
+
+    /// `winner` wins.
+    pub fn win_for(winner: Color) -> GameResult {
+        match winner {
+            Color::White => GameResult::WhiteWins,
+            Color::Black => GameResult::BlackWins,
+        }
+    }
+
+    /// Whether the game has its result.
+    pub fn is_decided(self) -> bool {
+        self != GameResult::Ongoing
+    }
+}
+
+impl std::fmt::Display for GameResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.pgn())
     }
 }
 

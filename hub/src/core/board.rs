@@ -5,7 +5,7 @@ use protocol::{BoardNo, Hello, NodeMs, Seq, UplinkBody};
 use serde::Serialize;
 use shakmaty::{Chess, Color, Position};
 
-use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, Side};
+use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, GameResult, Side};
 use super::clock::{Adjustment, BoardClock, ClockEvent, Deviation, DeviationKind, MoveCheck};
 use super::ending::{Claim, Status};
 use super::flag::{self, FlagRuling};
@@ -58,7 +58,7 @@ pub struct BoardSummary {
     pub node_connected: bool,
     pub fen: String,
     pub status: Status,
-    pub result: &'static str,
+    pub result: GameResult,
     /// The article that ended the game, `null` while it is played.
     pub article: Option<&'static str>,
     pub ply: usize,
@@ -77,7 +77,7 @@ pub struct BoardDetail {
     /// Completed illegal moves (7.5) with the ruling the edition prescribes.
     pub illegal_moves: Vec<IllegalMove>,
     /// The result the players signalled by setting both kings on the centre squares.
-    pub result_signal: Option<&'static str>,
+    pub result_signal: Option<GameResult>,
     /// `in_sync`, `unsettled` (a hand at work) or `out_of_sync` (for 10 s or more), as of
     /// the node's last event.
     pub board_sync: BoardSync,

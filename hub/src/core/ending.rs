@@ -13,7 +13,7 @@
 use serde::Serialize;
 use shakmaty::{Chess, Color, Position};
 
-use super::arbiter::Cause;
+use super::arbiter::{Cause, GameResult};
 use super::laws::Edition;
 use super::mating;
 use super::repetition::Repetitions;
@@ -72,12 +72,11 @@ impl Status {
 
     /// The result in PGN notation; `to_move` is the side to move in the final position. A
     /// declared result is the arbiter's: [`super::game::Game::result`] knows it.
-    pub fn result(self, to_move: Color) -> &'static str {
-        match (self, to_move) {
-            (Status::Playing | Status::Declared(_), _) => "*",
-            (Status::Checkmate, Color::White) => "0-1",
-            (Status::Checkmate, Color::Black) => "1-0",
-            _ => "1/2-1/2",
+    pub fn result(self, to_move: Color) -> GameResult {
+        match self {
+            Status::Playing | Status::Declared(_) => GameResult::Ongoing,
+            Status::Checkmate => GameResult::win_for(to_move.other()),
+            _ => GameResult::Draw,
         }
     }
 }
@@ -191,7 +190,7 @@ mod tests {
         // Art. 5.2.2.
         let kings = position("8/8/4k3/8/8/3K4/8/8 w - - 0 60");
         assert_eq!(ending(&kings, times(1), NOW), Some(Status::DeadPosition));
-        assert_eq!(Status::DeadPosition.result(Color::White), "1/2-1/2");
+        assert_eq!(Status::DeadPosition.result(Color::White), GameResult::Draw);
     }
 
     #[test]

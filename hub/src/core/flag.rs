@@ -17,6 +17,7 @@
 use serde::Serialize;
 use shakmaty::{Chess, Color, Position};
 
+use super::arbiter::GameResult;
 use super::clock::BoardClock;
 use super::laws::{Edition, GameType, Rules, Supervision};
 use super::mating::{self, MatingChances};
@@ -29,7 +30,7 @@ pub struct FlagRuling {
     pub flagged: Option<Color>,
     pub both: bool,
     /// The result to confirm; `null`: play on.
-    pub result: Option<&'static str>,
+    pub result: Option<GameResult>,
     pub article: &'static str,
     /// What decided between loss and draw: `chasolver`, `insufficient_material` (the static
     /// rule, when chasolver was undetermined), or `both_flags`.
@@ -86,7 +87,11 @@ pub fn rule(position: &Chess, clock: &BoardClock, rules: Rules) -> Option<FlagRu
                 let last = model.time_control().periods().len() - 1;
                 Color::ALL.into_iter().all(|s| model.period(s) == last)
             });
-            (last_period.then_some("1/2-1/2"), article, "both_flags")
+            (
+                last_period.then_some(GameResult::Draw),
+                article,
+                "both_flags",
+            )
         }
     };
     let prescribed_moves_completed = clock
@@ -108,16 +113,13 @@ pub fn rule(position: &Chess, clock: &BoardClock, rules: Rules) -> Option<FlagRu
 }
 
 /// 6.9: the result when `flagged` ran out of time in `position`.
-fn loss_or_draw(position: &Chess, flagged: Color) -> (&'static str, &'static str) {
-    let loss = match flagged {
-        Color::White => "0-1",
-        Color::Black => "1-0",
-    };
+fn loss_or_draw(position: &Chess, flagged: Color) -> (GameResult, &'static str) {
+    let loss = GameResult::win_for(flagged.other());
     match mating::mating_chances(position, flagged.other()) {
-        MatingChances::CannotMate => ("1/2-1/2", "chasolver"),
+        MatingChances::CannotMate => (GameResult::Draw, "chasolver"),
         MatingChances::CanMate => (loss, "chasolver"),
         MatingChances::Undetermined if position.has_insufficient_material(flagged.other()) => {
-            ("1/2-1/2", "insufficient_material")
+            (GameResult::Draw, "insufficient_material")
         }
         MatingChances::Undetermined => (loss, "insufficient_material"),
     }
@@ -160,7 +162,7 @@ mod tests {
         let clock = flagged_clock(None, 0, 30_000);
         let ruling = rule(&position, &clock, Rules::default()).unwrap();
         assert_eq!(ruling.flagged, Some(Color::White));
-        assert_eq!(ruling.result, Some("0-1"));
+        assert_eq!(ruling.result, Some(GameResult::BlackWins));
         assert_eq!((ruling.article, ruling.decided_by), ("6.9", "chasolver"));
     }
 
@@ -170,7 +172,7 @@ mod tests {
         let position = position("8/8/8/4k3/8/8/3Q4/4K3 w - - 0 60");
         let clock = flagged_clock(None, 0, 30_000);
         let ruling = rule(&position, &clock, Rules::default()).unwrap();
-        assert_eq!(ruling.result, Some("1/2-1/2"));
+        assert_eq!(ruling.result, Some(GameResult::Draw));
     }
 
     #[test]
@@ -195,7 +197,7 @@ mod tests {
         assert!(!position.has_insufficient_material(Color::Black));
         let clock = flagged_clock(None, 0, 30_000);
         let ruling = rule(&position, &clock, Rules::default()).unwrap();
-        assert_eq!(ruling.result, Some("1/2-1/2"), "{fen}");
+        assert_eq!(ruling.result, Some(GameResult::Draw), "{fen}");
         assert_eq!(ruling.decided_by, "chasolver");
     }
 
@@ -208,7 +210,7 @@ mod tests {
         assert_eq!((ruling.flagged, ruling.both), (None, true));
         assert_eq!(
             (ruling.result, ruling.article),
-            (Some("1/2-1/2"), "III.3.1")
+            (Some(GameResult::Draw), "III.3.1")
         );
         let earlier = flagged_clock(Some("40/5400:1800"), 0, 0);
         let ruling = rule(

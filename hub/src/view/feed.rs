@@ -1,6 +1,7 @@
 //! The public feed's games: each board's game from the hall, as the relay lets the public
 //! see it (the broadcast delay), with the players from the pairings.
 
+use crate::core::arbiter::GameResult;
 use crate::core::board::BoardState;
 use crate::core::clock::MoveCheck;
 use crate::core::fingerprint::fnv1a;
@@ -44,7 +45,7 @@ pub struct FeedGame {
 /// What a rendered game depends on beyond what never changes (tags of the round): the
 /// moves and result shown, and the clock checks (a game-ending move's reading can come
 /// with the next press).
-type RenderKey = (Visible, &'static str, usize, Option<u64>);
+type RenderKey = (Visible, GameResult, usize, Option<u64>);
 
 /// Rendered games by board, reused while their [`RenderKey`] holds: a poll of 1,000 boards
 /// renders only those that changed.
@@ -169,13 +170,14 @@ pub fn shown_result(
     state: Option<&BoardState>,
     visible: Visible,
     settings: &BroadcastSettings,
-) -> &'static str {
+) -> GameResult {
     match state {
         Some(state) if visible.ended => state.game().result(),
-        Some(state) if visible.flagged && settings.flag_results_at_once => {
-            state.flag_ruling().and_then(|r| r.result).unwrap_or("*")
-        }
-        _ => "*",
+        Some(state) if visible.flagged && settings.flag_results_at_once => state
+            .flag_ruling()
+            .and_then(|r| r.result)
+            .unwrap_or(GameResult::Ongoing),
+        _ => GameResult::Ongoing,
     }
 }
 

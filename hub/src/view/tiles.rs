@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::core::alerts::{Alert, Severity};
+use crate::core::arbiter::GameResult;
 use crate::core::board::{BoardState, ClockFace, TimeTrouble};
 use crate::core::clock::MoveCheck;
 use crate::core::hall::Hall;
@@ -37,7 +38,7 @@ pub struct Tile {
     /// `"24. Nf3"` or `"24… Nf3"`.
     pub last_move: Option<String>,
     /// `*` while the game is played (for spectators: until the feed shows the end).
-    pub result: &'static str,
+    pub result: GameResult,
     pub clock: Option<ClockFace>,
     /// Arbiters only: the board's open alerts.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,7 +115,7 @@ pub fn arbiter_tile(
         black: pairing.map(|p| p.black.clone()),
         ply,
         last_move: state.and_then(|s| last_move(s, ply)),
-        result: state.map_or("*", |s| s.game().result()),
+        result: state.map_or(GameResult::Ongoing, |s| s.game().result()),
         clock: state.and_then(|s| s.clock_face(now)),
         alerts,
         node_connected: Some(state.is_some_and(|s| s.node_connected(now))),
@@ -158,7 +159,7 @@ pub fn spectator_tile(
         Some(ClockFace {
             white_ms,
             black_ms,
-            running: released.filter(|_| result == "*").map(|_| to_move),
+            running: released.filter(|_| !result.is_decided()).map(|_| to_move),
             at: released.unwrap_or(0),
             time_trouble: TimeTrouble {
                 white: false,
@@ -303,7 +304,7 @@ mod tests {
             black: None,
             ply,
             last_move: None,
-            result: "*",
+            result: GameResult::Ongoing,
             clock: None,
             alerts: None,
             node_connected: Some(true),

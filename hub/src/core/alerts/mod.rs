@@ -22,7 +22,7 @@ pub use desk::{AlertDesk, AlertSettings};
 pub use routing::Routing;
 pub use texts::Language;
 
-use super::arbiter::Side;
+use super::arbiter::{GameResult, Side};
 
 /// Where an alert is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,7 +59,7 @@ pub struct Facts {
     pub side: Option<Side>,
     /// The result the Laws give, for the arbiter to confirm.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<String>,
+    pub result: Option<GameResult>,
     /// A time in seconds: a penalty, time left, a silence, a pause.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seconds: Option<u64>,

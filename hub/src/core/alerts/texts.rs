@@ -11,7 +11,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::{AlertKind, Deadline, Facts};
-use crate::core::arbiter::Side;
+use crate::core::arbiter::{GameResult, Side};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Language {
@@ -634,7 +634,7 @@ pub fn render(
         Side::White => WHITE[i],
         Side::Black => BLACK[i],
     });
-    let result = facts.result.as_deref().unwrap_or(PLAY_ON[i]);
+    let result = facts.result.map_or(PLAY_ON[i], GameResult::pgn);
     let detail = facts.detail.as_deref().map_or(String::new(), |d| {
         detail_words(d).map_or(d.to_owned(), |words| words[i].to_owned())
     });
@@ -699,7 +699,7 @@ mod tests {
     fn every_kind_speaks_every_language_without_a_placeholder_left() {
         let facts = Facts {
             side: Some(Side::White),
-            result: Some("0-1".into()),
+            result: Some(GameResult::BlackWins),
             seconds: Some(12),
             move_number: Some(31),
             detail: Some("checkmate".into()),
@@ -722,7 +722,7 @@ mod tests {
     fn a_flag_fall_reads_in_norwegian_with_the_side_and_result() {
         let facts = Facts {
             side: Some(Side::Black),
-            result: Some("1-0".into()),
+            result: Some(GameResult::WhiteWins),
             ..Facts::default()
         };
         let (text, _) = render(

@@ -10,6 +10,7 @@ use shakmaty::{
 
 use super::signal::board_zeroes;
 use super::{Game, GameEvent};
+use crate::core::arbiter::GameResult;
 use crate::core::laws::{IllegalMoveRuling, Penalty};
 use crate::core::mating::{self, MatingChances};
 
@@ -51,7 +52,7 @@ pub struct IllegalMove {
     /// What the tournament's edition prescribes.
     pub ruling: IllegalMoveRuling,
     /// For a game lost: the result, a draw when the opponent cannot checkmate (7.5.5).
-    pub result_if_applied: Option<&'static str>,
+    pub result_if_applied: Option<GameResult>,
     /// The position to reinstate (7.5.1): the one before the irregularity.
     pub reinstate_fen: String,
     /// What the board showed at the press.
@@ -117,11 +118,10 @@ impl Game {
         let ruling = self.rules.illegal_move(nth);
         let result_if_applied = (ruling.penalty == Penalty::GameLost).then(|| {
             match mating::mating_chances(&self.position, by.other()) {
-                MatingChances::CannotMate => "1/2-1/2",
-                MatingChances::CanMate | MatingChances::Undetermined => match by {
-                    Color::White => "0-1",
-                    Color::Black => "1-0",
-                },
+                MatingChances::CannotMate => GameResult::Draw,
+                MatingChances::CanMate | MatingChances::Undetermined => {
+                    GameResult::win_for(by.other())
+                }
             }
         });
         let record = IllegalMove {

@@ -69,7 +69,7 @@ pub enum GameEvent {
     IllegalMove(Box<IllegalMove>),
     /// The players put both kings on the centre squares: DGT's result signal (never a move).
     ResultSignal {
-        result: &'static str,
+        result: GameResult,
     },
     /// For [`OUT_OF_SYNC_MS`] the board has shown neither the game's position nor a legal
     /// successor of it (knocked pieces 7.4, a sensor fault, a move half made and left).
@@ -107,7 +107,7 @@ pub struct Game {
     rules: Rules,
     illegal_moves: Vec<IllegalMove>,
     /// The result the players signalled with the kings, if they did.
-    result_signal: Option<&'static str>,
+    result_signal: Option<GameResult>,
     /// Since when (node time) the board has not shown the game, if it has not.
     unsettled_since: Option<NodeMs>,
     /// Whether [`GameEvent::OutOfSync`] was raised for the current unsettled stretch.
@@ -212,9 +212,9 @@ impl Game {
         self.status() == Status::Playing
     }
 
-    pub fn result(&self) -> &'static str {
+    pub fn result(&self) -> GameResult {
         match self.declared {
-            Some((result, _)) => result.pgn(),
+            Some((result, _)) => result,
             None => self.status.result(self.position.turn()),
         }
     }
@@ -303,7 +303,7 @@ impl Game {
     }
 
     /// The result the players signalled by setting both kings on the centre squares.
-    pub fn result_signal(&self) -> Option<&'static str> {
+    pub fn result_signal(&self) -> Option<GameResult> {
         self.result_signal
     }
 

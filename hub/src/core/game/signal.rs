@@ -3,11 +3,13 @@
 
 use shakmaty::{Bitboard, Board, Color, Square};
 
+use crate::core::arbiter::GameResult;
+
 /// DGT's result signal: both kings on the centre squares, everything else as in the game,
 /// except that pieces on the centre squares may have been taken off to make room (the real
 /// recording `johan` clears a pawn from d4 first). Both kings on light squares (d5, e4) =
 /// 1-0, both on dark squares (d4, e5) = 0-1, one of each = draw.
-pub(super) fn result_signal(game: &Board, sensed: &Board) -> Option<&'static str> {
+pub(super) fn result_signal(game: &Board, sensed: &Board) -> Option<GameResult> {
     let centre = Bitboard::from(Square::D4) | Square::D5 | Square::E4 | Square::E5;
     let kings = sensed.kings();
     let white = sensed.king_of(Color::White)?;
@@ -28,9 +30,9 @@ pub(super) fn result_signal(game: &Board, sensed: &Board) -> Option<&'static str
         return None;
     }
     Some(match (white.is_light(), black.is_light()) {
-        (true, true) => "1-0",
-        (false, false) => "0-1",
-        _ => "1/2-1/2",
+        (true, true) => GameResult::WhiteWins,
+        (false, false) => GameResult::BlackWins,
+        _ => GameResult::Draw,
     })
 }
 

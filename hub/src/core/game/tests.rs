@@ -90,7 +90,7 @@ fn checkmate_ends_the_game_without_a_press() {
             status: Status::Checkmate
         })
     );
-    assert_eq!(game.result(), "0-1");
+    assert_eq!(game.result(), GameResult::BlackWins);
     assert!(
         game.clock(NodeMs(4), &press(Side::Black)).is_empty(),
         "the press after mate is no move"
@@ -195,7 +195,7 @@ fn the_second_illegal_move_loses_when_the_opponent_can_mate() {
     let events = white_illegal_press(&mut game);
     let second = only_illegal(&events);
     assert_eq!((second.nth, second.ruling.penalty), (2, Penalty::GameLost));
-    assert_eq!(second.result_if_applied, Some("0-1"));
+    assert_eq!(second.result_if_applied, Some(GameResult::BlackWins));
     assert_eq!(
         game.status(),
         Status::Playing,
@@ -214,7 +214,7 @@ fn the_second_illegal_move_draws_when_the_opponent_cannot_mate() {
     }
     let second = &game.illegal_moves()[1];
     assert_eq!(second.ruling.penalty, Penalty::GameLost);
-    assert_eq!(second.result_if_applied, Some("1/2-1/2"));
+    assert_eq!(second.result_if_applied, Some(GameResult::Draw));
 }
 
 #[test]
@@ -253,9 +253,17 @@ fn rapid_without_full_supervision_rules_only_before_the_opponents_next_move() {
 fn kings_on_the_centre_squares_are_a_result_signal_never_a_move() {
     // Light d5/e4 = 1-0, dark d4/e5 = 0-1, one of each = draw.
     for (white, black, result) in [
-        (shakmaty::Square::E4, shakmaty::Square::D5, "1-0"),
-        (shakmaty::Square::D4, shakmaty::Square::E5, "0-1"),
-        (shakmaty::Square::E4, shakmaty::Square::E5, "1/2-1/2"),
+        (
+            shakmaty::Square::E4,
+            shakmaty::Square::D5,
+            GameResult::WhiteWins,
+        ),
+        (
+            shakmaty::Square::D4,
+            shakmaty::Square::E5,
+            GameResult::BlackWins,
+        ),
+        (shakmaty::Square::E4, shakmaty::Square::E5, GameResult::Draw),
     ] {
         let mut game = game_from("6k1/5ppp/8/8/8/8/5PPP/6K1 w - - 0 40", Rules::default());
         let mut board = game.position().board().clone();
@@ -363,7 +371,7 @@ fn a_piece_cleared_from_the_centre_for_the_kings_still_signals() {
     // As in the recorded DGT stream `johan`: the d4 pawn is taken off, then the kings go
     // to d5 and e4 (both light: 1-0). A piece gone from elsewhere is no signal.
     for (cleared, signal) in [
-        (shakmaty::Square::D4, Some("1-0")),
+        (shakmaty::Square::D4, Some(GameResult::WhiteWins)),
         (shakmaty::Square::F2, None),
     ] {
         let mut game = game_from("6k1/5ppp/8/8/3P4/8/5PPP/6K1 w - - 0 40", Rules::default());

@@ -688,7 +688,7 @@ impl Hub {
             .into_iter()
             .filter_map(|n| {
                 let result = self.hall.board(n)?.game().result();
-                (result != "*").then(|| (n.0, result.to_owned()))
+                result.is_decided().then(|| (n.0, result.pgn().to_owned()))
             })
             .collect()
     }

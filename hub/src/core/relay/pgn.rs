@@ -13,6 +13,7 @@ use shakmaty::fen::Fen;
 use shakmaty::{Chess, EnPassantMode, Position};
 
 use super::Visible;
+use crate::core::arbiter::GameResult;
 use crate::core::clock::MoveCheck;
 use crate::core::game::Game;
 
@@ -62,7 +63,7 @@ pub fn render(
     game: &Game,
     checks: &[MoveCheck],
     visible: Visible,
-    result: &str,
+    result: GameResult,
 ) -> String {
     let clock_ms = |i: usize| checks.get(i).and_then(MoveCheck::time_ms);
     let moves = game.moves();
@@ -79,7 +80,7 @@ pub fn render(
     let name = |p: &Option<Player>| p.as_ref().map_or("?".to_owned(), |p| p.name.clone());
     tag(&mut out, "White", &name(&tags.white));
     tag(&mut out, "Black", &name(&tags.black));
-    tag(&mut out, "Result", result);
+    tag(&mut out, "Result", result.pgn());
     for (side, player) in [("White", &tags.white), ("Black", &tags.black)] {
         let Some(player) = player else { continue };
         if let Some(title) = &player.title {
@@ -155,7 +156,7 @@ pub fn render(
         }
         position.play_unchecked(m.m);
     }
-    tokens.push(result.to_owned());
+    tokens.push(result.pgn().to_owned());
     out.push_str(&wrap(&tokens, 79));
     out.push_str("\n\n");
     out

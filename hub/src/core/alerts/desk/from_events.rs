@@ -59,7 +59,7 @@ impl AlertDesk {
                 };
                 let facts = Facts {
                     side: Some(side(illegal.by)),
-                    result: illegal.result_if_applied.map(str::to_owned),
+                    result: illegal.result_if_applied,
                     seconds,
                     move_number: Some(move_number(illegal.ply)),
                     ..Facts::default()
@@ -99,7 +99,7 @@ impl AlertDesk {
                     return;
                 }
                 let facts = Facts {
-                    result: Some(state.game().result().to_owned()),
+                    result: Some(state.game().result()),
                     detail: Some(status.name().to_owned()),
                     ..Facts::default()
                 };
@@ -119,7 +119,7 @@ impl AlertDesk {
                     None => (
                         AlertKind::ResultSignalled,
                         Facts {
-                            result: Some((*result).to_owned()),
+                            result: Some(*result),
                             ..Facts::default()
                         },
                     ),
@@ -127,7 +127,7 @@ impl AlertDesk {
                         AlertKind::ResultSignalMismatch,
                         Facts {
                             result: Some(hub.to_owned()),
-                            detail: Some((*result).to_owned()),
+                            detail: Some(result.pgn().to_owned()),
                             ..Facts::default()
                         },
                     ),
@@ -204,7 +204,7 @@ impl AlertDesk {
                 };
                 let facts = Facts {
                     side: ruling.flagged.map(side),
-                    result: ruling.result.map(str::to_owned),
+                    result: ruling.result,
                     ..Facts::default()
                 };
                 let mut draft = self.draft(board, kind, 0, Some(ruling.article));

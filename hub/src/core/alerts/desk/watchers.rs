@@ -310,7 +310,7 @@ impl AlertDesk {
         let finished = !self.round_boards.is_empty()
             && self.round_boards.iter().all(|b| {
                 hall.board(BoardNo(*b))
-                    .is_some_and(|s| s.game().result() != "*")
+                    .is_some_and(|s| s.game().result().is_decided())
             });
         if !finished {
             return None;
