@@ -178,7 +178,7 @@ fn ranking(tc: &TimeControl) {
     let ranking = best_of(runs, || {
         black_box(hall.time_trouble(now));
     });
-    let keys: Vec<(Option<u64>, u16)> = ranked
+    let keys: Vec<(Option<u64>, BoardNo)> = ranked
         .iter()
         .rev()
         .map(|u| (u.time_to_flag_ms, u.board))

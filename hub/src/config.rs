@@ -47,6 +47,7 @@ use toml::Spanned;
 
 use crate::core::alerts::routing::{Arbiter, Routing, Zone};
 use crate::core::alerts::{AlertSettings, Language};
+use crate::core::ids::{BoardNo, HardwareId};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
 use crate::edge::lichess::LichessTarget;
 use crate::pairings::{self, trf::Trf, Rounds};
@@ -231,7 +232,7 @@ pub struct EventConfig {
     pub rounds: Rounds,
     pub broadcast: BroadcastSettings,
     /// Hardware id → board.
-    pub bindings: std::collections::BTreeMap<String, u16>,
+    pub bindings: std::collections::BTreeMap<HardwareId, BoardNo>,
     /// The arbiters' view answers only to this token.
     pub arbiter_token: Option<String>,
 }
@@ -382,7 +383,8 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             rounds.starts.insert(round.number, at);
         }
     }
-    let mut bindings = std::collections::BTreeMap::new();
+    let mut bindings: std::collections::BTreeMap<HardwareId, BoardNo> =
+        std::collections::BTreeMap::new();
     for (i, node) in file.nodes.iter().enumerate() {
         let field = format!("nodes[{i}]");
         if node.board == 0 {
@@ -392,12 +394,13 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
                 "board 0: boards count from 1".into(),
             ));
         }
-        if let Some((other, _)) = bindings.iter().find(|(_, b)| **b == node.board) {
-            let why = format!("board {} is bound to {other:?} already", node.board);
+        let board = BoardNo(node.board);
+        if let Some((other, _)) = bindings.iter().find(|(_, b)| **b == board) {
+            let why = format!("board {} is bound to {:?} already", node.board, other.0);
             return Err(invalid(node.hardware.span(), &field, why));
         }
         if bindings
-            .insert(node.hardware.get_ref().clone(), node.board)
+            .insert(HardwareId(node.hardware.get_ref().clone()), board)
             .is_some()
         {
             let why = format!("hardware {:?} is bound twice", node.hardware.get_ref());
@@ -594,14 +597,17 @@ board = 2
         assert_eq!(rules.edition, Edition::Laws2014);
         assert_eq!(rules.game_type, GameType::Rapid, "900+10 is rapid");
         assert_eq!(rules.supervision, Supervision::Partial);
-        assert_eq!(config.routing.zone_of(40), "A");
-        assert_eq!(config.routing.zone_of(30), "B");
+        assert_eq!(config.routing.zone_of(BoardNo(40)), "A");
+        assert_eq!(config.routing.zone_of(BoardNo(30)), "B");
         assert_eq!(config.routing.arbiters_of("A"), ["Ola"]);
         assert_eq!(config.routing.chiefs(), ["Eva"]);
         assert_eq!(config.alerts.escalate_urgent_ms, 20_000);
         assert_eq!(config.alerts.escalate_high_ms, 60_000);
         assert_eq!(config.alerts.allowed_lateness_ms, Some(900_000));
-        assert_eq!(config.bindings["DGT-3000-18"], 2);
+        assert_eq!(
+            config.bindings[&HardwareId::from("DGT-3000-18")],
+            BoardNo(2)
+        );
         // The command line overrides the file.
         let rules = config.rules(
             Some(Edition::Laws2023),

@@ -10,6 +10,7 @@ use hub::core::alerts::{
 };
 use hub::core::arbiter::GameResult;
 use hub::core::hub::HubConfig;
+use hub::core::ids::AlertId;
 use hub::core::laws::{GameType, Rules, Supervision};
 use hub::core::time::HubMs;
 use hub::pairings::{Pairing, Rounds, Seat};
@@ -127,7 +128,7 @@ fn round(games: &[(u16, &str, &str)], start: Option<u64>) -> Rounds {
     let games = games
         .iter()
         .map(|(board, white, black)| Pairing {
-            board: *board,
+            board: BoardNo(*board),
             white: seat(white),
             black: seat(black),
             result: "*".into(),
@@ -166,7 +167,7 @@ fn a_flag_fall_is_one_alert_with_6_9_in_its_zone_and_the_result_decision_resolve
     let alert = alerts[0];
     assert_eq!(alert.kind, AlertKind::FlagFall);
     assert_eq!(alert.article.as_deref(), Some("6.9"));
-    assert_eq!((alert.zone.as_str(), alert.board), ("A", Some(3)));
+    assert_eq!((alert.zone.as_str(), alert.board), ("A", Some(BoardNo(3))));
     assert_eq!(alert.to, ["ola"]);
     assert_eq!(
         alert.players.as_deref(),
@@ -364,7 +365,7 @@ fn an_unacknowledged_alert_escalates_to_the_chief_an_acknowledged_one_does_not()
     assert_eq!(done.unwrap().unwrap().alert.state, AlertState::Resolved);
     assert!(room.hub.resolve(later, a, "eva", None).unwrap().is_none());
     assert!(room.hub.acknowledge(later, a, "eva").unwrap().is_none());
-    assert!(room.hub.resolve(later, 999, "eva", None).is_err());
+    assert!(room.hub.resolve(later, AlertId(999), "eva", None).is_err());
 }
 
 #[test]
@@ -416,7 +417,7 @@ fn three_boards_short_of_time_in_a_zone_call_for_assistants_12_4() {
     assert_eq!(zone_alerts.len(), 1);
     let zone = &zone_alerts[0];
     assert_eq!((zone.board, zone.zone.as_str()), (None, "A"));
-    assert_eq!(zone.facts.boards, [1, 2, 3]);
+    assert_eq!(zone.facts.boards, [BoardNo(1), BoardNo(2), BoardNo(3)]);
     assert_eq!(zone.article.as_deref(), Some("12.4"));
     let per_board = room
         .open()
@@ -536,7 +537,7 @@ fn a_clock_that_reports_as_it_runs_and_falls_silent_is_an_alert_one_that_reports
         .filter(|a| a.kind == AlertKind::ClockSilent)
         .collect();
     assert_eq!(silent.len(), 1, "{changes:?}");
-    assert_eq!(silent[0].board, Some(1));
+    assert_eq!(silent[0].board, Some(BoardNo(1)));
     assert!(changes
         .iter()
         .all(|c| c.alert.kind != AlertKind::NodeOffline));
@@ -566,7 +567,7 @@ fn a_paired_board_whose_clock_has_not_started_a_minute_after_the_round_start_6_5
         .collect();
     assert_eq!(
         late.iter().map(|a| a.board).collect::<Vec<_>>(),
-        vec![Some(3), Some(4)]
+        vec![Some(BoardNo(3)), Some(BoardNo(4))]
     );
     assert_eq!(late[0].article.as_deref(), Some("6.5"));
     assert_eq!(late[0].facts.seconds, Some(61));
@@ -577,14 +578,14 @@ fn a_paired_board_whose_clock_has_not_started_a_minute_after_the_round_start_6_5
     changes.extend(room.tick(1_071_000));
     assert!(changes
         .iter()
-        .any(|c| c.alert.board == Some(3) && c.alert.state == AlertState::Expired));
+        .any(|c| c.alert.board == Some(BoardNo(3)) && c.alert.state == AlertState::Expired));
     let open: Vec<_> = room
         .open()
         .into_iter()
         .filter(|a| a.kind == AlertKind::ClockNotStarted)
         .map(|a| a.board)
         .collect();
-    assert_eq!(open, vec![Some(4)]);
+    assert_eq!(open, vec![Some(BoardNo(4))]);
 }
 
 #[test]
@@ -619,7 +620,7 @@ fn the_round_is_finished_once_every_game_has_a_result_one_alert_to_the_chief() {
     assert_eq!(round.len(), 1);
     assert_eq!(round[0].board, None);
     assert_eq!(round[0].zone, "hall");
-    assert_eq!(round[0].facts.boards, vec![3, 4]);
+    assert_eq!(round[0].facts.boards, vec![BoardNo(3), BoardNo(4)]);
     assert!(round[0].text.contains("All 2 games"), "{}", round[0].text);
     assert!(
         round[0].to.contains(&"eva".to_owned()),
@@ -766,6 +767,6 @@ fn a_clock_reading_taken_back_at_the_next_press_is_for_the_technician_not_the_pa
     }
     assert!(clock_alerts(&changes).is_empty(), "{changes:#?}");
     let report = hub::core::setup::nodes(room.hub.hall(), &Default::default(), &[], HubMs(s.now));
-    let node = report.nodes.iter().find(|n| n.board == 7).unwrap();
+    let node = report.nodes.iter().find(|n| n.board == BoardNo(7)).unwrap();
     assert_eq!(node.clock_glitches, 1);
 }

@@ -42,7 +42,7 @@ impl Feed {
             "t",
             HubMs(now),
             1,
-            Some(1),
+            Some(BoardNo(1)),
             &mut feed::FeedCache::default(),
         )
         .unwrap();

@@ -7,9 +7,10 @@ mod support;
 use hub::core::arbiter::{DecisionError, DecisionRecord};
 use hub::core::clock::{ClockEvent, DeviationKind};
 use hub::core::hall::{Effect, Hall};
+use hub::core::ids::DecisionId;
 use hub::core::laws::{Edition, GameType, Rules};
 use hub::core::time::HubMs;
-use protocol::BoardNo;
+use protocol::{BoardNo, Seq};
 use serde_json::{json, Value};
 use shakmaty::{Color, Position};
 use support::events::Script;
@@ -29,10 +30,10 @@ fn decide(
     let mut action = action;
     action["arbiter"] = json!("IA Test");
     let record = DecisionRecord {
-        id,
-        board: BOARD.0,
+        id: DecisionId(id),
+        board: BOARD,
         at: HubMs(script.now),
-        after_seq: script.last_seq(),
+        after_seq: Seq(script.last_seq()),
         action: serde_json::from_value(action).expect("an arbiter action"),
     };
     hall.decide(&record)
@@ -260,16 +261,19 @@ fn a_decision_that_does_not_fit_changes_nothing() {
     );
     assert_eq!(detail(&hall, &s), before);
     let record = DecisionRecord {
-        id: 1,
-        board: 2,
+        id: DecisionId(1),
+        board: BoardNo(2),
         at: HubMs(s.now),
-        after_seq: 0,
+        after_seq: Seq(0),
         action: serde_json::from_value(
             json!({"arbiter": "IA Test", "decision": "reinstate", "ply": 0}),
         )
         .unwrap(),
     };
-    assert_eq!(hall.decide(&record), Err(DecisionError::UnknownBoard(2)));
+    assert_eq!(
+        hall.decide(&record),
+        Err(DecisionError::UnknownBoard(BoardNo(2)))
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 mod support;
 
+use hub::core::ids::BoardNo;
 use hub::pairings::round_pairings;
 use hub::pairings::trf::Trf;
 
@@ -220,12 +221,12 @@ fn pairings_of_a_round_give_every_board_two_players_and_the_result() {
         })
         .count();
     assert_eq!(seated + unpaired, 284);
-    assert_eq!(first[0].board, 1);
+    assert_eq!(first[0].board, BoardNo(1));
     assert_eq!(first[0].white.name, "Vasquez,Rodrigo");
     assert_eq!(first[0].white.fide_id, Some(3_400_042));
     assert_eq!(first[0].white.title.as_deref(), Some("g"));
     assert_eq!(first[0].result, "1-0");
-    let boards: Vec<u16> = first.iter().map(|p| p.board).collect();
+    let boards: Vec<u16> = first.iter().map(|p| p.board.0).collect();
     assert_eq!(boards, (1..=first.len() as u16).collect::<Vec<_>>());
     // The TRF-2025 sample carries its time control as PGN (record 222).
     let (_, team) = read("grandmommys-cup_fide-tec-trf25-sample.trf");

@@ -14,10 +14,22 @@ pub const PROTOCOL_VERSION: u16 = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct BoardNo(pub u16);
 
+impl core::fmt::Display for BoardNo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// A node's sequence number for one event: starts at 1, strictly increasing, and survives
 /// restarts of the node (it is kept in the node's outbox).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Seq(pub u64);
+
+impl core::fmt::Display for Seq {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 impl Seq {
     /// The first sequence number a node ever uses.

@@ -193,7 +193,7 @@ pub fn alerts(
         }
         replay_hall(&mut hub, &scripts);
         out.extend(hub.desk().alerts().map(|alert| {
-            let game = alert.board.map(|b| hall_games[usize::from(b) - 1]);
+            let game = alert.board.map(|b| hall_games[usize::from(b.0) - 1]);
             (game, alert.clone())
         }));
     }

@@ -18,6 +18,7 @@
 use serde::{Deserialize, Serialize};
 use shakmaty::Color;
 
+use super::ids::{BoardNo, DecisionId, Seq};
 use super::laws::{Edition, Rules};
 use super::time::HubMs;
 
@@ -192,12 +193,12 @@ pub struct ArbiterAction {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionRecord {
     /// Numbers every decision of the hall, from 1.
-    pub id: u64,
-    pub board: u16,
+    pub id: DecisionId,
+    pub board: BoardNo,
     /// When the hub took it.
     pub at: HubMs,
     /// The board's last event before it: replay applies it right after that one.
-    pub after_seq: u64,
+    pub after_seq: Seq,
     #[serde(flatten)]
     pub action: ArbiterAction,
 }
@@ -219,7 +220,7 @@ pub struct AuditEntry {
 pub enum DecisionError {
     /// A board the hub never heard from.
     #[error("board {0} has reported nothing")]
-    UnknownBoard(u16),
+    UnknownBoard(BoardNo),
     /// Reinstating a position after more moves than the game has.
     #[error("the game has {moves} completed moves; cannot reinstate the position after {ply}")]
     PlyBeyondGame { ply: usize, moves: usize },

@@ -4,23 +4,29 @@
 
 use std::collections::BTreeMap;
 
+use super::ids::{BoardNo, HardwareId};
+
 /// Hardware id → board.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Bindings(BTreeMap<String, u16>);
+pub struct Bindings(BTreeMap<HardwareId, BoardNo>);
 
 impl Bindings {
     /// The configuration's bindings (checked there: no board or hardware twice).
-    pub fn new(configured: BTreeMap<String, u16>) -> Bindings {
+    pub fn new(configured: BTreeMap<HardwareId, BoardNo>) -> Bindings {
         Bindings(configured)
     }
 
     /// Binds `hardware` to `board` (`None`: unbinds it); the board's earlier hardware is
     /// unbound. What changed, for the journal: every (hardware, board) written, in order.
-    pub fn bind(&mut self, hardware: &str, board: Option<u16>) -> Vec<(String, Option<u16>)> {
-        let mut changes = vec![(hardware.to_owned(), board)];
+    pub fn bind(
+        &mut self,
+        hardware: &HardwareId,
+        board: Option<BoardNo>,
+    ) -> Vec<(HardwareId, Option<BoardNo>)> {
+        let mut changes = vec![(hardware.clone(), board)];
         match board {
             Some(board) => {
-                let replaced: Vec<String> = self
+                let replaced: Vec<HardwareId> = self
                     .0
                     .iter()
                     .filter(|(hw, b)| **b == board && *hw != hardware)
@@ -30,7 +36,7 @@ impl Bindings {
                     self.0.remove(&hw);
                     changes.push((hw, None));
                 }
-                self.0.insert(hardware.to_owned(), board);
+                self.0.insert(hardware.clone(), board);
             }
             None => {
                 self.0.remove(hardware);
@@ -39,7 +45,7 @@ impl Bindings {
         changes
     }
 
-    pub fn map(&self) -> &BTreeMap<String, u16> {
+    pub fn map(&self) -> &BTreeMap<HardwareId, BoardNo> {
         &self.0
     }
 }
@@ -50,15 +56,13 @@ mod tests {
 
     #[test]
     fn a_swapped_node_takes_the_board_over() {
-        let mut bindings = Bindings::new([("DGT-A".to_owned(), 7)].into());
-        let changes = bindings.bind("DGT-B", Some(7));
-        assert_eq!(
-            changes,
-            [("DGT-B".to_owned(), Some(7)), ("DGT-A".to_owned(), None)]
-        );
+        let (a, b) = (HardwareId::from("DGT-A"), HardwareId::from("DGT-B"));
+        let mut bindings = Bindings::new([(a.clone(), BoardNo(7))].into());
+        let changes = bindings.bind(&b, Some(BoardNo(7)));
+        assert_eq!(changes, [(b.clone(), Some(BoardNo(7))), (a, None)]);
         assert_eq!(bindings.map().len(), 1);
-        assert_eq!(bindings.map()["DGT-B"], 7);
-        assert_eq!(bindings.bind("DGT-B", None), [("DGT-B".to_owned(), None)]);
+        assert_eq!(bindings.map()[&b], BoardNo(7));
+        assert_eq!(bindings.bind(&b, None), [(b, None)]);
         assert!(bindings.map().is_empty());
     }
 }

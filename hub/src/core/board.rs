@@ -52,8 +52,8 @@ pub struct BoardState {
 /// One line of `GET /api/boards`.
 #[derive(Debug, Clone, Serialize)]
 pub struct BoardSummary {
-    pub board: u16,
-    pub last_seq: u64,
+    pub board: BoardNo,
+    pub last_seq: Seq,
     pub events_accepted: u64,
     pub node_connected: bool,
     pub fen: String,
@@ -170,7 +170,7 @@ pub struct ClockFace {
 /// One line of `GET /api/time-trouble`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Urgency {
-    pub board: u16,
+    pub board: BoardNo,
     pub running: Option<&'static str>,
     /// ms until the running side's flag falls if the player keeps thinking; 0 once fallen.
     pub time_to_flag_ms: Option<u64>,
@@ -495,7 +495,7 @@ impl BoardState {
         let shown = self.clock.shown_at(node_now)?;
         let flag = self.flag_shown();
         Some(Urgency {
-            board: self.number.0,
+            board: self.number,
             running: self.clock.running().map(super::color_name),
             time_to_flag_ms: if flag.is_some() {
                 Some(0)
@@ -546,8 +546,8 @@ impl BoardState {
 
     pub fn summary(&self, now: HubMs) -> BoardSummary {
         BoardSummary {
-            board: self.number.0,
-            last_seq: self.last_seq().0,
+            board: self.number,
+            last_seq: self.last_seq(),
             events_accepted: self.events_accepted,
             node_connected: self.node_connected(now),
             fen: self.game.fen(),

@@ -12,7 +12,7 @@
 //! assert_eq!(hall.admit(HubMs(10), &event), Admission::Accept);
 //! let effects = hall.apply(&Record { at: HubMs(10), event });
 //! assert!(effects.is_empty());
-//! assert_eq!(hall.summaries(HubMs(10))[0].last_seq, 1);
+//! assert_eq!(hall.summaries(HubMs(10))[0].last_seq, Seq(1));
 //! ```
 
 use std::collections::BTreeMap;
@@ -123,7 +123,7 @@ impl Hall {
     /// The fold step for an arbiter's decision: carried out at `record.board`, after the
     /// board's event `record.after_seq`. A decision that does not fit changes nothing.
     pub fn decide(&mut self, record: &DecisionRecord) -> Result<Vec<Effect>, DecisionError> {
-        let board = BoardNo(record.board);
+        let board = record.board;
         let state = self
             .boards
             .get_mut(&board)

@@ -1,6 +1,7 @@
 //! The pure core: synchronous state machines fed with events and the time, returning effects.
 //! No tokio, MQTT, sled or HTTP in here.
 //!
+//! - [`ids`]: the types of what the hub names: boards, alerts, decisions, hardware.
 //! - [`time`]: [`HubMs`], the only "now" the core sees.
 //! - [`intake`]: per-board sequencing: accept, drop a duplicate, or ask for a resend.
 //! - [`sensed`]: the e-board's [`protocol::Placement`] as a shakmaty board.
@@ -35,6 +36,7 @@ pub mod flag;
 pub mod game;
 pub mod hall;
 pub mod hub;
+pub mod ids;
 pub mod intake;
 pub mod laws;
 pub mod mating;

@@ -8,12 +8,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::hall::Hall;
+use super::ids::{BoardNo, HardwareId};
 use super::time::HubMs;
 
 /// One board's node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeView {
-    pub board: u16,
+    pub board: BoardNo,
     /// The e-board's hardware id the node announced; empty when none is connected.
     pub board_hw: String,
     pub clock_hw: String,
@@ -22,7 +23,7 @@ pub struct NodeView {
     /// ms since the node was last heard.
     pub silent_ms: Option<u64>,
     /// The board the configuration binds this hardware to, if any.
-    pub bound_to: Option<u16>,
+    pub bound_to: Option<BoardNo>,
     /// Clock readings taken back at the next press (a stale or misread display): off the
     /// arbiters' pagers, for the technician to check the clock and its cable when they
     /// repeat.
@@ -34,17 +35,23 @@ pub struct NodeView {
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Warning {
     /// Bindings are configured, but this node's hardware is not among them.
-    UnboundNode { board: u16, hardware: String },
+    UnboundNode {
+        board: BoardNo,
+        hardware: HardwareId,
+    },
     /// The node publishes as `board` but its hardware is bound to `bound_to`.
     BoundElsewhere {
-        board: u16,
-        hardware: String,
-        bound_to: u16,
+        board: BoardNo,
+        hardware: HardwareId,
+        bound_to: BoardNo,
     },
     /// The same e-board hardware reports for several boards.
-    DuplicateHardware { hardware: String, boards: Vec<u16> },
+    DuplicateHardware {
+        hardware: HardwareId,
+        boards: Vec<BoardNo>,
+    },
     /// A board that should be played (bound, or paired in the round) has no node heard.
-    BoardWithoutNode { board: u16 },
+    BoardWithoutNode { board: BoardNo },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,37 +64,35 @@ pub struct NodesReport {
 /// that should have a node (the round's pairings).
 pub fn nodes(
     hall: &Hall,
-    bindings: &BTreeMap<String, u16>,
-    expected: &[u16],
+    bindings: &BTreeMap<HardwareId, BoardNo>,
+    expected: &[BoardNo],
     now: HubMs,
 ) -> NodesReport {
     let mut nodes = Vec::new();
     let mut warnings = Vec::new();
-    let mut by_hardware: BTreeMap<&str, Vec<u16>> = BTreeMap::new();
+    let mut by_hardware: BTreeMap<HardwareId, Vec<BoardNo>> = BTreeMap::new();
     for n in hall.boards() {
         let Some(state) = hall.board(n) else { continue };
         let Some(hello) = state.hello() else { continue };
-        let bound_to = bindings.get(&hello.board_hw).copied();
+        let hardware = HardwareId(hello.board_hw.clone());
+        let bound_to = bindings.get(&hardware).copied();
         if !hello.board_hw.is_empty() {
-            by_hardware
-                .entry(hello.board_hw.as_str())
-                .or_default()
-                .push(n.0);
+            by_hardware.entry(hardware.clone()).or_default().push(n);
             match bound_to {
                 None if !bindings.is_empty() => warnings.push(Warning::UnboundNode {
-                    board: n.0,
-                    hardware: hello.board_hw.clone(),
+                    board: n,
+                    hardware: hardware.clone(),
                 }),
-                Some(bound) if bound != n.0 => warnings.push(Warning::BoundElsewhere {
-                    board: n.0,
-                    hardware: hello.board_hw.clone(),
+                Some(bound) if bound != n => warnings.push(Warning::BoundElsewhere {
+                    board: n,
+                    hardware: hardware.clone(),
                     bound_to: bound,
                 }),
                 _ => {}
             }
         }
         nodes.push(NodeView {
-            board: n.0,
+            board: n,
             board_hw: hello.board_hw.clone(),
             clock_hw: hello.clock_hw.clone(),
             software: hello.software.clone(),
@@ -99,13 +104,10 @@ pub fn nodes(
     }
     for (hardware, boards) in by_hardware {
         if boards.len() > 1 {
-            warnings.push(Warning::DuplicateHardware {
-                hardware: hardware.to_owned(),
-                boards,
-            });
+            warnings.push(Warning::DuplicateHardware { hardware, boards });
         }
     }
-    let mut wanted: Vec<u16> = expected.iter().chain(bindings.values()).copied().collect();
+    let mut wanted: Vec<BoardNo> = expected.iter().chain(bindings.values()).copied().collect();
     wanted.sort_unstable();
     wanted.dedup();
     for board in wanted {

@@ -21,6 +21,7 @@ use crate::core::alerts::{AlertAction, AlertCommand};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
 use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
+use crate::core::ids::{AlertId, HardwareId};
 use crate::core::setup::NodesReport;
 use crate::edge::access::{self, Access};
 use crate::edge::page::{self, LiveStart};
@@ -54,13 +55,17 @@ pub enum Query {
     RoundInPlay(oneshot::Sender<Option<usize>>),
     /// The technician binds a node's e-board hardware to a board (`None`: unbinds it);
     /// answered with the nodes' report once the binding is durable.
-    Bind(String, Option<u16>, oneshot::Sender<NodesReport>),
+    Bind(HardwareId, Option<BoardNo>, oneshot::Sender<NodesReport>),
     /// The public feed's games of a round (one board, or all); `None` for a round not in
     /// play.
-    Broadcast(usize, Option<u16>, oneshot::Sender<Option<Vec<FeedGame>>>),
+    Broadcast(
+        usize,
+        Option<BoardNo>,
+        oneshot::Sender<Option<Vec<FeedGame>>>,
+    ),
     /// An arbiter acknowledges or resolves an alert; answered once it is durable.
     AlertCommand(
-        u64,
+        AlertId,
         AlertCommand,
         oneshot::Sender<Result<Alert, AlertError>>,
     ),
@@ -83,13 +88,13 @@ pub(super) enum ApiError {
     /// The path's board number is not a number.
     BadBoard(String),
     /// No node ever reported this board.
-    UnknownBoard(u16),
+    UnknownBoard(BoardNo),
     /// The loop that owns the hall is stopping.
     Stopping,
     /// The arbiter's decision does not fit the game; nothing changed.
     Refused(DecisionError),
     /// No alert has this id.
-    UnknownAlert(u64),
+    UnknownAlert(AlertId),
     /// No pairings for this round.
     UnknownRound(usize),
     /// The configuration names no TRF file.
@@ -211,7 +216,7 @@ async fn board(
     Path(n): Path<String>,
 ) -> Result<Json<BoardDetail>, ApiError> {
     let n = board_number(&n)?;
-    api.ask(|reply| Query::Board(BoardNo(n), reply))
+    api.ask(|reply| Query::Board(n, reply))
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownBoard(n))
@@ -224,7 +229,7 @@ async fn spectator_board(
     Path(n): Path<String>,
 ) -> Result<Json<SpectatorBoard>, ApiError> {
     let n = board_number(&n)?;
-    api.ask(|reply| Query::SpectatorBoard(BoardNo(n), reply))
+    api.ask(|reply| Query::SpectatorBoard(n, reply))
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownBoard(n))
@@ -238,7 +243,7 @@ async fn check_claim(
     Json(request): Json<ClaimRequest>,
 ) -> Result<Json<ClaimCheck>, ApiError> {
     let n = board_number(&n)?;
-    api.ask(|reply| Query::CheckClaim(BoardNo(n), request, reply))
+    api.ask(|reply| Query::CheckClaim(n, request, reply))
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownBoard(n))
@@ -255,7 +260,7 @@ async fn decide(
     Json(action): Json<ArbiterAction>,
 ) -> Result<Json<AuditEntry>, ApiError> {
     let n = board_number(&n)?;
-    api.ask(|reply| Query::Decide(BoardNo(n), action, reply))
+    api.ask(|reply| Query::Decide(n, action, reply))
         .await?
         .map(Json)
         .map_err(ApiError::Refused)
@@ -307,6 +312,7 @@ async fn broadcast_pgn(
                 .strip_prefix("game-")
                 .and_then(|f| f.strip_suffix(".pgn"))
                 .and_then(|n| n.parse::<u16>().ok())
+                .map(BoardNo)
                 .ok_or_else(|| ApiError::BadQuery(format!("{other:?}: games.pgn or game-N.pgn")))?,
         ),
     };
@@ -315,7 +321,7 @@ async fn broadcast_pgn(
         .await?
         .ok_or(ApiError::UnknownRound(round))?;
     if board.is_some() && games.is_empty() {
-        return Err(ApiError::UnknownBoard(board.unwrap_or(0)));
+        return Err(ApiError::UnknownBoard(board.unwrap_or(BoardNo(0))));
     }
     let body: String = games.iter().map(|g| g.pgn.as_str()).collect();
     let etag = format!("\"{:016x}\"", crate::view::feed::fingerprint(&games));
@@ -379,8 +385,8 @@ async fn round_state(
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BindBody {
-    hardware: String,
-    board: Option<u16>,
+    hardware: HardwareId,
+    board: Option<BoardNo>,
 }
 
 /// The technician binds a node to a board (it replaces whatever hardware that board was
@@ -389,7 +395,7 @@ async fn bind_node(
     State(api): State<Api>,
     Json(body): Json<BindBody>,
 ) -> Result<Json<NodesReport>, ApiError> {
-    if body.hardware.is_empty() || body.board == Some(0) {
+    if body.hardware.as_str().is_empty() || body.board == Some(BoardNo(0)) {
         return Err(ApiError::BadQuery(
             "a hardware id, and a board from 1 (or null to unbind)".into(),
         ));
@@ -412,7 +418,7 @@ struct AlertsQuery {
     /// `expired`. All by default.
     state: Option<String>,
     zone: Option<String>,
-    board: Option<u16>,
+    board: Option<BoardNo>,
     /// The language of `text` and `action`: en (default), nb, sv, da, fi, hu.
     lang: Option<String>,
 }
@@ -457,7 +463,7 @@ fn language(code: Option<&str>) -> Result<Language, ApiError> {
 
 async fn alert(
     State(api): State<Api>,
-    Path(id): Path<u64>,
+    Path(id): Path<AlertId>,
     axum::extract::Query(query): axum::extract::Query<AlertsQuery>,
 ) -> Result<Json<Alert>, ApiError> {
     let language = language(query.lang.as_deref())?;
@@ -480,7 +486,7 @@ struct AlertBody {
 
 async fn acknowledge(
     State(api): State<Api>,
-    Path(id): Path<u64>,
+    Path(id): Path<AlertId>,
     body: axum::body::Bytes,
 ) -> Result<Json<Alert>, ApiError> {
     alert_command(api, id, AlertAction::Ack, &body).await
@@ -488,7 +494,7 @@ async fn acknowledge(
 
 async fn resolve(
     State(api): State<Api>,
-    Path(id): Path<u64>,
+    Path(id): Path<AlertId>,
     body: axum::body::Bytes,
 ) -> Result<Json<Alert>, ApiError> {
     alert_command(api, id, AlertAction::Resolve, &body).await
@@ -497,7 +503,7 @@ async fn resolve(
 /// Acknowledges or resolves; idempotent: doing it again answers with the alert unchanged.
 async fn alert_command(
     api: Api,
-    id: u64,
+    id: AlertId,
     action: AlertAction,
     body: &[u8],
 ) -> Result<Json<Alert>, ApiError> {
@@ -518,8 +524,10 @@ async fn alert_command(
         .map_err(|AlertError::Unknown(id)| ApiError::UnknownAlert(id))
 }
 
-fn board_number(n: &str) -> Result<u16, ApiError> {
-    n.parse().map_err(|_| ApiError::BadBoard(n.to_owned()))
+fn board_number(n: &str) -> Result<BoardNo, ApiError> {
+    n.parse()
+        .map(BoardNo)
+        .map_err(|_| ApiError::BadBoard(n.to_owned()))
 }
 
 async fn healthz(State(api): State<Api>) -> Result<&'static str, ApiError> {

@@ -90,7 +90,7 @@ pub fn write(
     earlier: &[usize],
     games: &[FeedGame],
     pairings: Option<&[Pairing]>,
-    written: &mut std::collections::HashMap<u16, u64>,
+    written: &mut std::collections::HashMap<protocol::BoardNo, u64>,
 ) -> io::Result<()> {
     let round_dir = folder.join(format!("round-{round}"));
     std::fs::create_dir_all(&round_dir)?;

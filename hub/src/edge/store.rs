@@ -28,6 +28,7 @@ use protocol::{codec, BoardNo, Seq};
 use crate::core::alerts::Alert;
 use crate::core::arbiter::DecisionRecord;
 use crate::core::hub::Write;
+use crate::core::ids::HardwareId;
 use crate::core::record::Record;
 use crate::core::time::HubMs;
 
@@ -111,7 +112,7 @@ impl Journal {
 
     /// Buffers an arbiter's decision; durable after the next [`Journal::flush`].
     pub fn append_decision(&self, record: &DecisionRecord) -> Result<(), StoreError> {
-        put_json(&self.decisions, DECISION_FORMAT, record.id, record)
+        put_json(&self.decisions, DECISION_FORMAT, record.id.0, record)
     }
 
     /// Every decision, in the order taken.
@@ -123,7 +124,7 @@ impl Journal {
 
     /// Buffers an alert's latest state; durable after the next [`Journal::flush`].
     pub fn put_alert(&self, alert: &Alert) -> Result<(), StoreError> {
-        put_json(&self.alerts, ALERT_FORMAT, alert.id, alert)
+        put_json(&self.alerts, ALERT_FORMAT, alert.id.0, alert)
     }
 
     /// Every alert, by id.
@@ -135,26 +136,32 @@ impl Journal {
 
     /// Binds the node with e-board hardware `hardware` to `board` (`None`: unbinds it), as
     /// the technician did over the API; durable after the next flush.
-    pub fn put_binding(&self, hardware: &str, board: Option<u16>) -> Result<(), StoreError> {
+    pub fn put_binding(
+        &self,
+        hardware: &HardwareId,
+        board: Option<BoardNo>,
+    ) -> Result<(), StoreError> {
+        let key = hardware.as_str().as_bytes();
         match board {
-            Some(board) => self
-                .bindings
-                .insert(hardware.as_bytes(), &board.to_be_bytes())?,
-            None => self.bindings.remove(hardware.as_bytes())?,
+            Some(board) => self.bindings.insert(key, &board.0.to_be_bytes())?,
+            None => self.bindings.remove(key)?,
         };
         Ok(())
     }
 
     /// The technician's bindings made over the API: hardware id → board.
-    pub fn bindings(&self) -> Result<std::collections::BTreeMap<String, u16>, StoreError> {
+    pub fn bindings(&self) -> Result<std::collections::BTreeMap<HardwareId, BoardNo>, StoreError> {
         self.bindings
             .iter()
             .map(|entry| {
                 let (key, value) = entry?;
                 let board = <[u8; 2]>::try_from(value.as_ref())
-                    .map(u16::from_be_bytes)
+                    .map(|b| BoardNo(u16::from_be_bytes(b)))
                     .map_err(|_| StoreError::BadKey(value.len()))?;
-                Ok((String::from_utf8_lossy(&key).into_owned(), board))
+                Ok((
+                    HardwareId(String::from_utf8_lossy(&key).into_owned()),
+                    board,
+                ))
             })
             .collect()
     }

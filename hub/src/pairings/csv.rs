@@ -8,6 +8,7 @@
 //!
 //! `board`, `white` and `black` are required; the rest may be left out or empty.
 
+use protocol::BoardNo;
 use std::collections::HashMap;
 
 use super::{Pairing, Seat};
@@ -75,13 +76,13 @@ pub fn read(text: &str) -> Result<Vec<Pairing>, CsvError> {
             })
         };
         pairings.push(Pairing {
-            board,
+            board: BoardNo(board),
             white: seat("white")?,
             black: seat("black")?,
             result: get("result").unwrap_or("*").to_owned(),
         });
     }
-    let mut boards: Vec<u16> = pairings.iter().map(|p| p.board).collect();
+    let mut boards: Vec<BoardNo> = pairings.iter().map(|p| p.board).collect();
     boards.sort_unstable();
     if let Some(twice) = boards.windows(2).find(|w| w[0] == w[1]) {
         return Err(CsvError::Row {

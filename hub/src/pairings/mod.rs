@@ -6,6 +6,9 @@
 pub mod csv;
 pub mod trf;
 
+use protocol::BoardNo;
+
+use crate::core::arbiter::GameResult;
 use serde::Serialize;
 
 use trf::{Player, Trf};
@@ -25,7 +28,7 @@ pub struct Seat {
 /// One board of a round: `GET /api/rounds/{r}/pairings`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Pairing {
-    pub board: u16,
+    pub board: BoardNo,
     pub white: Seat,
     pub black: Seat,
     /// `1-0`, `0-1`, `1/2-1/2`, forfeits as `+-`, `-+`, `--`; `*` while not over.
@@ -97,7 +100,7 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
             rating,
             rank,
             Pairing {
-                board: 0,
+                board: BoardNo(0),
                 white: seat(white),
                 black: seat(black),
                 result: result_text(entry.result, black_entry.and_then(|e| e.result)),
@@ -109,7 +112,7 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
         .into_iter()
         .enumerate()
         .map(|(i, (.., mut pairing))| {
-            pairing.board = u16::try_from(i + 1).unwrap_or(u16::MAX);
+            pairing.board = BoardNo(u16::try_from(i + 1).unwrap_or(u16::MAX));
             pairing
         })
         .collect()
@@ -167,7 +170,7 @@ impl Rounds {
 
     /// The boards of the round in play whose games are to be played: those the file has
     /// not scored already (forfeits, byes).
-    pub fn boards_to_play(&self) -> Vec<u16> {
+    pub fn boards_to_play(&self) -> Vec<BoardNo> {
         self.games_in_play()
             .iter()
             .filter(|p| p.result == "*")
@@ -181,26 +184,26 @@ impl Rounds {
     }
 
     /// Every board's players in the round in play.
-    pub fn seating(&self) -> std::collections::BTreeMap<u16, String> {
+    pub fn seating(&self) -> std::collections::BTreeMap<BoardNo, String> {
         self.games_in_play()
             .iter()
             .map(|p| (p.board, format!("{} – {}", p.white.name, p.black.name)))
             .collect()
     }
 
-    /// The TRF with `results` (board → `1-0`, `0-1`, `1/2-1/2`) entered for the round in
-    /// play, for the pairing program; `None` without a TRF.
+    /// The TRF with the hub's `results` by board entered for the round in play, for the
+    /// pairing program; `None` without a TRF.
     pub fn trf_with_results(
         &self,
-        results: &std::collections::BTreeMap<u16, String>,
+        results: &std::collections::BTreeMap<BoardNo, GameResult>,
     ) -> Option<String> {
         let mut trf = self.trf.clone()?;
         let round = self.in_play()?;
         for pairing in self.pairings.get(&round).into_iter().flatten() {
-            let codes = match results.get(&pairing.board).map(String::as_str) {
-                Some("1-0") => ('1', '0'),
-                Some("0-1") => ('0', '1'),
-                Some("1/2-1/2") => ('=', '='),
+            let codes = match results.get(&pairing.board) {
+                Some(GameResult::WhiteWins) => ('1', '0'),
+                Some(GameResult::BlackWins) => ('0', '1'),
+                Some(GameResult::Draw) => ('=', '='),
                 _ => continue,
             };
             trf.set_result(pairing.white.start_rank, round, codes.0);

@@ -16,7 +16,7 @@ pub(super) struct Follower {
     /// The lichess pusher's inbox: the round's games, newest only.
     lichess: Option<tokio::sync::watch::Sender<Vec<String>>>,
     /// The LiveChess folder's game files as last written, by board.
-    folder_written: HashMap<u16, u64>,
+    folder_written: HashMap<protocol::BoardNo, u64>,
 }
 
 impl Follower {

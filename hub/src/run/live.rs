@@ -154,9 +154,9 @@ impl Shell {
             .rounds()
             .games_in_play()
             .iter()
-            .find(|p| p.board == board.0);
+            .find(|p| p.board == board);
         Some(tiles::spectator_board(
-            board.0,
+            board,
             state,
             pairing,
             hub.relay(),

@@ -1,6 +1,8 @@
 //! The public feed's games: each board's game from the hall, as the relay lets the public
 //! see it (the broadcast delay), with the players from the pairings.
 
+use protocol::BoardNo;
+
 use crate::core::arbiter::GameResult;
 use crate::core::board::BoardState;
 use crate::core::clock::MoveCheck;
@@ -34,7 +36,7 @@ pub struct BroadcastSettings {
 /// One game of the feed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedGame {
-    pub board: u16,
+    pub board: BoardNo,
     pub pgn: String,
     /// When what the game shows last changed.
     pub as_of: HubMs,
@@ -51,7 +53,7 @@ type RenderKey = (Visible, GameResult, usize, Option<u64>);
 /// renders only those that changed.
 #[derive(Debug, Default)]
 pub struct FeedCache {
-    games: std::collections::HashMap<u16, (RenderKey, FeedGame)>,
+    games: std::collections::HashMap<BoardNo, (RenderKey, FeedGame)>,
 }
 
 fn player(seat: &Seat) -> Player {
@@ -90,7 +92,7 @@ pub fn games(
     event_id: &str,
     now: HubMs,
     round: usize,
-    board: Option<u16>,
+    board: Option<BoardNo>,
     cache: &mut FeedCache,
 ) -> Option<Vec<FeedGame>> {
     let in_play = rounds.in_play().unwrap_or(1);
@@ -98,15 +100,15 @@ pub fn games(
         return None;
     }
     let pairings = rounds.pairings.get(&round);
-    let boards: Vec<u16> = match pairings {
+    let boards: Vec<BoardNo> = match pairings {
         Some(games) => games.iter().map(|p| p.board).collect(),
-        None => hall.boards().into_iter().map(|b| b.0).collect(),
+        None => hall.boards(),
     };
     let games = boards
         .into_iter()
         .filter(|b| board.is_none_or(|wanted| wanted == *b))
         .filter_map(|b| {
-            let state = hall.board(protocol::BoardNo(b));
+            let state = hall.board(b);
             let pairing = pairings.and_then(|games| games.iter().find(|p| p.board == b));
             // A board is shown once its node reported, or from the start when it is paired
             // (broadcasters see the pairing before the first move).
@@ -186,7 +188,7 @@ pub fn shown_result(
 pub fn fingerprint(games: &[FeedGame]) -> u64 {
     let prints: Vec<u8> = games
         .iter()
-        .flat_map(|g| [u64::from(g.board), g.print])
+        .flat_map(|g| [u64::from(g.board.0), g.print])
         .flat_map(u64::to_be_bytes)
         .collect();
     fnv1a(&prints)
@@ -194,8 +196,8 @@ pub fn fingerprint(games: &[FeedGame]) -> u64 {
 
 /// A move (or the end of the game) at `board` as the MQTT live feed publishes it:
 /// `{"board", "round", "ply", "san", "uci", "by", "fen", "clock_ms", "result"}`.
-pub fn move_message(hall: &Hall, board: u16, round: usize) -> Option<Vec<u8>> {
-    let state = hall.board(protocol::BoardNo(board))?;
+pub fn move_message(hall: &Hall, board: BoardNo, round: usize) -> Option<Vec<u8>> {
+    let state = hall.board(board)?;
     let game = state.game();
     let ply = game.moves().len();
     let last = game.moves().last();

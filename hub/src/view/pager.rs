@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::core::alerts::{Alert, AlertAction, AlertChange, AlertCommand, Change, Language};
+use crate::core::ids::AlertId;
 
 /// An alert's text and action in one language.
 #[derive(Debug, Serialize)]
@@ -103,14 +104,14 @@ pub fn open_list(zone: &str, at: u64, mut alerts: Vec<&Alert>) -> Vec<u8> {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PagerCommand {
-    id: u64,
+    id: AlertId,
     action: AlertAction,
     by: Option<String>,
     note: Option<String>,
 }
 
 /// Reads a pager's command: the alert's id and what to do.
-pub fn parse_command(payload: &[u8]) -> Result<(u64, AlertCommand), serde_json::Error> {
+pub fn parse_command(payload: &[u8]) -> Result<(AlertId, AlertCommand), serde_json::Error> {
     let command: PagerCommand = serde_json::from_slice(payload)?;
     Ok((
         command.id,
@@ -125,13 +126,15 @@ pub fn parse_command(payload: &[u8]) -> Result<(u64, AlertCommand), serde_json::
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::alerts::{AlertKind, AlertState, Facts, Incident, Severity};
+    use crate::core::alerts::{AlertKind, AlertState, Facts, Incident, Occurrence, Severity};
+    use protocol::BoardNo;
 
     fn alert(id: u64) -> Alert {
+        let board = BoardNo(id as u16);
         let kind = AlertKind::TimeTrouble;
         Alert {
-            id,
-            board: Some(id as u16),
+            id: AlertId(id),
+            board: Some(board),
             players: Some("Carlsen, Magnus – Nakamura, Hikaru".into()),
             zone: "hall".into(),
             kind,
@@ -150,9 +153,9 @@ mod tests {
             resolved: None,
             outcome: None,
             incident: Incident {
-                board: id as u16,
+                board: Some(board),
                 kind,
-                occurrence: 0,
+                occurrence: Occurrence::ONLY,
             },
             history: Vec::new(),
         }
@@ -177,7 +180,7 @@ mod tests {
         let (id, command) = parse_command(br#"{"id": 7, "action": "ack"}"#).unwrap();
         assert_eq!(
             (id, command.action, command.by.as_str()),
-            (7, AlertAction::Ack, "pager")
+            (AlertId(7), AlertAction::Ack, "pager")
         );
         let (_, command) =
             parse_command(br#"{"id": 7, "action": "resolve", "by": "ola", "note": "1-0"}"#)

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use protocol::BoardNo;
+
 use crate::core::alerts::{Alert, Severity};
 use crate::core::arbiter::GameResult;
 use crate::core::board::{BoardState, ClockFace, TimeTrouble};
@@ -30,7 +32,7 @@ pub enum Audience {
 /// One board on the hall map.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tile {
-    pub board: u16,
+    pub board: BoardNo,
     pub white: Option<Seat>,
     pub black: Option<Seat>,
     /// Completed moves shown.
@@ -59,8 +61,8 @@ pub struct AlertBadge {
 }
 
 /// Each board's open alerts.
-pub fn alert_badges<'a>(alerts: impl Iterator<Item = &'a Alert>) -> BTreeMap<u16, AlertBadge> {
-    let mut badges: BTreeMap<u16, AlertBadge> = BTreeMap::new();
+pub fn alert_badges<'a>(alerts: impl Iterator<Item = &'a Alert>) -> BTreeMap<BoardNo, AlertBadge> {
+    let mut badges: BTreeMap<BoardNo, AlertBadge> = BTreeMap::new();
     for alert in alerts.filter(|a| a.state.is_open()) {
         let Some(board) = alert.board else { continue };
         let unacknowledged = usize::from(alert.acknowledged.is_none());
@@ -102,7 +104,7 @@ fn last_move(state: &BoardState, plies: usize) -> Option<String> {
 
 /// What the arbiters see of a board at `now`.
 pub fn arbiter_tile(
-    board: u16,
+    board: BoardNo,
     state: Option<&BoardState>,
     pairing: Option<&Pairing>,
     alerts: Option<AlertBadge>,
@@ -125,7 +127,7 @@ pub fn arbiter_tile(
 /// What spectators see of a board at `now`: the moves, clocks and result the broadcast
 /// delay has released. The clock of the side to move runs from its move's release.
 pub fn spectator_tile(
-    board: u16,
+    board: BoardNo,
     state: Option<&BoardState>,
     pairing: Option<&Pairing>,
     relay: &Relay,
@@ -196,7 +198,7 @@ pub struct SpectatorBoard {
 
 /// The board view of a board for spectators: what the broadcast delay has released.
 pub fn spectator_board(
-    board: u16,
+    board: BoardNo,
     state: &BoardState,
     pairing: Option<&Pairing>,
     relay: &Relay,
@@ -232,23 +234,23 @@ pub fn tiles(
     hall: &Hall,
     relay: &Relay,
     rounds: &Rounds,
-    alerts: &BTreeMap<u16, AlertBadge>,
+    alerts: &BTreeMap<BoardNo, AlertBadge>,
     settings: &BroadcastSettings,
     now: HubMs,
 ) -> Vec<Tile> {
-    let pairings: BTreeMap<u16, &Pairing> = rounds
+    let pairings: BTreeMap<BoardNo, &Pairing> = rounds
         .games_in_play()
         .iter()
         .map(|p| (p.board, p))
         .collect();
-    let mut boards: Vec<u16> = hall.boards().into_iter().map(|b| b.0).collect();
+    let mut boards: Vec<BoardNo> = hall.boards();
     boards.extend(pairings.keys());
     boards.sort_unstable();
     boards.dedup();
     boards
         .into_iter()
         .map(|b| {
-            let state = hall.board(protocol::BoardNo(b));
+            let state = hall.board(b);
             let pairing = pairings.get(&b).copied();
             match audience {
                 Audience::Arbiters => arbiter_tile(b, state, pairing, alerts.get(&b).copied(), now),
@@ -261,7 +263,7 @@ pub fn tiles(
 /// The tiles an audience's pages were last sent.
 #[derive(Debug, Default)]
 pub struct SentTiles {
-    tiles: BTreeMap<u16, Tile>,
+    tiles: BTreeMap<BoardNo, Tile>,
 }
 
 impl SentTiles {
@@ -299,7 +301,7 @@ mod tests {
     #[test]
     fn only_changed_tiles_are_sent_again() {
         let tile = |board, ply| Tile {
-            board,
+            board: BoardNo(board),
             white: None,
             black: None,
             ply,

@@ -7,6 +7,7 @@ use hub::core::alerts::desk::AlertError;
 use hub::core::alerts::{AlertAction, AlertChange, AlertCommand};
 use hub::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
 use hub::core::hub::{Hub, HubConfig, Journaled, Output, Reply, RequestId, Write};
+use hub::core::ids::AlertId;
 use hub::core::record::Record;
 use hub::core::time::HubMs;
 use protocol::{BoardNo, DownlinkBody, Uplink};
@@ -85,7 +86,7 @@ impl TestHub {
     pub fn acknowledge(
         &mut self,
         now: HubMs,
-        id: u64,
+        id: AlertId,
         by: &str,
     ) -> Result<Option<AlertChange>, AlertError> {
         self.alert_command(now, id, AlertAction::Ack, by, None)
@@ -95,7 +96,7 @@ impl TestHub {
     pub fn resolve(
         &mut self,
         now: HubMs,
-        id: u64,
+        id: AlertId,
         by: &str,
         note: Option<String>,
     ) -> Result<Option<AlertChange>, AlertError> {
@@ -105,7 +106,7 @@ impl TestHub {
     fn alert_command(
         &mut self,
         now: HubMs,
-        id: u64,
+        id: AlertId,
         action: AlertAction,
         by: &str,
         note: Option<String>,

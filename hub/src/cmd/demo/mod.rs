@@ -125,7 +125,7 @@ fn pairings(games: &[pgn::PgnGame], boards: u16) -> Rounds {
         .map(|n| {
             let game = &games[usize::from(n - 1) % games.len()];
             Pairing {
-                board: n,
+                board: BoardNo(n),
                 white: seat(game, "White"),
                 black: seat(game, "Black"),
                 result: "*".to_owned(),

@@ -23,6 +23,8 @@ pub use routing::Routing;
 pub use texts::Language;
 
 use super::arbiter::{GameResult, Side};
+use super::ids::{AlertId, BoardNo};
+use super::time::HubMs;
 
 /// Where an alert is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,7 +77,7 @@ pub struct Facts {
     pub difference_s: Option<i64>,
     /// Zone alerts: the boards concerned.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub boards: Vec<u16>,
+    pub boards: Vec<BoardNo>,
 }
 
 /// Who did something to an alert, and when (hub time, Unix ms).
@@ -113,20 +115,79 @@ pub enum Change {
 /// Which incident an alert is about: one incident, one alert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Incident {
-    /// 0 for an alert about a zone.
-    pub board: u16,
+    /// The board; `None` for an incident of a whole zone (stored as board 0).
+    #[serde(with = "zone_is_board_zero")]
+    pub board: Option<BoardNo>,
     pub kind: AlertKind,
-    /// Tells incidents of one kind at one board apart (the ply of an illegal move, the
-    /// time a pause began); 0 where a board has one at a time.
-    pub occurrence: u64,
+    pub occurrence: Occurrence,
+}
+
+/// Tells incidents of one kind at one board apart: the ply of an illegal move, the time a
+/// pause began, the moves after which a clock deviated; 0 where a board has one at a time.
+/// One number on the wire and in the journal; made and read only here.
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Occurrence(pub u64);
+
+impl Occurrence {
+    /// Incidents of which a board has one at a time.
+    pub const ONLY: Occurrence = Occurrence(0);
+
+    /// The `nth` illegal move (7.5.5), completed after `ply` moves.
+    pub fn illegal_move(ply: usize, nth: u32) -> Occurrence {
+        Occurrence((ply as u64) << 8 | u64::from(nth & 0xff))
+    }
+
+    /// The ply of an [`Occurrence::illegal_move`].
+    pub fn ply(self) -> u64 {
+        self.0 >> 8
+    }
+
+    /// A clock deviation of `kind` (its number) seen after `moves` of `side`'s moves.
+    pub fn deviation(moves: u32, kind: u8, black: bool) -> Occurrence {
+        Occurrence(u64::from(moves) << 8 | u64::from(kind & 0x7f) << 1 | u64::from(black))
+    }
+
+    /// A watched condition that began at `at`; `sub` tells conditions of one kind at a board
+    /// apart (White's flag, Black's).
+    pub fn watched(at: HubMs, sub: u8) -> Occurrence {
+        Occurrence(at.0 << 1 | u64::from(sub & 1))
+    }
+
+    /// The `sub` of an [`Occurrence::watched`].
+    pub fn sub(self) -> u8 {
+        (self.0 & 1) as u8
+    }
+
+    /// An incident told apart by one number: a time, a ply, a sequence number.
+    pub fn at(n: u64) -> Occurrence {
+        Occurrence(n)
+    }
+}
+
+/// An incident's board as the journal and the API have always held it: 0 for a zone.
+mod zone_is_board_zero {
+    use protocol::BoardNo;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(board: &Option<BoardNo>, s: S) -> Result<S::Ok, S::Error> {
+        board.map_or(0, |b| b.0).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<BoardNo>, D::Error> {
+        let n = u16::deserialize(d)?;
+        Ok((n != 0).then_some(BoardNo(n)))
+    }
 }
 
 /// An alert as it is stored, published and shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Alert {
-    pub id: u64,
+    pub id: AlertId,
     /// The board; `null` for an alert about a whole zone.
-    pub board: Option<u16>,
+    pub board: Option<BoardNo>,
     /// "White – Black" once pairings are known.
     pub players: Option<String>,
     pub zone: String,

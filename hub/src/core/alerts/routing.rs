@@ -1,6 +1,7 @@
 //! Who gets an alert: zones of boards, each with its arbiters; the chief arbiter sees
 //! everything and is called when an alert is not acknowledged in time.
 
+use protocol::BoardNo;
 use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
@@ -94,10 +95,10 @@ impl Routing {
     }
 
     /// The zone `board` belongs to.
-    pub fn zone_of(&self, board: u16) -> &str {
+    pub fn zone_of(&self, board: BoardNo) -> &str {
         self.zones
             .iter()
-            .find(|z| z.contains(board))
+            .find(|z| z.contains(board.0))
             .map_or(HALL_ZONE, |z| z.name.as_str())
     }
 
@@ -185,9 +186,9 @@ mod tests {
     #[test]
     fn boards_go_to_their_zone_and_its_arbiters() {
         let routing = routing();
-        assert_eq!(routing.zone_of(7), "A");
-        assert_eq!(routing.zone_of(31), "B");
-        assert_eq!(routing.zone_of(25), HALL_ZONE);
+        assert_eq!(routing.zone_of(BoardNo(7)), "A");
+        assert_eq!(routing.zone_of(BoardNo(31)), "B");
+        assert_eq!(routing.zone_of(BoardNo(25)), HALL_ZONE);
         assert_eq!(routing.arbiters_of("A"), vec!["ola".to_owned()]);
         // Nobody watches B: the chief does.
         assert_eq!(routing.arbiters_of("B"), vec!["eva".to_owned()]);

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{AlertKind, Deadline, Facts};
 use crate::core::arbiter::{GameResult, Side};
+use protocol::BoardNo;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Language {
@@ -623,7 +624,7 @@ fn signed_clock(seconds: i64) -> String {
 pub fn render(
     kind: AlertKind,
     facts: &Facts,
-    board: Option<u16>,
+    board: Option<BoardNo>,
     zone: &str,
     deadline: Option<Deadline>,
     language: Language,
@@ -638,7 +639,7 @@ pub fn render(
     let detail = facts.detail.as_deref().map_or(String::new(), |d| {
         detail_words(d).map_or(d.to_owned(), |words| words[i].to_owned())
     });
-    let boards: Vec<String> = facts.boards.iter().map(u16::to_string).collect();
+    let boards: Vec<String> = facts.boards.iter().map(|b| b.0.to_string()).collect();
     let filled = what[i]
         .replace("{side}", side)
         .replace("{result}", result)
@@ -681,7 +682,7 @@ mod tests {
         let (text, _) = render(
             AlertKind::ClockSetWrong,
             &facts,
-            Some(3),
+            Some(BoardNo(3)),
             "A",
             None,
             Language::English,
@@ -704,11 +705,11 @@ mod tests {
             move_number: Some(31),
             detail: Some("checkmate".into()),
             difference_s: Some(-65),
-            boards: vec![3, 4, 5],
+            boards: vec![BoardNo(3), BoardNo(4), BoardNo(5)],
         };
         for kind in AlertKind::ALL {
             for language in Language::ALL {
-                let (text, action) = render(kind, &facts, Some(7), "A", None, language);
+                let (text, action) = render(kind, &facts, Some(BoardNo(7)), "A", None, language);
                 assert!(
                     !text.contains('{') && !action.contains('{'),
                     "{kind:?} {language}: {text}"
@@ -728,7 +729,7 @@ mod tests {
         let (text, _) = render(
             AlertKind::FlagFall,
             &facts,
-            Some(12),
+            Some(BoardNo(12)),
             "A",
             None,
             Language::Norwegian,
@@ -744,7 +745,7 @@ mod tests {
         let (_, action) = render(
             AlertKind::IllegalMove,
             &Facts::default(),
-            Some(1),
+            Some(BoardNo(1)),
             "A",
             Some(Deadline::OpponentsNextMove),
             Language::Swedish,

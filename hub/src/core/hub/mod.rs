@@ -33,9 +33,11 @@ use self::timers::Timers;
 use super::alerts::desk::AlertError;
 use super::alerts::{Alert, AlertAction, AlertChange, AlertCommand, AlertDesk, AlertSettings};
 use super::alerts::{Change, Routing};
+use super::arbiter::GameResult;
 use super::arbiter::{ArbiterAction, DecisionRecord};
 use super::bindings::Bindings;
 use super::hall::{Effect, Hall};
+use super::ids::{AlertId, DecisionId, HardwareId, Seq};
 use super::intake::Admission;
 use super::laws::Rules;
 use super::record::Record;
@@ -68,7 +70,7 @@ pub struct HubConfig {
     pub rounds: Rounds,
     pub broadcast: BroadcastSettings,
     /// The configuration's bindings of e-board hardware to boards.
-    pub bindings: BTreeMap<String, u16>,
+    pub bindings: BTreeMap<HardwareId, BoardNo>,
 }
 
 /// What the journal holds, for [`Hub::restore`].
@@ -79,7 +81,7 @@ pub struct Journaled<R> {
     /// Every alert's latest state.
     pub alerts: Vec<Alert>,
     /// The technician's bindings over the API.
-    pub bindings: BTreeMap<String, u16>,
+    pub bindings: BTreeMap<HardwareId, BoardNo>,
 }
 
 /// What a restart found.
@@ -103,7 +105,7 @@ pub struct Hub {
     streams: Streams,
     pending: Pending,
     outputs: VecDeque<Output>,
-    next_decision: u64,
+    next_decision: DecisionId,
     /// The MQTT live feed's messages waiting for the broadcast delay: due, topic, JSON.
     feed_queue: VecDeque<(HubMs, String, Vec<u8>)>,
     feed_cache: FeedCache,
@@ -140,7 +142,7 @@ impl Hub {
             streams: Streams::default(),
             pending: Pending::default(),
             outputs: VecDeque::new(),
-            next_decision: 1,
+            next_decision: DecisionId(1),
             feed_queue: VecDeque::new(),
             feed_cache: FeedCache::default(),
             stale_lists: BTreeSet::new(),
@@ -165,10 +167,10 @@ impl Hub {
         self.next_decision = journaled
             .decisions
             .iter()
-            .map(|d| d.id + 1)
+            .map(|d| d.id.next())
             .max()
-            .unwrap_or(1);
-        let mut decisions: BTreeMap<(u16, u64), Vec<DecisionRecord>> = BTreeMap::new();
+            .unwrap_or(DecisionId(1));
+        let mut decisions: BTreeMap<(BoardNo, Seq), Vec<DecisionRecord>> = BTreeMap::new();
         for decision in journaled.decisions {
             decisions
                 .entry((decision.board, decision.after_seq))
@@ -179,7 +181,7 @@ impl Hub {
         let mut records = 0;
         for record in journaled.records {
             self.now = self.now.max(record.at);
-            let (board, seq) = (record.event.board.0, record.event.seq.0);
+            let (board, seq) = (record.event.board, record.event.seq);
             self.streams.journaled(&record.event);
             for effect in self.hall.apply(&record) {
                 if let Effect::OutOfSequence { board, seq } = effect {
@@ -206,8 +208,8 @@ impl Hub {
         // The desk looks at each board when its deadline comes; nothing is looked at in
         // the past.
         for board in self.hall.boards() {
-            let due = self.desk.board_deadline(self.now, &self.hall, board.0);
-            self.timers.set(board.0, due);
+            let due = self.desk.board_deadline(self.now, &self.hall, board);
+            self.timers.set(board, due);
         }
         let restored = Restored {
             records,
@@ -233,7 +235,7 @@ impl Hub {
                     changes.extend(self.desk.on_decision(decision.at, &decision));
                 }
                 Err(e) => {
-                    tracing::error!(id = decision.id, error = %e, "journaled decision no longer fits");
+                    tracing::error!(id = decision.id.0, error = %e, "journaled decision no longer fits");
                     self.count(Count::JournalRecordSkipped);
                 }
             }
@@ -310,7 +312,7 @@ impl Hub {
             "another node's events for this board: it continues after the journal's"
         );
         self.downlink(board, DownlinkBody::ContinueAt { seq });
-        let changes = self.desk.on_node_replaced(now, board.0, accepted.0);
+        let changes = self.desk.on_node_replaced(now, board, accepted.0);
         self.record_alerts(changes, None);
     }
 
@@ -351,9 +353,9 @@ impl Hub {
         self.now = self.now.max(now);
         let record = DecisionRecord {
             id: self.next_decision,
-            board: board.0,
+            board,
             at: now,
-            after_seq: self.hall.board(board).map_or(0, |b| b.last_seq().0),
+            after_seq: self.hall.board(board).map_or(Seq(0), |b| b.last_seq()),
             action,
         };
         let effects = match self.hall.decide(&record) {
@@ -364,8 +366,8 @@ impl Hub {
             }
         };
         let at = self.write(Write::Decision(record.clone()));
-        self.next_decision += 1;
-        tracing::info!(board = board.0, id = record.id, arbiter = %record.action.arbiter, decision = ?record.action.decision, "arbiter's decision");
+        self.next_decision = self.next_decision.next();
+        tracing::info!(board = board.0, id = record.id.0, arbiter = %record.action.arbiter, decision = ?record.action.decision, "arbiter's decision");
         for effect in effects {
             self.carry_out(record.at, effect);
         }
@@ -390,7 +392,7 @@ impl Hub {
         &mut self,
         now: HubMs,
         request: Option<RequestId>,
-        id: u64,
+        id: AlertId,
         command: AlertCommand,
     ) {
         self.now = self.now.max(now);
@@ -419,8 +421,8 @@ impl Hub {
         &mut self,
         now: HubMs,
         request: RequestId,
-        hardware: &str,
-        board: Option<u16>,
+        hardware: &HardwareId,
+        board: Option<BoardNo>,
     ) {
         self.now = self.now.max(now);
         let mut last = None;
@@ -500,7 +502,7 @@ impl Hub {
     pub fn handle_timeout(&mut self, now: HubMs) {
         self.now = self.now.max(now);
         for board in self.timers.due(now) {
-            self.watch(now, BoardNo(board));
+            self.watch(now, board);
         }
         let round_due = self.desk.round_start_deadline().is_some_and(|at| at <= now);
         if round_due && !self.round_start_watched {
@@ -516,10 +518,10 @@ impl Hub {
 
     /// The desk looks at `board` at `now`, and notes when it must look again.
     fn watch(&mut self, now: HubMs, board: BoardNo) {
-        let changes = self.desk.watch_board(now, &self.hall, board.0);
+        let changes = self.desk.watch_board(now, &self.hall, board);
         self.record_alerts(changes, None);
-        let due = self.desk.board_deadline(now, &self.hall, board.0);
-        self.timers.set(board.0, due);
+        let due = self.desk.board_deadline(now, &self.hall, board);
+        self.timers.set(board, due);
     }
 
     /// The next thing for the shell to do.
@@ -554,7 +556,7 @@ impl Hub {
             let at = self.write(Write::Alert(Box::new(change.alert.clone())));
             if change.change == Change::Raised {
                 self.count(Count::AlertRaised);
-                tracing::info!(id = change.alert.id, board = ?change.alert.board, kind = ?change.alert.kind, zone = %change.alert.zone, "alert raised");
+                tracing::info!(id = change.alert.id.0, board = ?change.alert.board, kind = ?change.alert.kind, zone = %change.alert.zone, "alert raised");
             }
             let request = if i == last { request.take() } else { None };
             self.pending
@@ -599,7 +601,7 @@ impl Hub {
             return;
         }
         let round = self.rounds.in_play().unwrap_or(1);
-        if let Some(message) = feed::move_message(&self.hall, board.0, round) {
+        if let Some(message) = feed::move_message(&self.hall, *board, round) {
             let due = now.plus_ms(self.broadcast.delay_ms);
             let topic = topic::broadcast_move(&self.event, round, *board);
             self.feed_queue.push_back((due, topic, message));
@@ -672,7 +674,7 @@ impl Hub {
 
     /// The nodes and the technician's warnings: the round in play's boards should have one.
     pub fn nodes_report(&self, now: HubMs) -> NodesReport {
-        let expected: Vec<u16> = self
+        let expected: Vec<BoardNo> = self
             .rounds
             .games_in_play()
             .iter()
@@ -682,13 +684,13 @@ impl Hub {
     }
 
     /// The results the hub has at the boards: a game over by the rules, or declared.
-    pub fn results(&self) -> BTreeMap<u16, String> {
+    pub fn results(&self) -> BTreeMap<BoardNo, GameResult> {
         self.hall
             .boards()
             .into_iter()
             .filter_map(|n| {
                 let result = self.hall.board(n)?.game().result();
-                result.is_decided().then(|| (n.0, result.pgn().to_owned()))
+                result.is_decided().then_some((n, result))
             })
             .collect()
     }
@@ -700,7 +702,7 @@ impl Hub {
             let results = self.results();
             for game in &mut games {
                 if let Some(result) = results.get(&game.board) {
-                    game.result.clone_from(result);
+                    result.pgn().clone_into(&mut game.result);
                 }
             }
         }
@@ -714,7 +716,12 @@ impl Hub {
 
     /// The public feed's games of `round` (one `board`, or all) at `now`; `None` for a
     /// round not in play.
-    pub fn feed(&mut self, now: HubMs, round: usize, board: Option<u16>) -> Option<Vec<FeedGame>> {
+    pub fn feed(
+        &mut self,
+        now: HubMs,
+        round: usize,
+        board: Option<BoardNo>,
+    ) -> Option<Vec<FeedGame>> {
         feed::games(
             &self.hall,
             &self.relay,

@@ -6,6 +6,7 @@ use protocol::{BoardNo, DownlinkBody};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertChange};
 use crate::core::arbiter::{AuditEntry, DecisionError, DecisionRecord};
+use crate::core::ids::HardwareId;
 use crate::core::record::Record;
 use crate::core::setup::NodesReport;
 use crate::metrics::BadPayload;
@@ -30,8 +31,8 @@ pub enum Write {
     Alert(Box<Alert>),
     /// The technician bound a node's e-board hardware to a board (`None`: unbound).
     Binding {
-        hardware: String,
-        board: Option<u16>,
+        hardware: HardwareId,
+        board: Option<BoardNo>,
     },
 }
 

@@ -4,17 +4,18 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::core::ids::BoardNo;
 use crate::core::time::HubMs;
 
 #[derive(Debug, Default)]
 pub struct Timers {
-    by_time: BTreeSet<(HubMs, u16)>,
-    of_board: HashMap<u16, HubMs>,
+    by_time: BTreeSet<(HubMs, BoardNo)>,
+    of_board: HashMap<BoardNo, HubMs>,
 }
 
 impl Timers {
     /// `board` is next due at `at` (`None`: not until an event).
-    pub fn set(&mut self, board: u16, at: Option<HubMs>) {
+    pub fn set(&mut self, board: BoardNo, at: Option<HubMs>) {
         if let Some(old) = self.of_board.remove(&board) {
             self.by_time.remove(&(old, board));
         }
@@ -30,7 +31,7 @@ impl Timers {
     }
 
     /// The boards due by `now`, earliest first; their deadlines are taken off.
-    pub fn due(&mut self, now: HubMs) -> Vec<u16> {
+    pub fn due(&mut self, now: HubMs) -> Vec<BoardNo> {
         let mut due = Vec::new();
         while let Some(&(at, board)) = self.by_time.first() {
             if at > now {
@@ -51,13 +52,13 @@ mod tests {
     #[test]
     fn a_board_has_one_deadline_the_latest_set() {
         let mut timers = Timers::default();
-        timers.set(7, Some(HubMs(500)));
-        timers.set(3, Some(HubMs(200)));
-        timers.set(7, Some(HubMs(100)));
+        timers.set(BoardNo(7), Some(HubMs(500)));
+        timers.set(BoardNo(3), Some(HubMs(200)));
+        timers.set(BoardNo(7), Some(HubMs(100)));
         assert_eq!(timers.next(), Some(HubMs(100)));
-        assert_eq!(timers.due(HubMs(150)), [7]);
-        assert_eq!(timers.due(HubMs(150)), Vec::<u16>::new());
-        timers.set(3, None);
+        assert_eq!(timers.due(HubMs(150)), [BoardNo(7)]);
+        assert_eq!(timers.due(HubMs(150)), Vec::<BoardNo>::new());
+        timers.set(BoardNo(3), None);
         assert_eq!(timers.next(), None);
     }
 }

@@ -15,6 +15,7 @@ use super::arbiter::{Decision, DecisionRecord, GameResult};
 use super::clock::ClockEvent;
 use super::game::GameEvent;
 use super::hall::Effect;
+use super::ids::BoardNo;
 use super::time::HubMs;
 
 /// When a board's moves and its end happened (hub time).
@@ -46,7 +47,7 @@ pub struct Visible {
 
 #[derive(Debug, Clone, Default)]
 pub struct Relay {
-    timelines: BTreeMap<u16, Timeline>,
+    timelines: BTreeMap<BoardNo, Timeline>,
 }
 
 impl Relay {
@@ -57,14 +58,14 @@ impl Relay {
             event: ClockEvent::FlagFall { .. },
         } = effect
         {
-            let timeline = self.timelines.entry(board.0).or_default();
+            let timeline = self.timelines.entry(*board).or_default();
             timeline.flagged_at.get_or_insert(at);
             return;
         }
         let Effect::Game { board, event } = effect else {
             return;
         };
-        let timeline = self.timelines.entry(board.0).or_default();
+        let timeline = self.timelines.entry(*board).or_default();
         match event {
             GameEvent::MoveCompleted { ply, .. } => {
                 timeline.completed_at.truncate(ply - 1);
@@ -104,7 +105,7 @@ impl Relay {
     }
 
     /// What the public sees of `board` at `now` with a delay of `delay_ms`.
-    pub fn visible(&self, board: u16, now: HubMs, delay_ms: u64) -> Visible {
+    pub fn visible(&self, board: BoardNo, now: HubMs, delay_ms: u64) -> Visible {
         let Some(timeline) = self.timelines.get(&board) else {
             return Visible {
                 plies: 0,
@@ -142,12 +143,12 @@ impl Relay {
     }
 
     /// When the first move of `board` was completed: the game's date.
-    pub fn started_at(&self, board: u16) -> Option<HubMs> {
+    pub fn started_at(&self, board: BoardNo) -> Option<HubMs> {
         self.completed_at(board, 1)
     }
 
     /// When move `ply` (from 1) of `board` was completed.
-    pub fn completed_at(&self, board: u16, ply: usize) -> Option<HubMs> {
+    pub fn completed_at(&self, board: BoardNo, ply: usize) -> Option<HubMs> {
         self.timelines
             .get(&board)?
             .completed_at
@@ -189,7 +190,7 @@ mod tests {
                 },
             },
         );
-        let seen = |now, delay| relay.visible(1, HubMs(now), delay);
+        let seen = |now, delay| relay.visible(BoardNo(1), HubMs(now), delay);
         assert_eq!(seen(10_000, 0).plies, 3);
         assert!(seen(10_000, 0).ended);
         // 5 s delay at 10 s: what was there at 5 s.
@@ -216,9 +217,9 @@ mod tests {
                 event: GameEvent::Reinstated { ply: 1 },
             },
         );
-        let now = relay.visible(1, HubMs(5_000), 0);
+        let now = relay.visible(BoardNo(1), HubMs(5_000), 0);
         assert_eq!((now.plies, now.as_of), (1, HubMs(4_000)));
         moved(&mut relay, 6_000, 2);
-        assert_eq!(relay.visible(1, HubMs(7_000), 0).plies, 2);
+        assert_eq!(relay.visible(BoardNo(1), HubMs(7_000), 0).plies, 2);
     }
 }

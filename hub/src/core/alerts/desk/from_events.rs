@@ -3,13 +3,14 @@
 
 use super::{describe, is_start_turned, move_number, rounded_seconds, side, AlertDesk, Draft};
 use crate::core::alerts::catalogue::{AlertKind, Severity};
-use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts};
+use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts, Occurrence};
 use crate::core::arbiter::{Decision, DecisionRecord, GameResult, TimeReason};
 use crate::core::board::BoardState;
 use crate::core::clock::{ClockEvent, DeviationKind};
 use crate::core::ending::Status;
 use crate::core::game::{GameEvent, IllegalKind};
 use crate::core::hall::{Effect, Hall};
+use crate::core::ids::BoardNo;
 use crate::core::laws::Penalty;
 use crate::core::time::HubMs;
 use shakmaty::Color;
@@ -19,7 +20,7 @@ impl AlertDesk {
     pub fn on_effect(&mut self, now: HubMs, hall: &Hall, effect: &Effect) -> Vec<AlertChange> {
         let (board_no, state) = match effect {
             Effect::Game { board, .. } | Effect::Clock { board, .. } => match hall.board(*board) {
-                Some(state) => (board.0, state),
+                Some(state) => (*board, state),
                 None => return Vec::new(),
             },
             Effect::Ack { .. } | Effect::OutOfSequence { .. } => return Vec::new(),
@@ -38,7 +39,7 @@ impl AlertDesk {
     fn on_game(
         &mut self,
         now: HubMs,
-        board: u16,
+        board: BoardNo,
         state: &BoardState,
         event: &GameEvent,
         changes: &mut Vec<AlertChange>,
@@ -68,7 +69,7 @@ impl AlertDesk {
                     .ruling
                     .until_opponents_next_move
                     .then_some(Deadline::OpponentsNextMove);
-                let occurrence = (illegal.ply as u64) << 8 | u64::from(illegal.nth);
+                let occurrence = Occurrence::illegal_move(illegal.ply, illegal.nth);
                 let draft = self.draft(board, kind, occurrence, Some(illegal.ruling.article));
                 changes.extend(self.raise(
                     now,
@@ -82,7 +83,7 @@ impl AlertDesk {
             GameEvent::IllegalMoveStood { ply } => {
                 let stood = |a: &Alert| {
                     a.deadline == Some(Deadline::OpponentsNextMove)
-                        && a.incident.occurrence >> 8 == *ply as u64
+                        && a.incident.occurrence.ply() == *ply as u64
                 };
                 let note = "the opponent moved: the illegal move stands";
                 changes.extend(self.close_where(
@@ -104,7 +105,12 @@ impl AlertDesk {
                     ..Facts::default()
                 };
                 let ply = state.game().moves().len() as u64;
-                let draft = self.draft(board, AlertKind::GameOver, ply, status.article(edition));
+                let draft = self.draft(
+                    board,
+                    AlertKind::GameOver,
+                    Occurrence::at(ply),
+                    status.article(edition),
+                );
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
                 changes.extend(self.game_ended(now, board));
             }
@@ -133,7 +139,7 @@ impl AlertDesk {
                     ),
                     Some(_) => return,
                 };
-                let draft = self.draft(board, kind, ply, None);
+                let draft = self.draft(board, kind, Occurrence::at(ply), None);
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
             }
             GameEvent::OutOfSync { since } => {
@@ -156,7 +162,8 @@ impl AlertDesk {
                     };
                     (AlertKind::OutOfSync, facts)
                 };
-                let mut draft = self.draft(board, kind, *since, kind.article(edition));
+                let mut draft =
+                    self.draft(board, kind, Occurrence::at(*since), kind.article(edition));
                 if kind == AlertKind::WrongSetup && facts.detail.as_deref() == Some("orientation") {
                     draft.article = Some(match edition {
                         crate::core::laws::Edition::Laws2009 => "7.1b",
@@ -186,7 +193,7 @@ impl AlertDesk {
     fn on_clock(
         &mut self,
         now: HubMs,
-        board: u16,
+        board: BoardNo,
         state: &BoardState,
         event: &ClockEvent,
         changes: &mut Vec<AlertChange>,
@@ -207,7 +214,7 @@ impl AlertDesk {
                     result: ruling.result,
                     ..Facts::default()
                 };
-                let mut draft = self.draft(board, kind, 0, Some(ruling.article));
+                let mut draft = self.draft(board, kind, Occurrence::ONLY, Some(ruling.article));
                 if !ruling.arbiter_calls {
                     // 2009/2014 unsupervised rapid: only a player's claim counts.
                     draft.severity = Severity::Info;
@@ -228,7 +235,7 @@ impl AlertDesk {
                 let draft = self.draft(
                     board,
                     AlertKind::ClockPaused,
-                    since.0,
+                    Occurrence::at(since.0),
                     AlertKind::ClockPaused.article(edition),
                 );
                 changes.extend(self.raise(now, draft));
@@ -276,9 +283,11 @@ impl AlertDesk {
                     ..Facts::default()
                 };
                 // One alert per deviation: a later one at the same clock is news again.
-                let occurrence = u64::from(deviation.moves) << 8
-                    | (deviation.kind as u64) << 1
-                    | u64::from(deviation.side == Color::Black);
+                let occurrence = Occurrence::deviation(
+                    deviation.moves,
+                    deviation.kind as u8,
+                    deviation.side == Color::Black,
+                );
                 let draft = self.draft(
                     board,
                     AlertKind::ClockSetWrong,
@@ -294,10 +303,15 @@ impl AlertDesk {
     pub fn on_node_replaced(
         &mut self,
         now: HubMs,
-        board: u16,
+        board: BoardNo,
         node_highest: u64,
     ) -> Vec<AlertChange> {
-        let draft = self.draft(board, AlertKind::NodeGap, node_highest, None);
+        let draft = self.draft(
+            board,
+            AlertKind::NodeGap,
+            Occurrence::at(node_highest),
+            None,
+        );
         self.raise(now, draft).into_iter().collect()
     }
 

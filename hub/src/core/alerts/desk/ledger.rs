@@ -4,7 +4,10 @@
 use super::{AlertDesk, AlertError, Draft};
 use crate::core::alerts::catalogue::AlertKind;
 use crate::core::alerts::texts::{self, Language};
-use crate::core::alerts::{Alert, AlertChange, AlertState, Change, Facts, Incident, Stamp, Step};
+use crate::core::alerts::{
+    Alert, AlertChange, AlertState, Change, Facts, Incident, Occurrence, Stamp, Step,
+};
+use crate::core::ids::{AlertId, BoardNo};
 use crate::core::time::HubMs;
 
 impl AlertDesk {
@@ -13,7 +16,7 @@ impl AlertDesk {
     pub fn acknowledge(
         &mut self,
         now: HubMs,
-        id: u64,
+        id: AlertId,
         by: &str,
     ) -> Result<Option<AlertChange>, AlertError> {
         let state = self.alerts.get(&id).ok_or(AlertError::Unknown(id))?.state;
@@ -40,7 +43,7 @@ impl AlertDesk {
     pub fn resolve(
         &mut self,
         now: HubMs,
-        id: u64,
+        id: AlertId,
         by: &str,
         note: Option<String>,
     ) -> Result<Option<AlertChange>, AlertError> {
@@ -94,7 +97,7 @@ impl AlertDesk {
     }
 
     /// `alert` will not escalate: acknowledged or closed.
-    fn unschedule_escalation(&mut self, id: u64) {
+    fn unschedule_escalation(&mut self, id: AlertId) {
         let Some(alert) = self.alerts.get(&id) else {
             return;
         };
@@ -105,7 +108,7 @@ impl AlertDesk {
     }
 
     /// The game at `board` ended: what only matters while it is played expires.
-    pub(super) fn game_ended(&mut self, now: HubMs, board: u16) -> Vec<AlertChange> {
+    pub(super) fn game_ended(&mut self, now: HubMs, board: BoardNo) -> Vec<AlertChange> {
         use AlertKind::*;
         self.close_where(
             now,
@@ -124,14 +127,14 @@ impl AlertDesk {
 
     pub(super) fn draft(
         &self,
-        board: u16,
+        board: BoardNo,
         kind: AlertKind,
-        occurrence: u64,
+        occurrence: Occurrence,
         article: Option<&'static str>,
     ) -> Draft {
         Draft {
             incident: Incident {
-                board,
+                board: Some(board),
                 kind,
                 occurrence,
             },
@@ -152,7 +155,7 @@ impl AlertDesk {
             return None;
         }
         let id = self.next_id;
-        self.next_id += 1;
+        self.next_id = id.next();
         let (text, action) = texts::render(
             draft.incident.kind,
             &draft.facts,
@@ -202,7 +205,7 @@ impl AlertDesk {
     pub(super) fn update(
         &mut self,
         now: HubMs,
-        id: u64,
+        id: AlertId,
         note: Option<String>,
         change: impl FnOnce(&mut Facts),
     ) -> Option<AlertChange> {
@@ -229,7 +232,7 @@ impl AlertDesk {
     pub(super) fn close(
         &mut self,
         now: HubMs,
-        id: u64,
+        id: AlertId,
         state: AlertState,
         by: Option<String>,
         note: Option<String>,
@@ -258,13 +261,13 @@ impl AlertDesk {
     pub(super) fn close_where(
         &mut self,
         now: HubMs,
-        board: u16,
+        board: BoardNo,
         state: AlertState,
         by: Option<String>,
         note: &str,
         which: impl Fn(&Alert) -> bool,
     ) -> Vec<AlertChange> {
-        let ids: Vec<u64> = self
+        let ids: Vec<AlertId> = self
             .open_at(board)
             .filter(|a| which(a))
             .map(|a| a.id)
@@ -274,7 +277,7 @@ impl AlertDesk {
             .collect()
     }
 
-    pub(super) fn open_at(&self, board: u16) -> impl Iterator<Item = &Alert> {
+    pub(super) fn open_at(&self, board: BoardNo) -> impl Iterator<Item = &Alert> {
         self.open
             .iter()
             .filter_map(|id| self.alerts.get(id))
@@ -284,7 +287,7 @@ impl AlertDesk {
     /// Records `change` in the alert's history and hands out the new state.
     pub(super) fn changed(
         &mut self,
-        id: u64,
+        id: AlertId,
         now: HubMs,
         change: Change,
         by: Option<String>,

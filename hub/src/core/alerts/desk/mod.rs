@@ -26,6 +26,7 @@ use super::catalogue::{AlertKind, Severity};
 use super::routing::Routing;
 use super::{Alert, Deadline, Facts, Incident};
 use crate::core::arbiter::{Decision, Side};
+use crate::core::ids::{AlertId, BoardNo};
 use crate::core::laws::Rules;
 use crate::core::time::HubMs;
 
@@ -103,13 +104,13 @@ impl AlertSettings {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AlertError {
     #[error("no alert {0}")]
-    Unknown(u64),
+    Unknown(AlertId),
 }
 
 /// What a new alert is about, before it has an id.
 struct Draft {
     incident: Incident,
-    board: Option<u16>,
+    board: Option<BoardNo>,
     zone: String,
     severity: Severity,
     article: Option<&'static str>,
@@ -118,31 +119,31 @@ struct Draft {
 }
 
 /// The condition a watcher's alert is about: one open alert each.
-type Watched = (Option<u16>, String, AlertKind, u8);
+type Watched = (Option<BoardNo>, String, AlertKind, u8);
 
 #[derive(Debug, Clone)]
 pub struct AlertDesk {
     settings: AlertSettings,
     routing: Routing,
     rules: Rules,
-    alerts: BTreeMap<u64, Alert>,
+    alerts: BTreeMap<AlertId, Alert>,
     /// Every incident that has had an alert.
-    incidents: HashMap<Incident, u64>,
-    open: BTreeSet<u64>,
+    incidents: HashMap<Incident, AlertId>,
+    open: BTreeSet<AlertId>,
     /// The open alert of each watched condition.
-    watched: HashMap<Watched, u64>,
-    next_id: u64,
+    watched: HashMap<Watched, AlertId>,
+    next_id: AlertId,
     /// "White – Black" by board, for the round in play.
-    players: BTreeMap<u16, String>,
+    players: BTreeMap<BoardNo, String>,
     /// When the round in play is scheduled to start.
     round_start: Option<HubMs>,
     /// The boards of the round in play whose game is to be played (not a forfeit or a bye
     /// the pairing file already scored).
-    round_boards: Vec<u16>,
+    round_boards: Vec<BoardNo>,
     /// Per zone, its boards in time trouble (12.4 counts them).
-    in_trouble: BTreeMap<String, BTreeSet<u16>>,
+    in_trouble: BTreeMap<String, BTreeSet<BoardNo>>,
     /// Alerts nobody acknowledged yet, by when they escalate: (hub ms, id).
-    escalations: BTreeSet<(u64, u64)>,
+    escalations: BTreeSet<(u64, AlertId)>,
 }
 
 fn side(color: Color) -> Side {
@@ -172,7 +173,7 @@ impl AlertDesk {
             incidents: HashMap::new(),
             open: BTreeSet::new(),
             watched: HashMap::new(),
-            next_id: 1,
+            next_id: AlertId(1),
             players: BTreeMap::new(),
             round_start: None,
             round_boards: Vec::new(),
@@ -182,12 +183,12 @@ impl AlertDesk {
     }
 
     /// Who plays at each board: new alerts name the players.
-    pub fn set_players(&mut self, players: BTreeMap<u16, String>) {
+    pub fn set_players(&mut self, players: BTreeMap<BoardNo, String>) {
         self.players = players;
     }
 
     /// The round in play: its scheduled start and the boards whose games are to be played.
-    pub fn set_round(&mut self, start: Option<HubMs>, boards: Vec<u16>) {
+    pub fn set_round(&mut self, start: Option<HubMs>, boards: Vec<BoardNo>) {
         self.round_start = start;
         self.round_boards = boards;
     }
@@ -195,7 +196,7 @@ impl AlertDesk {
     /// Takes back the alerts stored before a restart, exactly as they were.
     pub fn restore(&mut self, alerts: impl IntoIterator<Item = Alert>) {
         for alert in alerts {
-            self.next_id = self.next_id.max(alert.id + 1);
+            self.next_id = self.next_id.max(alert.id.next());
             self.incidents.insert(alert.incident, alert.id);
             if alert.state.is_open() {
                 self.open.insert(alert.id);
@@ -218,7 +219,7 @@ impl AlertDesk {
         &self.routing
     }
 
-    pub fn get(&self, id: u64) -> Option<&Alert> {
+    pub fn get(&self, id: AlertId) -> Option<&Alert> {
         self.alerts.get(&id)
     }
 
@@ -240,7 +241,7 @@ impl AlertDesk {
 fn watched_key(alert: &Alert) -> Option<Watched> {
     use AlertKind::*;
     let sub = match alert.kind {
-        FlagForecast => (alert.incident.occurrence & 1) as u8,
+        FlagForecast => alert.incident.occurrence.sub(),
         TimeTrouble | NodeOffline | ClockSilent | ZoneTimeTrouble => 0,
         _ => return None,
     };

@@ -15,7 +15,7 @@ use shakmaty::Color;
 use super::{side, AlertDesk, Draft};
 use crate::core::alerts::catalogue::AlertKind;
 use crate::core::alerts::routing::HALL_ZONE;
-use crate::core::alerts::{AlertChange, AlertState, Deadline, Facts, Incident};
+use crate::core::alerts::{AlertChange, AlertState, Deadline, Facts, Incident, Occurrence};
 use crate::core::board::BoardState;
 use crate::core::ending::Status;
 use crate::core::hall::Hall;
@@ -32,9 +32,9 @@ fn bonus_free(state: &BoardState, side: Color) -> bool {
 
 impl AlertDesk {
     /// Looks at `board` at `now`: what builds up over time there.
-    pub fn watch_board(&mut self, now: HubMs, hall: &Hall, board: u16) -> Vec<AlertChange> {
+    pub fn watch_board(&mut self, now: HubMs, hall: &Hall, board: BoardNo) -> Vec<AlertChange> {
         let mut changes = Vec::new();
-        let Some(state) = hall.board(BoardNo(board)) else {
+        let Some(state) = hall.board(board) else {
             return changes;
         };
         changes.extend(self.watch_clock_start(now, hall, board));
@@ -165,7 +165,7 @@ impl AlertDesk {
             let draft = self.draft(
                 board,
                 AlertKind::LateArrival,
-                color as u64,
+                Occurrence::at(color as u64),
                 AlertKind::LateArrival.article(self.rules.edition),
             );
             changes.extend(self.raise(now, Draft { facts, ..draft }));
@@ -215,8 +215,8 @@ impl AlertDesk {
     /// When `board` next needs looking at if nothing happens there: its node falls silent,
     /// its clock stops reporting, a flag comes within the forecast, a player runs into time
     /// trouble or past the lateness. `None` when nothing can change without an event.
-    pub fn board_deadline(&self, now: HubMs, hall: &Hall, board: u16) -> Option<HubMs> {
-        let state = hall.board(BoardNo(board))?;
+    pub fn board_deadline(&self, now: HubMs, hall: &Hall, board: BoardNo) -> Option<HubMs> {
+        let state = hall.board(board)?;
         if state.game().status() != Status::Playing || state.last_seq().0 == 0 {
             return None;
         }
@@ -276,13 +276,18 @@ impl AlertDesk {
             .map(|start| start.plus_ms(self.settings.clock_start_ms))
     }
 
-    fn watch_clock_start(&mut self, now: HubMs, hall: &Hall, board: u16) -> Option<AlertChange> {
+    fn watch_clock_start(
+        &mut self,
+        now: HubMs,
+        hall: &Hall,
+        board: BoardNo,
+    ) -> Option<AlertChange> {
         let start = self.round_start?;
         if !self.round_boards.contains(&board) {
             return None;
         }
         let due = now.0 >= start.0 + self.settings.clock_start_ms;
-        let started = hall.board(BoardNo(board)).is_some_and(|state| {
+        let started = hall.board(board).is_some_and(|state| {
             !state.game().moves().is_empty()
                 || state.game().status() != Status::Playing
                 || state.clock().paused_since().is_some()
@@ -309,7 +314,7 @@ impl AlertDesk {
     pub fn watch_round_end(&mut self, now: HubMs, hall: &Hall) -> Option<AlertChange> {
         let finished = !self.round_boards.is_empty()
             && self.round_boards.iter().all(|b| {
-                hall.board(BoardNo(*b))
+                hall.board(*b)
                     .is_some_and(|s| s.game().result().is_decided())
             });
         if !finished {
@@ -318,9 +323,9 @@ impl AlertDesk {
         let kind = AlertKind::RoundFinished;
         let draft = Draft {
             incident: Incident {
-                board: 0,
+                board: None,
                 kind,
-                occurrence: 0,
+                occurrence: Occurrence::ONLY,
             },
             board: None,
             zone: HALL_ZONE.to_owned(),
@@ -337,7 +342,12 @@ impl AlertDesk {
 
     /// Counts `board` in or out of its zone's boards in time trouble: several of them call
     /// for assistants (12.4).
-    fn count_trouble(&mut self, now: HubMs, board: u16, in_trouble: bool) -> Option<AlertChange> {
+    fn count_trouble(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        in_trouble: bool,
+    ) -> Option<AlertChange> {
         let zone = self.routing.zone_of(board).to_owned();
         let boards = self.in_trouble.entry(zone.clone()).or_default();
         let changed = if in_trouble {
@@ -348,7 +358,7 @@ impl AlertDesk {
         if !changed {
             return None;
         }
-        let boards: Vec<u16> = boards.iter().copied().collect();
+        let boards: Vec<BoardNo> = boards.iter().copied().collect();
         let on = boards.len() >= self.settings.zone_time_trouble_boards;
         let facts = Facts {
             boards,
@@ -362,7 +372,7 @@ impl AlertDesk {
     fn watch(
         &mut self,
         now: HubMs,
-        board: u16,
+        board: BoardNo,
         kind: AlertKind,
         sub: u8,
         on: bool,
@@ -380,7 +390,7 @@ impl AlertDesk {
                 self.close(now, id, AlertState::Expired, None, Some(cleared.to_owned()))
             }
             (None, true) => {
-                let occurrence = now.0 << 1 | u64::from(sub);
+                let occurrence = Occurrence::watched(now, sub);
                 let draft = self.draft(board, kind, occurrence, kind.article(self.rules.edition));
                 let change = self.raise(
                     now,
@@ -430,9 +440,9 @@ impl AlertDesk {
             (None, true) => {
                 let draft = Draft {
                     incident: Incident {
-                        board: 0,
+                        board: None,
                         kind,
-                        occurrence: now.0,
+                        occurrence: Occurrence::at(now.0),
                     },
                     board: None,
                     zone: zone.to_owned(),
