@@ -6,6 +6,7 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use support::browser::Browser;
@@ -17,18 +18,23 @@ struct Demo {
     http: SocketAddr,
     /// What it printed before the hall started.
     printed: Vec<String>,
+    /// What it printed since.
+    later: Arc<Mutex<Vec<String>>>,
+    /// Its standard error (its logs).
+    logs: tempfile::NamedTempFile,
 }
 
 impl Demo {
     fn start(args: &[&str]) -> Demo {
         let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let logs = tempfile::NamedTempFile::new().unwrap();
         let mut child = Command::new(workspace_bin("hub"))
             .arg("demo")
             .args(args)
             .args(["--http", &http.to_string()])
             .args(["--mqtt", &format!("127.0.0.1:{}", free_port())])
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(logs.reopen().unwrap())
             .spawn()
             .expect("hub demo");
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -36,6 +42,8 @@ impl Demo {
             child,
             http,
             printed: Vec::new(),
+            later: Arc::default(),
+            logs,
         };
         while !demo
             .printed
@@ -48,8 +56,17 @@ impl Demo {
             demo.printed.push(line);
         }
         // Keep reading, so the demo never writes into a closed pipe.
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let later = demo.later.clone();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                later.lock().unwrap().push(line);
+            }
+        });
         demo
+    }
+
+    fn logs(&self) -> String {
+        std::fs::read_to_string(self.logs.path()).unwrap()
     }
 
     /// The incidents it announced: (board, what happens).
@@ -243,4 +260,24 @@ fn in_its_first_two_minutes_the_demo_pages_its_four_incidents_and_nothing_else()
         .map(|b| b["ply"].as_u64().unwrap())
         .sum();
     assert!(moves > 48 * 20, "the hall played: {moves} moves");
+    // Its terminal: a summary every 10 s, and logs without an error when all is well
+    // (rumqttd's error for the hub's own readiness probe was the newcomer's first line).
+    let later = demo.later.lock().unwrap().clone();
+    let summaries: Vec<&String> = later.iter().filter(|l| l.contains(" moves · ")).collect();
+    assert!(summaries.len() >= 10, "{later:#?}");
+    let counts: Vec<u64> = summaries
+        .last()
+        .unwrap()
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    // h:mm:ss, then playing, finished, moves, open alerts, urgent ones.
+    let [_, _, _, playing, finished, moves, open, urgent] = counts[..] else {
+        panic!("{summaries:#?}")
+    };
+    assert_eq!(playing + finished, 48, "{summaries:#?}");
+    assert!(moves > 48 * 15, "{summaries:#?}");
+    assert!(urgent <= open && open <= 4, "{summaries:#?}");
+    let logs = demo.logs();
+    assert!(!logs.contains("ERROR"), "{logs}");
 }

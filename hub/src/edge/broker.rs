@@ -58,11 +58,36 @@ pub fn start(listen: SocketAddr) -> anyhow::Result<()> {
         .context("starting the broker thread")?;
 
     let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect_timeout(&listen, Duration::from_millis(200)).is_err() {
+    while mqtt_session(listen).is_err() {
         if Instant::now() > deadline {
             bail!("the embedded MQTT broker did not start listening on {listen}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    Ok(())
+}
+
+/// One MQTT 3.1.1 session: CONNECT, CONNACK accepted, close. A bare TCP probe
+/// would do to know the port listens, but rumqttd logs every connection closed before its
+/// CONNECT as an error, and a newcomer's first line would be an `ERROR` for nothing.
+fn mqtt_session(broker: SocketAddr) -> std::io::Result<()> {
+    use std::io::{Error, Read, Write};
+    const CLIENT_ID: &[u8] = b"zeitnot-hub-probe";
+    let mut stream = TcpStream::connect_timeout(&broker, Duration::from_millis(200))?;
+    stream.set_read_timeout(Some(Duration::from_millis(500)))?;
+    // Variable header: protocol name "MQTT", level 4, clean session, keep-alive 10 s.
+    let mut connect = vec![0x00, 0x04, b'M', b'Q', b'T', b'T', 0x04, 0x02, 0x00, 0x0a];
+    connect.extend_from_slice(&(CLIENT_ID.len() as u16).to_be_bytes());
+    connect.extend_from_slice(CLIENT_ID);
+    let mut packet = vec![0x10, connect.len() as u8];
+    packet.extend_from_slice(&connect);
+    stream.write_all(&packet)?;
+    let mut connack = [0u8; 4];
+    stream.read_exact(&mut connack)?;
+    if connack != [0x20, 0x02, 0x00, 0x00] {
+        return Err(Error::other(format!("CONNACK {connack:02x?}")));
+    }
+    // No DISCONNECT: rumqttd 0.20 logs a client's DISCONNECT as an error ("router-drop"),
+    // and a close after the CONNACK as the peer's ordinary leaving.
     Ok(())
 }

@@ -20,6 +20,7 @@ use crate::pairings::{Pairing, Rounds, Seat};
 use crate::run::{self, BrokerChoice, ServeConfig};
 
 mod incidents;
+mod summary;
 
 /// Real rapid games (15 min + 10 s), FIDE World Cup 2025.
 const GAMES: &[u8] = include_bytes!("../../../demo/world-cup-2025-rapid.pgn");
@@ -223,7 +224,8 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             println!("  board {n:>3}: {}", incident.name());
         }
     }
-    println!("Ctrl-C stops the hall.");
+    println!("Ctrl-C stops the hall. Every 10 s, what it is doing:");
+    tokio::spawn(summary::print_every_while(running.http));
 
     for n in 1..=config.boards {
         let game = &games[usize::from(n - 1) % games.len()];
