@@ -4,6 +4,7 @@
 //! - [`flusher`]: group commit: one thread flushes the journal and reports what is durable.
 //! - [`broker`]: the embedded rumqttd broker.
 //! - [`mqtt`]: the hub's MQTT client (embedded or external broker).
+//! - [`api`]: how HTTP handlers ask the loop that owns the hall (queries and answers).
 //! - [`http`]: the JSON API, health and metrics.
 //! - [`page`]: the supervision page, its login and its live streams.
 //! - [`access`]: the arbiters' token: who may see the live games and the alerts.
@@ -11,6 +12,7 @@
 //! - [`livechess`]: the DGT LiveChess-compatible folder of the broadcast.
 
 pub mod access;
+pub mod api;
 pub mod broker;
 pub mod flusher;
 pub mod http;

@@ -15,14 +15,8 @@ use futures_util::Stream;
 use tokio::sync::broadcast;
 
 use super::access::COOKIE;
-use super::http::{Api, ApiError, Query};
+use super::api::{Api, ApiError, Query};
 use crate::view::tiles::Audience;
-
-/// A page's start: the whole hall as of now (JSON), and the changes from then on.
-pub struct LiveStart {
-    pub hall: String,
-    pub updates: broadcast::Receiver<Arc<str>>,
-}
 
 const INDEX_HTML: &str = include_str!("../../web/index.html");
 const APP_JS: &str = include_str!("../../web/app.js");

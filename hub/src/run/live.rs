@@ -9,7 +9,7 @@ use tokio::sync::broadcast;
 use super::Shell;
 use crate::core::alerts::Alert;
 use crate::core::time::HubMs;
-use crate::edge::page::LiveStart;
+use crate::edge::api::LiveStart;
 use crate::view::tiles::{self, Audience, SentTiles, Tile};
 
 /// Batches a page may fall behind before it is sent the whole hall again.

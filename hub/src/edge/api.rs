@@ -1,0 +1,155 @@
+//! The handlers' one way to the hall: a [`Query`] sent to the loop that owns the core, and
+//! its answer awaited, so the core keeps one owner and no handler touches it.
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use protocol::BoardNo;
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use crate::core::alerts::desk::AlertError;
+use crate::core::alerts::{Alert, AlertCommand};
+use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
+use crate::core::board::{BoardDetail, BoardSummary, Urgency};
+use crate::core::claim::{ClaimCheck, ClaimRequest};
+use crate::core::ids::{AlertId, HardwareId};
+use crate::core::setup::NodesReport;
+use crate::edge::access::Access;
+use crate::metrics::Metrics;
+use crate::pairings::Pairing;
+use crate::view::feed::FeedGame;
+use crate::view::tiles::{Audience, SpectatorBoard};
+
+/// A page's start: the whole hall as of now (JSON), and the changes from then on.
+pub struct LiveStart {
+    pub hall: String,
+    pub updates: broadcast::Receiver<Arc<str>>,
+}
+
+/// A question for the loop that owns the hall.
+pub enum Query {
+    Boards(oneshot::Sender<Vec<BoardSummary>>),
+    Board(BoardNo, oneshot::Sender<Option<BoardDetail>>),
+    TimeTrouble(oneshot::Sender<Vec<Urgency>>),
+    ConnectedNodes(oneshot::Sender<usize>),
+    CheckClaim(BoardNo, ClaimRequest, oneshot::Sender<Option<ClaimCheck>>),
+    /// An arbiter's decision; answered once it is durable.
+    Decide(
+        BoardNo,
+        ArbiterAction,
+        oneshot::Sender<Result<AuditEntry, DecisionError>>,
+    ),
+    /// Every alert.
+    Alerts(oneshot::Sender<Vec<Alert>>),
+    /// A round's pairings, with the hub's results in the round in play.
+    Pairings(usize, oneshot::Sender<Option<Vec<Pairing>>>),
+    /// The pairing program's TRF with the hub's results of the round in play.
+    ResultsTrf(oneshot::Sender<Option<String>>),
+    /// The hall's nodes and the technician's warnings.
+    Nodes(oneshot::Sender<NodesReport>),
+    /// The round in play.
+    RoundInPlay(oneshot::Sender<Option<usize>>),
+    /// The technician binds a node's e-board hardware to a board (`None`: unbinds it);
+    /// answered with the nodes' report once the binding is durable.
+    Bind(HardwareId, Option<BoardNo>, oneshot::Sender<NodesReport>),
+    /// The public feed's games of a round (one board, or all); `None` for a round not in
+    /// play.
+    Broadcast(
+        usize,
+        Option<BoardNo>,
+        oneshot::Sender<Option<Vec<FeedGame>>>,
+    ),
+    /// An arbiter acknowledges or resolves an alert; answered once it is durable.
+    AlertCommand(
+        AlertId,
+        AlertCommand,
+        oneshot::Sender<Result<Alert, AlertError>>,
+    ),
+    /// A supervision page connects.
+    Live(Audience, oneshot::Sender<LiveStart>),
+    /// A board as spectators see it.
+    SpectatorBoard(BoardNo, oneshot::Sender<Option<SpectatorBoard>>),
+}
+
+#[derive(Clone)]
+pub(super) struct Api {
+    pub(super) queries: mpsc::Sender<Query>,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) access: Access,
+}
+
+/// Why a request gets no answer.
+#[derive(Debug)]
+pub(super) enum ApiError {
+    /// The path's board number is not a number.
+    BadBoard(String),
+    /// No node ever reported this board.
+    UnknownBoard(BoardNo),
+    /// The loop that owns the hall is stopping.
+    Stopping,
+    /// The arbiter's decision does not fit the game; nothing changed.
+    Refused(DecisionError),
+    /// No alert has this id.
+    UnknownAlert(AlertId),
+    /// No pairings for this round.
+    UnknownRound(usize),
+    /// The configuration names no TRF file.
+    NoTrf,
+    /// A query parameter the API does not know how to read.
+    BadQuery(String),
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match self {
+            ApiError::BadBoard(n) => (
+                StatusCode::BAD_REQUEST,
+                format!("{n:?} is not a board number"),
+            )
+                .into_response(),
+            ApiError::UnknownBoard(n) => (
+                StatusCode::NOT_FOUND,
+                format!("board {n} has reported nothing"),
+            )
+                .into_response(),
+            ApiError::Stopping => {
+                (StatusCode::SERVICE_UNAVAILABLE, "hub is stopping").into_response()
+            }
+            ApiError::Refused(DecisionError::UnknownBoard(n)) => {
+                ApiError::UnknownBoard(n).into_response()
+            }
+            ApiError::Refused(e) => (StatusCode::CONFLICT, format!("{e}\n")).into_response(),
+            ApiError::UnknownAlert(id) => {
+                (StatusCode::NOT_FOUND, format!("no alert {id}\n")).into_response()
+            }
+            ApiError::UnknownRound(r) => (
+                StatusCode::NOT_FOUND,
+                format!("no pairings for round {r}\n"),
+            )
+                .into_response(),
+            ApiError::NoTrf => (
+                StatusCode::NOT_FOUND,
+                "no TRF file configured ([pairings] trf)\n",
+            )
+                .into_response(),
+            ApiError::BadQuery(why) => {
+                (StatusCode::BAD_REQUEST, format!("{why}\n")).into_response()
+            }
+        }
+    }
+}
+
+impl Api {
+    pub(super) async fn ask<T>(
+        &self,
+        query: impl FnOnce(oneshot::Sender<T>) -> Query,
+    ) -> Result<T, ApiError> {
+        let (reply, answer) = oneshot::channel();
+        self.queries
+            .send(query(reply))
+            .await
+            .map_err(|_| ApiError::Stopping)?;
+        answer.await.map_err(|_| ApiError::Stopping)
+    }
+}
