@@ -9,7 +9,7 @@
 //! file. The feed's `[%emt]` is how long the mover's clock ran, by the readings; where the
 //! source measured `%emt` (the World Cup files) the replay's presses follow it
 //! (`ThinkTimes::Broadcast`), so the feed gives it back. `clock_ms` of the board's detail (`GET /api/boards/{n}`) is the same time.
-//! Run with `--nocapture` for the figures per file (the README's table).
+//! Run with `--nocapture` for the figures per file (the table in `docs/laws-and-clocks.md`).
 
 mod support;
 

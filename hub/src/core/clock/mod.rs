@@ -20,13 +20,13 @@
 //!                   └── a late period or a single missed increment ────► Passed
 //! ```
 //!
-//! What the real broadcasts taught (`shared/data/real/pgn-clocks`, see the README): digital
-//! clocks add the first increment before move 1; a new period's time often shows one move
-//! after the move that earned it (a reporting delay, lila issue 19227), sometimes several
-//! moves later (the clock's own move counter is off, which is why the hub never uses it);
-//! arbiters correct clocks mid-game. So a period not yet shown is "pending" for
-//! [`PERIOD_GRACE_MOVES`] and only then a deviation, and any other jump is a clock
-//! adjustment the arbiter should know about.
+//! What the real broadcasts taught (`shared/data/real/pgn-clocks`, see
+//! `docs/laws-and-clocks.md`): digital clocks add the first increment before move 1; a new
+//! period's time often shows one move after the move that earned it (a reporting delay, lila
+//! issue 19227), sometimes several moves later (the clock's own move counter is off, which
+//! is why the hub never uses it); arbiters correct clocks mid-game. So a period not yet
+//! shown is "pending" for [`PERIOD_GRACE_MOVES`] and only then a deviation, and any other
+//! jump is a clock adjustment the arbiter should know about.
 //!
 //! - [`model`]: the time control applied to the moves the hub counted.
 //! - [`reconcile`]: the reading at each press against the model: deviations, held until
