@@ -13,7 +13,7 @@ use rumqttc::{AsyncClient, QoS};
 use serde::Serialize;
 use tokio::time::{sleep_until, Instant};
 
-use crate::outbox::{Outbox, OutboxError};
+use crate::outbox::{Acked, Outbox, OutboxError};
 use crate::source::Source;
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 
@@ -120,6 +120,7 @@ pub async fn run(
         None,
     )?;
     let mut last_event = Instant::now();
+    let mut refused_acks: u64 = 0;
 
     tokio::pin!(shutdown);
     let mut retransmit = tokio::time::interval(Duration::from_millis(500));
@@ -154,8 +155,16 @@ pub async fn run(
                 LinkEvent::Message { payload, .. } => match codec::decode_downlink(&payload) {
                     Ok(message) if message.board == config.board => match message.body {
                         DownlinkBody::Ack { up_to_seq } => {
-                            if outbox.ack(up_to_seq)? > 0 {
-                                sender.last_progress = Instant::now();
+                            match outbox.ack(up_to_seq)? {
+                                Acked::Trimmed(_) => sender.last_progress = Instant::now(),
+                                Acked::Stale => {}
+                                Acked::NeverSent { highest } => {
+                                    refused_acks += 1;
+                                    // Once, then every 100th: a flood must not flood the log.
+                                    if refused_acks % 100 == 1 {
+                                        tracing::warn!(board = config.board.0, up_to = up_to_seq.0, highest = highest.0, refused = refused_acks, "an Ack for events never sent: not the hub's, ignored");
+                                    }
+                                }
                             }
                             sender.send_window(&outbox)?;
                         }

@@ -35,6 +35,17 @@ pub enum OutboxError {
     DamagedCounter(&'static str),
 }
 
+/// What an acknowledgement did to the outbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acked {
+    /// This many events were forgotten.
+    Trimmed(usize),
+    /// Nothing new: they were forgotten already.
+    Stale,
+    /// It names events beyond the highest ever assigned: refused, nothing forgotten.
+    NeverSent { highest: Seq },
+}
+
 pub struct Outbox {
     db: sled::Db,
     tree: sled::Tree,
@@ -90,10 +101,16 @@ impl Outbox {
         Ok(event)
     }
 
-    /// Forgets every event up to `up_to`. Returns how many were removed.
-    pub fn ack(&self, up_to: Seq) -> Result<usize, OutboxError> {
+    /// Forgets every event up to `up_to`, unless `up_to` names events this outbox never
+    /// assigned: only a stranger sends that (the hub acknowledges what it journaled), and
+    /// taking it would make the node forget events the hub does not have.
+    pub fn ack(&self, up_to: Seq) -> Result<Acked, OutboxError> {
         if up_to.0 <= self.acked()?.0 {
-            return Ok(0);
+            return Ok(Acked::Stale);
+        }
+        let highest = self.highest_seq()?;
+        if up_to > highest {
+            return Ok(Acked::NeverSent { highest });
         }
         let mut batch = sled::Batch::default();
         let mut removed = 0;
@@ -104,7 +121,7 @@ impl Outbox {
         batch.insert(ACKED, &up_to.0.to_be_bytes());
         self.tree.apply_batch(batch)?;
         self.db.flush()?;
-        Ok(removed)
+        Ok(Acked::Trimmed(removed))
     }
 
     /// The hub holds the board's events up to `seq - 1` from another node: renumbers every
@@ -235,7 +252,7 @@ mod tests {
                     .unwrap();
                 assert_eq!(e.seq, Seq(i + 1));
             }
-            assert_eq!(outbox.ack(Seq(2)).unwrap(), 2);
+            assert_eq!(outbox.ack(Seq(2)).unwrap(), Acked::Trimmed(2));
         }
         let outbox = reopen(dir.path(), BoardNo(3)).unwrap();
         assert_eq!(outbox.highest_seq().unwrap(), Seq(5));
@@ -259,7 +276,31 @@ mod tests {
                 .seq,
             Seq(6)
         );
-        assert_eq!(outbox.ack(Seq(1)).unwrap(), 0, "an old ack changes nothing");
+        assert_eq!(
+            outbox.ack(Seq(1)).unwrap(),
+            Acked::Stale,
+            "an old ack changes nothing"
+        );
+    }
+
+    /// A forged `Ack { up_to_seq: 1000000 }` made a node forget every event it held and
+    /// never send another; the outbox now refuses an acknowledgement of what it never sent.
+    #[test]
+    fn an_ack_beyond_what_was_ever_sent_forgets_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = Outbox::open(dir.path(), BoardNo(2)).unwrap();
+        for i in 0..4 {
+            outbox.push(NodeMs(i), UplinkBody::Heartbeat, None).unwrap();
+        }
+        assert_eq!(
+            outbox.ack(Seq(1_000_000)).unwrap(),
+            Acked::NeverSent { highest: Seq(4) }
+        );
+        assert_eq!(outbox.acked().unwrap(), Seq(0));
+        assert_eq!(outbox.oldest_unacked().unwrap(), Some(Seq(1)));
+        assert_eq!(outbox.ack(Seq(4)).unwrap(), Acked::Trimmed(4));
+        let next = outbox.push(NodeMs(9), UplinkBody::Heartbeat, None).unwrap();
+        assert_eq!(next.seq, Seq(5), "numbering goes on after the refused ack");
     }
 
     #[test]

@@ -132,3 +132,62 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     assert_eq!(http_get(hub.http, "/api/boards/77").unwrap().0, 404);
     assert_eq!(http_get(hub.http, "/api/boards/seven").unwrap().0, 400);
 }
+
+/// A stranger on the hall's network publishes `Ack { up_to_seq: 1000000 }` to a playing
+/// board's node, again and again. Before, the node forgot every event it held and never sent
+/// another (the hub got 14 of a game's 99 moves). Now the node refuses an acknowledgement of
+/// events it never sent: the game reaches the hub whole and every event is acknowledged by
+/// the hub itself. (Authenticating downlinks, issue 15, is the full defence; this one holds
+/// whatever the broker lets through.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_ack_makes_no_node_forget_its_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, port) = Hub::embedded(dir.path());
+    let game = Replay::new(2, "fide_womens_world_rapid_2024.pgn", 3, 8.0);
+    let node = Node::start(&game, port, dir.path());
+
+    let broker = BrokerAddr {
+        host: "127.0.0.1".into(),
+        port,
+    };
+    let (client, mut events) = link::start(&broker, LinkOptions::new("spectator-laptop"));
+    while !matches!(events.recv().await, Some(LinkEvent::Connected)) {}
+    let forged = codec::encode_downlink(&Downlink::new(
+        BoardNo(2),
+        DownlinkBody::Ack {
+            up_to_seq: Seq(1_000_000),
+        },
+    ));
+    // While the game is played: a forged Ack every 200 ms for 4 s.
+    for _ in 0..20 {
+        client
+            .publish(
+                topic::downlink("default", BoardNo(2)),
+                QoS::AtLeastOnce,
+                false,
+                forged.clone(),
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let played = http_json(hub.http, "/api/boards/2")["ply"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        played > 0 && (played as usize) < game.sans.len(),
+        "the forgeries came while the game was played (ply {played})"
+    );
+
+    let report = tokio::task::spawn_blocking(move || node.finish(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    assert_eq!(report["acked"], report["events"], "{report}");
+    let detail = http_json(hub.http, "/api/boards/2");
+    let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
+    assert_eq!(moves, game.sans, "every move reached the hub");
+    assert_eq!(
+        detail["last_seq"], report["events"],
+        "the hub journaled every event the node numbered"
+    );
+}
