@@ -114,16 +114,33 @@ impl Screen {
                 a.id,
                 a.severity,
                 a.board.map_or("-".to_owned(), |b| b.to_string()),
-                a.kind,
-                a.article.as_deref().unwrap_or("-"),
-                state,
+                printable(&a.kind),
+                printable(a.article.as_deref().unwrap_or("-")),
+                printable(&state),
             ));
             if let Some(t) = text {
-                out.push_str(&format!("   {}\n   → {}\n", t.text, t.action));
+                out.push_str(&format!(
+                    "   {}\n   → {}\n",
+                    printable(&t.text),
+                    printable(&t.action)
+                ));
             }
         }
         out
     }
+}
+
+/// `text` safe for a terminal: anyone who can publish on the broker can put strings in what
+/// a pager shows (an arbiter's name, a retained open list of their own), and control
+/// characters would move the cursor, clear the screen or restyle the terminal (escape
+/// sequences), and bidirectional overrides would show text other than it is. Each becomes
+/// U+FFFD; one line stays one line.
+fn printable(text: &str) -> String {
+    let unsafe_char =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    text.chars()
+        .map(|c| if unsafe_char(c) { '\u{fffd}' } else { c })
+        .collect()
 }
 
 /// What the arbiter typed.
@@ -241,5 +258,31 @@ mod tests {
         assert_eq!(read_typed("r 12"), Typed::Resolve(12, None));
         assert_eq!(read_typed("q"), Typed::Quit);
         assert_eq!(read_typed("hello"), Typed::Unknown);
+    }
+
+    /// A retained open list published by a stranger, with an escape sequence that clears the
+    /// screen, a newline that fakes another alert, and a right-to-left override.
+    #[test]
+    fn a_stranger_cannot_drive_the_arbiters_terminal() {
+        let list = r#"{"zone": "A", "alerts": [{"id": 1, "board": 3, "zone": "A",
+            "kind": "flag_fall", "severity": "urgent", "article": "6.9\u001b[2J",
+            "state": "acknowledged", "raised_at": 1, "escalated_at": null,
+            "acknowledged": {"by": "Ola\u001b]0;owned\u0007"},
+            "texts": {"en": {"text": "Board 3\n#2 Urgent board 4 fake", "action": "go\u202eog"}}}]}"#;
+        let mut screen = Screen::default();
+        screen
+            .take("zeitnot/e/alerts/A/open", list.as_bytes())
+            .unwrap();
+        let shown = screen.render(Language::English);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown:?}"
+        );
+        assert!(!shown.contains('\u{202e}'), "{shown:?}");
+        assert_eq!(shown.lines().count(), 4, "{shown}");
+        assert!(
+            shown.contains("Board 3\u{fffd}#2 Urgent board 4 fake"),
+            "{shown}"
+        );
     }
 }
