@@ -235,3 +235,64 @@ fn pairings_of_a_round_give_every_board_two_players_and_the_result() {
         "40/6000+30:20/3000+30:1500+30"
     );
 }
+
+/// Names with letters outside ASCII (Åström, Ødegaard, Bőr, Łukasz) take one column a
+/// letter, as the pairing program laid them out. Every real file's layout, with each
+/// player's name replaced by such a name of the same number of letters, reads the same
+/// ratings, federations, FIDE ids and rounds as the ASCII original, and a result written back
+/// lands in its column (the reader had sliced by bytes: a two-byte letter shifted every later
+/// column by one, or made the file unreadable).
+#[test]
+fn names_with_diacritics_keep_every_later_column_in_place() {
+    let letters = ['Å', 'ø', 'ő', 'Ł', 'é', 'ü', 'ß', 'Ž'];
+    for expected in FILES {
+        let (text, ascii) = read(expected.file);
+        // Each record's name field (columns 15-47) with its letters made non-ASCII, letter
+        // for letter: the same width in characters, more bytes.
+        let accented: String = text
+            .lines()
+            .map(|line| {
+                if !line.starts_with("001") {
+                    return line.to_owned();
+                }
+                line.chars()
+                    .enumerate()
+                    .map(|(i, c)| match i {
+                        14..=46 if c.is_ascii_alphabetic() => letters[i % letters.len()],
+                        _ => c,
+                    })
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(accented.len() > text.len(), "{}", expected.file);
+        let mut trf = Trf::parse(&accented).unwrap_or_else(|e| panic!("{}: {e}", expected.file));
+        assert_eq!(trf.players.len(), ascii.players.len());
+        for (a, b) in trf.players.iter().zip(&ascii.players) {
+            assert_eq!(a.name.chars().count(), b.name.chars().count());
+            assert_ne!(a.name, b.name);
+            assert_eq!(
+                (a.start_rank, a.rating, &a.federation, a.fide_id, &a.rounds),
+                (b.start_rank, b.rating, &b.federation, b.fide_id, &b.rounds),
+                "{}: {}",
+                expected.file,
+                a.name
+            );
+        }
+        // Written back unchanged, and a result set lands in its column.
+        assert_eq!(trf.to_string().trim_end(), accented.trim_end());
+        let round = trf.rounds();
+        let Some(top) = round_pairings(&trf, round).into_iter().next() else {
+            continue;
+        };
+        assert!(trf.set_result(top.white.start_rank, round, '0'));
+        let again = Trf::parse(&trf.to_string()).unwrap();
+        assert_eq!(
+            again.player(top.white.start_rank).unwrap().rounds[round - 1].result,
+            Some('0'),
+            "{}",
+            expected.file
+        );
+        assert_eq!(again, trf);
+    }
+}

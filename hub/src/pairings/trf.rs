@@ -87,13 +87,14 @@ pub struct TrfError {
 }
 
 /// Characters `from..=to` (1-based columns) of `line`, trimmed; `None` when blank.
+///
+/// Columns count characters, not bytes, in reading as in writing ([`Trf::set_result`]): a
+/// name such as `Åström` or `Bőr` takes as many columns as its letters, as the pairing
+/// program laid it out, so the columns after it stay where they are.
 fn field(line: &str, from: usize, to: usize) -> Option<&str> {
-    let bytes = line.as_bytes();
-    if bytes.len() < from {
-        return None;
-    }
-    let end = to.min(bytes.len());
-    let text = line.get(from - 1..end)?.trim();
+    let start = line.char_indices().nth(from - 1)?.0;
+    let end = line.char_indices().nth(to).map_or(line.len(), |(i, _)| i);
+    let text = line[start..end].trim();
     (!text.is_empty()).then_some(text)
 }
 
@@ -208,7 +209,8 @@ fn player(line: &str) -> Result<Player, String> {
     let start_rank = number(5, 8, "start rank")?.ok_or("no start rank in columns 5-8")? as u32;
     let mut rounds = Vec::new();
     let mut column = ROUND_COLUMN;
-    while line.len() >= column {
+    let columns = line.chars().count();
+    while columns >= column {
         let opponent = number(column, column + 3, "opponent")?
             .filter(|n| *n > 0)
             .map(|n| n as u32);
