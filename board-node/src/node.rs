@@ -54,6 +54,9 @@ pub enum NodeError {
     Outbox(#[from] OutboxError),
     #[error("the MQTT session ended")]
     LinkClosed,
+    /// A hardware id the hub would refuse in the node's `Hello`.
+    #[error("hardware id {0:?} is longer than {max} bytes", max = Hello::MAX_TEXT)]
+    HardwareIdTooLong(String),
 }
 
 fn unix_ms() -> u64 {
@@ -69,6 +72,11 @@ pub async fn run(
     source: impl Source,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<NodeReport, NodeError> {
+    for id in [&config.board_hw, &config.clock_hw] {
+        if id.len() > Hello::MAX_TEXT {
+            return Err(NodeError::HardwareIdTooLong(id.clone()));
+        }
+    }
     let outbox = Outbox::open(&config.outbox, config.board)?;
     let epoch = outbox.epoch(NodeMs(unix_ms()))?;
     let mut cursor = outbox.cursor()?;

@@ -452,8 +452,9 @@ fn start_time(text: &str) -> Result<u64, String> {
         let (time, offset) = rest.split_at(at);
         let sign = if offset.starts_with('-') { -1 } else { 1 };
         let (h, m) = offset[1..].split_once(':').ok_or_else(wrong)?;
-        let minutes =
-            h.parse::<i64>().map_err(|_| wrong())? * 60 + m.parse::<i64>().map_err(|_| wrong())?;
+        // Real offsets run from -12:00 to +14:00; a bound also keeps the sum from overflow.
+        let part = |s: &str, max: i64| s.parse::<i64>().ok().filter(|n| (0..=max).contains(n));
+        let minutes = part(h, 14).ok_or_else(wrong)? * 60 + part(m, 59).ok_or_else(wrong)?;
         (time, sign * minutes)
     };
     let numbers = |s: &str, sep: char| -> Result<Vec<i64>, String> {
@@ -548,6 +549,13 @@ mod tests {
             .unwrap_err()
             .contains("+01:00"));
         assert!(start_time("2026-13-27T15:00Z").is_err());
+        // An offset past any time zone is refused (it overflowed the sum once).
+        assert_eq!(
+            start_time("2026-11-27T15:00-05:30").unwrap(),
+            at + 6 * 3_600_000 + 30 * 60_000
+        );
+        assert!(start_time("2026-11-27T15:00+15:00").is_err());
+        assert!(start_time("2026-11-27T15:00+999999999999999999:00").is_err());
     }
 
     const EXAMPLE: &str = r#"

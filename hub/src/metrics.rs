@@ -20,15 +20,19 @@ pub enum BadPayload {
     ForeignTopic,
     /// A pager's command that is not JSON of the documented shape, or names no alert.
     PagerCommand,
+    /// A message past the protocol's bounds: a sequence number or node time no node reaches,
+    /// a `Hello` text longer than a hardware id.
+    OutOfRange,
 }
 
 impl BadPayload {
-    const ALL: [BadPayload; 5] = [
+    const ALL: [BadPayload; 6] = [
         BadPayload::Undecodable,
         BadPayload::UnknownVersion,
         BadPayload::BoardMismatch,
         BadPayload::ForeignTopic,
         BadPayload::PagerCommand,
+        BadPayload::OutOfRange,
     ];
 
     fn label(self) -> &'static str {
@@ -38,6 +42,7 @@ impl BadPayload {
             BadPayload::BoardMismatch => "board_mismatch",
             BadPayload::ForeignTopic => "foreign_topic",
             BadPayload::PagerCommand => "pager_command",
+            BadPayload::OutOfRange => "out_of_range",
         }
     }
 }
@@ -53,7 +58,7 @@ pub struct Metrics {
     duplicates_dropped: AtomicU64,
     gap_events: AtomicU64,
     resend_requests: AtomicU64,
-    bad_payloads: [AtomicU64; 5],
+    bad_payloads: [AtomicU64; 6],
     alerts_raised: AtomicU64,
     alert_changes_published: AtomicU64,
     journal_records_skipped: AtomicU64,

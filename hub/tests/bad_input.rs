@@ -57,6 +57,31 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         (up(9), event(8, 1)), // topic says 9, message says 8
         ("zeitnot/default/board/x/up".into(), event(9, 1)), // not a board number
         (up(9), event(9, 5)), // 1..=4 never arrived
+        // Past the protocol's bounds: a node time near u64::MAX (it overflowed the hub's
+        // arithmetic), and a Hello the size the broker allows (it was kept and journaled).
+        (
+            up(8),
+            codec::encode_uplink(&Uplink::new(
+                BoardNo(8),
+                Seq(1),
+                NodeMs(u64::MAX - 5),
+                UplinkBody::Heartbeat,
+            )),
+        ),
+        (
+            up(8),
+            codec::encode_uplink(&Uplink::new(
+                BoardNo(8),
+                Seq(1),
+                NodeMs(0),
+                UplinkBody::Hello(protocol::Hello {
+                    software: "x".repeat(200 * 1024),
+                    board_hw: String::new(),
+                    clock_hw: String::new(),
+                    highest_seq: Seq(0),
+                }),
+            )),
+        ),
     ];
     for (topic, payload) in publishes {
         client
@@ -120,6 +145,13 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         ),
         1
     );
+    assert_eq!(
+        metric(
+            &metrics,
+            "zeitnot_bad_payloads_total{reason=\"out_of_range\"}"
+        ),
+        2
+    );
     assert_eq!(metric(&metrics, "zeitnot_gap_events_total"), 1);
     assert_eq!(metric(&metrics, "zeitnot_resend_requests_total"), 1);
 
@@ -127,6 +159,11 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     let detail = http_json(hub.http, "/api/boards/1");
     let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
     assert_eq!(moves, game.sans);
+    assert_eq!(
+        http_get(hub.http, "/api/boards/8").unwrap().0,
+        404,
+        "nothing past the bounds reached board 8"
+    );
     let nine = http_json(hub.http, "/api/boards/9");
     assert_eq!(nine["last_seq"], 0);
     assert_eq!(http_get(hub.http, "/api/boards/77").unwrap().0, 404);

@@ -9,7 +9,7 @@ use core::fmt;
 
 use serde::de::DeserializeOwned;
 
-use crate::{Downlink, Uplink, PROTOCOL_VERSION};
+use crate::{Downlink, DownlinkBody, Hello, NodeMs, Seq, Uplink, UplinkBody, PROTOCOL_VERSION};
 
 /// Why bytes are not a message of this protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +20,9 @@ pub enum DecodeError {
     Malformed,
     /// A well-formed message followed by this many extra bytes.
     TrailingBytes(usize),
+    /// A well-formed message with a number or text beyond the protocol's bounds
+    /// ([`Seq::LIMIT`], [`NodeMs::LIMIT`], [`Hello::MAX_TEXT`]): named here.
+    OutOfRange(&'static str),
 }
 
 impl fmt::Display for DecodeError {
@@ -30,6 +33,7 @@ impl fmt::Display for DecodeError {
             }
             DecodeError::Malformed => f.write_str("malformed message"),
             DecodeError::TrailingBytes(n) => write!(f, "{n} bytes after the message"),
+            DecodeError::OutOfRange(what) => write!(f, "{what} out of range"),
         }
     }
 }
@@ -46,12 +50,38 @@ pub fn encode_downlink(message: &Downlink) -> Vec<u8> {
     postcard::to_allocvec(message).expect("downlink encodes")
 }
 
+/// Decodes an uplink and holds it to the protocol's bounds, so that nothing a node (or a
+/// stranger) sends can overflow the receiver's arithmetic or fill its memory.
 pub fn decode_uplink(bytes: &[u8]) -> Result<Uplink, DecodeError> {
-    decode(bytes)
+    let message: Uplink = decode(bytes)?;
+    if message.seq >= Seq::LIMIT {
+        return Err(DecodeError::OutOfRange("sequence number"));
+    }
+    if message.node_ms >= NodeMs::LIMIT {
+        return Err(DecodeError::OutOfRange("node time"));
+    }
+    if let UplinkBody::Hello(hello) = &message.body {
+        let texts = [&hello.software, &hello.board_hw, &hello.clock_hw];
+        if texts.iter().any(|t| t.len() > Hello::MAX_TEXT) {
+            return Err(DecodeError::OutOfRange("hello text"));
+        }
+        if hello.highest_seq >= Seq::LIMIT {
+            return Err(DecodeError::OutOfRange("sequence number"));
+        }
+    }
+    Ok(message)
 }
 
+/// Decodes a downlink and holds its sequence number to [`Seq::LIMIT`].
 pub fn decode_downlink(bytes: &[u8]) -> Result<Downlink, DecodeError> {
-    decode(bytes)
+    let message: Downlink = decode(bytes)?;
+    let (DownlinkBody::Ack { up_to_seq: seq }
+    | DownlinkBody::ResendFrom { seq }
+    | DownlinkBody::ContinueAt { seq }) = message.body;
+    if seq >= Seq::LIMIT {
+        return Err(DecodeError::OutOfRange("sequence number"));
+    }
+    Ok(message)
 }
 
 fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {

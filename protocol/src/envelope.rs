@@ -35,6 +35,11 @@ impl Seq {
     /// The first sequence number a node ever uses.
     pub const FIRST: Seq = Seq(1);
 
+    /// No sequence number reaches this: a node numbering an event a millisecond would take
+    /// 8,900 years, and arithmetic on numbers below it cannot overflow. A message with a
+    /// higher one is refused when decoded ([`crate::DecodeError::OutOfRange`]).
+    pub const LIMIT: Seq = Seq(1 << 48);
+
     /// The sequence number after this one.
     #[must_use]
     pub fn next(self) -> Seq {
@@ -48,6 +53,13 @@ impl Seq {
     Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 pub struct NodeMs(pub u64);
+
+impl NodeMs {
+    /// No node's clock reaches this (the year 10889 in Unix milliseconds): times below it
+    /// can have any duration of a game added without overflow. A message with a later time
+    /// is refused when decoded ([`crate::DecodeError::OutOfRange`]).
+    pub const LIMIT: NodeMs = NodeMs(1 << 48);
+}
 
 /// One event from a board node to the hub.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -58,6 +58,15 @@ impl Bonus {
     }
 }
 
+/// The longest period, increment or delay a time control may give, in seconds: a day. Times
+/// in ms below it can be summed over any game without overflow, whatever a configuration or
+/// a PGN tag says.
+pub const MAX_SECONDS: u64 = 86_400;
+
+/// The most moves a period may count: no game reaches it, and sums of periods stay far from
+/// overflow.
+pub const MAX_MOVES: u32 = 1000;
+
 /// One period of a time control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Period {
@@ -224,18 +233,20 @@ fn parse_period(index: usize, field: &str) -> Result<Period, TimeControlError> {
                 moves
                     .parse::<u32>()
                     .ok()
-                    .filter(|m| *m > 0)
-                    .ok_or_else(|| bad("moves must be a positive number"))?,
+                    .filter(|m| (1..=MAX_MOVES).contains(m))
+                    .ok_or_else(|| bad("moves must be a number from 1 to 1000"))?,
             ),
             rest,
         ),
         None => (None, field),
     };
     let (base, bonus) = rest.split_once('+').unwrap_or((rest, ""));
-    let seconds = |s: &str| {
-        s.parse::<u64>()
-            .map(|s| s * 1000)
-            .map_err(|_| bad("seconds must be a whole number"))
+    let seconds = |s: &str| match s.parse::<u64>() {
+        Ok(s) if s <= MAX_SECONDS => Ok(s * 1000),
+        Ok(_) => Err(bad(
+            "at most 86400 seconds (a day) a period, an increment or a delay",
+        )),
+        Err(_) => Err(bad("seconds must be a whole number")),
     };
     let base_ms = seconds(base)?;
     if base_ms == 0 {
@@ -336,6 +347,12 @@ mod tests {
             "60+y",
             "0+5",
             "40/5400+30:",
+            // Past a day a period: they overflowed the ms arithmetic once.
+            "18446744073709551615",
+            "40/86401:900",
+            "900+18446744073709551615",
+            "900+86401d",
+            "4294967295/5400:1800",
         ] {
             assert!(
                 matches!(

@@ -25,7 +25,8 @@ pub enum UplinkBody {
 /// Sent by a node when it starts and after each reconnect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hello {
-    /// The node's software version, e.g. `"board-node 0.1.0"`.
+    /// The node's software version, e.g. `"board-node 0.1.0"`. Each of the three texts is at
+    /// most [`Hello::MAX_TEXT`] bytes.
     pub software: String,
     /// The e-board's hardware id (a DGT serial number, say); empty when none is connected.
     pub board_hw: String,
@@ -33,6 +34,13 @@ pub struct Hello {
     pub clock_hw: String,
     /// The highest sequence number the node has assigned so far.
     pub highest_seq: Seq,
+}
+
+impl Hello {
+    /// The longest software version or hardware id a `Hello` may carry, in bytes: a DGT
+    /// serial number has 8 characters, a version string a few dozen. The hub keeps them per
+    /// board and journals them, so a stranger's 256 KiB must not fit.
+    pub const MAX_TEXT: usize = 64;
 }
 
 /// What a clock shows.

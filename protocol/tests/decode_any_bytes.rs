@@ -53,7 +53,8 @@ fn body() -> impl Strategy<Value = UplinkBody> {
                     })
                 }
             ),
-        (".{0,20}", ".{0,20}", ".{0,20}", any::<u64>()).prop_map(|(s, b, c, h)| {
+        // Up to 16 characters of up to 4 bytes: within Hello::MAX_TEXT.
+        (".{0,16}", ".{0,16}", ".{0,16}", 0..Seq::LIMIT.0).prop_map(|(s, b, c, h)| {
             UplinkBody::Hello(Hello {
                 software: s,
                 board_hw: b,
@@ -72,16 +73,29 @@ proptest! {
     }
 
     #[test]
-    fn uplinks_round_trip(board in any::<u16>(), seq in any::<u64>(), ms in any::<u64>(), body in body()) {
+    fn uplinks_round_trip(board in any::<u16>(), seq in 0..Seq::LIMIT.0, ms in 0..NodeMs::LIMIT.0, body in body()) {
         let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(ms), body);
         prop_assert_eq!(decode_uplink(&encode_uplink(&message)), Ok(message));
     }
 
     #[test]
-    fn downlinks_round_trip(board in any::<u16>(), seq in any::<u64>(), ack in any::<bool>()) {
+    fn downlinks_round_trip(board in any::<u16>(), seq in 0..Seq::LIMIT.0, ack in any::<bool>()) {
         let body = if ack { DownlinkBody::Ack { up_to_seq: Seq(seq) } } else { DownlinkBody::ResendFrom { seq: Seq(seq) } };
         let message = Downlink::new(BoardNo(board), body);
         prop_assert_eq!(decode_downlink(&encode_downlink(&message)), Ok(message));
+    }
+
+    /// Numbers past the protocol's bounds are refused by name, whatever else the message holds.
+    #[test]
+    fn numbers_past_the_bounds_are_refused(seq in Seq::LIMIT.0.., ms in NodeMs::LIMIT.0.., body in body()) {
+        let late = Uplink::new(BoardNo(1), Seq(1), NodeMs(ms), body.clone());
+        prop_assert_eq!(decode_uplink(&encode_uplink(&late)), Err(DecodeError::OutOfRange("node time")));
+        let far = Uplink::new(BoardNo(1), Seq(seq), NodeMs(1), body);
+        prop_assert_eq!(decode_uplink(&encode_uplink(&far)), Err(DecodeError::OutOfRange("sequence number")));
+        for body in [DownlinkBody::Ack { up_to_seq: Seq(seq) }, DownlinkBody::ResendFrom { seq: Seq(seq) }, DownlinkBody::ContinueAt { seq: Seq(seq) }] {
+            let bytes = encode_downlink(&Downlink::new(BoardNo(1), body));
+            prop_assert_eq!(decode_downlink(&bytes), Err(DecodeError::OutOfRange("sequence number")));
+        }
     }
 
     #[test]
@@ -103,6 +117,34 @@ fn other_versions_are_named_not_called_garbage() {
     bytes[0] = 2;
     assert_eq!(decode_uplink(&bytes), Err(DecodeError::UnknownVersion(2)));
     assert_eq!(PROTOCOL_VERSION, 1);
+}
+
+/// A `Hello` is kept per board and journaled: its texts are bounded, where the broker would
+/// have let 256 KiB through.
+#[test]
+fn a_hello_with_a_long_text_is_refused() {
+    let hello = |board_hw: String| {
+        encode_uplink(&Uplink::new(
+            BoardNo(1),
+            Seq(1),
+            NodeMs(1),
+            UplinkBody::Hello(Hello {
+                software: "board-node 0.1.0".into(),
+                board_hw,
+                clock_hw: String::new(),
+                highest_seq: Seq(0),
+            }),
+        ))
+    };
+    assert!(decode_uplink(&hello("Ø".repeat(Hello::MAX_TEXT / 2))).is_ok());
+    assert_eq!(
+        decode_uplink(&hello("x".repeat(Hello::MAX_TEXT + 1))),
+        Err(DecodeError::OutOfRange("hello text"))
+    );
+    assert_eq!(
+        decode_uplink(&hello("x".repeat(256 * 1024))),
+        Err(DecodeError::OutOfRange("hello text"))
+    );
 }
 
 #[test]

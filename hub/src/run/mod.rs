@@ -357,6 +357,9 @@ impl Shell {
             Err(e @ DecodeError::UnknownVersion(_)) => {
                 return self.refuse(BadPayload::UnknownVersion, topic, &e.to_string());
             }
+            Err(e @ DecodeError::OutOfRange(_)) => {
+                return self.refuse(BadPayload::OutOfRange, topic, &e.to_string());
+            }
             Err(e) => return self.refuse(BadPayload::Undecodable, topic, &e.to_string()),
         };
         if event.board != board {

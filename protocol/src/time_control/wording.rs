@@ -57,7 +57,7 @@ pub fn parse(text: &str) -> Result<TimeControl, TimeControlError> {
             } else if is_minutes(unit) {
                 minutes = Some(n);
             } else if is_hours(unit) {
-                minutes = Some(n * 60);
+                minutes = Some(n.saturating_mul(60));
             } else if is_seconds(unit) {
                 bonus_s = Some(n);
             } else if is_moves(unit) {
@@ -69,7 +69,7 @@ pub fn parse(text: &str) -> Result<TimeControl, TimeControlError> {
             }
         }
         match (minutes, moves) {
-            (Some(m), moves) => periods.push((moves, m * 60)),
+            (Some(m), moves) => periods.push((moves, m.saturating_mul(60))),
             (None, Some(n)) => return Err(bad(format!("{n} moves in no time"))),
             (None, None) => {}
         }
@@ -84,7 +84,7 @@ pub fn parse(text: &str) -> Result<TimeControl, TimeControlError> {
         if first_move == bonus_from {
             bonus_starts = Some(index);
         }
-        first_move += moves.unwrap_or(0);
+        first_move = first_move.saturating_add(moves.unwrap_or(0));
     }
     let bonus_starts = match (bonus_s, bonus_starts) {
         (None, _) => periods.len(),
@@ -229,6 +229,10 @@ mod tests {
             "rapid",
             "30 seconds per move",
             "90 minutes + 30 seconds from move 20",
+            // Numbers past any game: refused, where they overflowed once.
+            "18446744073709551615 hours",
+            "307445734561825861 minutes + 10 seconds",
+            "4294967295 moves in 90 minutes, then 30 minutes",
         ] {
             assert!(parse(text).is_err(), "{text}: {:?}", parse(text));
         }
