@@ -8,7 +8,7 @@ use hub::core::alerts::routing::{Arbiter, Zone};
 use hub::core::alerts::{
     Alert, AlertChange, AlertKind, AlertSettings, AlertState, Change, Language, Routing, Severity,
 };
-use hub::core::arbiter::GameResult;
+use hub::core::arbiter::{DecisionError, GameResult, MAX_NAME_CHARS, MAX_NOTE_CHARS};
 use hub::core::hub::HubConfig;
 use hub::core::ids::AlertId;
 use hub::core::laws::{GameType, Rules, Supervision};
@@ -366,6 +366,57 @@ fn an_unacknowledged_alert_escalates_to_the_chief_an_acknowledged_one_does_not()
     assert!(room.hub.resolve(later, a, "eva", None).unwrap().is_none());
     assert!(room.hub.acknowledge(later, a, "eva").unwrap().is_none());
     assert!(room.hub.resolve(later, AlertId(999), "eva", None).is_err());
+}
+
+/// Names and notes come from anyone who can reach a pager topic or the API; they travel in
+/// every alert change and in the zone's retained open list. Past their bounds (64 and 500
+/// characters) they are refused with the reason and nothing changes; at the bound they are
+/// kept.
+#[test]
+fn an_arbiters_name_or_note_past_its_bound_is_refused_and_changes_nothing() {
+    let mut room = Room::standard();
+    let mut s = started(&mut room, 1, 5_400_000);
+    s.play(&mut room.hub, "e2e4", 5_000);
+    let flag = s.reading(&mut room.hub, 1_000, None, None);
+    let id = raised(&flag)[0].id;
+    let now = HubMs(s.now + 1_000);
+    let long_name = "O".repeat(MAX_NAME_CHARS + 1);
+    let refused = room.hub.acknowledge(now, id, &long_name).unwrap_err();
+    assert!(refused.to_string().contains("at most 64"), "{refused}");
+    let note = Some("ø".repeat(MAX_NOTE_CHARS + 1));
+    assert!(room.hub.resolve(now, id, "ola", note).is_err());
+    assert_eq!(room.hub.desk().get(id).unwrap().state, AlertState::Raised);
+
+    let mut action = json!({"arbiter": "IA Test", "decision": "result", "result": "0-1",
+        "cause": "flag_fall", "note": "n".repeat(MAX_NOTE_CHARS + 1)});
+    let (answer, changes) = room.hub.decide(
+        now,
+        s.board(),
+        serde_json::from_value(action.clone()).unwrap(),
+    );
+    assert!(
+        matches!(answer, Err(DecisionError::TooLong(_))),
+        "{answer:?}"
+    );
+    assert!(changes.is_empty());
+    assert!(room
+        .hub
+        .hall()
+        .board(s.board())
+        .unwrap()
+        .decisions()
+        .is_empty());
+
+    // At the bounds, both are kept.
+    action["note"] = json!("n".repeat(MAX_NOTE_CHARS));
+    action["arbiter"] = json!("A".repeat(MAX_NAME_CHARS));
+    let (answer, _) = room
+        .hub
+        .decide(now, s.board(), serde_json::from_value(action).unwrap());
+    assert_eq!(
+        answer.unwrap().record.action.arbiter.chars().count(),
+        MAX_NAME_CHARS
+    );
 }
 
 #[test]

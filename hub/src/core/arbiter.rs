@@ -215,6 +215,34 @@ pub struct AuditEntry {
     pub clock_side: Option<Side>,
 }
 
+/// The longest arbiter's name a decision or an alert's handling keeps, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+/// The longest note, in characters: a few sentences. Names and notes travel in every alert
+/// change and in the zone's retained open list; unbounded, one could outgrow the MQTT packet
+/// limit and cut the hub's own session.
+pub const MAX_NOTE_CHARS: usize = 500;
+
+/// An arbiter's name or note past its bound.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} has {chars} characters: at most {max}")]
+pub struct TextTooLong {
+    pub what: &'static str,
+    pub chars: usize,
+    pub max: usize,
+}
+
+/// Holds an arbiter's name and note to [`MAX_NAME_CHARS`] and [`MAX_NOTE_CHARS`].
+pub fn check_signature(name: &str, note: Option<&str>) -> Result<(), TextTooLong> {
+    let check = |what, text: &str, max| {
+        let chars = text.chars().count();
+        (chars <= max)
+            .then_some(())
+            .ok_or(TextTooLong { what, chars, max })
+    };
+    check("the arbiter's name", name, MAX_NAME_CHARS)?;
+    note.map_or(Ok(()), |note| check("the note", note, MAX_NOTE_CHARS))
+}
+
 /// Why a decision cannot be carried out; nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecisionError {
@@ -233,6 +261,9 @@ pub enum DecisionError {
     /// A time adjustment of zero.
     #[error("a time adjustment of 0 ms changes nothing")]
     NothingToAdjust,
+    /// The arbiter's name or note is too long to keep.
+    #[error(transparent)]
+    TooLong(#[from] TextTooLong),
 }
 
 /// The article a time adjustment applies under `rules`.

@@ -119,6 +119,9 @@ impl IntoResponse for ApiError {
             ApiError::Refused(DecisionError::UnknownBoard(n)) => {
                 ApiError::UnknownBoard(n).into_response()
             }
+            ApiError::Refused(e @ DecisionError::TooLong(_)) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, format!("{e}\n")).into_response()
+            }
             ApiError::Refused(e) => (StatusCode::CONFLICT, format!("{e}\n")).into_response(),
             ApiError::UnknownAlert(id) => {
                 (StatusCode::NOT_FOUND, format!("no alert {id}\n")).into_response()

@@ -392,7 +392,10 @@ async fn alert_command(
     api.ask(|reply| Query::AlertCommand(id, command, reply))
         .await?
         .map(Json)
-        .map_err(|AlertError::Unknown(id)| ApiError::UnknownAlert(id))
+        .map_err(|e| match e {
+            AlertError::Unknown(id) => ApiError::UnknownAlert(id),
+            AlertError::TooLong(e) => ApiError::BadQuery(format!("body: {e}")),
+        })
 }
 
 fn board_number(n: &str) -> Result<BoardNo, ApiError> {

@@ -33,8 +33,7 @@ use self::timers::Timers;
 use super::alerts::desk::AlertError;
 use super::alerts::{Alert, AlertAction, AlertChange, AlertCommand, AlertDesk, AlertSettings};
 use super::alerts::{Change, Routing};
-use super::arbiter::GameResult;
-use super::arbiter::{ArbiterAction, DecisionRecord};
+use super::arbiter::{self, ArbiterAction, DecisionRecord, GameResult};
 use super::bindings::Bindings;
 use super::hall::{Effect, Hall};
 use super::ids::{AlertId, DecisionId, HardwareId, Seq};
@@ -351,6 +350,11 @@ impl Hub {
         action: ArbiterAction,
     ) {
         self.now = self.now.max(now);
+        let signed = arbiter::check_signature(&action.arbiter, action.note.as_deref());
+        if let Err(e) = signed {
+            self.reply(request, Reply::Decision(Err(e.into())));
+            return;
+        }
         let record = DecisionRecord {
             id: self.next_decision,
             board,
@@ -396,9 +400,12 @@ impl Hub {
         command: AlertCommand,
     ) {
         self.now = self.now.max(now);
-        let outcome = match command.action {
-            AlertAction::Ack => self.desk.acknowledge(now, id, &command.by),
-            AlertAction::Resolve => self.desk.resolve(now, id, &command.by, command.note),
+        let outcome = match arbiter::check_signature(&command.by, command.note.as_deref()) {
+            Err(e) => Err(e.into()),
+            Ok(()) => match command.action {
+                AlertAction::Ack => self.desk.acknowledge(now, id, &command.by),
+                AlertAction::Resolve => self.desk.resolve(now, id, &command.by, command.note),
+            },
         };
         match (outcome, request) {
             (Ok(Some(change)), request) => self.record_alerts(vec![change], request),

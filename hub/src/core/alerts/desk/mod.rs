@@ -105,6 +105,9 @@ impl AlertSettings {
 pub enum AlertError {
     #[error("no alert {0}")]
     Unknown(AlertId),
+    /// The arbiter's name or note is too long to keep.
+    #[error(transparent)]
+    TooLong(#[from] crate::core::arbiter::TextTooLong),
 }
 
 /// What a new alert is about, before it has an id.
