@@ -82,6 +82,42 @@ pub async fn arbiters_only(State(access): State<Access>, request: Request, next:
         .into_response()
 }
 
+/// Middleware of every route: a request that changes something (any method but GET and
+/// HEAD) from a browser must come from the hub's own page. Browsers send `Origin` with such
+/// requests; a page of another site opened on the hall's network (a spectator's laptop)
+/// would otherwise post to the open API, cookie or not. Clients that are not browsers
+/// (curl, pagers, the tests) send no `Origin` and are judged by the token alone.
+pub async fn same_origin_changes(request: Request, next: Next) -> Response {
+    if matches!(request.method().as_str(), "GET" | "HEAD") || is_same_origin(request.headers()) {
+        return next.run(request).await;
+    }
+    tracing::warn!(
+        origin = ?request.headers().get(header::ORIGIN),
+        host = ?request.headers().get(header::HOST),
+        path = %request.uri().path(),
+        "cross-site request refused"
+    );
+    (
+        StatusCode::FORBIDDEN,
+        "cross-site request refused: changes come from the hub's own page\n",
+    )
+        .into_response()
+}
+
+/// No `Origin`, or one whose host and port are the request's `Host`.
+fn is_same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin_host = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.split_once("://"))
+        .map(|(_, rest)| rest.trim_end_matches('/'));
+    matches!((origin_host, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +128,27 @@ mod tests {
             map.append(name, value.parse().expect("a header value"));
         }
         map
+    }
+
+    #[test]
+    fn a_change_from_another_sites_page_is_not_same_origin() {
+        let hub = || (header::HOST, "10.0.0.5:8080");
+        assert!(is_same_origin(&headers(&[hub()])), "curl sends no Origin");
+        assert!(is_same_origin(&headers(&[
+            hub(),
+            (header::ORIGIN, "http://10.0.0.5:8080")
+        ])));
+        for other in [
+            "http://evil.example",
+            "http://10.0.0.5:8081",
+            "null",
+            "http://10.0.0.5:8080.evil.example",
+        ] {
+            assert!(
+                !is_same_origin(&headers(&[hub(), (header::ORIGIN, other)])),
+                "{other}"
+            );
+        }
     }
 
     #[test]

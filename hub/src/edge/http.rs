@@ -28,6 +28,9 @@ use crate::metrics::Metrics;
 use crate::pairings::{Pairing, RoundState};
 use crate::view::tiles::SpectatorBoard;
 
+/// The largest request body the API reads.
+const MAX_BODY_BYTES: usize = 16 * 1024;
+
 /// Binds `addr` and returns the bound address and the server future.
 pub async fn bind(
     addr: SocketAddr,
@@ -66,11 +69,16 @@ pub async fn bind(
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
         .merge(page::routes());
-    let router = arbiters.merge(public).with_state(Api {
-        queries,
-        metrics,
-        access,
-    });
+    let router = arbiters
+        .merge(public)
+        .layer(axum::middleware::from_fn(access::same_origin_changes))
+        // A decision, a note, a binding: a few hundred bytes. Nothing needs more.
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(Api {
+            queries,
+            metrics,
+            access,
+        });
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("HTTP address {addr}: {e}"))?;

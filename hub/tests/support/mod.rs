@@ -73,13 +73,35 @@ pub fn http_get_with(
     path: &str,
     headers: &[(&str, &str)],
 ) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
+    http_request(addr, "GET", path, headers, "")
+}
+
+/// A plain HTTP/1.1 POST of a JSON body; returns the status and the body.
+pub fn http_post(addr: SocketAddr, path: &str, body: &str) -> std::io::Result<(u16, String)> {
+    let json = [("Content-Type", "application/json")];
+    http_request(addr, "POST", path, &json, body).map(|(status, _, body)| (status, body))
+}
+
+/// One HTTP/1.1 request with headers and a body; returns the status, the response headers
+/// (names in lower case) and the body.
+pub fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
+    if !body.is_empty() || method != "GET" {
+        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
     request.push_str("\r\n");
+    request.push_str(body);
     stream.write_all(request.as_bytes())?;
     let mut response = String::new();
     stream.read_to_string(&mut response)?;
@@ -95,29 +117,6 @@ pub fn http_get_with(
         .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
         .collect();
     Ok((status, headers, body.to_owned()))
-}
-
-/// A plain HTTP/1.1 POST of a JSON body; returns the status and the body.
-pub fn http_post(addr: SocketAddr, path: &str, body: &str) -> std::io::Result<(u16, String)> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(
-        stream,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    let status = response
-        .get(9..12)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    Ok((status, body))
 }
 
 pub fn http_json(addr: SocketAddr, path: &str) -> serde_json::Value {
