@@ -62,6 +62,7 @@ pub struct Metrics {
     alerts_raised: AtomicU64,
     alert_changes_published: AtomicU64,
     journal_records_skipped: AtomicU64,
+    journal_failing: std::sync::atomic::AtomicBool,
     acks_sent: AtomicU64,
     live_updates: AtomicU64,
     live_bytes: AtomicU64,
@@ -98,6 +99,11 @@ impl Metrics {
     pub fn bad_payload(&self, why: BadPayload) {
         let i = BadPayload::ALL.iter().position(|b| *b == why).unwrap_or(0);
         self.bad_payloads[i].fetch_add(1, Relaxed);
+    }
+
+    /// The journal fails (`true`) or works again.
+    pub fn journal_failing(&self, failing: bool) {
+        self.journal_failing.store(failing, Relaxed);
     }
 
     pub fn journal_records_skipped(&self) {
@@ -211,6 +217,12 @@ impl Metrics {
             out,
             "# HELP zeitnot_connected_nodes Boards whose node was heard within 15 s.\n\
              # TYPE zeitnot_connected_nodes gauge\nzeitnot_connected_nodes {connected_nodes}"
+        );
+        let _ = writeln!(
+            out,
+            "# HELP zeitnot_journal_failing 1 while the journal cannot write or flush (see /healthz).\n\
+             # TYPE zeitnot_journal_failing gauge\nzeitnot_journal_failing {}",
+            u8::from(self.journal_failing.load(Relaxed))
         );
         let _ = writeln!(
             out,

@@ -33,6 +33,8 @@ pub enum Query {
     Board(BoardNo, oneshot::Sender<Option<BoardDetail>>),
     TimeTrouble(oneshot::Sender<Vec<Urgency>>),
     ConnectedNodes(oneshot::Sender<usize>),
+    /// Whether the hub can make events durable; the reason when not.
+    Health(oneshot::Sender<Result<(), String>>),
     CheckClaim(BoardNo, ClaimRequest, oneshot::Sender<Option<ClaimCheck>>),
     /// An arbiter's decision; answered once it is durable.
     Decide(
@@ -113,9 +115,11 @@ impl IntoResponse for ApiError {
                 format!("board {n} has reported nothing"),
             )
                 .into_response(),
-            ApiError::Stopping => {
-                (StatusCode::SERVICE_UNAVAILABLE, "hub is stopping").into_response()
-            }
+            ApiError::Stopping => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the hub cannot answer: it is stopping, or its journal cannot write (see /healthz)\n",
+            )
+                .into_response(),
             ApiError::Refused(DecisionError::UnknownBoard(n)) => {
                 ApiError::UnknownBoard(n).into_response()
             }

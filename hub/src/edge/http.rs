@@ -412,9 +412,13 @@ fn board_number(n: &str) -> Result<BoardNo, ApiError> {
         .map_err(|_| ApiError::BadBoard(n.to_owned()))
 }
 
-async fn healthz(State(api): State<Api>) -> Result<&'static str, ApiError> {
-    // Answering proves the core loop is alive, not only the HTTP server.
-    api.ask(Query::ConnectedNodes).await.map(|_| "ok\n")
+/// `ok` while the hub can make events durable; 503 with the reason otherwise. Answering
+/// proves the core loop is alive, not only the HTTP server.
+async fn healthz(State(api): State<Api>) -> Result<Response, ApiError> {
+    Ok(match api.ask(Query::Health).await? {
+        Ok(()) => "ok\n".into_response(),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
+    })
 }
 
 async fn metrics_text(State(api): State<Api>) -> Result<Response, ApiError> {

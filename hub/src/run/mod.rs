@@ -12,6 +12,7 @@
 //! Startup is the same fold: the journal's records go through [`Hub::restore`].
 
 mod feed;
+mod journal;
 mod live;
 
 use std::collections::HashMap;
@@ -33,10 +34,12 @@ use crate::core::setup::NodesReport;
 use crate::core::time::HubMs;
 use crate::edge::api::Query;
 use crate::edge::broker;
-use crate::edge::flusher::Flusher;
+use crate::edge::flusher::Flushed;
 use crate::edge::http;
 use crate::edge::mqtt::{self, HubLink};
 use crate::edge::store::Journal;
+
+use self::journal::JournalLink;
 use crate::metrics::{BadPayload, Metrics};
 use crate::view::pager;
 
@@ -104,11 +107,12 @@ pub async fn serve(
         "event id {event:?}: use letters, digits, '-', '_' or '.'"
     );
     let metrics = Arc::new(Metrics::default());
-    let journal = Journal::open(&config.data)
-        .with_context(|| format!("opening the journal in {}", config.data.display()))?;
+    let (durable_tx, mut durable) = mpsc::unbounded_channel();
+    let journal = JournalLink::open(config.data.clone(), metrics.clone(), durable_tx)?;
     let lichess = config.hub.broadcast.lichess.clone();
-    let mut hub = Hub::new(config.hub);
-    let restored = hub.restore(journaled(&journal, &metrics)?);
+    let mut hub = Hub::new(config.hub.clone());
+    let opened = journal.journal().expect("a journal just opened");
+    let restored = hub.restore(journaled(opened, &metrics)?);
     let mut clock = HubClock::default();
     clock.not_before(hub.latest());
     tracing::info!(
@@ -134,9 +138,6 @@ pub async fn serve(
         }
         BrokerChoice::External(addr) => addr.clone(),
     };
-    let (durable_tx, mut durable) = mpsc::unbounded_channel();
-    let flusher = Flusher::start(journal.clone(), metrics.clone(), durable_tx)
-        .context("starting the journal flusher")?;
     let (link, mut incoming) = mqtt::connect(&broker_addr, &event, metrics.clone());
     let (queries_tx, mut queries) = mpsc::channel(256);
     let access = crate::edge::access::Access::new(config.arbiter_token.clone());
@@ -157,8 +158,8 @@ pub async fn serve(
 
     let mut shell = Shell {
         hub,
+        hub_config: config.hub,
         journal,
-        flusher,
         link,
         metrics,
         clock,
@@ -169,6 +170,7 @@ pub async fn serve(
     };
     // What the restore asked for: alerts raised again, every zone's open list.
     shell.carry_out()?;
+    let mut retry = tokio::time::interval(journal::RETRY);
     let mut pages = tokio::time::interval(PAGES_EVERY);
     pages.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
@@ -180,13 +182,27 @@ pub async fn serve(
                 LinkEvent::Connected => tracing::info!("connected to the broker, subscribed"),
                 LinkEvent::Disconnected => tracing::warn!("lost the broker; reconnecting"),
             },
-            Some(up_to) = durable.recv() => {
-                let now = shell.clock.now();
-                shell.hub.handle_durable(now, up_to);
-            }
-            () = timeout => {
+            Some(flushed) = durable.recv() => match flushed {
+                Flushed::Durable { generation, up_to } if shell.journal.is_current(generation) => {
+                    let now = shell.clock.now();
+                    shell.hub.handle_durable(now, up_to);
+                }
+                Flushed::Failed { generation, reason } if shell.journal.is_current(generation) => {
+                    shell.journal.fail(reason);
+                }
+                // An earlier opening's: its core is gone.
+                Flushed::Durable { .. } | Flushed::Failed { .. } => {}
+            },
+            () = timeout, if shell.journal.failure().is_none() => {
                 let now = shell.clock.now();
                 shell.hub.handle_timeout(now);
+            }
+            _ = retry.tick(), if shell.journal.failure().is_some() => {
+                if shell.journal.reopen() {
+                    if let Err(e) = shell.rebuild() {
+                        break Err(e);
+                    }
+                }
             }
             _ = pages.tick() => shell.present(),
             Some(query) = queries.recv() => shell.answer(query),
@@ -197,7 +213,7 @@ pub async fn serve(
         }
     };
     server.abort();
-    shell.flusher.stop().context("final journal flush")?;
+    shell.journal.close()?;
     result
 }
 
@@ -245,8 +261,9 @@ enum Waiting {
 /// What the loop owns: the core and the edges it carries out outputs on.
 struct Shell {
     hub: Hub,
-    journal: Journal,
-    flusher: Flusher,
+    /// What the core is built from again when the journal recovers.
+    hub_config: HubConfig,
+    journal: JournalLink,
     link: HubLink,
     metrics: Arc<Metrics>,
     clock: HubClock,
@@ -276,12 +293,7 @@ impl Shell {
     fn carry_out(&mut self) -> anyhow::Result<()> {
         while let Some(output) = self.hub.poll_output() {
             match output {
-                Output::Write(at, write) => {
-                    self.journal
-                        .write(&write)
-                        .context("writing to the journal")?;
-                    self.flusher.appended(at);
-                }
+                Output::Write(at, write) => self.journal.write(at, &write),
                 Output::Downlink(board, body) => self.link.send(board, body),
                 Output::AlertChanged(change) => {
                     self.link.publish_json(
@@ -302,6 +314,27 @@ impl Shell {
             }
         }
         Ok(())
+    }
+
+    /// The journal works again: the core is built anew from what is durable, as at a start.
+    /// What it had taken since the last flush is gone from it; the nodes resend it, since
+    /// none of it was acknowledged, and the API's waiting requests get no answer (503).
+    fn rebuild(&mut self) -> anyhow::Result<()> {
+        let journal = self
+            .journal
+            .journal()
+            .expect("the journal was just reopened");
+        let mut hub = Hub::new(self.hub_config.clone());
+        let restored = hub.restore(journaled(journal, &self.metrics)?);
+        self.clock.not_before(hub.latest());
+        self.hub = hub;
+        self.waiting.clear();
+        tracing::warn!(
+            records = restored.records,
+            boards = restored.boards,
+            "the hall rebuilt from the journal"
+        );
+        self.carry_out()
     }
 
     fn reply(&mut self, request: RequestId, reply: Reply) {
@@ -339,6 +372,10 @@ impl Shell {
 
     /// One message off the wire. Bad input is counted and logged, never fatal.
     fn on_message(&mut self, topic: &str, payload: &[u8]) {
+        if self.journal.failure().is_some() {
+            // Nothing is taken that cannot be made durable; the nodes resend it later.
+            return;
+        }
         let event_id = self.hub.event().to_owned();
         if topic == topic::pager_command(&event_id) {
             return match pager::parse_command(payload) {
@@ -388,6 +425,13 @@ impl Shell {
 
     fn answer(&mut self, query: Query) {
         let now = self.clock.now();
+        if let Some(failure) = self.journal.failure() {
+            // A change cannot be made durable: its answer is dropped (503 to the client).
+            if let Query::Decide(..) | Query::Bind(..) | Query::AlertCommand(..) = query {
+                tracing::warn!(reason = %failure.reason, "a change refused: the journal fails");
+                return;
+            }
+        }
         let hub = &mut self.hub;
         // A dropped receiver means the HTTP client went away; nothing to do.
         match query {
@@ -395,6 +439,14 @@ impl Shell {
             Query::Board(board, reply) => drop(reply.send(hub.hall().detail(board, now))),
             Query::TimeTrouble(reply) => drop(reply.send(hub.hall().time_trouble(now))),
             Query::ConnectedNodes(reply) => drop(reply.send(hub.hall().connected_nodes(now))),
+            Query::Health(reply) => drop(reply.send(match self.journal.failure() {
+                None => Ok(()),
+                Some(f) => Err(format!(
+                    "the journal cannot write since {} s ago: {}",
+                    f.since.elapsed().as_secs(),
+                    f.reason
+                )),
+            })),
             Query::CheckClaim(board, request, reply) => {
                 drop(reply.send(hub.hall().check_claim(board, &request)));
             }

@@ -1,0 +1,154 @@
+//! The journal as the shell holds it: the sled database, its flusher, and whether they work.
+//!
+//! A journal that cannot write or flush (a full disk) fails loudly and safely: the shell
+//! stops taking events and changes, `/healthz` answers 503 with the reason, nothing more is
+//! acknowledged, and every [`RETRY`] the journal is opened again. sled keeps an IO error for
+//! good, so recovery is a fresh open of the same directory; the shell then rebuilds the core
+//! from what is durable, and the nodes resend what was never acknowledged.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use tokio::sync::mpsc;
+
+use crate::core::hub::{Position, Write};
+use crate::edge::flusher::{Flushed, Flusher};
+use crate::edge::store::Journal;
+use crate::metrics::Metrics;
+
+/// How often a failed journal is tried again.
+pub const RETRY: Duration = Duration::from_secs(2);
+
+/// Why and since when the journal does not work.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub since: Instant,
+    pub reason: String,
+}
+
+pub struct JournalLink {
+    dir: PathBuf,
+    metrics: Arc<Metrics>,
+    durable: mpsc::UnboundedSender<Flushed>,
+    /// `None` while failed: closed, so that it can be opened again.
+    open: Option<(Journal, Flusher)>,
+    /// Counts the openings: what an earlier opening's flusher reports is stale.
+    generation: u64,
+    failure: Option<Failure>,
+}
+
+impl JournalLink {
+    /// Opens the journal in `dir`; flushed positions and failures arrive on `durable`.
+    pub fn open(
+        dir: PathBuf,
+        metrics: Arc<Metrics>,
+        durable: mpsc::UnboundedSender<Flushed>,
+    ) -> anyhow::Result<JournalLink> {
+        let journal = Journal::open(&dir)
+            .with_context(|| format!("opening the journal in {}", dir.display()))?;
+        let flusher = Flusher::start(journal.clone(), 0, metrics.clone(), durable.clone())
+            .context("starting the journal flusher")?;
+        Ok(JournalLink {
+            dir,
+            metrics,
+            durable,
+            open: Some((journal, flusher)),
+            generation: 0,
+            failure: None,
+        })
+    }
+
+    /// Whether a flusher's report is about the journal as it is open now.
+    pub fn is_current(&self, generation: u64) -> bool {
+        generation == self.generation && self.failure.is_none()
+    }
+
+    /// The open journal, to restore the core from; `None` while failed.
+    pub fn journal(&self) -> Option<&Journal> {
+        self.open.as_ref().map(|(journal, _)| journal)
+    }
+
+    /// Appends `write` at `at` and hands it to the flusher. A failed append fails the
+    /// journal; while failed, nothing is written.
+    pub fn write(&mut self, at: Position, write: &Write) {
+        let Some((journal, flusher)) = &self.open else {
+            return;
+        };
+        match journal.write(write) {
+            Ok(()) => flusher.appended(at),
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    /// The journal cannot write or flush: it is closed until [`JournalLink::reopen`].
+    pub fn fail(&mut self, reason: String) {
+        if self.failure.is_none() {
+            tracing::error!(%reason, "the journal failed: no event is taken or acknowledged until it works again");
+            self.failure = Some(Failure {
+                since: Instant::now(),
+                reason,
+            });
+            self.metrics.journal_failing(true);
+        }
+        if let Some((journal, flusher)) = self.open.take() {
+            // The flusher ends with its channel; what it reports now is ignored.
+            let _ = flusher.stop();
+            drop(journal);
+        }
+    }
+
+    pub fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
+    }
+
+    /// Tries the failed journal again: opened afresh and flushed. On success the journal is
+    /// back, and the caller rebuilds the core from it.
+    pub fn reopen(&mut self) -> bool {
+        if self.failure.is_none() {
+            return true;
+        }
+        let reopened = Journal::open(&self.dir).and_then(|journal| {
+            journal.flush()?;
+            Ok(journal)
+        });
+        let journal = match reopened {
+            Ok(journal) => journal,
+            Err(e) => {
+                tracing::warn!(error = %e, "the journal still fails");
+                return false;
+            }
+        };
+        let generation = self.generation + 1;
+        let flusher = match Flusher::start(
+            journal.clone(),
+            generation,
+            self.metrics.clone(),
+            self.durable.clone(),
+        ) {
+            Ok(flusher) => flusher,
+            Err(e) => {
+                tracing::warn!(error = %e, "the journal's flusher does not start");
+                return false;
+            }
+        };
+        let failure = self.failure.take().expect("checked above");
+        tracing::warn!(
+            failed_for_s = failure.since.elapsed().as_secs(),
+            "the journal works again"
+        );
+        self.metrics.journal_failing(false);
+        self.generation = generation;
+        self.open = Some((journal, flusher));
+        true
+    }
+
+    /// Flushes what is pending and closes the journal.
+    pub fn close(self) -> anyhow::Result<()> {
+        match self.open {
+            Some((_, flusher)) => flusher.stop().context("final journal flush"),
+            None => Ok(()),
+        }
+    }
+}
