@@ -189,6 +189,13 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
     };
     let (client, mut events) = link::start(&broker, LinkOptions::new("spectator-laptop"));
     while !matches!(events.recv().await, Some(LinkEvent::Connected)) {}
+    // A second one connects with the client id the hub used to have, persistent session
+    // and all: the broker would hand it the hub's session and cut the hub's. The hub's id
+    // now ends in a secret kept with its journal.
+    let mut impostor = LinkOptions::new("zeitnot-hub-default");
+    impostor.clean_session = false;
+    let (_impostor, mut impostor_events) = link::start(&broker, impostor);
+    while !matches!(impostor_events.recv().await, Some(LinkEvent::Connected)) {}
     let forged = codec::encode_downlink(&Downlink::new(
         BoardNo(2),
         DownlinkBody::Ack {
@@ -226,5 +233,10 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
     assert_eq!(
         detail["last_seq"], report["events"],
         "the hub journaled every event the node numbered"
+    );
+    let log = std::fs::read_to_string(dir.path().join("hub.log")).unwrap();
+    assert!(
+        !log.contains("lost the broker"),
+        "the hub kept its session: {log}"
     );
 }

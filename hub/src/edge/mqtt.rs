@@ -21,12 +21,15 @@ pub struct HubLink {
 }
 
 /// Connects (and keeps reconnecting) to `addr`; incoming messages arrive on the receiver.
+/// The client id ends in the journal's `session_secret`: stable across restarts, unknown to
+/// anyone else (a client that connects with the hub's id takes its session over).
 pub fn connect(
     addr: &BrokerAddr,
     event: &str,
+    session_secret: &str,
     metrics: Arc<Metrics>,
 ) -> (HubLink, mpsc::Receiver<LinkEvent>) {
-    let mut options = LinkOptions::new(format!("zeitnot-hub-{event}"));
+    let mut options = LinkOptions::new(format!("zeitnot-hub-{event}-{session_secret}"));
     options.clean_session = false;
     options.subscribe = vec![topic::uplink_filter(event), topic::pager_command(event)];
     options.request_capacity = 65_536;

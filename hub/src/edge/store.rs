@@ -88,6 +88,21 @@ impl Journal {
         })
     }
 
+    /// The secret part of the hub's MQTT client id: random, made on the first start and kept
+    /// with the journal, so a restarted hub resumes its persistent session while nobody on
+    /// the network can guess the id and take the session (and the hall's uplinks) over.
+    pub fn session_secret(&self) -> Result<String, StoreError> {
+        const KEY: &[u8] = b"mqtt_session_secret";
+        let meta = self.db.open_tree("meta")?;
+        if let Some(secret) = meta.get(KEY)? {
+            return Ok(String::from_utf8_lossy(&secret).into_owned());
+        }
+        let secret = format!("{:016x}", rand::random::<u64>());
+        meta.insert(KEY, secret.as_bytes())?;
+        self.db.flush()?;
+        Ok(secret)
+    }
+
     /// Buffers what the hub's core asked to write; durable after the next
     /// [`Journal::flush`].
     pub fn write(&self, write: &Write) -> Result<(), StoreError> {
@@ -290,6 +305,25 @@ fn decode(key: &[u8], value: &[u8]) -> Result<Record, StoreError> {
 mod tests {
     use super::*;
     use protocol::{NodeMs, Uplink, UplinkBody};
+
+    #[test]
+    fn the_session_secret_is_kept_and_differs_between_halls() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let first = Journal::open(a.path()).unwrap().session_secret().unwrap();
+        assert_eq!(first.len(), 16);
+        let other = Journal::open(b.path()).unwrap().session_secret().unwrap();
+        assert_ne!(first, other);
+        // The first opening is dropped; sled may take a moment to release the directory.
+        let reopened = (0..50)
+            .find_map(|_| {
+                Journal::open(a.path())
+                    .map_err(|_| std::thread::sleep(std::time::Duration::from_millis(20)))
+                    .ok()
+            })
+            .expect("the journal opens again");
+        let again = reopened.session_secret().unwrap();
+        assert_eq!(again, first, "a restarted hub resumes its session");
+    }
 
     fn record(board: u16, seq: u64) -> Record {
         Record {

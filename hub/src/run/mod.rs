@@ -113,6 +113,9 @@ pub async fn serve(
     let mut hub = Hub::new(config.hub.clone());
     let opened = journal.journal().expect("a journal just opened");
     let restored = hub.restore(journaled(opened, &metrics)?);
+    let session_secret = opened
+        .session_secret()
+        .context("the hub's MQTT session id")?;
     let mut clock = HubClock::default();
     clock.not_before(hub.latest());
     tracing::info!(
@@ -138,7 +141,8 @@ pub async fn serve(
         }
         BrokerChoice::External(addr) => addr.clone(),
     };
-    let (link, mut incoming) = mqtt::connect(&broker_addr, &event, metrics.clone());
+    let (link, mut incoming) =
+        mqtt::connect(&broker_addr, &event, &session_secret, metrics.clone());
     let (queries_tx, mut queries) = mpsc::channel(256);
     let access = crate::edge::access::Access::new(config.arbiter_token.clone());
     if !access.login_required() {
