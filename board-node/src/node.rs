@@ -54,6 +54,9 @@ pub enum NodeError {
     Outbox(#[from] OutboxError),
     #[error("the MQTT session ended")]
     LinkClosed,
+    /// A board number the hub would refuse (0, or past [`BoardNo::MAX`]).
+    #[error("board {0} is out of range: boards are numbered 1 to {max}", max = BoardNo::MAX)]
+    BoardOutOfRange(BoardNo),
     /// A hardware id the hub would refuse in the node's `Hello`.
     #[error("hardware id {0:?} is longer than {max} bytes", max = Hello::MAX_TEXT)]
     HardwareIdTooLong(String),
@@ -72,6 +75,9 @@ pub async fn run(
     source: impl Source,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<NodeReport, NodeError> {
+    if config.board.0 == 0 || config.board > BoardNo::MAX {
+        return Err(NodeError::BoardOutOfRange(config.board));
+    }
     for id in [&config.board_hw, &config.clock_hw] {
         if id.len() > Hello::MAX_TEXT {
             return Err(NodeError::HardwareIdTooLong(id.clone()));

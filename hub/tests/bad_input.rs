@@ -59,6 +59,8 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         (up(9), event(9, 5)), // 1..=4 never arrived
         // Past the protocol's bounds: a node time near u64::MAX (it overflowed the hub's
         // arithmetic), and a Hello the size the broker allows (it was kept and journaled).
+        (up(0), event(0, 1)),         // boards are numbered from 1
+        (up(65535), event(65535, 1)), // past BoardNo::MAX: each board costs state
         (
             up(8),
             codec::encode_uplink(&Uplink::new(
@@ -143,14 +145,14 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
             &metrics,
             "zeitnot_bad_payloads_total{reason=\"foreign_topic\"}"
         ),
-        1
+        2
     );
     assert_eq!(
         metric(
             &metrics,
             "zeitnot_bad_payloads_total{reason=\"out_of_range\"}"
         ),
-        2
+        3
     );
     assert_eq!(metric(&metrics, "zeitnot_gap_events_total"), 1);
     assert_eq!(metric(&metrics, "zeitnot_resend_requests_total"), 1);

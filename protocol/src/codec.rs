@@ -9,7 +9,9 @@ use core::fmt;
 
 use serde::de::DeserializeOwned;
 
-use crate::{Downlink, DownlinkBody, Hello, NodeMs, Seq, Uplink, UplinkBody, PROTOCOL_VERSION};
+use crate::{
+    BoardNo, Downlink, DownlinkBody, Hello, NodeMs, Seq, Uplink, UplinkBody, PROTOCOL_VERSION,
+};
 
 /// Why bytes are not a message of this protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +23,7 @@ pub enum DecodeError {
     /// A well-formed message followed by this many extra bytes.
     TrailingBytes(usize),
     /// A well-formed message with a number or text beyond the protocol's bounds
-    /// ([`Seq::LIMIT`], [`NodeMs::LIMIT`], [`Hello::MAX_TEXT`]): named here.
+    /// ([`BoardNo::MAX`], [`Seq::LIMIT`], [`NodeMs::LIMIT`], [`Hello::MAX_TEXT`]): named here.
     OutOfRange(&'static str),
 }
 
@@ -54,6 +56,9 @@ pub fn encode_downlink(message: &Downlink) -> Vec<u8> {
 /// stranger) sends can overflow the receiver's arithmetic or fill its memory.
 pub fn decode_uplink(bytes: &[u8]) -> Result<Uplink, DecodeError> {
     let message: Uplink = decode(bytes)?;
+    if message.board.0 == 0 || message.board > BoardNo::MAX {
+        return Err(DecodeError::OutOfRange("board number"));
+    }
     if message.seq >= Seq::LIMIT {
         return Err(DecodeError::OutOfRange("sequence number"));
     }
@@ -75,6 +80,9 @@ pub fn decode_uplink(bytes: &[u8]) -> Result<Uplink, DecodeError> {
 /// Decodes a downlink and holds its sequence number to [`Seq::LIMIT`].
 pub fn decode_downlink(bytes: &[u8]) -> Result<Downlink, DecodeError> {
     let message: Downlink = decode(bytes)?;
+    if message.board.0 == 0 || message.board > BoardNo::MAX {
+        return Err(DecodeError::OutOfRange("board number"));
+    }
     let (DownlinkBody::Ack { up_to_seq: seq }
     | DownlinkBody::ResendFrom { seq }
     | DownlinkBody::ContinueAt { seq }) = message.body;

@@ -14,6 +14,14 @@ pub const PROTOCOL_VERSION: u16 = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct BoardNo(pub u16);
 
+impl BoardNo {
+    /// The highest board number of a hall: the largest events play 2,000 boards, side events
+    /// numbered from 1001 or 5001 included. Every board costs the hub its state and an alert
+    /// when its node falls silent, so a message for board 0 or past this one is refused when
+    /// decoded ([`crate::DecodeError::OutOfRange`]).
+    pub const MAX: BoardNo = BoardNo(10_000);
+}
+
 impl core::fmt::Display for BoardNo {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         self.0.fmt(f)

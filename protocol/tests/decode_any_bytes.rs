@@ -73,13 +73,13 @@ proptest! {
     }
 
     #[test]
-    fn uplinks_round_trip(board in any::<u16>(), seq in 0..Seq::LIMIT.0, ms in 0..NodeMs::LIMIT.0, body in body()) {
+    fn uplinks_round_trip(board in 1..=BoardNo::MAX.0, seq in 0..Seq::LIMIT.0, ms in 0..NodeMs::LIMIT.0, body in body()) {
         let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(ms), body);
         prop_assert_eq!(decode_uplink(&encode_uplink(&message)), Ok(message));
     }
 
     #[test]
-    fn downlinks_round_trip(board in any::<u16>(), seq in 0..Seq::LIMIT.0, ack in any::<bool>()) {
+    fn downlinks_round_trip(board in 1..=BoardNo::MAX.0, seq in 0..Seq::LIMIT.0, ack in any::<bool>()) {
         let body = if ack { DownlinkBody::Ack { up_to_seq: Seq(seq) } } else { DownlinkBody::ResendFrom { seq: Seq(seq) } };
         let message = Downlink::new(BoardNo(board), body);
         prop_assert_eq!(decode_downlink(&encode_downlink(&message)), Ok(message));
@@ -87,7 +87,13 @@ proptest! {
 
     /// Numbers past the protocol's bounds are refused by name, whatever else the message holds.
     #[test]
-    fn numbers_past_the_bounds_are_refused(seq in Seq::LIMIT.0.., ms in NodeMs::LIMIT.0.., body in body()) {
+    fn numbers_past_the_bounds_are_refused(seq in Seq::LIMIT.0.., ms in NodeMs::LIMIT.0.., board in BoardNo::MAX.0 + 1.., body in body()) {
+        for board in [0, board] {
+            let nowhere = Uplink::new(BoardNo(board), Seq(1), NodeMs(1), body.clone());
+            prop_assert_eq!(decode_uplink(&encode_uplink(&nowhere)), Err(DecodeError::OutOfRange("board number")));
+            let down = encode_downlink(&Downlink::new(BoardNo(board), DownlinkBody::Ack { up_to_seq: Seq(1) }));
+            prop_assert_eq!(decode_downlink(&down), Err(DecodeError::OutOfRange("board number")));
+        }
         let late = Uplink::new(BoardNo(1), Seq(1), NodeMs(ms), body.clone());
         prop_assert_eq!(decode_uplink(&encode_uplink(&late)), Err(DecodeError::OutOfRange("node time")));
         let far = Uplink::new(BoardNo(1), Seq(seq), NodeMs(1), body);
