@@ -211,6 +211,11 @@ impl BoardState {
     }
 
     /// Applies a journaled event. `None` if it is out of sequence (a damaged journal).
+    /// The journal lost event `seq`: the sequence goes on after it, nothing is applied.
+    pub fn skip_damaged(&mut self, seq: Seq) -> bool {
+        self.intake.accept(seq)
+    }
+
     pub fn apply(&mut self, record: &Record) -> Option<Vec<BoardEvent>> {
         let event = &record.event;
         if !self.intake.accept(event.seq) {

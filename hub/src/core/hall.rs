@@ -120,6 +120,12 @@ impl Hall {
         }
     }
 
+    /// A board's event `seq` whose record the journal cannot read: the board's sequence goes
+    /// on after it. `false` when it is not the board's next event (nothing changes).
+    pub fn skip_damaged(&mut self, board: BoardNo, seq: Seq) -> bool {
+        self.board_mut(board).skip_damaged(seq)
+    }
+
     /// The fold step for an arbiter's decision: carried out at `record.board`, after the
     /// board's event `record.after_seq`. A decision that does not fit changes nothing.
     pub fn decide(&mut self, record: &DecisionRecord) -> Result<Vec<Effect>, DecisionError> {

@@ -45,7 +45,11 @@ pub enum StoreError {
     Sled(#[from] sled::Error),
     /// A stored record is not one this build can read (damaged, or another format).
     #[error("journal record {board}/{seq} is unreadable: {why}")]
-    Unreadable { board: u16, seq: u64, why: String },
+    Unreadable {
+        board: BoardNo,
+        seq: Seq,
+        why: String,
+    },
     /// A stored decision is not one this build can read.
     #[error("decision {id} is unreadable: {why}")]
     UnreadableDecision { id: u64, why: String },
@@ -275,11 +279,7 @@ fn parse_key(key: &[u8]) -> Result<(BoardNo, Seq), StoreError> {
 
 fn decode(key: &[u8], value: &[u8]) -> Result<Record, StoreError> {
     let (board, seq) = parse_key(key)?;
-    let unreadable = |why: String| StoreError::Unreadable {
-        board: board.0,
-        seq: seq.0,
-        why,
-    };
+    let unreadable = |why: String| StoreError::Unreadable { board, seq, why };
     if value.len() < HEADER_LEN || value[0] != JOURNAL_FORMAT {
         return Err(unreadable(format!(
             "header {:?}",
@@ -378,8 +378,8 @@ mod tests {
         assert!(matches!(
             results[1],
             Err(StoreError::Unreadable {
-                board: 1,
-                seq: 2,
+                board: BoardNo(1),
+                seq: Seq(2),
                 ..
             })
         ));

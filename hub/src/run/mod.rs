@@ -29,7 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::Alert;
 use crate::core::arbiter::{AuditEntry, DecisionError};
-use crate::core::hub::{Count, Hub, HubConfig, Journaled, Output, Reply, RequestId};
+use crate::core::hub::{Count, Hub, HubConfig, Journaled, Output, Replayed, Reply, RequestId};
 use crate::core::setup::NodesReport;
 use crate::core::time::HubMs;
 use crate::edge::api::Query;
@@ -37,7 +37,7 @@ use crate::edge::broker;
 use crate::edge::flusher::Flushed;
 use crate::edge::http;
 use crate::edge::mqtt::{self, HubLink};
-use crate::edge::store::Journal;
+use crate::edge::store::{Journal, StoreError};
 
 use self::journal::JournalLink;
 use crate::metrics::{BadPayload, Metrics};
@@ -226,7 +226,7 @@ pub async fn serve(
 fn journaled<'a>(
     journal: &'a Journal,
     metrics: &'a Metrics,
-) -> anyhow::Result<Journaled<impl Iterator<Item = crate::core::record::Record> + 'a>> {
+) -> anyhow::Result<Journaled<impl Iterator<Item = Replayed> + 'a>> {
     let skipped = |what: &str, e: &dyn std::fmt::Display| {
         tracing::error!(error = %e, "{what} skipped");
         metrics.journal_records_skipped();
@@ -239,13 +239,19 @@ fn journaled<'a>(
         .decisions()
         .filter_map(|decision| decision.map_err(|e| skipped("decision", &e)).ok())
         .collect();
-    let records = journal.replay().filter_map(move |record| {
-        record
-            .map_err(|e| {
-                tracing::error!(error = %e, "journal record skipped");
-                metrics.journal_records_skipped();
-            })
-            .ok()
+    // A damaged record takes its place in the board's sequence (the core goes on after it
+    // and tells the arbiter); a key that is not a board's event at all is skipped.
+    let records = journal.replay().filter_map(move |record| match record {
+        Ok(record) => Some(Replayed::Record(record)),
+        Err(StoreError::Unreadable { board, seq, why }) => {
+            tracing::error!(%board, %seq, %why, "journal record unreadable");
+            Some(Replayed::Damaged { board, seq })
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "journal record skipped");
+            metrics.journal_records_skipped();
+            None
+        }
     });
     Ok(Journaled {
         records,

@@ -58,6 +58,9 @@ pub enum AlertKind {
     /// The players signalled a result in a game the rules have not ended (resignation or
     /// agreement): the arbiter confirms it.
     ResultSignalled,
+    /// A record of the board's events in the hub's journal cannot be read (a damaged disk):
+    /// the game goes on from the board's next readings, and the arbiter checks what it lost.
+    JournalDamaged,
 }
 
 /// How soon an arbiter must act; escalation times are set per severity.
@@ -76,7 +79,7 @@ pub enum Severity {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 22] = [
+    pub const ALL: [AlertKind; 23] = [
         AlertKind::FlagFall,
         AlertKind::BothFlags,
         AlertKind::IllegalMove,
@@ -99,6 +102,7 @@ impl AlertKind {
         AlertKind::ResultSignalMismatch,
         AlertKind::ResultSignalled,
         AlertKind::RoundFinished,
+        AlertKind::JournalDamaged,
     ];
 
     /// The kind's usual severity; the desk lowers a flag the arbiter may not call to info.
@@ -115,7 +119,7 @@ impl AlertKind {
             | FlagForecast => Severity::Urgent,
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
-            | ResultSignalled => Severity::High,
+            | ResultSignalled | JournalDamaged => Severity::High,
             TimeTrouble | RoundFinished => Severity::Normal,
         }
     }
@@ -154,7 +158,7 @@ impl AlertKind {
             (WrongSetup, Laws2014) => "7.2a",
             (WrongSetup, Laws2009) => "7.1a",
             (GameOver | ResultSignalMismatch | ResultSignalled | RoundFinished, _) => return None,
-            (NodeOffline | ClockSilent | NodeGap, _) => return None,
+            (NodeOffline | ClockSilent | NodeGap | JournalDamaged, _) => return None,
         })
     }
 
@@ -190,6 +194,7 @@ mod tests {
             AlertKind::NodeOffline,
             AlertKind::ClockSilent,
             AlertKind::NodeGap,
+            AlertKind::JournalDamaged,
         ];
         for kind in AlertKind::ALL {
             for edition in Edition::ALL {

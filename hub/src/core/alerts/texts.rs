@@ -508,6 +508,24 @@ fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Erősítse meg az eredményt (feladás vagy döntetlen).",
             ],
         ),
+        JournalDamaged => (
+            [
+                "The hub's journal lost event {detail} of this board (a damaged record){since}.",
+                "Hubens journal mistet hendelse {detail} fra dette bordet (en skadet post){since}.",
+                "Navets journal förlorade händelse {detail} från detta bord (en skadad post){since}.",
+                "Hubbens journal mistede hændelse {detail} fra dette bord (en beskadiget post){since}.",
+                "Keskuksen lokista katosi tämän pöydän tapahtuma {detail} (vioittunut tietue){since}.",
+                "A központ naplójából elveszett a tábla {detail}. eseménye (sérült rekord){since}.",
+            ],
+            [
+                "Check the moves and the clock on the board against the hub; call the technician.",
+                "Sammenlign trekkene og klokken på bordet med huben; tilkall teknikeren.",
+                "Jämför dragen och klockan på bordet med navet; kalla på teknikern.",
+                "Sammenlign trækkene og uret på bordet med hubben; tilkald teknikeren.",
+                "Vertaa pöydän siirtoja ja kelloa keskukseen; kutsu teknikko.",
+                "Vesse össze a tábla lépéseit és óráját a központtal; hívja a technikust.",
+            ],
+        ),
     }
 }
 

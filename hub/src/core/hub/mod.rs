@@ -74,13 +74,31 @@ pub struct HubConfig {
 
 /// What the journal holds, for [`Hub::restore`].
 pub struct Journaled<R> {
-    /// Every board's events, each board's in sequence.
+    /// Every board's events, each board's in sequence; a record that cannot be read is
+    /// [`Replayed::Damaged`] in its place.
     pub records: R,
     pub decisions: Vec<DecisionRecord>,
     /// Every alert's latest state.
     pub alerts: Vec<Alert>,
     /// The technician's bindings over the API.
     pub bindings: BTreeMap<HardwareId, BoardNo>,
+}
+
+/// One place in the journal's sequence of a board's events, as a restart reads it.
+#[derive(Debug, Clone)]
+pub enum Replayed {
+    Record(Record),
+    /// The record of this event cannot be read (a damaged disk).
+    Damaged {
+        board: BoardNo,
+        seq: Seq,
+    },
+}
+
+impl From<Record> for Replayed {
+    fn from(record: Record) -> Replayed {
+        Replayed::Record(record)
+    }
 }
 
 /// What a restart found.
@@ -157,7 +175,11 @@ impl Hub {
     /// the pagers that connect. What the replayed events make happen already happened
     /// once; only the alert desk sees them again, and raises only the incidents whose
     /// alert a crash kept from being written.
-    pub fn restore(&mut self, journaled: Journaled<impl IntoIterator<Item = Record>>) -> Restored {
+    pub fn restore<R>(&mut self, journaled: Journaled<R>) -> Restored
+    where
+        R: IntoIterator,
+        R::Item: Into<Replayed>,
+    {
         let alerts = journaled.alerts.len();
         self.desk.restore(journaled.alerts);
         for (hardware, board) in journaled.bindings {
@@ -178,7 +200,14 @@ impl Hub {
         }
         let mut healed = Vec::new();
         let mut records = 0;
-        for record in journaled.records {
+        for replayed in journaled.records {
+            let record = match replayed.into() {
+                Replayed::Record(record) => record,
+                Replayed::Damaged { board, seq } => {
+                    healed.extend(self.damaged(board, seq));
+                    continue;
+                }
+            };
             self.now = self.now.max(record.at);
             let (board, seq) = (record.event.board, record.event.seq);
             self.streams.journaled(&record.event);
@@ -222,6 +251,24 @@ impl Hub {
     }
 
     /// Journaled decisions through the hall, the relay and the desk.
+    /// A board's event the journal cannot read: the board goes on after it (the node forgot
+    /// it once acknowledged, so nobody can send it again), and the arbiter learns which event
+    /// was lost and where the game stood.
+    fn damaged(&mut self, board: BoardNo, seq: Seq) -> Vec<AlertChange> {
+        tracing::error!(
+            board = board.0,
+            seq = seq.0,
+            "journal record unreadable: the board goes on after it"
+        );
+        self.count(Count::JournalRecordSkipped);
+        if !self.hall.skip_damaged(board, seq) {
+            return Vec::new();
+        }
+        let plies = self.hall.board(board).map_or(0, |b| b.game().moves().len());
+        let moves = u32::try_from(plies.div_ceil(2)).unwrap_or(u32::MAX);
+        self.desk.on_journal_damaged(self.now, board, seq, moves)
+    }
+
     fn fold_decisions(&mut self, due: Vec<DecisionRecord>) -> Vec<AlertChange> {
         let mut changes = Vec::new();
         for decision in due {

@@ -10,7 +10,7 @@ use crate::core::clock::{ClockEvent, DeviationKind};
 use crate::core::ending::Status;
 use crate::core::game::{GameEvent, IllegalKind};
 use crate::core::hall::{Effect, Hall};
-use crate::core::ids::BoardNo;
+use crate::core::ids::{BoardNo, Seq};
 use crate::core::laws::Penalty;
 use crate::core::time::HubMs;
 use shakmaty::Color;
@@ -297,6 +297,30 @@ impl AlertDesk {
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
             }
         }
+    }
+
+    /// The journal's record of `board`'s event `seq` cannot be read: the board goes on from
+    /// the events after it, and the arbiter is told which one was lost and where the game
+    /// stood (`move_number`: the moves completed before it).
+    pub fn on_journal_damaged(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        seq: Seq,
+        moves_before: u32,
+    ) -> Vec<AlertChange> {
+        let mut draft = self.draft(
+            board,
+            AlertKind::JournalDamaged,
+            Occurrence::at(seq.0),
+            None,
+        );
+        draft.facts = Facts {
+            detail: Some(seq.to_string()),
+            move_number: Some(moves_before),
+            ..Facts::default()
+        };
+        self.raise(now, draft).into_iter().collect()
     }
 
     /// A node announced fewer events than the hub has from it: it lost its memory.
