@@ -74,6 +74,10 @@ pub enum Query {
     SpectatorBoard(BoardNo, oneshot::Sender<Option<SpectatorBoard>>),
 }
 
+/// How long a request waits for the loop that owns the hall: an answer that waits for the
+/// journal comes within a flush (milliseconds); a client never hangs on a hub that cannot.
+pub const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 #[derive(Clone)]
 pub(super) struct Api {
     pub(super) queries: mpsc::Sender<Query>,
@@ -90,6 +94,8 @@ pub(super) enum ApiError {
     UnknownBoard(BoardNo),
     /// The loop that owns the hall is stopping.
     Stopping,
+    /// The loop did not answer within [`ANSWER_WITHIN`].
+    NoAnswer,
     /// The arbiter's decision does not fit the game; nothing changed.
     Refused(DecisionError),
     /// No alert has this id.
@@ -113,6 +119,11 @@ impl IntoResponse for ApiError {
             ApiError::UnknownBoard(n) => (
                 StatusCode::NOT_FOUND,
                 format!("board {n} has reported nothing"),
+            )
+                .into_response(),
+            ApiError::NoAnswer => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the hub did not answer within 10 s (see /healthz)\n",
             )
                 .into_response(),
             ApiError::Stopping => (
@@ -153,10 +164,44 @@ impl Api {
         query: impl FnOnce(oneshot::Sender<T>) -> Query,
     ) -> Result<T, ApiError> {
         let (reply, answer) = oneshot::channel();
-        self.queries
-            .send(query(reply))
+        let asked = async {
+            self.queries
+                .send(query(reply))
+                .await
+                .map_err(|_| ApiError::Stopping)?;
+            answer.await.map_err(|_| ApiError::Stopping)
+        };
+        tokio::time::timeout(ANSWER_WITHIN, asked)
             .await
-            .map_err(|_| ApiError::Stopping)?;
-        answer.await.map_err(|_| ApiError::Stopping)
+            .map_err(|_| ApiError::NoAnswer)?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loop that takes the question and never answers (a journal stuck in a flush, say):
+    /// the request ends after [`ANSWER_WITHIN`] with a clear 503, never hangs.
+    #[tokio::test(start_paused = true)]
+    async fn a_request_the_loop_never_answers_ends_with_503() {
+        let (queries, mut asked) = mpsc::channel(1);
+        let api = Api {
+            queries,
+            metrics: Arc::default(),
+            access: Access::new(None),
+        };
+        let kept = tokio::spawn(async move {
+            let question = asked.recv().await;
+            std::future::pending::<()>().await;
+            drop(question);
+        });
+        let started = tokio::time::Instant::now();
+        let answer = api.ask(Query::Health).await;
+        assert!(matches!(answer, Err(ApiError::NoAnswer)), "{answer:?}");
+        assert_eq!(started.elapsed(), ANSWER_WITHIN);
+        let response = ApiError::NoAnswer.into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        kept.abort();
     }
 }
