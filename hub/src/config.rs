@@ -34,6 +34,7 @@
 //!
 //! [access]
 //! arbiter_token = "…"          # the supervision page's login; without it the page is open
+//! hosts = ["hub.local"]        # names the hub is reached under besides its IP addresses
 //! ```
 //!
 //! Errors name the line and the field.
@@ -84,6 +85,9 @@ struct File {
 struct AccessSection {
     /// The supervision page's login and the API's bearer token.
     arbiter_token: Option<String>,
+    /// Names the hub is reached under besides its IP addresses and `localhost`.
+    #[serde(default)]
+    hosts: Vec<String>,
 }
 
 /// The technician's binding of a node (by its e-board's hardware id) to a board.
@@ -235,6 +239,8 @@ pub struct EventConfig {
     pub bindings: std::collections::BTreeMap<HardwareId, BoardNo>,
     /// The arbiters' view answers only to this token.
     pub arbiter_token: Option<String>,
+    /// Names the hub is reached under besides its IP addresses and `localhost`.
+    pub hosts: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -411,6 +417,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         rounds,
         bindings,
         arbiter_token: file.access.arbiter_token,
+        hosts: file.access.hosts,
         broadcast: BroadcastSettings {
             event_name: file.event.name.clone(),
             site: file.event.site,

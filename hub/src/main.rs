@@ -234,6 +234,7 @@ async fn main() -> anyhow::Result<()> {
                 broker,
                 http,
                 arbiter_token: arbiter_token.or(file.arbiter_token),
+                hosts: file.hosts,
                 hub: HubConfig {
                     event: event
                         .or(file.event_id.clone())

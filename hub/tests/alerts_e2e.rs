@@ -303,6 +303,15 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
         "",
     );
     assert_eq!(unknown.unwrap().0, 404, "the hub's own page passes");
+    // A page of another site whose name resolves to the hub (DNS rebinding) sends its own
+    // name as the host: refused, whatever it asks.
+    let http_port = hub.http.port();
+    let rebound = format!("evil.example:{http_port}");
+    let read = http_request(hub.http, "GET", "/api/alerts", &[("Host", &rebound)], "");
+    assert_eq!(read.unwrap().0, 421);
+    let local = format!("localhost:{http_port}");
+    let read = http_request(hub.http, "GET", "/healthz", &[("Host", &local)], "");
+    assert_eq!(read.unwrap().0, 200);
     let (status, body) = http_post(
         hub.http,
         &path,

@@ -19,6 +19,8 @@ pub const COOKIE: &str = "zeitnot_arbiter";
 #[derive(Debug, Clone, Default)]
 pub struct Access {
     arbiter_token: Option<Arc<str>>,
+    /// Names the hub is reached under, besides IP addresses and `localhost`.
+    hosts: Arc<[String]>,
 }
 
 impl Access {
@@ -26,7 +28,43 @@ impl Access {
     pub fn new(arbiter_token: Option<String>) -> Access {
         Access {
             arbiter_token: arbiter_token.filter(|t| !t.is_empty()).map(Into::into),
+            hosts: Arc::new([]),
         }
+    }
+
+    /// The names (`[access] hosts`) the hub answers to besides its IP addresses and
+    /// `localhost`.
+    #[must_use]
+    pub fn with_hosts(mut self, hosts: Vec<String>) -> Access {
+        self.hosts = hosts.into();
+        self
+    }
+
+    /// Whether a request's `Host` is one of the hub's own: an IP address, `localhost`, or a
+    /// configured name. A page of another site that has its name resolve to the hub's address
+    /// (DNS rebinding) sends its own name and is refused; so is a request without a host.
+    pub fn is_own_host(&self, host: Option<&str>) -> bool {
+        let Some(host) = host else {
+            return false;
+        };
+        let name = match host.strip_prefix('[') {
+            // An IPv6 literal: [::1]:8080.
+            Some(v6) => {
+                return v6
+                    .split_once(']')
+                    .is_some_and(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().is_ok())
+            }
+            None => host.rsplit_once(':').map_or(host, |(name, port)| {
+                if port.bytes().all(|b| b.is_ascii_digit()) {
+                    name
+                } else {
+                    host
+                }
+            }),
+        };
+        name.parse::<std::net::Ipv4Addr>().is_ok()
+            || name.eq_ignore_ascii_case("localhost")
+            || self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
     }
 
     pub fn login_required(&self) -> bool {
@@ -78,6 +116,28 @@ pub async fn arbiters_only(State(access): State<Access>, request: Request, next:
             "Bearer realm=\"zeitnot arbiters\"",
         )],
         "the arbiters' view: log in on the page, or send Authorization: Bearer <token>\n",
+    )
+        .into_response()
+}
+
+/// Middleware of every route: only requests addressed to one of the hub's own hosts (421
+/// otherwise, with the remedy).
+pub async fn own_host_only(State(access): State<Access>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    if access.is_own_host(host.as_deref()) {
+        return next.run(request).await;
+    }
+    tracing::warn!(?host, path = %request.uri().path(), "request for another host refused");
+    (
+        StatusCode::MISDIRECTED_REQUEST,
+        format!(
+            "this hub answers at its IP address, localhost and the names in [access] hosts, not {:?}\n",
+            host.unwrap_or_default()
+        ),
     )
         .into_response()
 }
@@ -149,6 +209,31 @@ mod tests {
                 "{other}"
             );
         }
+    }
+
+    #[test]
+    fn the_hub_answers_at_its_addresses_localhost_and_its_configured_names() {
+        let access = Access::new(None).with_hosts(vec!["hub.local".into()]);
+        for own in [
+            "127.0.0.1:8080",
+            "10.0.0.5",
+            "[::1]:8080",
+            "localhost:8080",
+            "HUB.local:80",
+            "hub.local",
+        ] {
+            assert!(access.is_own_host(Some(own)), "{own}");
+        }
+        for other in [
+            "evil.example",
+            "evil.example:8080",
+            "hub.local.evil.example",
+            "[nonsense]:80",
+            "",
+        ] {
+            assert!(!access.is_own_host(Some(other)), "{other}");
+        }
+        assert!(!access.is_own_host(None));
     }
 
     #[test]

@@ -72,6 +72,10 @@ pub async fn bind(
     let router = arbiters
         .merge(public)
         .layer(axum::middleware::from_fn(access::same_origin_changes))
+        .layer(axum::middleware::from_fn_with_state(
+            access.clone(),
+            access::own_host_only,
+        ))
         // A decision, a note, a binding: a few hundred bytes. Nothing needs more.
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(Api {

@@ -60,6 +60,9 @@ pub struct ServeConfig {
     pub http: SocketAddr,
     /// The arbiters' view answers only to this token; `None`: open to everyone.
     pub arbiter_token: Option<String>,
+    /// Names the hub is reached under besides its IP addresses and `localhost`
+    /// (`[access] hosts`); a request for any other host is refused.
+    pub hosts: Vec<String>,
     /// The event, its Laws, clocks, alerts, rounds and broadcast.
     pub hub: HubConfig,
 }
@@ -144,7 +147,8 @@ pub async fn serve(
     let (link, mut incoming) =
         mqtt::connect(&broker_addr, &event, &session_secret, metrics.clone());
     let (queries_tx, mut queries) = mpsc::channel(256);
-    let access = crate::edge::access::Access::new(config.arbiter_token.clone());
+    let access = crate::edge::access::Access::new(config.arbiter_token.clone())
+        .with_hosts(config.hosts.clone());
     if !access.login_required() {
         tracing::warn!(
             "no arbiter token ([access] arbiter_token): anyone who reaches the HTTP port sees the live games and the alerts"

@@ -164,6 +164,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         http: free_or_ephemeral(config.http)?,
         // A demo on one's own machine: the page opens without a login.
         arbiter_token: None,
+        hosts: Vec::new(),
         hub: HubConfig {
             event: "demo".into(),
             // The demo games are rapid games (15 min + 10 s) in a fully supervised hall.
