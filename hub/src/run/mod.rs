@@ -15,6 +15,8 @@ mod feed;
 mod journal;
 mod live;
 
+use self::journal::JournalLink;
+
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -29,7 +31,9 @@ use tokio::sync::{mpsc, oneshot};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::Alert;
 use crate::core::arbiter::{AuditEntry, DecisionError};
-use crate::core::hub::{Count, Hub, HubConfig, Journaled, Output, Replayed, Reply, RequestId};
+use crate::core::hub::{
+    Count, Hub, HubConfig, Journaled, Output, Replayed, Reply, RequestId, Restored,
+};
 use crate::core::setup::NodesReport;
 use crate::core::time::HubMs;
 use crate::edge::api::Query;
@@ -38,8 +42,6 @@ use crate::edge::flusher::Flushed;
 use crate::edge::http;
 use crate::edge::mqtt::{self, HubLink};
 use crate::edge::store::{Journal, StoreError};
-
-use self::journal::JournalLink;
 use crate::metrics::{BadPayload, Metrics};
 use crate::view::pager;
 
@@ -113,14 +115,12 @@ pub async fn serve(
     let (durable_tx, mut durable) = mpsc::unbounded_channel();
     let journal = JournalLink::open(config.data.clone(), metrics.clone(), durable_tx)?;
     let lichess = config.hub.broadcast.lichess.clone();
-    let mut hub = Hub::new(config.hub.clone());
     let opened = journal.journal().expect("a journal just opened");
-    let restored = hub.restore(journaled(opened, &metrics)?);
+    let mut clock = HubClock::default();
+    let (hub, restored) = restored_hub(&config.hub, opened, &metrics, &mut clock)?;
     let session_secret = opened
         .session_secret()
         .context("the hub's MQTT session id")?;
-    let mut clock = HubClock::default();
-    clock.not_before(hub.latest());
     tracing::info!(
         records = restored.records,
         boards = restored.boards,
@@ -223,6 +223,20 @@ pub async fn serve(
     server.abort();
     shell.journal.close()?;
     result
+}
+
+/// A core built from what the journal holds, the fold of a start and of a recovery alike;
+/// the hub's clock never goes back before the journal's last record.
+fn restored_hub(
+    config: &HubConfig,
+    journal: &Journal,
+    metrics: &Metrics,
+    clock: &mut HubClock,
+) -> anyhow::Result<(Hub, Restored)> {
+    let mut hub = Hub::new(config.clone());
+    let restored = hub.restore(journaled(journal, metrics)?);
+    clock.not_before(hub.latest());
+    Ok((hub, restored))
 }
 
 /// The journal as the core restores it. A record or decision that cannot be read is
@@ -338,9 +352,8 @@ impl Shell {
             .journal
             .journal()
             .expect("the journal was just reopened");
-        let mut hub = Hub::new(self.hub_config.clone());
-        let restored = hub.restore(journaled(journal, &self.metrics)?);
-        self.clock.not_before(hub.latest());
+        let (hub, restored) =
+            restored_hub(&self.hub_config, journal, &self.metrics, &mut self.clock)?;
         self.hub = hub;
         self.waiting.clear();
         tracing::warn!(
