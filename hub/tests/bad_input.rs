@@ -16,6 +16,20 @@ fn metric(text: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("{name} missing in\n{text}"))
 }
 
+/// A client of a stranger's on the hall's broker, once connected.
+async fn stranger(
+    port: u16,
+    options: LinkOptions,
+) -> (rumqttc::AsyncClient, tokio::sync::mpsc::Receiver<LinkEvent>) {
+    let broker = BrokerAddr {
+        host: "127.0.0.1".into(),
+        port,
+    };
+    let (client, mut events) = link::start(&broker, options);
+    while !matches!(events.recv().await, Some(LinkEvent::Connected)) {}
+    (client, events)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -23,18 +37,9 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     let game = Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 2, 4.0);
     let node = Node::start(&game, port, dir.path());
 
-    let broker = BrokerAddr {
-        host: "127.0.0.1".into(),
-        port,
-    };
     let mut options = LinkOptions::new("spectator-laptop");
     options.subscribe = vec![topic::downlink("default", BoardNo(9))];
-    let (client, mut events) = link::start(&broker, options);
-    loop {
-        if let Some(LinkEvent::Connected) = events.recv().await {
-            break;
-        }
-    }
+    let (client, mut events) = stranger(port, options).await;
     // The subscription is queued right after the connect; give the broker a moment.
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -185,19 +190,13 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
     let game = Replay::new(2, "fide_womens_world_rapid_2024.pgn", 3, 8.0);
     let node = Node::start(&game, port, dir.path());
 
-    let broker = BrokerAddr {
-        host: "127.0.0.1".into(),
-        port,
-    };
-    let (client, mut events) = link::start(&broker, LinkOptions::new("spectator-laptop"));
-    while !matches!(events.recv().await, Some(LinkEvent::Connected)) {}
+    let (client, _events) = stranger(port, LinkOptions::new("spectator-laptop")).await;
     // A second one connects with the client id the hub used to have, persistent session
     // and all: the broker would hand it the hub's session and cut the hub's. The hub's id
     // now ends in a secret kept with its journal.
     let mut impostor = LinkOptions::new("zeitnot-hub-default");
     impostor.clean_session = false;
-    let (_impostor, mut impostor_events) = link::start(&broker, impostor);
-    while !matches!(impostor_events.recv().await, Some(LinkEvent::Connected)) {}
+    let _impostor = stranger(port, impostor).await;
     let forged = codec::encode_downlink(&Downlink::new(
         BoardNo(2),
         DownlinkBody::Ack {
