@@ -65,7 +65,19 @@ enum Command {
         /// [default: replay-BOARD, one per board, as real e-boards have].
         #[arg(long)]
         hardware_id: Option<String>,
+        /// The file holding the key the hub issued when it enrolled this node
+        /// (`hub enrol`, `POST /api/nodes/enrol`): 64 hex digits. Without it the node's
+        /// events are unauthenticated, and only a hall opened to such boards takes them.
+        #[arg(long)]
+        key_file: Option<PathBuf>,
     },
+}
+
+/// The key in `path`, with the file named in the error.
+fn read_key(path: &std::path::Path) -> anyhow::Result<protocol::seal::NodeKey> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the key file {}", path.display()))?;
+    protocol::seal::NodeKey::parse(&text).with_context(|| format!("in {}", path.display()))
 }
 
 #[tokio::main]
@@ -91,7 +103,9 @@ async fn main() -> anyhow::Result<()> {
             stand_ms,
             from_ply,
             hardware_id,
+            key_file,
         } => {
+            let key = key_file.as_deref().map(read_key).transpose()?;
             anyhow::ensure!(
                 protocol::topic::is_valid_event(&event),
                 "event id {event:?}: use letters, digits, '-', '_' or '.'"
@@ -120,6 +134,7 @@ async fn main() -> anyhow::Result<()> {
                 } else {
                     "replay".into()
                 },
+                key,
             };
             let shutdown = async {
                 let _ = tokio::signal::ctrl_c().await;

@@ -8,7 +8,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use protocol::{codec, topic, BoardNo, DownlinkBody, Hello, NodeMs, Seq, UplinkBody};
+use protocol::identity;
+use protocol::seal::{self, NodeKey};
+use protocol::{topic, BoardNo, DownlinkBody, Hello, NodeMs, Seq, UplinkBody};
 use rumqttc::{AsyncClient, QoS};
 use serde::Serialize;
 use tokio::time::{sleep_until, Instant};
@@ -36,6 +38,22 @@ pub struct NodeConfig {
     pub exit_when_done: bool,
     pub board_hw: String,
     pub clock_hw: String,
+    /// The key the hub issued when it enrolled this node: every event is sealed with it, and
+    /// only downlinks sealed with it are acted on. `None`: events go unauthenticated (only
+    /// a hall the organiser opened takes them) and every downlink is trusted.
+    pub key: Option<NodeKey>,
+}
+
+impl NodeConfig {
+    /// The node's MQTT username and password (`protocol::identity`): its board number, and
+    /// a value derived from its key.
+    pub fn mqtt_credentials(&self) -> Option<(String, String)> {
+        let key = self.key.as_ref()?;
+        Some((
+            identity::node_user(self.board),
+            identity::node_password(key),
+        ))
+    }
 }
 
 /// What a node did, printed as its last line: `{"board":N,"events":E,"acked":E}`.
@@ -106,16 +124,21 @@ pub async fn run(
     };
 
     let mut options = LinkOptions::new(format!(
-        "zeitnot-node-{}-{}-{}",
-        config.event,
-        config.board.0,
+        "{}{}",
+        identity::node_client_prefix(&config.event, config.board),
         std::process::id()
     ));
     options.subscribe = vec![topic::downlink(&config.event, config.board)];
     options.seed = u64::from(config.board.0) ^ unix_ms();
+    options.credentials = config.mqtt_credentials();
+    if config.key.is_none() {
+        tracing::warn!(board = config.board.0, "no key (--key-file): only a hall opened to unauthenticated boards takes this node's events, and any downlink is believed");
+    }
     let (client, mut link) = link::start(&config.broker, options);
     let mut sender = Sender {
         client,
+        event: config.event.clone(),
+        key: config.key.clone(),
         topic: topic::uplink(&config.event, config.board),
         connected: false,
         sent_up_to: outbox.acked()?,
@@ -135,6 +158,7 @@ pub async fn run(
     )?;
     let mut last_event = Instant::now();
     let mut refused_acks: u64 = 0;
+    let mut forged_downlinks: u64 = 0;
 
     tokio::pin!(shutdown);
     let mut retransmit = tokio::time::interval(Duration::from_millis(500));
@@ -166,8 +190,14 @@ pub async fn run(
                     sender.send_window(&outbox)?;
                 }
                 LinkEvent::Disconnected => sender.connected = false,
-                LinkEvent::Message { payload, .. } => match codec::decode_downlink(&payload) {
-                    Ok(message) if message.board == config.board => match message.body {
+                LinkEvent::Message { payload, .. } => match seal::open_downlink(&payload) {
+                    Ok(sealed) if config.key.as_ref().is_some_and(|key| !sealed.verify(key, &config.event)) => {
+                        forged_downlinks += 1;
+                        if forged_downlinks % 100 == 1 {
+                            tracing::warn!(board = config.board.0, forged = forged_downlinks, "a downlink not sealed with this node's key: not the hub's, ignored");
+                        }
+                    }
+                    Ok(seal::Sealed { message, .. }) if message.board == config.board => match message.body {
                         DownlinkBody::Ack { up_to_seq } => {
                             match outbox.ack(up_to_seq)? {
                                 Acked::Trimmed(_) => sender.last_progress = Instant::now(),
@@ -194,7 +224,7 @@ pub async fn run(
                             sender.send_window(&outbox)?;
                         }
                     },
-                    Ok(other) => tracing::warn!(board = other.board.0, "downlink for another board ignored"),
+                    Ok(other) => tracing::warn!(board = other.message.board.0, "downlink for another board ignored"),
                     Err(e) => tracing::warn!(error = %e, "undecodable downlink ignored"),
                 },
             },
@@ -221,6 +251,8 @@ pub async fn run(
 /// The sending half: which outbox events are on the wire in this connection.
 struct Sender {
     client: AsyncClient,
+    event: String,
+    key: Option<NodeKey>,
     topic: String,
     connected: bool,
     /// The highest sequence number published in the current window.
@@ -246,9 +278,10 @@ impl Sender {
         }
         let from = Seq(self.sent_up_to.0.max(acked.0) + 1);
         for (seq, bytes) in outbox.unacked_from(from, room as usize)? {
+            let frame = seal::seal_uplink_bytes(self.key.as_ref(), &self.event, bytes);
             if let Err(e) =
                 self.client
-                    .try_publish(self.topic.clone(), QoS::AtLeastOnce, false, bytes)
+                    .try_publish(self.topic.clone(), QoS::AtLeastOnce, false, frame)
             {
                 // The request queue is full: the rest goes out with the next window.
                 tracing::debug!(error = %e, seq = seq.0, "publish not queued");

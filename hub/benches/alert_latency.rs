@@ -13,9 +13,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{connect_nodes, connected, node_events, percentile, print_hub_counters, start_hub};
+use common::{
+    connect_nodes, connected, enrol_nodes, node_events, percentile, print_hub_counters, start_hub,
+};
 use link::{self, LinkEvent, LinkOptions};
-use protocol::{codec, topic, BoardNo, ClockReport, Color, Hello, NodeMs, Seq, Uplink, UplinkBody};
+use protocol::seal::{self, NodeKey};
+use protocol::{topic, BoardNo, ClockReport, Color, Hello, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
 
 struct Args {
@@ -51,20 +54,18 @@ fn args() -> Args {
 
 const EVENT: &str = "bench-alerts";
 
-fn uplink(board: u16, seq: u64, body: UplinkBody) -> Vec<u8> {
-    codec::encode_uplink(&Uplink::new(
-        BoardNo(board),
-        Seq(seq),
-        NodeMs(seq * 100),
-        body,
-    ))
+/// An event of `board`'s node, sealed with its key (`keys[board - 1]`).
+fn uplink(keys: &[NodeKey], board: u16, seq: u64, body: UplinkBody) -> Vec<u8> {
+    let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(seq * 100), body);
+    seal::seal_uplink(Some(&keys[usize::from(board) - 1]), EVENT, &message)
 }
 
 /// A board's first events: the node says hello, the start position, White's clock running.
-fn opening(board: u16) -> Vec<Vec<u8>> {
+fn opening(keys: &[NodeKey], board: u16) -> Vec<Vec<u8>> {
     let start = board_node::sensors::placement(&shakmaty::Board::default());
     vec![
         uplink(
+            keys,
             board,
             1,
             UplinkBody::Hello(Hello {
@@ -74,8 +75,8 @@ fn opening(board: u16) -> Vec<Vec<u8>> {
                 highest_seq: Seq(0),
             }),
         ),
-        uplink(board, 2, UplinkBody::Placement(start)),
-        uplink(board, 3, UplinkBody::Clock(clock(300_000, false))),
+        uplink(keys, board, 2, UplinkBody::Placement(start)),
+        uplink(keys, board, 3, UplinkBody::Clock(clock(300_000, false))),
     ]
 }
 
@@ -94,6 +95,8 @@ fn main() {
     let args = args();
     common::block_on(async {
         let (_data, running) = start_hub(EVENT, args.external).await;
+        let keys =
+            std::sync::Arc::new(enrol_nodes(running.http, 1..=args.nodes + args.incidents).await);
         println!(
             "alert_latency: {} nodes at {} events/s each ({} events/s), {} flag falls over {} s, broker {}",
             args.nodes,
@@ -145,7 +148,7 @@ fn main() {
                 while let Some(event) = witness_events.recv().await {
                     if let LinkEvent::Message { payload, .. } = event {
                         let now = Instant::now();
-                        let event = codec::decode_uplink(&payload).unwrap();
+                        let event = seal::open_uplink(&payload).unwrap().message;
                         if event.seq.0 == 4 {
                             if let Some(sent) = flagged_at.lock().unwrap().get(&event.board.0) {
                                 latency.lock().unwrap().push(now - *sent);
@@ -174,11 +177,12 @@ fn main() {
             if n <= args.nodes {
                 let bodies = node_events(n, per_node);
                 let offset = pace.mul_f64(f64::from(n) / f64::from(args.nodes));
+                let keys = keys.clone();
                 tasks.push(tokio::spawn(async move {
                     let _events = events;
                     for (i, body) in bodies.into_iter().enumerate() {
                         tokio::time::sleep_until((began + offset + pace * i as u32).into()).await;
-                        let bytes = uplink(n, i as u64 + 1, body);
+                        let bytes = uplink(&keys, n, i as u64 + 1, body);
                         let _ = client
                             .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
                             .await;
@@ -190,15 +194,16 @@ fn main() {
                     1.0 + args.seconds * f64::from(k) / f64::from(args.incidents + 1),
                 );
                 let flagged_at = flagged_at.clone();
+                let keys = keys.clone();
                 tasks.push(tokio::spawn(async move {
                     let _events = events;
-                    for bytes in opening(n) {
+                    for bytes in opening(&keys, n) {
                         let _ = client
                             .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
                             .await;
                     }
                     tokio::time::sleep_until((began + at).into()).await;
-                    let bytes = uplink(n, 4, UplinkBody::Clock(clock(0, true)));
+                    let bytes = uplink(&keys, n, 4, UplinkBody::Clock(clock(0, true)));
                     flagged_at.lock().unwrap().insert(n, Instant::now());
                     let _ = client
                         .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)

@@ -19,6 +19,7 @@ use hub::core::clock::BoardClock;
 use hub::core::hall::Hall;
 use hub::core::record::Record;
 use hub::core::time::HubMs;
+use protocol::seal::{self, NodeKey};
 use protocol::time_control::TimeControl;
 use protocol::{codec, BoardNo, ClockReport, NodeMs, Seq, Uplink, UplinkBody};
 
@@ -127,6 +128,23 @@ fn clock_update(tc: &TimeControl, games: &[Vec<Report>], presses_only: &[Vec<Rep
             black_box(codec::decode_uplink(bytes).expect("decodes"));
         }
     });
+    // The seal on the same events: the node's tag, the hub's check (issue 15).
+    let key = NodeKey::from_bytes([0x5a; 32]);
+    let frames: Vec<Vec<u8>> = wire
+        .iter()
+        .map(|bytes| seal::seal_uplink_bytes(Some(&key), "bench", bytes.clone()))
+        .collect();
+    let sealing = best_of(5, || {
+        for bytes in &wire {
+            black_box(seal::seal_uplink_bytes(Some(&key), "bench", bytes.clone()));
+        }
+    });
+    let opening = best_of(5, || {
+        for frame in &frames {
+            let sealed = seal::open_uplink(frame).expect("opens");
+            assert!(black_box(sealed.verify(&key, "bench")));
+        }
+    });
 
     let per = |seconds: f64, n: usize| seconds * 1e9 / n as f64;
     println!(
@@ -145,6 +163,16 @@ fn clock_update(tc: &TimeControl, games: &[Vec<Report>], presses_only: &[Vec<Rep
         "  {:>8.0} ns per report to decode off the wire (baseline); the clock costs {:.1}x that",
         per(decode, reports),
         mixed / decode
+    );
+    println!(
+        "  {:>8.0} ns per report to seal at the node (HMAC-SHA-256 tag, copy of the bytes)",
+        per(sealing, reports)
+    );
+    println!(
+        "  {:>8.0} ns per report to open and verify at the hub; the seal adds {:.0} ns ({:.1}x the decode)",
+        per(opening, reports),
+        per(opening - decode, reports),
+        opening / decode
     );
 }
 

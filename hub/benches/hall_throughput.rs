@@ -14,15 +14,16 @@ use std::time::{Duration, Instant};
 
 use hub::edge::broker;
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
-use protocol::{codec, topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
+use protocol::seal::{self, NodeKey};
+use protocol::{topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
 use tokio::sync::{oneshot, Mutex};
 
 mod common;
 
 use common::{
-    connect_nodes, connected, free_addr, node_events, percentile, print_hub_counters, settle,
-    start_hub,
+    connect_nodes, connected, enrol_nodes, free_addr, node_events, percentile, print_hub_counters,
+    settle, start_hub,
 };
 
 #[derive(Clone, Copy)]
@@ -60,15 +61,24 @@ fn args() -> Args {
 }
 
 /// The node time field carries the publish instant (µs since the run began), so the
-/// receiver can compute a latency from the same payload.
-fn encode(board: u16, seq: u64, body: &UplinkBody, start: Instant) -> Vec<u8> {
+/// receiver can compute a latency from the same payload. Sealed with `key` as a node seals
+/// its events (the baseline's payloads are the same bytes).
+fn encode(
+    key: &NodeKey,
+    event: &str,
+    board: u16,
+    seq: u64,
+    body: &UplinkBody,
+    start: Instant,
+) -> Vec<u8> {
     let us = start.elapsed().as_micros() as u64;
-    codec::encode_uplink(&Uplink::new(
-        BoardNo(board),
-        Seq(seq),
-        NodeMs(us),
-        body.clone(),
-    ))
+    let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(us), body.clone());
+    seal::seal_uplink(Some(key), event, &message)
+}
+
+/// A key for the baseline's publishers, which no hub checks.
+fn baseline_key() -> NodeKey {
+    NodeKey::from_bytes([0x5a; 32])
 }
 
 /// When event `index` of node `n` may be sent: as fast as possible without a pace, else at
@@ -111,8 +121,9 @@ async fn baseline(
         while let Some(event) = sub_events.recv().await {
             if let LinkEvent::Message { payload, .. } = event {
                 received.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let sent = codec::decode_uplink(&payload)
+                let sent = seal::open_uplink(&payload)
                     .expect("own payload")
+                    .message
                     .node_ms
                     .0;
                 let now = start.elapsed().as_micros() as u64;
@@ -146,7 +157,7 @@ async fn baseline(
             let topic = topic::uplink(&event, BoardNo(n));
             for (i, body) in bodies.iter().enumerate() {
                 tokio::time::sleep_until(send_time(began, pace, n, nodes, i).into()).await;
-                let bytes = encode(n, i as u64 + 1, body, start);
+                let bytes = encode(&baseline_key(), &event, n, i as u64 + 1, body, start);
                 client
                     .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
                     .await
@@ -190,6 +201,7 @@ async fn through_hub(
     // its own event id, or the old hub would answer the new nodes.
     let event = format!("bench-{phase}");
     let (_data, running) = start_hub(&event, args.external).await;
+    let keys = enrol_nodes(running.http, 1..=args.nodes).await;
     let start = Instant::now();
     let nodes_total = args.nodes;
     let latencies = Arc::new(Mutex::new(Vec::new()));
@@ -208,6 +220,7 @@ async fn through_hub(
         let window = args.window;
         let latencies = latencies.clone();
         let event = event.clone();
+        let key = keys[usize::from(n) - 1].clone();
         tasks.push(tokio::spawn(async move {
             let topic = topic::uplink(&event, BoardNo(n));
             let total = bodies.len() as u64;
@@ -222,7 +235,7 @@ async fn through_hub(
                     }
                     sent += 1;
                     sent_at[sent as usize] = Instant::now();
-                    let bytes = encode(n, sent, &bodies[sent as usize - 1], start);
+                    let bytes = encode(&key, &event, n, sent, &bodies[sent as usize - 1], start);
                     client
                         .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
                         .await
@@ -232,10 +245,12 @@ async fn through_hub(
                     .then(|| send_time(began, pace, n, nodes_total, sent as usize))
                     .filter(|due| *due > Instant::now());
                 let wait = next_due.map_or(Duration::from_secs(3), |due| due - Instant::now());
-                let event = tokio::time::timeout(wait, events.recv()).await;
-                match event {
+                let received = tokio::time::timeout(wait, events.recv()).await;
+                match received {
                     Ok(Some(LinkEvent::Message { payload, .. })) => {
-                        match codec::decode_downlink(&payload).expect("hub downlink").body {
+                        let sealed = seal::open_downlink(&payload).expect("hub downlink");
+                        assert!(sealed.verify(&key, &event), "sealed by the hub");
+                        match sealed.message.body {
                             DownlinkBody::Ack { up_to_seq } if up_to_seq.0 > acked => {
                                 let now = Instant::now();
                                 for s in acked + 1..=up_to_seq.0 {
@@ -292,7 +307,7 @@ fn main() {
             .collect();
         let sizes: Vec<usize> = bodies[0]
             .iter()
-            .map(|b| encode(1, 1, b, Instant::now()).len())
+            .map(|b| encode(&baseline_key(), "bench", 1, 1, b, Instant::now()).len())
             .collect();
         let mean_size = sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;
         println!(
@@ -307,7 +322,7 @@ fn main() {
             Some(port) => port,
             None => {
                 let addr = free_addr();
-                broker::start(addr).expect("baseline broker");
+                broker::start(addr, None).expect("baseline broker");
                 addr.port()
             }
         };

@@ -18,8 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use browser::Browser;
-use common::{connect_nodes, node_events, percentile, print_hub_counters, start_hub};
-use protocol::{codec, topic, BoardNo, NodeMs, Seq, Uplink};
+use common::{connect_nodes, enrol_nodes, node_events, percentile, print_hub_counters, start_hub};
+use protocol::seal;
+use protocol::{topic, BoardNo, NodeMs, Seq, Uplink};
 use rumqttc::QoS;
 
 struct Args {
@@ -59,6 +60,7 @@ fn main() {
     let args = args();
     common::block_on(async {
         let (_data, running) = start_hub(EVENT, None).await;
+        let keys = enrol_nodes(running.http, 1..=args.nodes).await;
         println!(
             "supervision: {} nodes at {} events/s each ({} events/s) for {} s, the arbiters' page in headless Chromium",
             args.nodes,
@@ -90,6 +92,7 @@ fn main() {
             let offset = pace.mul_f64(f64::from(n) / f64::from(args.nodes));
             let (bytes_sent, last_sent) = (uplink_bytes.clone(), last_sent.clone());
             let measured_from = began + warmup;
+            let key = keys[usize::from(n) - 1].clone();
             tasks.push(tokio::spawn(async move {
                 let _events = events;
                 let topic = topic::uplink(EVENT, BoardNo(n));
@@ -97,12 +100,8 @@ fn main() {
                     let due = began + offset + pace * i as u32;
                     tokio::time::sleep_until(due.into()).await;
                     let seq = i as u64 + 1;
-                    let bytes = codec::encode_uplink(&Uplink::new(
-                        BoardNo(n),
-                        Seq(seq),
-                        NodeMs(seq * 2_000),
-                        body,
-                    ));
+                    let message = Uplink::new(BoardNo(n), Seq(seq), NodeMs(seq * 2_000), body);
+                    let bytes = seal::seal_uplink(Some(&key), EVENT, &message);
                     if due >= measured_from {
                         bytes_sent.fetch_add(bytes.len() as u64, Relaxed);
                     }

@@ -35,6 +35,7 @@
 //! [access]
 //! arbiter_token = "…"          # the supervision page's login; without it the page is open
 //! hosts = ["hub.local"]        # names the hub is reached under besides its IP addresses
+//! open_hall = false             # true: take unsealed events from boards nobody enrolled (a lab)
 //! ```
 //!
 //! Errors name the line and the field.
@@ -88,6 +89,9 @@ struct AccessSection {
     /// Names the hub is reached under besides its IP addresses and `localhost`.
     #[serde(default)]
     hosts: Vec<String>,
+    /// Take unsealed events for boards whose node was never enrolled: a lab, never a hall.
+    #[serde(default)]
+    open_hall: bool,
 }
 
 /// The technician's binding of a node (by its e-board's hardware id) to a board.
@@ -241,6 +245,8 @@ pub struct EventConfig {
     pub arbiter_token: Option<String>,
     /// Names the hub is reached under besides its IP addresses and `localhost`.
     pub hosts: Vec<String>,
+    /// `[access] open_hall`: unsealed events from boards nobody enrolled are taken.
+    pub open_hall: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -418,6 +424,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         bindings,
         arbiter_token: file.access.arbiter_token,
         hosts: file.access.hosts,
+        open_hall: file.access.open_hall,
         broadcast: BroadcastSettings {
             event_name: file.event.name.clone(),
             site: file.event.site,

@@ -94,6 +94,34 @@ enum Command {
         /// The language of the texts: en, nb, sv, da, fi, hu.
         #[arg(long, default_value = "en")]
         lang: hub::core::alerts::Language,
+        /// The arbiter's credentials (`hub enrol-arbiter`): the commands are sealed with its
+        /// key and the name is its arbiter's. Without it, only an open hall listens.
+        #[arg(long)]
+        key_file: Option<PathBuf>,
+    },
+    /// Everyone an external broker (Mosquitto) must let in, as `username:password` lines for
+    /// `mosquitto_passwd -U` (while the hub runs: `GET /api/broker/users`). Makes the hall's
+    /// secret on a first run, so the broker can be set up before the hub first starts.
+    BrokerUsers {
+        /// Directory of the hub's journal.
+        #[arg(long, default_value = "zeitnot-data")]
+        data: PathBuf,
+        /// The event's configuration, for its bindings of hardware to boards.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// An arbiter's pager credentials, `{"arbiter","key","mqtt_password"}`, for `hub pager
+    /// --key-file` (while the hub runs: `POST /api/arbiters/enrol`).
+    EnrolArbiter {
+        /// Directory of the hub's journal.
+        #[arg(long, default_value = "zeitnot-data")]
+        data: PathBuf,
+        /// The arbiter's name, as the commands are signed.
+        #[arg(long)]
+        arbiter: String,
+        /// Write the credentials here (mode 0600) as well as printing them.
+        #[arg(long)]
+        key_file: Option<PathBuf>,
     },
     /// Replays real games from PGN files through the hub's core as a hall sees them and
     /// prints the alerts the arbiters would get, per 100 games by kind.
@@ -115,6 +143,27 @@ enum Command {
         /// lost), or as the broadcast stamped them (`broadcast`: each move's `%emt`).
         #[arg(long, value_enum, default_value = "node")]
         think_times: ThinkTimesArg,
+    },
+    /// Enrol a node for a board on a hub that is not running (while it runs: `POST
+    /// /api/nodes/enrol`): prints `{"hardware","board","key"}` and writes the key to
+    /// `--key-file` for the node's own `--key-file`. Enrolling the same hardware again hands
+    /// out the same key and moves it to the board given: a swap in one step.
+    Enrol {
+        /// Directory of the hub's journal.
+        #[arg(long, default_value = "zeitnot-data")]
+        data: PathBuf,
+        /// The node's hardware id, as it announces it (`board-node --hardware-id`).
+        #[arg(long)]
+        hardware: String,
+        /// The board it reports for.
+        #[arg(long)]
+        board: u16,
+        /// Write the key here (mode 0600) as well as printing it.
+        #[arg(long)]
+        key_file: Option<PathBuf>,
+        /// The event's configuration, for its bindings of hardware to boards.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// A demo hall: embedded broker, hub and simulated boards replaying real games.
     Demo {
@@ -188,7 +237,12 @@ async fn main() -> anyhow::Result<()> {
     // summary, and log only what goes wrong (RUST_LOG asks for more).
     let default_filter = match cli.command {
         Command::Serve { .. } => "warn,hub=info,board_node=warn",
-        Command::Pager { .. } | Command::Demo { .. } | Command::AlertReport { .. } => "warn",
+        Command::Pager { .. }
+        | Command::Demo { .. }
+        | Command::AlertReport { .. }
+        | Command::Enrol { .. }
+        | Command::EnrolArbiter { .. }
+        | Command::BrokerUsers { .. } => "warn",
     };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -247,6 +301,7 @@ async fn main() -> anyhow::Result<()> {
                     rounds: file.rounds,
                     broadcast: file.broadcast,
                     bindings: file.bindings,
+                    open_hall: file.open_hall,
                 },
             };
             hub::serve(config, None, shutdown_signal()).await
@@ -257,15 +312,50 @@ async fn main() -> anyhow::Result<()> {
             event,
             name,
             lang,
+            key_file,
         } => {
+            let credentials = key_file
+                .as_deref()
+                .map(hub::cmd::pager::PagerCredentials::read)
+                .transpose()?;
             hub::cmd::pager::run(hub::cmd::pager::PagerConfig {
                 zone,
                 broker,
                 event,
                 name,
                 language: lang,
+                credentials,
             })
             .await
+        }
+        Command::BrokerUsers { data, config } => {
+            let file = match &config {
+                Some(path) => hub::config::load(path)?,
+                None => hub::config::EventConfig::default(),
+            };
+            let hub_config = HubConfig {
+                bindings: file.bindings,
+                ..HubConfig::default()
+            };
+            print!("{}", hub::run::broker_users_offline(&data, &hub_config)?);
+            Ok(())
+        }
+        Command::EnrolArbiter {
+            data,
+            arbiter,
+            key_file,
+        } => {
+            anyhow::ensure!(
+                !arbiter.trim().is_empty() && arbiter.chars().count() <= 64,
+                "an arbiter's name of 1 to 64 characters"
+            );
+            let enrolment = hub::run::arbiter_offline(&data, &arbiter)?;
+            let json = enrolment.to_json();
+            if let Some(path) = key_file {
+                hub::cmd::enrol::write_secret_file(&path, &json)?;
+            }
+            println!("{json}");
+            Ok(())
         }
         Command::AlertReport {
             pgn,
@@ -304,6 +394,43 @@ async fn main() -> anyhow::Result<()> {
             let edition = laws.or(file.edition).unwrap_or_default();
             let report = hub::cmd::report::run(&games, edition, &file.alerts, think_times.into());
             print!("{}", report.table());
+            Ok(())
+        }
+        Command::Enrol {
+            data,
+            hardware,
+            board,
+            key_file,
+            config,
+        } => {
+            let file = match &config {
+                Some(path) => hub::config::load(path)?,
+                None => hub::config::EventConfig::default(),
+            };
+            anyhow::ensure!(
+                !hardware.is_empty() && hardware.len() <= protocol::Hello::MAX_TEXT,
+                "a hardware id of 1 to {} bytes",
+                protocol::Hello::MAX_TEXT
+            );
+            anyhow::ensure!(
+                board >= 1 && protocol::BoardNo(board) <= protocol::BoardNo::MAX,
+                "boards are numbered 1 to {}",
+                protocol::BoardNo::MAX
+            );
+            let hub_config = HubConfig {
+                bindings: file.bindings,
+                ..HubConfig::default()
+            };
+            let enrolled = hub::run::enrol_offline(
+                &data,
+                &hub_config,
+                &hub::core::ids::HardwareId(hardware),
+                protocol::BoardNo(board),
+            )?;
+            if let Some(path) = key_file {
+                hub::cmd::enrol::write_key_file(&path, &enrolled.key)?;
+            }
+            println!("{}", hub::cmd::enrol::answer_json(&enrolled));
             Ok(())
         }
         Command::Demo {

@@ -23,16 +23,21 @@ pub enum BadPayload {
     /// A message past the protocol's bounds: a sequence number or node time no node reaches,
     /// a `Hello` text longer than a hardware id.
     OutOfRange,
+    /// A board's event not sealed with the key of the node bound to the board (forged,
+    /// altered, another node's, or from a node never enrolled), or a pager command not
+    /// sealed with its arbiter's key.
+    Unauthenticated,
 }
 
 impl BadPayload {
-    const ALL: [BadPayload; 6] = [
+    const ALL: [BadPayload; 7] = [
         BadPayload::Undecodable,
         BadPayload::UnknownVersion,
         BadPayload::BoardMismatch,
         BadPayload::ForeignTopic,
         BadPayload::PagerCommand,
         BadPayload::OutOfRange,
+        BadPayload::Unauthenticated,
     ];
 
     fn label(self) -> &'static str {
@@ -43,6 +48,7 @@ impl BadPayload {
             BadPayload::ForeignTopic => "foreign_topic",
             BadPayload::PagerCommand => "pager_command",
             BadPayload::OutOfRange => "out_of_range",
+            BadPayload::Unauthenticated => "unauthenticated",
         }
     }
 }
@@ -58,7 +64,7 @@ pub struct Metrics {
     duplicates_dropped: AtomicU64,
     gap_events: AtomicU64,
     resend_requests: AtomicU64,
-    bad_payloads: [AtomicU64; 6],
+    bad_payloads: [AtomicU64; BadPayload::ALL.len()],
     alerts_raised: AtomicU64,
     alert_changes_published: AtomicU64,
     journal_records_skipped: AtomicU64,

@@ -13,7 +13,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use hub::core::alerts::{AlertAction, AlertCommand};
+use hub::core::ids::AlertId;
+use link::{self, BrokerAddr, LinkEvent};
 use protocol::topic;
 use rumqttc::{AsyncClient, QoS};
 use serde_json::Value;
@@ -49,20 +51,25 @@ name = "eva"
 chief = true
 "#;
 
-/// A pager: every message on the alert topics, with when it arrived.
+/// A pager of an arbiter: every message on the alert topics, with when it arrived.
 struct Pager {
     messages: mpsc::UnboundedReceiver<(Instant, String, Value)>,
     client: AsyncClient,
     seen: Vec<(Instant, String, Value)>,
+    /// The arbiter's key, which seals its commands.
+    key: protocol::seal::NodeKey,
 }
 
 impl Pager {
-    async fn connect(port: u16, name: &str) -> Pager {
+    /// A pager of arbiter `name`, with the credentials the hub hands out.
+    async fn connect(hub: &Hub, name: &str, dir: &std::path::Path) -> Pager {
         let broker = BrokerAddr {
             host: "127.0.0.1".into(),
-            port,
+            port: hub.broker_port(),
         };
-        let mut options = LinkOptions::new(name);
+        let file = hub.enrol_arbiter(name, dir);
+        let credentials = hub::cmd::pager::PagerCredentials::read(&file).unwrap();
+        let mut options = hub.pager_link(name, dir);
         options.subscribe = vec![
             topic::alerts("default", "+"),
             topic::open_alerts("default", "+"),
@@ -81,6 +88,7 @@ impl Pager {
             messages,
             client,
             seen: Vec::new(),
+            key: credentials.key,
         }
     }
 
@@ -137,13 +145,24 @@ impl Pager {
             .collect()
     }
 
-    async fn command(&self, command: Value) {
+    /// Sends `command` for alert `id`, sealed with the arbiter's key as `hub pager` seals it.
+    async fn command(&self, id: u64, command: AlertCommand) {
+        let sent_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let payload =
+            hub::view::pager::sealed_command(&self.key, "default", AlertId(id), command, sent_ms);
+        self.send(payload).await;
+    }
+
+    async fn send(&self, payload: Vec<u8>) {
         self.client
             .publish(
                 topic::pager_command("default"),
                 QoS::AtLeastOnce,
                 false,
-                serde_json::to_vec(&command).unwrap(),
+                payload,
             )
             .await
             .unwrap();
@@ -165,40 +184,44 @@ fn alerts(hub: &Hub) -> Vec<Value> {
 async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() {
     let dir = tempfile::tempdir().unwrap();
     let (mut hub, port) = Hub::configured(dir.path(), CONFIG);
-    let mut pager = Pager::connect(port, "pager-test").await;
+    let mut pager = Pager::connect(&hub, "eva", dir.path()).await;
     // Real games on boards 1, 3 and 4 (rapid, 15 min + 10 s), 25 s each.
     let file = "fide_world_cup_2025_rapid_15+10.pgn";
     let mut replays: Vec<Node> = [(1, 1), (3, 2), (4, 3)]
         .into_iter()
-        .map(|(board, game)| Node::start(&Replay::new(board, file, game, 25.0), port, dir.path()))
+        .map(|(board, game)| Node::start(&Replay::new(board, file, game, 25.0), &hub, dir.path()))
         .collect();
     let nodes = {
         let broker = BrokerAddr {
             host: "127.0.0.1".into(),
             port,
         };
-        let (client, mut events) = link::start(&broker, LinkOptions::new("test-boards"));
+        // One session for the three test boards, logged in as board 5's node: the embedded
+        // broker cannot hold a node to its topics; each board's events are sealed with its
+        // own key all the same.
+        let five = hub.enrol("board-5", 5, dir.path());
+        let (client, mut events) = link::start(&broker, five.node_link());
         tokio::spawn(async move { while events.recv().await.is_some() {} });
         client
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
 
     // Board 5 (zone B): White's flag falls.
-    let mut b5 = TestBoard::start(5, nodes.clone()).await;
+    let mut b5 = TestBoard::start(5, nodes.clone(), &hub.enrol("board-5", 5, dir.path())).await;
     b5.play("e2e4").await;
     b5.play("e7e5").await;
     let flag_sent = b5
         .reading(Some(protocol::Color::White), Some(protocol::Color::White))
         .await;
     // Board 6 (zone B): Black moves the king two squares and presses.
-    let mut b6 = TestBoard::start(6, nodes.clone()).await;
+    let mut b6 = TestBoard::start(6, nodes.clone(), &hub.enrol("board-6", 6, dir.path())).await;
     b6.play("e2e4").await;
     let mut illegal = b6.position.board().clone();
     let king = illegal.remove_piece_at(Square::E8).unwrap();
     illegal.set_piece_at(Square::E6, king);
     let illegal_sent = b6.press_with(&illegal).await;
     // Board 2 (zone A): a player stops the clock.
-    let mut b2 = TestBoard::start(2, nodes.clone()).await;
+    let mut b2 = TestBoard::start(2, nodes.clone(), &hub.enrol("board-2", 2, dir.path())).await;
     b2.play("d2d4").await;
     let pause_sent = b2.reading(None, None).await;
     // Board 3's node dies mid-game.
@@ -266,8 +289,21 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
 
     // Acknowledge the flag fall from the pager; resolve the illegal move over HTTP.
     let flag_id = flag["id"].as_u64().unwrap();
+    let ack = AlertCommand {
+        action: AlertAction::Ack,
+        by: "eva".into(),
+        note: None,
+    };
+    pager.command(flag_id, ack.clone()).await;
+    // The same acknowledgement in another arbiter's name, sealed with eva's key: refused.
     pager
-        .command(serde_json::json!({"id": flag_id, "action": "ack", "by": "eva"}))
+        .command(
+            flag_id,
+            AlertCommand {
+                by: "ola".into(),
+                ..ack
+            },
+        )
         .await;
     let (_, acked) = pager
         .wait_for(Duration::from_secs(2), move |v| {
@@ -330,7 +366,7 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
     assert_eq!(status, 404);
     // A bad command from the network is refused and counted.
     pager
-        .command(serde_json::json!({"id": flag_id, "action": "delete"}))
+        .send(serde_json::to_vec(&serde_json::json!({"id": flag_id, "action": "delete"})).unwrap())
         .await;
 
     // Nobody acknowledged the paused clock: after 4 s it goes to the chief arbiter.
@@ -351,7 +387,8 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
         0
     );
 
-    // The terminal pager of zone A shows it and acknowledges it.
+    // The terminal pager of zone A shows it and acknowledges it, with ola's credentials.
+    let ola = hub.enrol_arbiter("ola", dir.path());
     let mut terminal = Command::new(workspace_bin("hub"))
         .args([
             "pager",
@@ -359,8 +396,8 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
             "A",
             "--broker",
             &format!("127.0.0.1:{port}"),
-            "--name",
-            "ola",
+            "--key-file",
+            &ola.display().to_string(),
             "--lang",
             "nb",
         ])
@@ -434,6 +471,10 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
         metrics.contains("zeitnot_bad_payloads_total{reason=\"pager_command\"} 1"),
         "{metrics}"
     );
+    assert!(
+        metrics.contains("zeitnot_bad_payloads_total{reason=\"unauthenticated\"} 1"),
+        "the acknowledgement in ola's name with eva's key: {metrics}"
+    );
 
     // SIGKILL and restart: every alert back as it was, none twice.
     hub.restart();
@@ -459,7 +500,7 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
         "an incident with two alerts after the restart"
     );
     // A pager that connects now gets the zone's backlog from the retained list.
-    let mut late = Pager::connect(port, "late-pager").await;
+    let mut late = Pager::connect(&hub, "late", dir.path()).await;
     let deadline = Instant::now() + Duration::from_secs(5);
     let open_b: Vec<u64> = loop {
         assert!(

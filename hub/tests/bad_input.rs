@@ -6,7 +6,8 @@ mod support;
 use std::time::Duration;
 
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
-use protocol::{codec, topic, BoardNo, Downlink, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
+use protocol::seal::{self, NodeKey};
+use protocol::{topic, BoardNo, Downlink, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
 use support::{http_get, http_json, Hub, Node, Replay};
 
@@ -16,8 +17,8 @@ fn metric(text: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("{name} missing in\n{text}"))
 }
 
-/// A client of a stranger's on the hall's broker, once connected.
-async fn stranger(
+/// A client on the hall's broker, once connected.
+async fn client(
     port: u16,
     options: LinkOptions,
 ) -> (rumqttc::AsyncClient, tokio::sync::mpsc::Receiver<LinkEvent>) {
@@ -30,64 +31,91 @@ async fn stranger(
     (client, events)
 }
 
+/// Whether a client with `options` gets in within 2 s (the broker refuses strangers at
+/// CONNECT: anonymous, a wrong password, another's client id).
+async fn gets_in(port: u16, options: LinkOptions) -> bool {
+    let broker = BrokerAddr {
+        host: "127.0.0.1".into(),
+        port,
+    };
+    let (_client, mut events) = link::start(&broker, options);
+    tokio::time::timeout(Duration::from_secs(2), async {
+        while !matches!(events.recv().await, Some(LinkEvent::Connected)) {}
+    })
+    .await
+    .is_ok()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::embedded(dir.path());
     let game = Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 2, 4.0);
-    let node = Node::start(&game, port, dir.path());
+    let node = Node::start(&game, &hub, dir.path());
 
-    let mut options = LinkOptions::new("spectator-laptop");
+    // A spectator's laptop does not get in at all.
+    assert!(!gets_in(port, LinkOptions::new("spectator-laptop")).await);
+    // Board 9's node is enrolled and has a firmware bug; its events are sealed with its key.
+    let enrolled = hub.enrol("board-9", 9, dir.path());
+    let nine = enrolled.node_key();
+    let mut options = enrolled.node_link();
     options.subscribe = vec![topic::downlink("default", BoardNo(9))];
-    let (client, mut events) = stranger(port, options).await;
+    let (client, mut events) = client(port, options).await;
     // The subscription is queued right after the connect; give the broker a moment.
     tokio::time::sleep(Duration::from_millis(300)).await;
-
     let up = |board: u16| topic::uplink("default", BoardNo(board));
-    let event = |board: u16, seq: u64| {
-        codec::encode_uplink(&Uplink::new(
-            BoardNo(board),
-            Seq(seq),
-            NodeMs(0),
-            UplinkBody::Heartbeat,
-        ))
+    let sealed = |key: Option<&NodeKey>, board: u16, seq: u64| {
+        let event = Uplink::new(BoardNo(board), Seq(seq), NodeMs(0), UplinkBody::Heartbeat);
+        seal::seal_uplink(key, "default", &event)
     };
+    let event = |board: u16, seq: u64| sealed(Some(&nine), board, seq);
     let mut wrong_version = event(9, 1);
     wrong_version[0] = 7;
     let publishes: Vec<(String, Vec<u8>)> = vec![
         (up(9), b"hello from a laptop".to_vec()),
         (up(9), Vec::new()),
-        (up(9), vec![1, 0xff, 0xff]), // version 1, then a truncated body
+        (up(9), vec![2, 0xff, 0xff]), // version 2, then a truncated body and no tag
         (up(9), wrong_version),
         (up(9), event(8, 1)), // topic says 9, message says 8
         ("zeitnot/default/board/x/up".into(), event(9, 1)), // not a board number
         (up(9), event(9, 5)), // 1..=4 never arrived
+        // Not sealed with the key of the board's node: without a key, with another key.
+        (up(1), sealed(None, 1, 3)),
+        (up(1), sealed(Some(&NodeKey::from_bytes([7; 32])), 1, 3)),
         // Past the protocol's bounds: a node time near u64::MAX (it overflowed the hub's
         // arithmetic), and a Hello the size the broker allows (it was kept and journaled).
         (up(0), event(0, 1)),         // boards are numbered from 1
         (up(65535), event(65535, 1)), // past BoardNo::MAX: each board costs state
         (
             up(8),
-            codec::encode_uplink(&Uplink::new(
-                BoardNo(8),
-                Seq(1),
-                NodeMs(u64::MAX - 5),
-                UplinkBody::Heartbeat,
-            )),
+            seal::seal_uplink(
+                None,
+                "default",
+                &Uplink::new(
+                    BoardNo(8),
+                    Seq(1),
+                    NodeMs(u64::MAX - 5),
+                    UplinkBody::Heartbeat,
+                ),
+            ),
         ),
         (
             up(8),
-            codec::encode_uplink(&Uplink::new(
-                BoardNo(8),
-                Seq(1),
-                NodeMs(0),
-                UplinkBody::Hello(protocol::Hello {
-                    software: "x".repeat(200 * 1024),
-                    board_hw: String::new(),
-                    clock_hw: String::new(),
-                    highest_seq: Seq(0),
-                }),
-            )),
+            seal::seal_uplink(
+                None,
+                "default",
+                &Uplink::new(
+                    BoardNo(8),
+                    Seq(1),
+                    NodeMs(0),
+                    UplinkBody::Hello(protocol::Hello {
+                        software: "x".repeat(200 * 1024),
+                        board_hw: String::new(),
+                        clock_hw: String::new(),
+                        highest_seq: Seq(0),
+                    }),
+                ),
+            ),
         ),
     ];
     for (topic, payload) in publishes {
@@ -102,7 +130,12 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         loop {
             match events.recv().await {
                 Some(LinkEvent::Message { payload, .. }) => {
-                    return codec::decode_downlink(&payload).unwrap();
+                    let sealed = seal::open_downlink(&payload).unwrap();
+                    assert!(
+                        sealed.verify(&nine, "default"),
+                        "sealed with the node's key"
+                    );
+                    return sealed.message;
                 }
                 Some(_) => continue,
                 None => panic!("link closed"),
@@ -159,6 +192,13 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         ),
         3
     );
+    assert_eq!(
+        metric(
+            &metrics,
+            "zeitnot_bad_payloads_total{reason=\"unauthenticated\"}"
+        ),
+        2
+    );
     assert_eq!(metric(&metrics, "zeitnot_gap_events_total"), 1);
     assert_eq!(metric(&metrics, "zeitnot_resend_requests_total"), 1);
 
@@ -177,32 +217,43 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     assert_eq!(http_get(hub.http, "/api/boards/seven").unwrap().0, 400);
 }
 
-/// A stranger on the hall's network publishes `Ack { up_to_seq: 1000000 }` to a playing
+/// A node on the hall's network publishes `Ack { up_to_seq: 1000000 }` to another playing
 /// board's node, again and again. Before, the node forgot every event it held and never sent
-/// another (the hub got 14 of a game's 99 moves). Now the node refuses an acknowledgement of
-/// events it never sent: the game reaches the hub whole and every event is acknowledged by
-/// the hub itself. (Authenticating downlinks, issue 15, is the full defence; this one holds
-/// whatever the broker lets through.)
+/// another (the hub got 14 of a game's 99 moves). Now the node acts only on downlinks sealed
+/// with its key (and would refuse an acknowledgement of events it never sent even then): the
+/// game reaches the hub whole and every event is acknowledged by the hub itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_ack_makes_no_node_forget_its_events() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::embedded(dir.path());
     let game = Replay::new(2, "fide_womens_world_rapid_2024.pgn", 3, 8.0);
-    let node = Node::start(&game, port, dir.path());
+    let node = Node::start(&game, &hub, dir.path());
 
-    let (client, _events) = stranger(port, LinkOptions::new("spectator-laptop")).await;
-    // A second one connects with the client id the hub used to have, persistent session
-    // and all: the broker would hand it the hub's session and cut the hub's. The hub's id
-    // now ends in a secret kept with its journal.
-    let mut impostor = LinkOptions::new("zeitnot-hub-default");
+    // The forger is board 3's node (enrolled; a stranger does not get in at all).
+    let three = hub.enrol("replay-3", 3, dir.path());
+    let (client, _events) = client(port, three.node_link()).await;
+    // It tries the hub's client id, persistent session and all: the broker would hand it the
+    // hub's session and cut the hub's. A node's login is held to its own client ids.
+    let mut impostor = three.node_link();
+    impostor.client_id = "zeitnot-hub-default-0".into();
     impostor.clean_session = false;
-    let _impostor = stranger(port, impostor).await;
-    let forged = codec::encode_downlink(&Downlink::new(
-        BoardNo(2),
-        DownlinkBody::Ack {
-            up_to_seq: Seq(1_000_000),
-        },
-    ));
+    assert!(
+        !gets_in(port, impostor).await,
+        "a node took the hub's client id"
+    );
+    let mut anonymous = LinkOptions::new("zeitnot-hub-default");
+    anonymous.clean_session = false;
+    assert!(!gets_in(port, anonymous).await);
+    let forged = seal::seal_downlink(
+        None,
+        "default",
+        &Downlink::new(
+            BoardNo(2),
+            DownlinkBody::Ack {
+                up_to_seq: Seq(1_000_000),
+            },
+        ),
+    );
     // While the game is played: a forged Ack every 200 ms for 4 s.
     for _ in 0..20 {
         client

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use link::{self, BrokerAddr, LinkOptions};
+use link::{self, BrokerAddr};
 use serde_json::{json, Value};
 use support::board::TestBoard;
 use support::{http_get, http_json, Hub, Node, Replay};
@@ -64,7 +64,7 @@ fn plies(value: &Value) -> usize {
 #[test]
 fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (hub, port) = Hub::configured(
+    let (hub, _) = Hub::configured(
         dir.path(),
         "[event]\nname = \"World Cup replay\"\ntime_control = \"900+10\"\n\n\
          [broadcast]\nfolder = \"livechess\"\n",
@@ -82,7 +82,7 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it()
     let boards: Vec<u16> = replays.iter().map(|r| r.board).collect();
     let nodes: Vec<Node> = replays
         .iter()
-        .map(|r| Node::start(r, port, dir.path()))
+        .map(|r| Node::start(r, &hub, dir.path()))
         .collect();
     for node in nodes {
         node.finish(Duration::from_secs(90));
@@ -210,8 +210,8 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it()
 #[test]
 fn with_a_delay_the_feed_never_shows_a_move_younger_than_the_delay() {
     let dir = tempfile::tempdir().unwrap();
-    let (hub, port) = Hub::configured(dir.path(), "[broadcast]\ndelay_s = 3\n");
-    let mut node = Node::start(&Replay::new(1, FILE, 7, 10.0), port, dir.path());
+    let (hub, _) = Hub::configured(dir.path(), "[broadcast]\ndelay_s = 3\n");
+    let mut node = Node::start(&Replay::new(1, FILE, 7, 10.0), &hub, dir.path());
     let started = Instant::now();
     // (time, moves the arbiters see) and (time, moves the public sees, its ETag).
     let mut live: Vec<(Duration, usize)> = Vec::new();
@@ -270,10 +270,12 @@ async fn a_press_reaches_the_feed_within_milliseconds() {
         host: "127.0.0.1".into(),
         port,
     };
-    let (client, mut events) = link::start(&broker, LinkOptions::new("feed-latency"));
+    let one = hub.enrol("board-1", 1, dir.path());
+    let (client, mut events) = link::start(&broker, one.node_link());
     tokio::spawn(async move { while events.recv().await.is_some() {} });
-    // The MQTT live feed, as a broadcaster's client subscribes to it.
-    let mut options = LinkOptions::new("feed-subscriber");
+    // The MQTT live feed, as a trusted screen subscribes to it (the embedded broker has no
+    // public identity: it cannot hold one to the delayed topics; Mosquitto's ACL can).
+    let mut options = hub.pager_link("screen", dir.path());
     options.subscribe = vec![protocol::topic::broadcast_move(
         "default",
         1,
@@ -292,7 +294,7 @@ async fn a_press_reaches_the_feed_within_milliseconds() {
         }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut board = TestBoard::start(1, client).await;
+    let mut board = TestBoard::start(1, client, &one).await;
     let moves = ["g1f3", "g8f6", "f3g1", "f6g8"];
     let mut latencies = Vec::new();
     let mut mqtt_latencies = Vec::new();
@@ -415,7 +417,7 @@ fn lichess_stand_in() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<Pushed>>>) {
 fn the_round_is_pushed_to_lichess_with_the_token_and_retried_after_a_failure() {
     let (lichess, received) = lichess_stand_in();
     let dir = tempfile::tempdir().unwrap();
-    let (hub, port) = Hub::configured(
+    let (hub, _) = Hub::configured(
         dir.path(),
         &format!("[broadcast.lichess]\nurl = \"http://127.0.0.1:{lichess}\"\nround_id = \"AbCd1234\"\ntoken = \"lip_test_token\"\n"),
     );
@@ -423,7 +425,7 @@ fn the_round_is_pushed_to_lichess_with_the_token_and_retried_after_a_failure() {
         .map(|b| {
             Node::start(
                 &Replay::new(b, FILE, usize::from(b) + 20, 4.0),
-                port,
+                &hub,
                 dir.path(),
             )
         })

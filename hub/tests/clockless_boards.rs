@@ -87,7 +87,7 @@ fn a_board_with_a_clock_waits_for_the_press() {
 #[test]
 fn clockless_nodes_through_the_broker() {
     let dir = tempfile::tempdir().unwrap();
-    let (hub, port) = Hub::embedded(dir.path());
+    let (hub, _) = Hub::embedded(dir.path());
     let mut games = vec![
         Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 3, 3.0),
         Replay::new(2, "fide_world_cup_2025_rapid_10+10.pgn", 4, 3.0),
@@ -99,7 +99,7 @@ fn clockless_nodes_through_the_broker() {
     }
     let nodes: Vec<Node> = games
         .iter()
-        .map(|g| Node::start(g, port, dir.path()))
+        .map(|g| Node::start(g, &hub, dir.path()))
         .collect();
     for node in nodes {
         let report = node.finish(Duration::from_secs(120));

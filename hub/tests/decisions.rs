@@ -280,9 +280,9 @@ fn a_decision_that_does_not_fit_changes_nothing() {
 fn decisions_over_http_are_durable_and_replay_after_a_sigkill() {
     use support::{http_json, http_post, Hub, Node, Replay};
     let dir = tempfile::tempdir().unwrap();
-    let (mut hub, port) = Hub::embedded(dir.path());
+    let (mut hub, _) = Hub::embedded(dir.path());
     let game = Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 2, 3.0);
-    let report = Node::start(&game, port, dir.path()).finish(std::time::Duration::from_secs(60));
+    let report = Node::start(&game, &hub, dir.path()).finish(std::time::Duration::from_secs(60));
     assert_eq!(report["acked"], report["events"]);
     let played = moves(&http_json(hub.http, "/api/boards/1"));
     assert_eq!(played, game.sans);

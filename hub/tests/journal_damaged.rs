@@ -41,9 +41,9 @@ fn superseded_placement(journal: &Journal) -> Seq {
 #[test]
 fn a_damaged_record_is_named_to_the_arbiter_and_the_board_goes_on_exact() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut hub, port) = Hub::embedded(dir.path());
+    let (mut hub, _) = Hub::embedded(dir.path());
     let game = Replay::new(1, "fide_world_cup_2025_rapid_15+10.pgn", 3, 14.0);
-    let node = Node::start(&game, port, dir.path());
+    let node = Node::start(&game, &hub, dir.path());
     let deadline = Instant::now() + Duration::from_secs(30);
     while ply(&hub) < 24 {
         assert!(Instant::now() < deadline, "the game did not get going");

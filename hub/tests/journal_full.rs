@@ -78,7 +78,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     ];
     let nodes: Vec<Node> = games
         .iter()
-        .map(|g| Node::start(g, port, dir.path()))
+        .map(|g| Node::start(g, &hub, dir.path()))
         .collect();
     wait_until("both boards playing", Duration::from_secs(20), || {
         (1..=2).all(|b| {

@@ -1,5 +1,8 @@
 //! The night before round 1: the technician binds nodes (by their e-board's hardware id) to
 //! boards in the configuration, the nodes start, and `GET /api/nodes` says what is wrong.
+//! The nodes here are not enrolled (no keys), so the hall is opened to them
+//! (`[access] open_hall`): the mistakes to find are in the bindings, which in a closed hall
+//! enrolment makes in the same step (`tests/trust.rs`).
 
 mod support;
 
@@ -18,7 +21,8 @@ fn the_technician_sees_every_node_and_what_to_fix() {
     .unwrap();
     let (mut hub, port) = Hub::configured(
         dir.path(),
-        "[[rounds]]\nnumber = 1\npairings = \"round-1.csv\"\n\n\
+        "[access]\nopen_hall = true\n\n\
+         [[rounds]]\nnumber = 1\npairings = \"round-1.csv\"\n\n\
          [[nodes]]\nhardware = \"DGT-A\"\nboard = 1\n\n\
          [[nodes]]\nhardware = \"DGT-B\"\nboard = 3\n",
     );
@@ -31,7 +35,7 @@ fn the_technician_sees_every_node_and_what_to_fix() {
                 hardware_id: Some(hw.into()),
                 ..Replay::new(board, "fide_world_cup_2025_rapid_15+10.pgn", 1, 20.0)
             };
-            Node::start(&replay, port, dir.path())
+            Node::unenrolled(&replay, port, dir.path())
         })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(20);

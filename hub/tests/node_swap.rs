@@ -23,12 +23,12 @@ fn ply(hub: &Hub, board: u16) -> usize {
 #[test]
 fn a_node_swapped_during_a_game_continues_it_without_losing_or_repeating_a_move() {
     let dir = tempfile::tempdir().unwrap();
-    let (hub, port) = Hub::embedded(dir.path());
+    let (hub, _) = Hub::embedded(dir.path());
     let file = "fide_world_cup_2025_rapid_15+10.pgn";
     let game = Replay::new(7, file, 5, 16.0);
     let total = game.sans.len();
     assert!(total > 40, "a game long enough to swap in the middle");
-    let mut a = Node::start(&game, port, dir.path());
+    let mut a = Node::start(&game, &hub, dir.path());
 
     // Let A play about a third of the game, then pull its plug.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -49,7 +49,7 @@ fn a_node_swapped_during_a_game_continues_it_without_losing_or_repeating_a_move(
             from_ply: played,
             ..Replay::new(7, file, 5, 10.0)
         },
-        port,
+        &hub,
         dir.path(),
         "outbox-7-replacement",
     );

@@ -15,7 +15,7 @@ fn a_trf_rounds_pairings_and_the_hubs_results_back_out_as_trf() {
     let source = support::real_data().join("trf/karl-mala-gedenkturnier-2005_trf06.trf");
     let text = std::fs::read_to_string(&source).unwrap();
     std::fs::write(dir.path().join("karl.trf"), &text).unwrap();
-    let (hub, port) = Hub::configured(
+    let (hub, _) = Hub::configured(
         dir.path(),
         "[event]\nround = 7\n\n[pairings]\ntrf = \"karl.trf\"\n",
     );
@@ -35,7 +35,7 @@ fn a_trf_rounds_pairings_and_the_hubs_results_back_out_as_trf() {
 
     // Board 1 of round 7 plays (a real game), and the arbiter records a resignation.
     let game = Replay::new(1, "fide_world_cup_2025_rapid_15+10.pgn", 2, 3.0);
-    let node = Node::start(&game, port, dir.path());
+    let node = Node::start(&game, &hub, dir.path());
     node.finish(std::time::Duration::from_secs(30));
     let (status, body) = http_post(
         hub.http,

@@ -42,14 +42,14 @@ fn hundred_games() -> Vec<(String, Replay)> {
 #[test]
 fn a_hundred_real_games_through_real_nodes_agree_with_python_chess() {
     let dir = tempfile::tempdir().unwrap();
-    let (hub, port) = Hub::embedded(dir.path());
+    let (hub, _) = Hub::embedded(dir.path());
     let games = hundred_games();
     assert_eq!(games.len(), 100);
     // 25 processes at a time: a 2-core machine, and a realistic reconnect wave.
     for batch in games.chunks(25) {
         let nodes: Vec<Node> = batch
             .iter()
-            .map(|(_, g)| Node::start(g, port, dir.path()))
+            .map(|(_, g)| Node::start(g, &hub, dir.path()))
             .collect();
         for node in nodes {
             let report = node.finish(Duration::from_secs(120));

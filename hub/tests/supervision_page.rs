@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use link::{self, BrokerAddr, LinkOptions};
+use link::{self, BrokerAddr};
 use rumqttc::AsyncClient;
 use serde_json::Value;
 use shakmaty::{Position, Square};
@@ -61,13 +61,14 @@ arbiter_token = "{TOKEN}"
     )
 }
 
-/// Test boards publishing through the hub's broker as event `default`.
-async fn boards_client(port: u16) -> AsyncClient {
+/// Test boards publishing through the hub's broker as event `default`, in one session
+/// logged in as the first one's node (`login`); each board's events are sealed with its key.
+async fn boards_client(port: u16, login: &support::Enrolment) -> AsyncClient {
     let broker = BrokerAddr {
         host: "127.0.0.1".into(),
         port,
     };
-    let (client, mut events) = link::start(&broker, LinkOptions::new("supervision-test"));
+    let (client, mut events) = link::start(&broker, login.node_link());
     tokio::spawn(async move { while events.recv().await.is_some() {} });
     tokio::time::sleep(Duration::from_millis(300)).await;
     client
@@ -221,13 +222,14 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
         .map(|(board, game)| {
             Node::start(
                 &Replay::new(board, "fide_world_cup_2025_rapid_15+10.pgn", game, 60.0),
-                port,
+                &hub,
                 dir.path(),
             )
         })
         .collect();
-    let client = boards_client(port).await;
-    let mut b5 = TestBoard::start(5, client.clone()).await;
+    let five = hub.enrol("board-5", 5, dir.path());
+    let client = boards_client(port, &five).await;
+    let mut b5 = TestBoard::start(5, client.clone(), &five).await;
 
     let mut browser = Browser::start();
     browser.open_page(&format!("{url}/?token={TOKEN}&arbiter=Ola"));
@@ -449,8 +451,9 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::configured(dir.path(), &config(dir.path(), 3));
     let url = format!("http://{}", hub.http);
-    let client = boards_client(port).await;
-    let mut b6 = TestBoard::start(6, client.clone()).await;
+    let six = hub.enrol("board-6", 6, dir.path());
+    let client = boards_client(port, &six).await;
+    let mut b6 = TestBoard::start(6, client.clone(), &six).await;
 
     let mut browser = Browser::start();
     browser.open_page(&url);

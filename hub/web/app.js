@@ -567,6 +567,7 @@ async function start() {
   state.audience = session.arbiter && !spectatorPage ? "arbiters" : "spectators";
   document.body.classList.toggle("spectators", state.audience === "spectators");
   $("open-warning").hidden = session.login_required || spectatorPage;
+  $("open-hall-warning").hidden = !session.open_hall || spectatorPage;
   $("login-button").hidden = !session.login_required || session.arbiter;
   $("logout-button").hidden = !session.login_required || !session.arbiter;
   $("login-button").onclick = () => showLogin();

@@ -82,6 +82,8 @@ pub struct LinkOptions {
     pub backoff_max: Duration,
     /// Seeds the reconnect jitter.
     pub seed: u64,
+    /// The MQTT username and password (see the README's *Security*); `None`: anonymous.
+    pub credentials: Option<(String, String)>,
 }
 
 impl LinkOptions {
@@ -95,6 +97,7 @@ impl LinkOptions {
             backoff_base: Duration::from_millis(100),
             backoff_max: Duration::from_secs(5),
             seed: 0,
+            credentials: None,
         }
     }
 }
@@ -107,6 +110,9 @@ pub fn start(addr: &BrokerAddr, options: LinkOptions) -> (AsyncClient, mpsc::Rec
         .set_clean_session(options.clean_session)
         .set_inflight(options.inflight)
         .set_max_packet_size(256 * 1024, 256 * 1024);
+    if let Some((username, password)) = &options.credentials {
+        mqtt.set_credentials(username.clone(), password.clone());
+    }
     let (client, mut eventloop) = AsyncClient::new(mqtt, options.request_capacity);
     // Small request/response messages (an event, its acknowledgement) must not wait for
     // Nagle's algorithm to meet the peer's delayed ACK: that stalls a round trip by ~40 ms.

@@ -8,7 +8,10 @@ use crate::{DownlinkBody, UplinkBody};
 ///
 /// A receiver reads the version first and rejects a message of another version before it
 /// looks at the body (see [`crate::codec`]).
-pub const PROTOCOL_VERSION: u16 = 1;
+///
+/// Version 2 added the tag after each message on the wire ([`crate::seal`]); the layout of
+/// the messages themselves is version 1's.
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// A board's number in the hall, as on the pairing list (1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -5,10 +5,12 @@
 //! - [`uplink`]: what a node reports: [`Hello`], [`Placement`], [`ClockReport`], heartbeats.
 //! - [`downlink`]: what the hub answers: acknowledgements and resend requests.
 //! - [`piece`]: the board's own view of a piece ([`Color`], [`Role`], [`Piece`]).
-//! - [`topic`]: the MQTT topic scheme.
+//! - [`topic`]: the MQTT topic scheme; [`identity`]: who connects as whom.
 //! - [`time_control`]: time controls in PGN syntax, shared by the hub's clock model and the
 //!   replay node (not on the wire today).
 //! - [`codec`]: postcard encoding, with the version checked before the body is read.
+//! - [`seal`]: each message on the wire followed by its tag, HMAC-SHA-256 under the
+//!   node's key.
 //!
 //! The encoding is postcard: compact, stable, and without field names. So fields and enum
 //! variants are never reordered or removed; new variants are only ever appended, and a change
@@ -33,7 +35,9 @@ extern crate std;
 pub mod codec;
 pub mod downlink;
 pub mod envelope;
+pub mod identity;
 pub mod piece;
+pub mod seal;
 pub mod time_control;
 pub mod topic;
 pub mod uplink;

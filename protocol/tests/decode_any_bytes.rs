@@ -120,9 +120,12 @@ fn other_versions_are_named_not_called_garbage() {
         NodeMs(1),
         UplinkBody::Heartbeat,
     ));
-    bytes[0] = 2;
-    assert_eq!(decode_uplink(&bytes), Err(DecodeError::UnknownVersion(2)));
-    assert_eq!(PROTOCOL_VERSION, 1);
+    bytes[0] = 3;
+    assert_eq!(decode_uplink(&bytes), Err(DecodeError::UnknownVersion(3)));
+    // Version 1 had no tags: a node that old is named, not taken.
+    bytes[0] = 1;
+    assert_eq!(decode_uplink(&bytes), Err(DecodeError::UnknownVersion(1)));
+    assert_eq!(PROTOCOL_VERSION, 2);
 }
 
 /// A `Hello` is kept per board and journaled: its texts are bounded, where the broker would

@@ -1,5 +1,7 @@
 //! Frozen bytes of every message. A change here breaks every deployed board node: never edit
-//! an expectation, add a new protocol version instead.
+//! an expectation, add a new protocol version instead. Version 2 (the tags of
+//! [`protocol::seal`]) changed the first byte of every message; the frames with their tags
+//! are frozen at the end.
 
 use protocol::codec::{decode_downlink, decode_uplink, encode_downlink, encode_uplink};
 use protocol::{
@@ -50,7 +52,7 @@ fn check_uplink(message: Uplink, expected: &str) {
 
 #[test]
 fn heartbeat() {
-    check_uplink(uplink(UplinkBody::Heartbeat), "01ac02f0a204fbccb0d5aa3303");
+    check_uplink(uplink(UplinkBody::Heartbeat), "02ac02f0a204fbccb0d5aa3303");
 }
 
 #[test]
@@ -62,7 +64,7 @@ fn hello() {
             clock_hw: "".into(),
             highest_seq: Seq(69_999),
         })),
-        "01ac02f0a204fbccb0d5aa330010626f6172642d6e6f646520302e312e30\
+        "02ac02f0a204fbccb0d5aa330010626f6172642d6e6f646520302e312e30\
          084447542d3132333400efa204",
     );
 }
@@ -75,7 +77,7 @@ fn placement_of_the_start_position() {
     );
     check_uplink(
         uplink(UplinkBody::Placement(start_position())),
-        "01ac02f0a204fbccb0d5aa330124533642111111110000000000000000\
+        "02ac02f0a204fbccb0d5aa330124533642111111110000000000000000\
          0000000000000000777777778ab99ca8",
     );
 }
@@ -91,7 +93,7 @@ fn clock_press() {
             black_flag: true,
             pressed_by: Some(Color::White),
         })),
-        "01ac02f0a204fbccb0d5aa3302c0cbc902dfa712010100010100",
+        "02ac02f0a204fbccb0d5aa3302c0cbc902dfa712010100010100",
     );
 }
 
@@ -104,16 +106,57 @@ fn downlinks() {
         },
     );
     let bytes = encode_downlink(&ack);
-    assert_eq!(hex(&bytes), "0107008001");
+    assert_eq!(hex(&bytes), "0207008001");
     assert_eq!(decode_downlink(&bytes), Ok(ack));
 
     let resend = Downlink::new(BoardNo(7), DownlinkBody::ResendFrom { seq: Seq(5) });
     let bytes = encode_downlink(&resend);
-    assert_eq!(hex(&bytes), "01070105");
+    assert_eq!(hex(&bytes), "02070105");
     assert_eq!(decode_downlink(&bytes), Ok(resend));
 
     let continue_at = Downlink::new(BoardNo(7), DownlinkBody::ContinueAt { seq: Seq(300) });
     let bytes = encode_downlink(&continue_at);
-    assert_eq!(hex(&bytes), "010702ac02");
+    assert_eq!(hex(&bytes), "020702ac02");
     assert_eq!(decode_downlink(&bytes), Ok(continue_at));
+}
+
+/// The frames on the wire: each message followed by its tag. The tags were computed with
+/// Python's `hmac` module, independently of this crate:
+/// `hmac.new(key, b"zeitnot/up\0" + b"open-2026" + b"\0" + message, sha256).digest()[:16]`.
+#[test]
+fn sealed_frames() {
+    use protocol::seal::{self, NodeKey};
+    let key = NodeKey::from_bytes(std::array::from_fn(|i| i as u8));
+    assert_eq!(
+        key.to_text(),
+        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    );
+    let heartbeat = uplink(UplinkBody::Heartbeat);
+    let frame = seal::seal_uplink(Some(&key), "open-2026", &heartbeat);
+    assert_eq!(
+        hex(&frame),
+        "02ac02f0a204fbccb0d5aa3303\
+         7a0cb12e1f1cc0763e0cb5fe90276640"
+    );
+    let opened = seal::open_uplink(&frame).unwrap();
+    assert!(opened.verify(&key, "open-2026"));
+    assert_eq!(opened.message, heartbeat);
+
+    let ack = Downlink::new(
+        BoardNo(7),
+        DownlinkBody::Ack {
+            up_to_seq: Seq(128),
+        },
+    );
+    let frame = seal::seal_downlink(Some(&key), "open-2026", &ack);
+    assert_eq!(hex(&frame), "0207008001749be525a809a5d57079941a5901676e");
+    assert!(seal::open_downlink(&frame)
+        .unwrap()
+        .verify(&key, "open-2026"));
+
+    // Without a key: zeros.
+    let frame = seal::seal_uplink(None, "open-2026", &heartbeat);
+    assert_eq!(hex(&frame[frame.len() - 16..]), "0".repeat(32));
+    // The MQTT password a node derives from its key.
+    assert_eq!(key.derive("mqtt"), "e85412bbe0fe8a06192dd3e7e0132fe5");
 }

@@ -9,7 +9,8 @@ use board_node::{pgn, replay};
 use hub::core::hub::HubConfig;
 use hub::run::{self, BrokerChoice, Running, ServeConfig};
 use link::{BrokerAddr, LinkEvent};
-use protocol::UplinkBody;
+use protocol::seal::NodeKey;
+use protocol::{BoardNo, UplinkBody};
 
 const GAMES: &[u8] = include_bytes!("../../demo/world-cup-2025-rapid.pgn");
 
@@ -107,6 +108,21 @@ pub async fn print_hub_counters(http: std::net::SocketAddr, shown: &[&str]) {
             }
         }
     }
+}
+
+/// Enrols the simulated nodes of `boards` (hardware `bench-N`) as a technician does, over
+/// the hub's API; returns their keys, board 1's first.
+pub async fn enrol_nodes(http: SocketAddr, boards: std::ops::RangeInclusive<u16>) -> Vec<NodeKey> {
+    let client = reqwest::Client::new();
+    let mut keys = Vec::new();
+    for n in boards {
+        let key =
+            hub::cmd::enrol::over_http(&client, http, None, &format!("bench-{n}"), BoardNo(n))
+                .await
+                .expect("enrolment");
+        keys.push(key);
+    }
+    keys
 }
 
 /// Starts a hub in this process for event `event`: on the broker already listening on

@@ -14,7 +14,8 @@ use rumqttc::QoS;
 use serde::Deserialize;
 use tokio::io::AsyncBufReadExt;
 
-use crate::core::alerts::{AlertState, Language, Severity};
+use crate::core::alerts::{AlertAction, AlertCommand, AlertState, Language, Severity};
+use crate::core::ids::AlertId;
 
 pub struct PagerConfig {
     /// A zone, or `all` (the chief arbiter).
@@ -23,6 +24,41 @@ pub struct PagerConfig {
     pub event: String,
     pub name: String,
     pub language: Language,
+    /// The arbiter's credentials (`hub enrol-arbiter`, `POST /api/arbiters/enrol`): its
+    /// commands are sealed with its key, and it logs in to the broker as a pager. `None`:
+    /// anonymous and unsealed, which only an open hall takes.
+    pub credentials: Option<PagerCredentials>,
+}
+
+/// What `hub pager --key-file` reads: `{"arbiter", "key", "mqtt_password"}`.
+#[derive(Debug, Clone)]
+pub struct PagerCredentials {
+    pub arbiter: String,
+    pub key: protocol::seal::NodeKey,
+    pub mqtt_password: String,
+}
+
+impl PagerCredentials {
+    pub fn read(path: &std::path::Path) -> anyhow::Result<PagerCredentials> {
+        use anyhow::Context;
+        #[derive(Deserialize)]
+        struct File {
+            arbiter: String,
+            key: String,
+            mqtt_password: String,
+        }
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the key file {}", path.display()))?;
+        let file: File = serde_json::from_str(&text).with_context(|| {
+            format!("{}: expected the JSON of hub enrol-arbiter", path.display())
+        })?;
+        Ok(PagerCredentials {
+            arbiter: file.arbiter,
+            key: protocol::seal::NodeKey::parse(&file.key)
+                .with_context(|| format!("the key in {}", path.display()))?,
+            mqtt_password: file.mqtt_password,
+        })
+    }
 }
 
 /// An alert as a pager reads it off the wire.
@@ -166,6 +202,31 @@ fn read_typed(line: &str) -> Typed {
     }
 }
 
+/// A command as the hub reads it: sealed with the arbiter's key when the pager has one.
+fn command_payload(config: &PagerConfig, id: AlertId, command: AlertCommand) -> Vec<u8> {
+    match &config.credentials {
+        Some(credentials) => {
+            let sent_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            crate::view::pager::sealed_command(
+                &credentials.key,
+                &config.event,
+                id,
+                command,
+                sent_ms,
+            )
+        }
+        None => serde_json::to_vec(&serde_json::json!({
+            "id": id,
+            "action": command.action,
+            "by": command.by,
+            "note": command.note,
+        }))
+        .expect("a command serializes"),
+    }
+}
+
 /// Runs the pager until `q` or Ctrl-C.
 pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
     let zone = if config.zone == "all" {
@@ -173,11 +234,23 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
     } else {
         config.zone.as_str()
     };
+    let name = config
+        .credentials
+        .as_ref()
+        .map_or(config.name.clone(), |c| c.arbiter.clone());
+    // A client id of letters and digits only: some brokers refuse anything else.
+    let id_name: String = name.chars().filter(char::is_ascii_alphanumeric).collect();
     let mut options = LinkOptions::new(format!(
-        "zeitnot-pager-{}-{}",
-        config.name,
+        "{}{id_name}-{}",
+        protocol::identity::pager_client_prefix(&config.event),
         std::process::id()
     ));
+    options.credentials = config.credentials.as_ref().map(|c| {
+        (
+            protocol::identity::PAGER_USER.to_owned(),
+            c.mqtt_password.clone(),
+        )
+    });
     options.subscribe = vec![
         topic::alerts(&config.event, zone),
         topic::open_alerts(&config.event, zone),
@@ -218,17 +291,17 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
                     let command = match read_typed(&line) {
                         Typed::Ack(id) => {
                             let top = screen.ordered().into_iter().find(|a| a.state == AlertState::Raised).map(|a| a.id);
-                            id.or(top).map(|id| serde_json::json!({"id": id, "action": "ack", "by": config.name}))
+                            id.or(top).map(|id| (id, AlertCommand { action: AlertAction::Ack, by: name.clone(), note: None }))
                         }
-                        Typed::Resolve(id, note) => Some(serde_json::json!({"id": id, "action": "resolve", "by": config.name, "note": note})),
+                        Typed::Resolve(id, note) => Some((id, AlertCommand { action: AlertAction::Resolve, by: name.clone(), note })),
                         Typed::Quit => break,
                         Typed::Unknown => {
                             eprintln!("a ID: acknowledge · r ID NOTE: resolve · q: quit");
                             None
                         }
                     };
-                    if let Some(command) = command {
-                        let payload = serde_json::to_vec(&command)?;
+                    if let Some((id, command)) = command {
+                        let payload = command_payload(&config, AlertId(id), command);
                         if let Err(e) = client.try_publish(command_topic.clone(), QoS::AtLeastOnce, false, payload) {
                             eprintln!("not sent: {e}");
                         }

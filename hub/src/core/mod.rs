@@ -46,6 +46,7 @@ pub mod repetition;
 pub mod sensed;
 pub mod setup;
 pub mod time;
+pub mod trust;
 
 /// `"white"` or `"black"`, as the hub's JSON spells a side.
 pub fn color_name(color: shakmaty::Color) -> &'static str {

@@ -21,6 +21,8 @@ pub struct Access {
     arbiter_token: Option<Arc<str>>,
     /// Names the hub is reached under, besides IP addresses and `localhost`.
     hosts: Arc<[String]>,
+    /// Unsealed events are taken from boards nobody enrolled: the page says so.
+    open_hall: bool,
 }
 
 impl Access {
@@ -29,7 +31,19 @@ impl Access {
         Access {
             arbiter_token: arbiter_token.filter(|t| !t.is_empty()).map(Into::into),
             hosts: Arc::new([]),
+            open_hall: false,
         }
+    }
+
+    /// The hall takes unsealed events from boards nobody enrolled (`[access] open_hall`).
+    #[must_use]
+    pub fn with_open_hall(mut self, open_hall: bool) -> Access {
+        self.open_hall = open_hall;
+        self
+    }
+
+    pub fn open_hall(&self) -> bool {
+        self.open_hall
     }
 
     /// The names (`[access] hosts`) the hub answers to besides its IP addresses and
@@ -116,6 +130,28 @@ pub async fn arbiters_only(State(access): State<Access>, request: Request, next:
             "Bearer realm=\"zeitnot arbiters\"",
         )],
         "the arbiters' view: log in on the page, or send Authorization: Bearer <token>\n",
+    )
+        .into_response()
+}
+
+/// Middleware of the routes that hand out or revoke node keys: behind the arbiter token like
+/// the rest of the arbiters' view; without a token, only for a client on the hub's own
+/// machine (the technician at the hub, `hub enrol`), never for anyone on the hall network.
+pub async fn keys_from_here_only(
+    State(access): State<Access>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let local = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .is_some_and(|peer| peer.0.ip().is_loopback());
+    if access.login_required() || local {
+        return next.run(request).await;
+    }
+    (
+        StatusCode::FORBIDDEN,
+        "node keys are handed out only with the arbiter token ([access] arbiter_token), or to the hub's own machine\n",
     )
         .into_response()
 }

@@ -13,6 +13,7 @@ use crate::core::alerts::{Alert, AlertCommand};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
 use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
+use crate::core::hub::{ArbiterEnrolment, Enrolled};
 use crate::core::ids::{AlertId, HardwareId};
 use crate::core::setup::NodesReport;
 use crate::edge::access::Access;
@@ -55,6 +56,15 @@ pub enum Query {
     /// The technician binds a node's e-board hardware to a board (`None`: unbinds it);
     /// answered with the nodes' report once the binding is durable.
     Bind(HardwareId, Option<BoardNo>, oneshot::Sender<NodesReport>),
+    /// The technician enrols a node's hardware for a board: its key and its binding in one
+    /// step; answered with the key once durable.
+    Enrol(HardwareId, BoardNo, oneshot::Sender<Enrolled>),
+    /// The technician revokes a node's key; answered with the nodes' report once durable.
+    Revoke(HardwareId, oneshot::Sender<NodesReport>),
+    /// Who an external broker must let in: `username:password` lines.
+    BrokerUsers(oneshot::Sender<Option<String>>),
+    /// An arbiter's pager credentials.
+    ArbiterEnrolment(String, oneshot::Sender<Option<ArbiterEnrolment>>),
     /// The public feed's games of a round (one board, or all); `None` for a round not in
     /// play.
     Broadcast(

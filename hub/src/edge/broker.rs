@@ -6,29 +6,91 @@
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use rumqttd::{Broker, Config, ConnectionSettings, RouterConfig, ServerSettings};
 
-/// Starts the broker on `listen` and returns once it accepts connections.
-pub fn start(listen: SocketAddr) -> anyhow::Result<()> {
+/// Who may connect: username → the password and how the client id must start
+/// (`protocol::identity`). Shared with the hub's loop, which updates the nodes' entries as
+/// nodes are enrolled, moved and revoked; the broker reads it at each CONNECT.
+#[derive(Debug, Clone, Default)]
+pub struct Users(Arc<RwLock<HashMap<String, User>>>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct User {
+    password: String,
+    client_prefix: String,
+}
+
+impl Users {
+    /// Admits `username` with `password` for client ids starting with `client_prefix`.
+    pub fn set(&self, username: String, password: String, client_prefix: String) {
+        let user = User {
+            password,
+            client_prefix,
+        };
+        self.0.write().expect("users lock").insert(username, user);
+    }
+
+    /// Forgets `username`: a revoked node, a node moved to another board.
+    pub fn remove(&self, username: &str) {
+        self.0.write().expect("users lock").remove(username);
+    }
+
+    /// Whether a CONNECT with these may go on: the password (compared in constant time)
+    /// and the client id both the user's. A node cannot take another's client id and so
+    /// cut its session; a stranger cannot connect at all.
+    pub fn admits(&self, client_id: &str, username: &str, password: &str) -> bool {
+        let users = self.0.read().expect("users lock");
+        let Some(user) = users.get(username) else {
+            return false;
+        };
+        let same = user.password.len() == password.len()
+            && user
+                .password
+                .bytes()
+                .zip(password.bytes())
+                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                == 0;
+        same && client_id.starts_with(&user.client_prefix)
+    }
+}
+
+/// Starts the broker on `listen` and returns once it accepts connections. With `users`,
+/// only they may connect (anonymous clients and wrong passwords are refused at CONNECT);
+/// without, anyone (an open hall).
+pub fn start(listen: SocketAddr, users: Option<Users>) -> anyhow::Result<()> {
     // rumqttd reports a bind failure only in its own thread's log; find out here instead.
     drop(TcpListener::bind(listen).with_context(|| format!("MQTT address {listen} is not free"))?);
 
+    let mut connections = ConnectionSettings {
+        connection_timeout_ms: 60_000,
+        max_payload_size: 256 * 1024,
+        max_inflight_count: 500,
+        auth: None,
+        external_auth: None,
+        dynamic_filters: true,
+    };
+    if let Some(users) = users.clone() {
+        connections.set_auth_handler(move |client_id: String, username: String, password: String| {
+            let users = users.clone();
+            async move {
+                let admitted = users.admits(&client_id, &username, &password);
+                if !admitted {
+                    tracing::warn!(%client_id, %username, "MQTT client refused: unknown user, wrong password or another's client id");
+                }
+                admitted
+            }
+        });
+    }
     let server = ServerSettings {
         name: "zeitnot-v4".into(),
         listen,
         tls: None,
         next_connection_delay_ms: 1,
-        connections: ConnectionSettings {
-            connection_timeout_ms: 60_000,
-            max_payload_size: 256 * 1024,
-            max_inflight_count: 500,
-            auth: None,
-            external_auth: None,
-            dynamic_filters: true,
-        },
+        connections,
     };
     let config = Config {
         id: 0,
@@ -58,27 +120,50 @@ pub fn start(listen: SocketAddr) -> anyhow::Result<()> {
         .context("starting the broker thread")?;
 
     let deadline = Instant::now() + Duration::from_secs(10);
-    while mqtt_session(listen).is_err() {
+    let probe = users.map(|users| {
+        let password = format!("{:032x}", rand::random::<u128>());
+        users.set(PROBE_USER.into(), password.clone(), PROBE_CLIENT.into());
+        (users, password)
+    });
+    let login = probe.as_ref().map(|(_, password)| password.as_str());
+    while mqtt_session(listen, login).is_err() {
         if Instant::now() > deadline {
             bail!("the embedded MQTT broker did not start listening on {listen}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    if let Some((users, _)) = probe {
+        users.remove(PROBE_USER);
+    }
     Ok(())
 }
 
-/// One MQTT 3.1.1 session: CONNECT, CONNACK accepted, close. A bare TCP probe
-/// would do to know the port listens, but rumqttd logs every connection closed before its
-/// CONNECT as an error, and a newcomer's first line would be an `ERROR` for nothing.
-fn mqtt_session(broker: SocketAddr) -> std::io::Result<()> {
+/// The readiness probe's one-time identity, removed once the broker answered it.
+const PROBE_USER: &str = "zeitnot-probe";
+const PROBE_CLIENT: &str = "zeitnot-hub-probe";
+
+/// One MQTT 3.1.1 session: CONNECT (with the probe's login, if the broker wants one),
+/// CONNACK accepted, close. A bare TCP probe would do to know the port listens, but rumqttd
+/// logs every connection closed before its CONNECT as an error, and a newcomer's first line
+/// would be an `ERROR` for nothing.
+fn mqtt_session(broker: SocketAddr, password: Option<&str>) -> std::io::Result<()> {
     use std::io::{Error, Read, Write};
-    const CLIENT_ID: &[u8] = b"zeitnot-hub-probe";
+    let client_id = PROBE_CLIENT.as_bytes();
     let mut stream = TcpStream::connect_timeout(&broker, Duration::from_millis(200))?;
     stream.set_read_timeout(Some(Duration::from_millis(500)))?;
-    // Variable header: protocol name "MQTT", level 4, clean session, keep-alive 10 s.
-    let mut connect = vec![0x00, 0x04, b'M', b'Q', b'T', b'T', 0x04, 0x02, 0x00, 0x0a];
-    connect.extend_from_slice(&(CLIENT_ID.len() as u16).to_be_bytes());
-    connect.extend_from_slice(CLIENT_ID);
+    // Variable header: protocol name "MQTT", level 4, flags (clean session; username and
+    // password with a login), keep-alive 10 s.
+    let flags = if password.is_some() { 0xc2 } else { 0x02 };
+    let mut connect = vec![0x00, 0x04, b'M', b'Q', b'T', b'T', 0x04, flags, 0x00, 0x0a];
+    let mut field = |bytes: &[u8]| {
+        connect.extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+        connect.extend_from_slice(bytes);
+    };
+    field(client_id);
+    if let Some(password) = password {
+        field(PROBE_USER.as_bytes());
+        field(password.as_bytes());
+    }
     let mut packet = vec![0x10, connect.len() as u8];
     packet.extend_from_slice(&connect);
     stream.write_all(&packet)?;

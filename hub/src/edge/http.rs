@@ -52,6 +52,17 @@ pub async fn bind(
         .route("/api/results.trf", get(results_trf))
         .route("/api/nodes", get(nodes))
         .route("/api/nodes/bind", post(bind_node))
+        .merge(
+            Router::new()
+                .route("/api/nodes/enrol", post(enrol_node))
+                .route("/api/nodes/revoke", post(revoke_node))
+                .route("/api/arbiters/enrol", post(enrol_arbiter))
+                .route("/api/broker/users", get(broker_users))
+                .route_layer(axum::middleware::from_fn_with_state(
+                    access.clone(),
+                    access::keys_from_here_only,
+                )),
+        )
         .route("/api/alerts", get(alerts))
         .route("/api/alerts/{id}", get(alert))
         .route("/api/alerts/{id}/ack", post(acknowledge))
@@ -87,7 +98,9 @@ pub async fn bind(
         .await
         .map_err(|e| anyhow::anyhow!("HTTP address {addr}: {e}"))?;
     let local = listener.local_addr()?;
-    Ok((local, async move { axum::serve(listener, router).await }))
+    // The peer's address, for what only the hub's own machine may ask without a token.
+    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    Ok((local, async move { axum::serve(listener, service).await }))
 }
 
 async fn boards(State(api): State<Api>) -> Result<Json<Vec<BoardSummary>>, ApiError> {
@@ -286,6 +299,118 @@ async fn bind_node(
     api.ask(|reply| Query::Bind(body.hardware, body.board, reply))
         .await
         .map(Json)
+}
+
+/// Body of `POST /api/nodes/enrol`: `{"hardware": "DGT-3000-17", "board": 12}`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnrolBody {
+    hardware: HardwareId,
+    board: BoardNo,
+}
+
+/// The answer: `{"hardware": "DGT-3000-17", "board": 12, "key": "64 hex digits"}`, the
+/// `key` being what the node's `--key-file` holds.
+#[derive(Debug, serde::Serialize)]
+struct EnrolAnswer {
+    hardware: HardwareId,
+    board: BoardNo,
+    key: String,
+}
+
+/// The technician enrols a node for a board in one step: its key (the same one again for
+/// hardware already enrolled) and its binding, which replaces the board's earlier node.
+async fn enrol_node(
+    State(api): State<Api>,
+    Json(body): Json<EnrolBody>,
+) -> Result<Json<EnrolAnswer>, ApiError> {
+    check_hardware(&body.hardware)?;
+    if body.board.0 == 0 || body.board > BoardNo::MAX {
+        return Err(ApiError::BadQuery(format!(
+            "a board from 1 to {}",
+            BoardNo::MAX
+        )));
+    }
+    let enrolled = api
+        .ask(|reply| Query::Enrol(body.hardware, body.board, reply))
+        .await?;
+    Ok(Json(EnrolAnswer {
+        hardware: enrolled.hardware,
+        board: enrolled.board,
+        key: enrolled.key.to_text(),
+    }))
+}
+
+/// `GET /api/broker/users`: everyone an external broker must let in, as `username:password`
+/// lines for `mosquitto_passwd -U` (`deploy/mosquitto/README.md`).
+async fn broker_users(State(api): State<Api>) -> Result<Response, ApiError> {
+    let users = api
+        .ask(Query::BrokerUsers)
+        .await?
+        .ok_or(ApiError::Stopping)?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], users).into_response())
+}
+
+/// Body of `POST /api/arbiters/enrol`: `{"arbiter": "IA Berg"}`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArbiterBody {
+    arbiter: String,
+}
+
+/// An arbiter's pager credentials, `{"arbiter", "key", "mqtt_password"}`: what `hub pager
+/// --key-file` reads. The key derives from the hall's secret and the name, so asking again
+/// gives the same one.
+async fn enrol_arbiter(
+    State(api): State<Api>,
+    Json(body): Json<ArbiterBody>,
+) -> Result<Response, ApiError> {
+    crate::core::arbiter::check_signature(&body.arbiter, None)
+        .map_err(|e| ApiError::BadQuery(e.to_string()))?;
+    if body.arbiter.trim().is_empty() {
+        return Err(ApiError::BadQuery("an arbiter's name".into()));
+    }
+    let enrolment = api
+        .ask(|reply| Query::ArbiterEnrolment(body.arbiter, reply))
+        .await?
+        .ok_or(ApiError::Stopping)?;
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        enrolment.to_json(),
+    )
+        .into_response())
+}
+
+/// Body of `POST /api/nodes/revoke`: `{"hardware": "DGT-3000-17"}`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RevokeBody {
+    hardware: HardwareId,
+}
+
+/// The technician revokes a node's key (a node lost or stolen): its hardware is unbound and
+/// nothing sealed with the key is taken again. Answers with the nodes' report.
+async fn revoke_node(
+    State(api): State<Api>,
+    Json(body): Json<RevokeBody>,
+) -> Result<Json<NodesReport>, ApiError> {
+    check_hardware(&body.hardware)?;
+    api.ask(|reply| Query::Revoke(body.hardware, reply))
+        .await
+        .map(Json)
+}
+
+/// A hardware id as a node can announce it: not empty, at most `Hello::MAX_TEXT` bytes, no
+/// control characters.
+fn check_hardware(hardware: &HardwareId) -> Result<(), ApiError> {
+    let id = hardware.as_str();
+    if id.is_empty() || id.len() > protocol::Hello::MAX_TEXT || id.chars().any(char::is_control) {
+        return Err(ApiError::BadQuery(format!(
+            "a hardware id of 1 to {} bytes without control characters",
+            protocol::Hello::MAX_TEXT
+        )));
+    }
+    Ok(())
 }
 
 /// The pairing program's TRF with the hub's results of the round in play entered.

@@ -6,7 +6,7 @@
 //! board nodes resend.
 
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
-use protocol::{codec, topic, BoardNo, Downlink, DownlinkBody};
+use protocol::{topic, BoardNo, DownlinkBody};
 use rumqttc::{AsyncClient, QoS};
 use std::sync::Arc;
 
@@ -20,16 +20,22 @@ pub struct HubLink {
     metrics: Arc<Metrics>,
 }
 
-/// Connects (and keeps reconnecting) to `addr`; incoming messages arrive on the receiver.
+/// Connects (and keeps reconnecting) to `addr` as the hub (`login`: its MQTT username and
+/// password); incoming messages arrive on the receiver.
 /// The client id ends in the journal's `session_secret`: stable across restarts, unknown to
 /// anyone else (a client that connects with the hub's id takes its session over).
 pub fn connect(
     addr: &BrokerAddr,
     event: &str,
     session_secret: &str,
+    login: (String, String),
     metrics: Arc<Metrics>,
 ) -> (HubLink, mpsc::Receiver<LinkEvent>) {
-    let mut options = LinkOptions::new(format!("zeitnot-hub-{event}-{session_secret}"));
+    let mut options = LinkOptions::new(format!(
+        "{}{session_secret}",
+        protocol::identity::hub_client_prefix(event)
+    ));
+    options.credentials = Some(login);
     options.clean_session = false;
     options.subscribe = vec![topic::uplink_filter(event), topic::pager_command(event)];
     options.request_capacity = 65_536;
@@ -58,15 +64,15 @@ impl HubLink {
         }
     }
 
-    /// Queues a downlink. When the queue is full it is dropped: the node resends after its
-    /// timeout and the hub answers the duplicate with the acknowledgement again.
-    pub fn send(&self, board: BoardNo, body: DownlinkBody) {
-        let bytes = codec::encode_downlink(&Downlink::new(board, body));
+    /// Queues a downlink's sealed `frame`. When the queue is full it is dropped: the node
+    /// resends after its timeout and the hub answers the duplicate with the acknowledgement
+    /// again.
+    pub fn send(&self, board: BoardNo, body: DownlinkBody, frame: Vec<u8>) {
         match self.client.try_publish(
             topic::downlink(&self.event, board),
             QoS::AtLeastOnce,
             false,
-            bytes,
+            frame,
         ) {
             Ok(()) => {
                 if matches!(body, DownlinkBody::Ack { .. }) {

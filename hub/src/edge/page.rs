@@ -57,17 +57,20 @@ async fn app_css() -> Response {
     asset("text/css; charset=utf-8", APP_CSS)
 }
 
-/// `GET /api/session`: `{"arbiter": bool, "login_required": bool}`.
+/// `GET /api/session`: `{"arbiter": bool, "login_required": bool, "open_hall": bool}`.
 #[derive(serde::Serialize)]
 struct Session {
     arbiter: bool,
     login_required: bool,
+    /// Unsealed events are taken from boards nobody enrolled.
+    open_hall: bool,
 }
 
 async fn session(State(api): State<Api>, headers: HeaderMap) -> Json<Session> {
     Json(Session {
         arbiter: api.access.is_arbiter(&headers),
         login_required: api.access.login_required(),
+        open_hall: api.access.open_hall(),
     })
 }
 

@@ -18,12 +18,19 @@
 //! The technician's bindings of nodes to boards made over the API go to a fourth tree,
 //! `bindings`: key = the e-board's hardware id, value = the board (2 bytes, big-endian).
 //!
+//! The keys of the enrolled nodes go to a fifth tree, `enrolments`: key = the hardware id,
+//! value = the node's key (32 bytes); a revoked key is removed. The data directory is as
+//! secret as the keys it holds.
+//!
 //! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
 //! acknowledged to a node before that (see [`super::flusher`]).
 
 use std::path::Path;
 
-use protocol::{codec, BoardNo, Seq};
+use std::collections::BTreeMap;
+
+use protocol::seal::{NodeKey, KEY_LEN as KEY_LEN_NODE};
+use protocol::{codec, BoardNo, Seq, PROTOCOL_VERSION};
 
 use crate::core::alerts::Alert;
 use crate::core::arbiter::DecisionRecord;
@@ -69,6 +76,7 @@ pub struct Journal {
     decisions: sled::Tree,
     alerts: sled::Tree,
     bindings: sled::Tree,
+    enrolments: sled::Tree,
 }
 
 impl Journal {
@@ -83,12 +91,14 @@ impl Journal {
         let decisions = db.open_tree("decisions")?;
         let alerts = db.open_tree("alerts")?;
         let bindings = db.open_tree("bindings")?;
+        let enrolments = db.open_tree("enrolments")?;
         Ok(Journal {
             db,
             events,
             decisions,
             alerts,
             bindings,
+            enrolments,
         })
     }
 
@@ -115,7 +125,55 @@ impl Journal {
             Write::Decision(decision) => self.append_decision(decision),
             Write::Alert(alert) => self.put_alert(alert),
             Write::Binding { hardware, board } => self.put_binding(hardware, *board),
+            Write::Enrolment { hardware, key } => self.put_enrolment(hardware, key.as_ref()),
         }
+    }
+
+    /// Keeps `hardware`'s key (`None`: removes it, revoked); durable after the next flush.
+    pub fn put_enrolment(
+        &self,
+        hardware: &HardwareId,
+        key: Option<&NodeKey>,
+    ) -> Result<(), StoreError> {
+        let id = hardware.as_str().as_bytes();
+        match key {
+            Some(key) => self.enrolments.insert(id, key.bytes().as_slice())?,
+            None => self.enrolments.remove(id)?,
+        };
+        Ok(())
+    }
+
+    /// Every enrolled node's key: hardware id → key.
+    pub fn enrolments(&self) -> Result<BTreeMap<HardwareId, NodeKey>, StoreError> {
+        self.enrolments
+            .iter()
+            .map(|entry| {
+                let (id, value) = entry?;
+                let bytes = <[u8; KEY_LEN_NODE]>::try_from(value.as_ref())
+                    .map_err(|_| StoreError::BadKey(value.len()))?;
+                Ok((
+                    HardwareId(String::from_utf8_lossy(&id).into_owned()),
+                    NodeKey::from_bytes(bytes),
+                ))
+            })
+            .collect()
+    }
+
+    /// The hall's own secret: random, made on the first start and kept with the journal.
+    /// The hub's and the pagers' MQTT passwords and the arbiters' keys derive from it
+    /// (README, *Security*), so they survive restarts and are known to nobody else.
+    pub fn hall_secret(&self) -> Result<NodeKey, StoreError> {
+        const KEY: &[u8] = b"hall_secret";
+        let meta = self.db.open_tree("meta")?;
+        if let Some(secret) = meta.get(KEY)? {
+            let bytes = <[u8; KEY_LEN_NODE]>::try_from(secret.as_ref())
+                .map_err(|_| StoreError::BadKey(secret.len()))?;
+            return Ok(NodeKey::from_bytes(bytes));
+        }
+        let bytes: [u8; KEY_LEN_NODE] = rand::random();
+        meta.insert(KEY, bytes.as_slice())?;
+        self.db.flush()?;
+        Ok(NodeKey::from_bytes(bytes))
     }
 
     /// Buffers a record; durable after the next [`Journal::flush`].
@@ -287,8 +345,13 @@ fn decode(key: &[u8], value: &[u8]) -> Result<Record, StoreError> {
         )));
     }
     let at = u64::from_be_bytes(value[1..HEADER_LEN].try_into().expect("8 bytes"));
-    let event =
-        codec::decode_uplink(&value[HEADER_LEN..]).map_err(|e| unreadable(e.to_string()))?;
+    let mut message = std::borrow::Cow::Borrowed(&value[HEADER_LEN..]);
+    if message.first() == Some(&1) {
+        // Written under protocol 1, whose messages have version 2's layout (2 added the
+        // tags on the wire, which the journal does not keep): read as version 2.
+        message.to_mut()[0] = PROTOCOL_VERSION as u8;
+    }
+    let event = codec::decode_uplink(&message).map_err(|e| unreadable(e.to_string()))?;
     if event.board != board || event.seq != seq {
         return Err(unreadable(format!(
             "holds {}/{}",

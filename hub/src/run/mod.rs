@@ -17,7 +17,7 @@ mod live;
 
 use self::journal::JournalLink;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,17 +25,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use link::{BrokerAddr, LinkEvent};
-use protocol::{codec, topic, DecodeError};
+use protocol::seal::{self, NodeKey};
+use protocol::{identity, topic, BoardNo, DecodeError};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::Alert;
 use crate::core::arbiter::{AuditEntry, DecisionError};
 use crate::core::hub::{
-    Count, Hub, HubConfig, Journaled, Output, Replayed, Reply, RequestId, Restored,
+    ArbiterEnrolment, Count, Enrolled, Hub, HubConfig, Journaled, Output, Replayed, Reply,
+    RequestId, Restored, Write,
 };
 use crate::core::setup::NodesReport;
 use crate::core::time::HubMs;
+use crate::core::trust::Refusal;
 use crate::edge::api::Query;
 use crate::edge::broker;
 use crate::edge::flusher::Flushed;
@@ -121,6 +124,11 @@ pub async fn serve(
     let session_secret = opened
         .session_secret()
         .context("the hub's MQTT session id")?;
+    let hall_secret = opened.hall_secret().context("the hall's secret")?;
+    let hub_login = (
+        identity::HUB_USER.to_owned(),
+        identity::hub_password(&hall_secret),
+    );
     tracing::info!(
         records = restored.records,
         boards = restored.boards,
@@ -129,9 +137,27 @@ pub async fn serve(
         "journal replayed"
     );
 
+    // The embedded broker lets in only the hall's own clients, unless the hall is open.
+    let users = match (&config.broker, config.hub.open_hall) {
+        (BrokerChoice::Embedded(_), false) => {
+            let users = broker::Users::default();
+            users.set(
+                hub_login.0.clone(),
+                hub_login.1.clone(),
+                identity::hub_client_prefix(&event),
+            );
+            users.set(
+                identity::PAGER_USER.into(),
+                identity::pager_password(&hall_secret),
+                identity::pager_client_prefix(&event),
+            );
+            Some(users)
+        }
+        _ => None,
+    };
     let broker_addr = match &config.broker {
         BrokerChoice::Embedded(listen) => {
-            broker::start(*listen)?;
+            broker::start(*listen, users.clone())?;
             let host = match listen.ip() {
                 ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
                 ip => ip,
@@ -144,11 +170,22 @@ pub async fn serve(
         }
         BrokerChoice::External(addr) => addr.clone(),
     };
-    let (link, mut incoming) =
-        mqtt::connect(&broker_addr, &event, &session_secret, metrics.clone());
+    let (link, mut incoming) = mqtt::connect(
+        &broker_addr,
+        &event,
+        &session_secret,
+        hub_login,
+        metrics.clone(),
+    );
     let (queries_tx, mut queries) = mpsc::channel(256);
     let access = crate::edge::access::Access::new(config.arbiter_token.clone())
-        .with_hosts(config.hosts.clone());
+        .with_hosts(config.hosts.clone())
+        .with_open_hall(config.hub.open_hall);
+    if config.hub.open_hall {
+        tracing::warn!(
+            "[access] open_hall: events from boards whose node was never enrolled are taken unsealed; anyone on the network can speak for those boards"
+        );
+    }
     if !access.login_required() {
         tracing::warn!(
             "no arbiter token ([access] arbiter_token): anyone who reaches the HTTP port sees the live games and the alerts"
@@ -175,7 +212,11 @@ pub async fn serve(
         next_request: 0,
         live: live::LivePages::default(),
         follower: feed::Follower::new(lichess),
+        unauthenticated: HashMap::new(),
+        users,
+        node_users: BTreeSet::new(),
     };
+    shell.admit_nodes();
     // What the restore asked for: alerts raised again, every zone's open list.
     shell.carry_out()?;
     let mut retry = tokio::time::interval(journal::RETRY);
@@ -239,6 +280,73 @@ fn restored_hub(
     Ok((hub, restored))
 }
 
+/// Enrols `hardware` for `board` in the journal at `data` of a hub that is not running, as
+/// `POST /api/nodes/enrol` does on one that runs: the same fold, the same core call, its
+/// writes flushed before the key is handed out.
+pub fn enrol_offline(
+    data: &std::path::Path,
+    config: &HubConfig,
+    hardware: &crate::core::ids::HardwareId,
+    board: BoardNo,
+) -> anyhow::Result<Enrolled> {
+    let journal = Journal::open(data).with_context(|| {
+        format!(
+            "opening the journal in {} (while the hub runs, enrol with POST /api/nodes/enrol)",
+            data.display()
+        )
+    })?;
+    let metrics = Metrics::default();
+    let mut clock = HubClock::default();
+    let (mut hub, _) = restored_hub(config, &journal, &metrics, &mut clock)?;
+    let now = clock.now();
+    let fresh = NodeKey::from_bytes(rand::random());
+    hub.handle_enrolment(now, RequestId(0), hardware, board, fresh);
+    let mut enrolled = None;
+    for output in hub.poll_all_durable(now) {
+        match output {
+            Output::Write(_, write) => journal.write(&write)?,
+            Output::Reply(_, Reply::Enrolled(answer)) => enrolled = Some(answer),
+            _ => {}
+        }
+    }
+    journal.flush()?;
+    enrolled.context("the core gave no enrolment")
+}
+
+/// The external broker's users (`Hub::broker_users`) from the journal at `data` of a hub
+/// that is not running (while it runs: `GET /api/broker/users`). Makes the hall's secret on
+/// a first run, so the broker can be set up before the hub first starts.
+pub fn broker_users_offline(data: &std::path::Path, config: &HubConfig) -> anyhow::Result<String> {
+    let journal = Journal::open(data).with_context(|| {
+        format!(
+            "opening the journal in {} (while the hub runs, use GET /api/broker/users)",
+            data.display()
+        )
+    })?;
+    let metrics = Metrics::default();
+    let mut clock = HubClock::default();
+    let (hub, _) = restored_hub(config, &journal, &metrics, &mut clock)?;
+    journal.flush()?;
+    hub.broker_users().context("the hall has no secret")
+}
+
+/// Arbiter `name`'s pager credentials from the journal at `data` of a hub that is not
+/// running (while it runs: `POST /api/arbiters/enrol`).
+pub fn arbiter_offline(data: &std::path::Path, name: &str) -> anyhow::Result<ArbiterEnrolment> {
+    let journal = Journal::open(data).with_context(|| {
+        format!(
+            "opening the journal in {} (while the hub runs, use POST /api/arbiters/enrol)",
+            data.display()
+        )
+    })?;
+    let hall = journal.hall_secret()?;
+    Ok(ArbiterEnrolment {
+        arbiter: name.to_owned(),
+        key: pager::arbiter_key(&hall, name),
+        mqtt_password: identity::pager_password(&hall),
+    })
+}
+
 /// The journal as the core restores it. A record or decision that cannot be read is
 /// counted and logged; the rest restores.
 fn journaled<'a>(
@@ -276,6 +384,8 @@ fn journaled<'a>(
         decisions,
         alerts,
         bindings: journal.bindings().context("reading the bindings")?,
+        enrolments: journal.enrolments().context("reading the enrolled nodes")?,
+        hall_secret: Some(journal.hall_secret().context("the hall's secret")?),
     })
 }
 
@@ -284,6 +394,7 @@ enum Waiting {
     Decision(oneshot::Sender<Result<AuditEntry, DecisionError>>),
     Alert(oneshot::Sender<Result<Alert, AlertError>>),
     Nodes(oneshot::Sender<NodesReport>),
+    Enrolled(oneshot::Sender<Enrolled>),
 }
 
 /// What the loop owns: the core and the edges it carries out outputs on.
@@ -302,6 +413,12 @@ struct Shell {
     live: live::LivePages,
     /// The LiveChess folder and the lichess pusher.
     follower: feed::Follower,
+    /// Unauthenticated events refused per board, to log the 1st, 2nd, 4th, …
+    unauthenticated: HashMap<BoardNo, u64>,
+    /// Who the embedded broker lets in (`None`: an external broker, or an open hall).
+    users: Option<broker::Users>,
+    /// The nodes' usernames `users` holds now.
+    node_users: BTreeSet<String>,
 }
 
 impl Shell {
@@ -317,12 +434,42 @@ impl Shell {
         tokio::time::sleep(wait)
     }
 
+    /// The embedded broker lets in exactly the enrolled nodes, each under its board's
+    /// username with the password its key derives.
+    fn admit_nodes(&mut self) {
+        let Some(users) = &self.users else {
+            return;
+        };
+        let event = self.hub.event().to_owned();
+        let mut now = BTreeSet::new();
+        for (board, key) in self.hub.enrolled_boards() {
+            let user = identity::node_user(board);
+            users.set(
+                user.clone(),
+                identity::node_password(key),
+                identity::node_client_prefix(&event, board),
+            );
+            now.insert(user);
+        }
+        for gone in self.node_users.difference(&now) {
+            users.remove(gone);
+        }
+        self.node_users = now;
+    }
+
     /// Carries out what the core asked, in order. Only a failing journal is an error.
     fn carry_out(&mut self) -> anyhow::Result<()> {
         while let Some(output) = self.hub.poll_output() {
             match output {
-                Output::Write(at, write) => self.journal.write(at, &write),
-                Output::Downlink(board, body) => self.link.send(board, body),
+                Output::Write(at, write) => {
+                    let enrolment =
+                        matches!(write, Write::Enrolment { .. } | Write::Binding { .. });
+                    self.journal.write(at, &write);
+                    if enrolment {
+                        self.admit_nodes();
+                    }
+                }
+                Output::Downlink(board, body, frame) => self.link.send(board, body, frame),
                 Output::AlertChanged(change) => {
                     self.link.publish_json(
                         topic::alerts(self.hub.event(), &change.alert.zone),
@@ -356,6 +503,7 @@ impl Shell {
             restored_hub(&self.hub_config, journal, &self.metrics, &mut self.clock)?;
         self.hub = hub;
         self.waiting.clear();
+        self.admit_nodes();
         tracing::warn!(
             records = restored.records,
             boards = restored.boards,
@@ -370,11 +518,12 @@ impl Shell {
             (Some(Waiting::Decision(tx)), Reply::Decision(answer)) => drop(tx.send(answer)),
             (Some(Waiting::Alert(tx)), Reply::Alert(answer)) => drop(tx.send(answer.map(|a| *a))),
             (Some(Waiting::Nodes(tx)), Reply::Nodes(answer)) => drop(tx.send(answer)),
+            (Some(Waiting::Enrolled(tx)), Reply::Enrolled(answer)) => drop(tx.send(answer)),
             (_, reply) => tracing::error!(?request, ?reply, "an answer nobody waits for"),
         }
     }
 
-    fn count(&self, count: Count) {
+    fn count(&mut self, count: Count) {
         match count {
             Count::EventAccepted => self.metrics.event_accepted(),
             Count::DuplicateDropped => self.metrics.duplicate_dropped(),
@@ -385,6 +534,24 @@ impl Shell {
             Count::Refused(why) => {
                 let topic = topic::pager_command(self.hub.event());
                 self.refuse(why, &topic, "refused by the hub");
+            }
+            Count::Unauthenticated(board, refusal) => {
+                self.metrics.bad_payload(BadPayload::Unauthenticated);
+                // Logged the 1st, 2nd, 4th, 8th, … time per board: a forger sends thousands.
+                let refused = self.unauthenticated.entry(board).or_insert(0);
+                *refused += 1;
+                if refused.is_power_of_two() {
+                    let why = match refusal {
+                        Refusal::BadTag => "not sealed with the key of the board's node",
+                        Refusal::NotEnrolled => "no enrolled node is bound to the board (hub enrol, POST /api/nodes/enrol)",
+                    };
+                    tracing::warn!(
+                        board = board.0,
+                        refused = *refused,
+                        why,
+                        "event refused: unauthenticated"
+                    );
+                }
             }
         }
     }
@@ -406,9 +573,9 @@ impl Shell {
         let event_id = self.hub.event().to_owned();
         if topic == topic::pager_command(&event_id) {
             return match pager::parse_command(payload) {
-                Ok((id, command)) => {
+                Ok((id, command, seal)) => {
                     let now = self.clock.now();
-                    self.hub.handle_alert_command(now, None, id, command);
+                    self.hub.handle_pager_command(now, id, command, seal);
                 }
                 Err(e) => self.refuse(BadPayload::PagerCommand, topic, &e.to_string()),
             };
@@ -416,8 +583,8 @@ impl Shell {
         let Some(board) = topic::parse_uplink(&event_id, topic) else {
             return self.refuse(BadPayload::ForeignTopic, topic, "not a board uplink topic");
         };
-        let event = match codec::decode_uplink(payload) {
-            Ok(event) => event,
+        let sealed = match seal::open_uplink(payload) {
+            Ok(sealed) => sealed,
             Err(e @ DecodeError::UnknownVersion(_)) => {
                 return self.refuse(BadPayload::UnknownVersion, topic, &e.to_string());
             }
@@ -426,12 +593,12 @@ impl Shell {
             }
             Err(e) => return self.refuse(BadPayload::Undecodable, topic, &e.to_string()),
         };
-        if event.board != board {
-            let why = format!("message says board {}", event.board.0);
+        if sealed.message.board != board {
+            let why = format!("message says board {}", sealed.message.board.0);
             return self.refuse(BadPayload::BoardMismatch, topic, &why);
         }
         let now = self.clock.now();
-        self.hub.handle_uplink(now, event);
+        self.hub.handle_sealed_uplink(now, sealed);
     }
 
     fn refuse(&self, why: BadPayload, topic: &str, detail: &str) {
@@ -454,7 +621,12 @@ impl Shell {
         let now = self.clock.now();
         if let Some(failure) = self.journal.failure() {
             // A change cannot be made durable: its answer is dropped (503 to the client).
-            if let Query::Decide(..) | Query::Bind(..) | Query::AlertCommand(..) = query {
+            if let Query::Decide(..)
+            | Query::Bind(..)
+            | Query::AlertCommand(..)
+            | Query::Enrol(..)
+            | Query::Revoke(..) = query
+            {
                 tracing::warn!(reason = %failure.reason, "a change refused: the journal fails");
                 return;
             }
@@ -492,6 +664,18 @@ impl Shell {
                 let request = self.request(Waiting::Nodes(reply));
                 self.hub.handle_binding(now, request, &hardware, board);
             }
+            Query::Enrol(hardware, board, reply) => {
+                let request = self.request(Waiting::Enrolled(reply));
+                let fresh = NodeKey::from_bytes(rand::random());
+                self.hub
+                    .handle_enrolment(now, request, &hardware, board, fresh);
+            }
+            Query::Revoke(hardware, reply) => {
+                let request = self.request(Waiting::Nodes(reply));
+                self.hub.handle_revocation(now, request, &hardware);
+            }
+            Query::ArbiterEnrolment(name, reply) => drop(reply.send(hub.arbiter_enrolment(&name))),
+            Query::BrokerUsers(reply) => drop(reply.send(hub.broker_users())),
             Query::ResultsTrf(reply) => drop(reply.send(hub.results_trf())),
             Query::AlertCommand(id, command, reply) => {
                 let request = self.request(Waiting::Alert(reply));

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use protocol::seal::NodeKey;
 use serde::{Deserialize, Serialize};
 
 use crate::core::alerts::{Alert, AlertAction, AlertChange, AlertCommand, Change, Language};
@@ -101,18 +102,89 @@ pub fn open_list(zone: &str, at: u64, mut alerts: Vec<&Alert>) -> Vec<u8> {
     .expect("alerts serialize")
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PagerCommand {
     id: AlertId,
     action: AlertAction,
     by: Option<String>,
     note: Option<String>,
+    /// When the pager sent it (Unix ms) and its seal under the arbiter's key: see
+    /// [`PagerSeal`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sent_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mac: Option<String>,
 }
 
-/// Reads a pager's command: the alert's id and what to do.
-pub fn parse_command(payload: &[u8]) -> Result<(AlertId, AlertCommand), serde_json::Error> {
+/// A pager command's seal: the arbiter's key (`arbiter_key`) over the event, the command and
+/// when it was sent, so only the arbiter named in `by` can have sent it, and only lately.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagerSeal {
+    pub sent_ms: u64,
+    pub mac: String,
+}
+
+/// What a pager command's seal covers, one field per line.
+fn sealed_text(event: &str, id: AlertId, command: &AlertCommand, sent_ms: u64) -> String {
+    let action = match command.action {
+        AlertAction::Ack => "ack",
+        AlertAction::Resolve => "resolve",
+    };
+    let note = command.note.as_deref().unwrap_or("");
+    format!(
+        "zeitnot/pager\n{event}\n{id}\n{action}\n{}\n{note}\n{sent_ms}",
+        command.by
+    )
+}
+
+/// The key of arbiter `name`: derived from the hall's secret, so the hub needs no table of
+/// them and hands the same key out again.
+pub fn arbiter_key(hall: &NodeKey, name: &str) -> NodeKey {
+    hall.derive_key(&format!("arbiter/{name}"))
+}
+
+/// Whether `seal` is `command`'s under its arbiter's key.
+pub fn verify_command(
+    hall: &NodeKey,
+    event: &str,
+    id: AlertId,
+    command: &AlertCommand,
+    seal: &PagerSeal,
+) -> bool {
+    let key = arbiter_key(hall, &command.by);
+    key.derives(&sealed_text(event, id, command, seal.sent_ms), &seal.mac)
+}
+
+/// A pager's command as JSON, sealed with the arbiter's key.
+pub fn sealed_command(
+    key: &NodeKey,
+    event: &str,
+    id: AlertId,
+    command: AlertCommand,
+    sent_ms: u64,
+) -> Vec<u8> {
+    let mac = key.derive(&sealed_text(event, id, &command, sent_ms));
+    serde_json::to_vec(&PagerCommand {
+        id,
+        action: command.action,
+        by: Some(command.by),
+        note: command.note,
+        sent_ms: Some(sent_ms),
+        mac: Some(mac),
+    })
+    .expect("a command serializes")
+}
+
+/// Reads a pager's command: the alert's id, what to do, and its seal if it has one.
+pub fn parse_command(
+    payload: &[u8],
+) -> Result<(AlertId, AlertCommand, Option<PagerSeal>), serde_json::Error> {
     let command: PagerCommand = serde_json::from_slice(payload)?;
+    let seal = match (command.sent_ms, command.mac) {
+        (Some(sent_ms), Some(mac)) => Some(PagerSeal { sent_ms, mac }),
+        _ => None,
+    };
     Ok((
         command.id,
         AlertCommand {
@@ -120,6 +192,7 @@ pub fn parse_command(payload: &[u8]) -> Result<(AlertId, AlertCommand), serde_js
             by: command.by.unwrap_or_else(|| "pager".to_owned()),
             note: command.note,
         },
+        seal,
     ))
 }
 
@@ -177,17 +250,53 @@ mod tests {
 
     #[test]
     fn commands_read_with_defaults_and_refuse_what_is_not_one() {
-        let (id, command) = parse_command(br#"{"id": 7, "action": "ack"}"#).unwrap();
+        let (id, command, seal) = parse_command(br#"{"id": 7, "action": "ack"}"#).unwrap();
         assert_eq!(
             (id, command.action, command.by.as_str()),
             (AlertId(7), AlertAction::Ack, "pager")
         );
-        let (_, command) =
+        let (_, command, _) =
             parse_command(br#"{"id": 7, "action": "resolve", "by": "ola", "note": "1-0"}"#)
                 .unwrap();
         assert_eq!(command.note.as_deref(), Some("1-0"));
         assert!(parse_command(b"ack 7").is_err());
         assert!(parse_command(br#"{"id": 7, "action": "delete"}"#).is_err());
         assert!(parse_command(br#"{"id": 7, "action": "ack", "boom": 1}"#).is_err());
+        assert_eq!(seal, None, "an unsealed command");
+    }
+
+    #[test]
+    fn only_the_named_arbiters_key_seals_a_command() {
+        let hall = NodeKey::from_bytes([3; 32]);
+        let command = AlertCommand {
+            action: AlertAction::Resolve,
+            by: "IA Berg".into(),
+            note: Some("0-1".into()),
+        };
+        let sealed = |key: &NodeKey, event: &str, command: AlertCommand| {
+            sealed_command(key, event, AlertId(7), command, 1_000)
+        };
+        let berg = arbiter_key(&hall, "IA Berg");
+        let payload = sealed(&berg, "open", command.clone());
+        let (id, read, seal) = parse_command(&payload).unwrap();
+        assert_eq!((id, &read), (AlertId(7), &command));
+        let seal = seal.expect("sealed");
+        assert!(verify_command(&hall, "open", id, &read, &seal));
+        // Another event, another alert, another note, another arbiter's name, another key.
+        assert!(!verify_command(&hall, "other", id, &read, &seal));
+        assert!(!verify_command(&hall, "open", AlertId(8), &read, &seal));
+        let noted = AlertCommand {
+            note: Some("1-0".into()),
+            ..command.clone()
+        };
+        assert!(!verify_command(&hall, "open", id, &noted, &seal));
+        let renamed = AlertCommand {
+            by: "IA Dahl".into(),
+            ..command.clone()
+        };
+        assert!(!verify_command(&hall, "open", id, &renamed, &seal));
+        let dahl = arbiter_key(&hall, "IA Dahl");
+        let (_, read, seal) = parse_command(&sealed(&dahl, "open", command)).unwrap();
+        assert!(!verify_command(&hall, "open", id, &read, &seal.unwrap()));
     }
 }

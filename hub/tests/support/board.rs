@@ -3,7 +3,8 @@
 
 use std::time::Instant;
 
-use protocol::{codec, topic, BoardNo, ClockReport, Hello, NodeMs, Seq, Uplink, UplinkBody};
+use protocol::seal::{self, NodeKey};
+use protocol::{topic, BoardNo, ClockReport, Hello, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::{AsyncClient, QoS};
 use shakmaty::{Chess, Position};
 
@@ -16,10 +17,14 @@ pub struct TestBoard {
     /// White's and Black's time on the clock.
     pub clock: [u32; 2],
     client: AsyncClient,
+    /// The key the hub issued for this board's hardware (`board-N`).
+    key: NodeKey,
 }
 
 impl TestBoard {
-    pub async fn start(board: u16, client: AsyncClient) -> TestBoard {
+    /// A board whose node (hardware `board-N`) `enrolment` enrolled with the hub.
+    pub async fn start(board: u16, client: AsyncClient, enrolment: &super::Enrolment) -> TestBoard {
+        assert_eq!(enrolment.hardware, format!("board-{board}"));
         let mut b = TestBoard {
             board,
             seq: 0,
@@ -27,6 +32,7 @@ impl TestBoard {
             position: Chess::default(),
             clock: [900_000; 2],
             client,
+            key: enrolment.node_key(),
         };
         b.send(UplinkBody::Hello(Hello {
             software: "alerts-e2e".into(),
@@ -52,7 +58,7 @@ impl TestBoard {
                 topic::uplink("default", BoardNo(self.board)),
                 QoS::AtLeastOnce,
                 false,
-                codec::encode_uplink(&event),
+                seal::seal_uplink(Some(&self.key), "default", &event),
             )
             .await
             .unwrap();

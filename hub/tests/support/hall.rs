@@ -44,11 +44,19 @@ pub fn run(dir: &Path, broker: Broker, mut mosquitto: Option<Mosquitto>, faults:
     let games = twenty_games();
     assert_eq!(games.len(), 20);
     let data = dir.join("hub-data");
+    if let Some(mosquitto) = &mut mosquitto {
+        // Before the hub's first start, as a technician sets the broker up.
+        mosquitto.load_users_from(&data);
+    }
     let mut hub = Hub::start(&data, broker.clone(), &dir.join("hub.log"));
-    let mut nodes: Vec<Node> = games
-        .iter()
-        .map(|g| Node::start(g, broker.port(), dir))
-        .collect();
+    if let Some(mosquitto) = &mut mosquitto {
+        // The nodes enrolled, the broker learns their logins; then they start.
+        for game in &games {
+            hub.enrol(&format!("replay-{}", game.board), game.board, dir);
+        }
+        mosquitto.load_users_from_hub(&hub);
+    }
+    let mut nodes: Vec<Node> = games.iter().map(|g| Node::start(g, &hub, dir)).collect();
 
     let started = Instant::now();
     let mut schedule: Vec<(Duration, &str)> = vec![

@@ -133,6 +133,7 @@ impl TestHub {
         let mut decisions: Vec<DecisionRecord> = Vec::new();
         let mut alerts = BTreeMap::new();
         let mut bindings = BTreeMap::new();
+        let mut enrolments = BTreeMap::new();
         for write in &self.journal {
             match write {
                 Write::Event(record) => records.push(record.clone()),
@@ -143,6 +144,10 @@ impl TestHub {
                 Write::Binding { hardware, board } => match board {
                     Some(board) => drop(bindings.insert(hardware.clone(), *board)),
                     None => drop(bindings.remove(hardware)),
+                },
+                Write::Enrolment { hardware, key } => match key {
+                    Some(key) => drop(enrolments.insert(hardware.clone(), key.clone())),
+                    None => drop(enrolments.remove(hardware)),
                 },
             }
         }
@@ -155,6 +160,8 @@ impl TestHub {
             decisions,
             alerts: alerts.into_values().collect(),
             bindings,
+            enrolments,
+            hall_secret: None,
         });
         let changes = restarted.settle(now).0;
         (restarted, changes)
@@ -177,7 +184,7 @@ impl TestHub {
                 Output::Write(_, write) => self.journal.push(write),
                 Output::AlertChanged(change) => changes.push(*change),
                 Output::Reply(request, reply) => replies.push((request, reply)),
-                Output::Downlink(board, body) => self.downlinks.push((board, body)),
+                Output::Downlink(board, body, _) => self.downlinks.push((board, body)),
                 Output::Publish { topic, payload, .. } => self.published.push((topic, payload)),
                 Output::Count(_) => {}
             }

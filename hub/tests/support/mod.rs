@@ -155,6 +155,39 @@ pub struct Hub {
     log: PathBuf,
     /// More `hub serve` arguments (`--config`, `--time-control`, …).
     args: Vec<String>,
+    /// The arbiter token of its configuration, for what only arbiters may do.
+    pub token: Option<String>,
+}
+
+/// A node enrolled with the hub: what its `--hardware-id` and `--key-file` say.
+#[derive(Debug, Clone)]
+pub struct Enrolment {
+    pub hardware: String,
+    pub board: u16,
+    /// The key's text, as the hub handed it out.
+    pub key: String,
+    pub key_file: PathBuf,
+}
+
+impl Enrolment {
+    pub fn node_key(&self) -> protocol::seal::NodeKey {
+        protocol::seal::NodeKey::parse(&self.key).expect("the hub's key")
+    }
+
+    /// MQTT link options of this node: its board's username, its password, its client id.
+    pub fn node_link(&self) -> link::LinkOptions {
+        let board = protocol::BoardNo(self.board);
+        let mut options = link::LinkOptions::new(format!(
+            "{}{}",
+            protocol::identity::node_client_prefix("default", board),
+            free_port()
+        ));
+        options.credentials = Some((
+            protocol::identity::node_user(board),
+            protocol::identity::node_password(&self.node_key()),
+        ));
+        options
+    }
 }
 
 impl Hub {
@@ -170,10 +203,80 @@ impl Hub {
             data: data.to_owned(),
             broker,
             log: log.to_owned(),
+            token: configured_token(&args),
             args,
         };
         hub.wait_ready();
         hub
+    }
+
+    /// A POST as the technician does it (with the arbiter token if the hall has one); the
+    /// answer's JSON, which must come with 200.
+    pub fn technician_post(&self, path: &str, body: &str) -> serde_json::Value {
+        let bearer = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(bearer) = &bearer {
+            headers.push(("Authorization", bearer));
+        }
+        let (status, _, answer) = http_request(self.http, "POST", path, &headers, body)
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        assert_eq!(status, 200, "POST {path} {body}: {answer}");
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("POST {path}: {e}: {answer}"))
+    }
+
+    /// Arbiter `name`'s pager credentials (`POST /api/arbiters/enrol`), written as the key
+    /// file `hub pager --key-file` reads; returns the file.
+    pub fn enrol_arbiter(&self, name: &str, dir: &Path) -> PathBuf {
+        let answer = self.technician_post(
+            "/api/arbiters/enrol",
+            &serde_json::json!({ "arbiter": name }).to_string(),
+        );
+        assert_eq!(answer["arbiter"], name);
+        let path = dir.join(format!("arbiter-{}.json", name.replace(' ', "_")));
+        std::fs::write(&path, answer.to_string()).expect("writing the arbiter's key file");
+        path
+    }
+
+    /// MQTT link options of a pager of arbiter `name`, logged in as pagers are (the trusted
+    /// screens of this hall's tests log in so too).
+    pub fn pager_link(&self, name: &str, dir: &Path) -> link::LinkOptions {
+        let file = self.enrol_arbiter(name, dir);
+        let answer: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let mut options = link::LinkOptions::new(format!(
+            "{}{}-{}",
+            protocol::identity::pager_client_prefix("default"),
+            name.replace(' ', ""),
+            free_port()
+        ));
+        options.credentials = Some((
+            protocol::identity::PAGER_USER.into(),
+            answer["mqtt_password"].as_str().unwrap().into(),
+        ));
+        options
+    }
+
+    /// The broker's port.
+    pub fn broker_port(&self) -> u16 {
+        self.broker.port()
+    }
+
+    /// Enrols `hardware` for `board` as the technician does (`POST /api/nodes/enrol`, with
+    /// the arbiter token if the hall has one) and writes its key file into `dir`.
+    pub fn enrol(&self, hardware: &str, board: u16, dir: &Path) -> Enrolment {
+        let body = format!(r#"{{"hardware": "{hardware}", "board": {board}}}"#);
+        let answer = self.technician_post("/api/nodes/enrol", &body);
+        assert_eq!(answer["hardware"], hardware);
+        assert_eq!(answer["board"], board);
+        let key = answer["key"].as_str().expect("a key").to_owned();
+        let key_file = dir.join(format!("key-{hardware}"));
+        std::fs::write(&key_file, &key).expect("writing the key file");
+        Enrolment {
+            hardware: hardware.to_owned(),
+            board,
+            key,
+            key_file,
+        }
     }
 
     /// A hub with its embedded broker on a free port, data and log in `dir`; returns the
@@ -225,6 +328,18 @@ impl Hub {
         self.child = spawn_hub(&self.data, &self.broker, self.http, &self.log, &self.args);
         self.wait_ready();
     }
+}
+
+/// The `arbiter_token` of the `--config` file among `args`, if any.
+fn configured_token(args: &[String]) -> Option<String> {
+    let at = args.iter().position(|a| a == "--config")?;
+    let text = std::fs::read_to_string(args.get(at + 1)?).ok()?;
+    let config: toml::Table = text.parse().ok()?;
+    config
+        .get("access")?
+        .get("arbiter_token")?
+        .as_str()
+        .map(str::to_owned)
 }
 
 impl Drop for Hub {
@@ -345,17 +460,36 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn start(replay: &Replay, broker_port: u16, dir: &Path) -> Node {
-        Node::start_with_outbox(
-            replay,
-            broker_port,
-            dir,
-            &format!("outbox-{}", replay.board),
-        )
+    /// A node enrolled with `hub` (its hardware id: `replay-N`, or the replay's own).
+    pub fn start(replay: &Replay, hub: &Hub, dir: &Path) -> Node {
+        Node::start_with_outbox(replay, hub, dir, &format!("outbox-{}", replay.board))
     }
 
-    /// A node with its own outbox directory `name` in `dir` (a second node for a board).
-    pub fn start_with_outbox(replay: &Replay, broker_port: u16, dir: &Path, name: &str) -> Node {
+    /// An enrolled node with its own outbox directory `name` in `dir` (a second node for a
+    /// board).
+    pub fn start_with_outbox(replay: &Replay, hub: &Hub, dir: &Path, name: &str) -> Node {
+        let hardware = replay
+            .hardware_id
+            .clone()
+            .unwrap_or_else(|| format!("replay-{}", replay.board));
+        let enrolment = hub.enrol(&hardware, replay.board, dir);
+        Node::spawn(replay, hub.broker_port(), dir, name, Some(&enrolment))
+    }
+
+    /// A node nobody enrolled: it has no key.
+    pub fn unenrolled(replay: &Replay, broker_port: u16, dir: &Path) -> Node {
+        let name = format!("outbox-{}", replay.board);
+        Node::spawn(replay, broker_port, dir, &name, None)
+    }
+
+    /// A node with `enrolment`'s hardware id and key file, on `broker_port`.
+    pub fn spawn(
+        replay: &Replay,
+        broker_port: u16,
+        dir: &Path,
+        name: &str,
+        enrolment: Option<&Enrolment>,
+    ) -> Node {
         let outbox = dir.join(name);
         let mut args = vec![
             "replay".into(),
@@ -378,8 +512,18 @@ impl Node {
         if replay.from_ply > 0 {
             args.extend(["--from-ply".into(), replay.from_ply.to_string()]);
         }
-        if let Some(id) = &replay.hardware_id {
-            args.extend(["--hardware-id".into(), id.clone()]);
+        match enrolment {
+            Some(enrolment) => args.extend([
+                "--hardware-id".into(),
+                enrolment.hardware.clone(),
+                "--key-file".into(),
+                enrolment.key_file.display().to_string(),
+            ]),
+            None => {
+                if let Some(id) = &replay.hardware_id {
+                    args.extend(["--hardware-id".into(), id.clone()]);
+                }
+            }
         }
         if let Some(tc) = &replay.time_control {
             args.extend(["--time-control".into(), tc.clone()]);
@@ -452,21 +596,56 @@ fn spawn_node(args: &[String], log: &Path) -> Child {
         .expect("spawning a board node")
 }
 
-/// A Mosquitto broker with the configuration shipped in `deploy/`, on `port`.
+/// A Mosquitto broker with the configuration shipped in `deploy/` (no anonymous clients,
+/// the shipped ACL), on `port`; its users come from the hub with the shipped `users.sh`.
 pub struct Mosquitto {
     child: Child,
     config: PathBuf,
     log: PathBuf,
     port: u16,
+    /// Its password file.
+    users: PathBuf,
 }
 
 impl Mosquitto {
+    /// Reads the users again from the stopped hub's `data`, and reloads.
+    pub fn load_users_from(&mut self, data: &Path) {
+        run_users_sh(&data.display().to_string(), &self.users, None);
+        self.reload();
+    }
+
+    /// Reads the users again from the running `hub` (`GET /api/broker/users`), and reloads.
+    pub fn load_users_from_hub(&mut self, hub: &Hub) {
+        run_users_sh(
+            &format!("http://{}", hub.http),
+            &self.users,
+            hub.token.as_deref(),
+        );
+        self.reload();
+    }
+
+    /// SIGHUP: Mosquitto rereads its password and ACL files.
+    fn reload(&self) {
+        let status = Command::new("kill")
+            .args(["-HUP", &self.child.id().to_string()])
+            .status()
+            .expect("kill -HUP");
+        assert!(status.success());
+        // Reloading is asynchronous; give it a moment.
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
     pub fn start(dir: &Path, port: u16) -> Mosquitto {
         let shipped = std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/mosquitto/zeitnot.conf"),
         )
         .expect("deploy/mosquitto/zeitnot.conf");
         let store = dir.join("mosquitto-store");
+        let users = dir.join("zeitnot.passwd");
+        if !users.exists() {
+            // No users yet: nobody gets in until the hub's are loaded.
+            std::fs::write(&users, "").expect("an empty password file");
+        }
         std::fs::create_dir_all(&store).expect("mosquitto store dir");
         // The shipped file with this test's port and storage directory.
         let config: String = shipped
@@ -476,6 +655,13 @@ impl Mosquitto {
                     format!("listener {port} 127.0.0.1")
                 } else if line.starts_with("persistence_location ") {
                     format!("persistence_location {}/", store.display())
+                } else if line.starts_with("password_file ") {
+                    format!("password_file {}", users.display())
+                } else if line.starts_with("acl_file ") {
+                    format!(
+                        "acl_file {}/../deploy/mosquitto/zeitnot.acl",
+                        env!("CARGO_MANIFEST_DIR")
+                    )
                 } else {
                     line.to_owned()
                 }
@@ -490,6 +676,7 @@ impl Mosquitto {
             config: path,
             log,
             port,
+            users,
         };
         mosquitto.wait_listening();
         mosquitto
@@ -519,6 +706,29 @@ impl Drop for Mosquitto {
     fn drop(&mut self) {
         let _ = self.child.kill();
     }
+}
+
+/// Runs `deploy/mosquitto/users.sh SOURCE FILE` with the workspace's `hub` on the `PATH`.
+fn run_users_sh(source: &str, file: &Path, token: Option<&str>) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/mosquitto/users.sh");
+    let bin = workspace_bin("hub");
+    let path = format!(
+        "{}:{}:/usr/sbin:/usr/bin",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut command = Command::new("sh");
+    command.arg(script).arg(source).arg(file).env("PATH", path);
+    if let Some(token) = token {
+        command.env("ZEITNOT_ARBITER_TOKEN", token);
+    }
+    let out = command.output().expect("running users.sh");
+    assert!(
+        out.status.success(),
+        "users.sh {source}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn mosquitto_bin() -> PathBuf {

@@ -12,6 +12,7 @@ use board_node::{pgn, replay};
 use protocol::BoardNo;
 use tokio::sync::oneshot;
 
+use crate::cmd::enrol;
 use crate::core::alerts::routing::{Arbiter, Zone};
 use crate::core::alerts::{AlertSettings, Language, Routing};
 use crate::core::hub::HubConfig;
@@ -178,6 +179,8 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             alerts: AlertSettings::default(),
             rounds: pairings(&games, config.boards),
             bindings: Default::default(),
+            // The simulated nodes are enrolled below, as a technician enrols real ones.
+            open_hall: false,
             broadcast: crate::view::feed::BroadcastSettings {
                 event_name: Some("Zeitnot demo hall".into()),
                 site: Some("Zeitnot".into()),
@@ -228,8 +231,13 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
     println!("Ctrl-C stops the hall. Every 10 s, what it is doing:");
     tokio::spawn(summary::print_every_while(running.http));
 
+    let client = reqwest::Client::new();
     for n in 1..=config.boards {
         let game = &games[usize::from(n - 1) % games.len()];
+        let board_hw = format!("demo-board-{n}");
+        let key = enrol::over_http(&client, running.http, None, &board_hw, BoardNo(n))
+            .await
+            .with_context(|| format!("enrolling the node of board {n}"))?;
         let node = NodeConfig {
             board: BoardNo(n),
             event: "demo".into(),
@@ -238,8 +246,9 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             speed: config.speed,
             heartbeat: Some(Duration::from_secs(5)),
             exit_when_done: false,
-            board_hw: format!("demo-board-{n}"),
+            board_hw,
             clock_hw: format!("demo-clock-{n}"),
+            key: Some(key),
         };
         let script = replay::script(game, None);
         let incident = incident_at(n, config.boards);

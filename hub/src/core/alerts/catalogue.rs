@@ -61,6 +61,10 @@ pub enum AlertKind {
     /// A record of the board's events in the hub's journal cannot be read (a damaged disk):
     /// the game goes on from the board's next readings, and the arbiter checks what it lost.
     JournalDamaged,
+    /// Messages in this board's name that fail their node's key (a forged or altered event,
+    /// a stranger's replay of another board's), refused again and again: someone on the
+    /// hall's network forges them. Nothing they said was taken.
+    ForgedMessage,
 }
 
 /// How soon an arbiter must act; escalation times are set per severity.
@@ -79,7 +83,7 @@ pub enum Severity {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 23] = [
+    pub const ALL: [AlertKind; 24] = [
         AlertKind::FlagFall,
         AlertKind::BothFlags,
         AlertKind::IllegalMove,
@@ -103,6 +107,7 @@ impl AlertKind {
         AlertKind::ResultSignalled,
         AlertKind::RoundFinished,
         AlertKind::JournalDamaged,
+        AlertKind::ForgedMessage,
     ];
 
     /// The kind's usual severity; the desk lowers a flag the arbiter may not call to info.
@@ -119,7 +124,7 @@ impl AlertKind {
             | FlagForecast => Severity::Urgent,
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
-            | ResultSignalled | JournalDamaged => Severity::High,
+            | ResultSignalled | JournalDamaged | ForgedMessage => Severity::High,
             TimeTrouble | RoundFinished => Severity::Normal,
         }
     }
@@ -158,7 +163,9 @@ impl AlertKind {
             (WrongSetup, Laws2014) => "7.2a",
             (WrongSetup, Laws2009) => "7.1a",
             (GameOver | ResultSignalMismatch | ResultSignalled | RoundFinished, _) => return None,
-            (NodeOffline | ClockSilent | NodeGap | JournalDamaged, _) => return None,
+            (NodeOffline | ClockSilent | NodeGap | JournalDamaged | ForgedMessage, _) => {
+                return None
+            }
         })
     }
 
@@ -195,6 +202,7 @@ mod tests {
             AlertKind::ClockSilent,
             AlertKind::NodeGap,
             AlertKind::JournalDamaged,
+            AlertKind::ForgedMessage,
         ];
         for kind in AlertKind::ALL {
             for edition in Edition::ALL {

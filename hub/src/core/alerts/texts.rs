@@ -526,6 +526,24 @@ fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Vesse össze a tábla lépéseit és óráját a központtal; hívja a technikust.",
             ],
         ),
+        ForgedMessage => (
+            [
+                "Messages in this board's name that its node did not seal were refused ({detail} so far){since}.",
+                "Meldinger i dette bordets navn som noden ikke har forseglet, ble avvist ({detail} hittil){since}.",
+                "Meddelanden i detta bords namn som noden inte förseglat avvisades ({detail} hittills){since}.",
+                "Beskeder i dette bords navn, som noden ikke har forseglet, blev afvist ({detail} indtil nu){since}.",
+                "Tämän pöydän nimissä tulleita viestejä, joita sen laite ei sinetöinyt, hylättiin ({detail} tähän mennessä){since}.",
+                "A tábla nevében érkezett, az eszköz által nem hitelesített üzeneteket elutasítottuk (eddig {detail}){since}.",
+            ],
+            [
+                "Nothing they said was taken. Someone on the hall network forges them: call the technician.",
+                "Ingenting av dem ble tatt inn. Noen på nettet i salen forfalsker dem: tilkall teknikeren.",
+                "Inget av dem togs emot. Någon i lokalens nätverk förfalskar dem: kalla på teknikern.",
+                "Intet af dem blev taget. Nogen på salens netværk forfalsker dem: tilkald teknikeren.",
+                "Mitään niistä ei otettu vastaan. Joku salin verkossa väärentää niitä: kutsu teknikko.",
+                "Egyiket sem fogadtuk el. Valaki a terem hálózatán hamisítja őket: hívja a technikust.",
+            ],
+        ),
     }
 }
 

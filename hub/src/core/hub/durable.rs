@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use protocol::{BoardNo, Seq};
 
-use super::output::{Position, RequestId};
+use super::output::{Enrolled, Position, RequestId};
 use crate::core::alerts::AlertChange;
 use crate::core::arbiter::AuditEntry;
 
@@ -21,6 +21,8 @@ pub enum Deferred {
     Decision(RequestId, AuditEntry),
     /// A binding may be confirmed with the nodes' report.
     Binding(RequestId),
+    /// An enrolment may be confirmed with the key.
+    Enrolment(RequestId, Enrolled),
 }
 
 /// Writes not yet durable, with what waits on each.

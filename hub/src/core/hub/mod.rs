@@ -23,11 +23,12 @@ mod timers;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use protocol::seal::{self, NodeKey, Sealed};
 use protocol::time_control::TimeControl;
-use protocol::{topic, BoardNo, DownlinkBody, Uplink};
+use protocol::{topic, BoardNo, Downlink, DownlinkBody, Uplink};
 
 use self::durable::{Deferred, Pending};
-pub use self::output::{Count, Output, Position, Reply, RequestId, Write};
+pub use self::output::{Count, Enrolled, Output, Position, Reply, RequestId, Write};
 use self::streams::Streams;
 use self::timers::Timers;
 use super::alerts::desk::AlertError;
@@ -43,6 +44,7 @@ use super::record::Record;
 use super::relay::Relay;
 use super::setup::NodesReport;
 use super::time::HubMs;
+use super::trust::Trust;
 use crate::metrics::BadPayload;
 use crate::pairings::{Pairing, Rounds};
 use crate::view::feed::{self, BroadcastSettings, FeedCache, FeedGame};
@@ -52,6 +54,10 @@ use crate::view::pager;
 /// themselves go out at once; the lists are for pagers that connect, and a hall in time
 /// trouble changes hundreds of alerts a second.
 pub const OPEN_LIST_EVERY_MS: u64 = 1_000;
+
+/// How old a pager's command may be when it arrives: a pager's clock is the hall's within
+/// seconds, and a command recorded off the network cannot be played back later.
+pub const PAGER_COMMAND_FRESH_MS: u64 = 120_000;
 
 /// What the hub is configured with.
 #[derive(Debug, Clone, Default)]
@@ -70,6 +76,30 @@ pub struct HubConfig {
     pub broadcast: BroadcastSettings,
     /// The configuration's bindings of e-board hardware to boards.
     pub bindings: BTreeMap<HardwareId, BoardNo>,
+    /// Take unsealed events for boards whose node was never enrolled (`[access]
+    /// open_hall`): a lab, never a hall with strangers on its network.
+    pub open_hall: bool,
+}
+
+/// What an arbiter's pager needs (`hub pager --key-file`): its name, the key its commands
+/// are sealed with, the pagers' MQTT password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArbiterEnrolment {
+    pub arbiter: String,
+    pub key: NodeKey,
+    pub mqtt_password: String,
+}
+
+impl ArbiterEnrolment {
+    /// As `POST /api/arbiters/enrol` answers and `hub pager --key-file` reads it.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({
+            "arbiter": self.arbiter,
+            "key": self.key.to_text(),
+            "mqtt_password": self.mqtt_password,
+        })
+        .to_string()
+    }
 }
 
 /// What the journal holds, for [`Hub::restore`].
@@ -82,6 +112,11 @@ pub struct Journaled<R> {
     pub alerts: Vec<Alert>,
     /// The technician's bindings over the API.
     pub bindings: BTreeMap<HardwareId, BoardNo>,
+    /// Every enrolled node's key.
+    pub enrolments: BTreeMap<HardwareId, NodeKey>,
+    /// The hall's secret, from which the arbiters' keys derive; `None`: pager commands are
+    /// taken unsealed (a hub without a journal: the alert report, tests).
+    pub hall_secret: Option<NodeKey>,
 }
 
 /// One place in the journal's sequence of a board's events, as a restart reads it.
@@ -119,6 +154,9 @@ pub struct Hub {
     rounds: Rounds,
     broadcast: BroadcastSettings,
     bindings: Bindings,
+    trust: Trust,
+    /// The hall's secret: the arbiters' keys derive from it.
+    hall_secret: Option<NodeKey>,
     streams: Streams,
     pending: Pending,
     outputs: VecDeque<Output>,
@@ -156,6 +194,8 @@ impl Hub {
             rounds: config.rounds,
             broadcast: config.broadcast,
             bindings: Bindings::new(config.bindings),
+            trust: Trust::new(config.open_hall),
+            hall_secret: None,
             streams: Streams::default(),
             pending: Pending::default(),
             outputs: VecDeque::new(),
@@ -185,6 +225,11 @@ impl Hub {
         for (hardware, board) in journaled.bindings {
             let _ = self.bindings.bind(&hardware, Some(board));
         }
+        self.hall_secret = journaled.hall_secret;
+        for (hardware, key) in journaled.enrolments {
+            self.trust.restore(hardware, Some(key));
+        }
+        self.trust.rebind(&self.bindings);
         self.next_decision = journaled
             .decisions
             .iter()
@@ -295,7 +340,25 @@ impl Hub {
         self.desk.on_effect(at, &self.hall, effect)
     }
 
-    /// A board's event off the wire, its topic already checked against its board.
+    /// A board's event off the wire, its topic already checked against its board: taken
+    /// only when sealed with the key of the board's node (see [`Trust`]); a refusal changes
+    /// nothing but the counts, and a run of them alerts the technician.
+    pub fn handle_sealed_uplink(&mut self, now: HubMs, sealed: Sealed<Uplink>) {
+        self.now = self.now.max(now);
+        let board = sealed.message.board;
+        if let Err(refusal) = self.trust.check(&self.event, &sealed) {
+            self.count(Count::Unauthenticated(board, refusal));
+            if let Some((since, refused)) = self.trust.refused(now, board) {
+                let changes = self.desk.on_forged_messages(now, board, since, refused);
+                self.record_alerts(changes, None);
+            }
+            return;
+        }
+        self.handle_uplink(now, sealed.message);
+    }
+
+    /// A board's event to be taken as it is: from the wire once its seal held, or from a
+    /// source the hub trusts (the alert report, benchmarks, tests).
     pub fn handle_uplink(&mut self, now: HubMs, event: Uplink) {
         self.now = self.now.max(now);
         let board = event.board;
@@ -469,6 +532,35 @@ impl Hub {
         }
     }
 
+    /// A command off the pagers' topic: taken only when sealed with the key of the arbiter
+    /// it names and sent within [`PAGER_COMMAND_FRESH_MS`] (an open hall takes it unsealed).
+    /// A refusal changes nothing and is counted.
+    pub fn handle_pager_command(
+        &mut self,
+        now: HubMs,
+        id: AlertId,
+        command: AlertCommand,
+        seal: Option<pager::PagerSeal>,
+    ) {
+        self.now = self.now.max(now);
+        if let Some(hall) = self
+            .hall_secret
+            .as_ref()
+            .filter(|_| !self.trust.open_hall())
+        {
+            let genuine = seal.as_ref().is_some_and(|seal| {
+                now.0.abs_diff(seal.sent_ms) <= PAGER_COMMAND_FRESH_MS
+                    && pager::verify_command(hall, &self.event, id, &command, seal)
+            });
+            if !genuine {
+                tracing::debug!(id = id.0, by = %command.by, "pager command refused: not sealed by its arbiter");
+                self.count(Count::Refused(BadPayload::Unauthenticated));
+                return;
+            }
+        }
+        self.handle_alert_command(now, None, id, command);
+    }
+
     /// The technician binds a node's e-board hardware to a board (`None`: unbinds it); the
     /// answer, the nodes' report, waits until it is durable.
     pub fn handle_binding(
@@ -483,10 +575,119 @@ impl Hub {
         for (hardware, board) in self.bindings.bind(hardware, board) {
             last = Some(self.write(Write::Binding { hardware, board }));
         }
+        self.trust.rebind(&self.bindings);
         tracing::info!(%hardware, ?board, "node bound");
         if let Some(at) = last {
             self.pending.wait(at, Deferred::Binding(request));
         }
+    }
+
+    /// The technician enrols a node's hardware for `board` in one step: the key (the one it
+    /// has, else `fresh`, which the shell drew at random) and the binding, so a node swapped
+    /// in takes the board over. The answer, with the key, waits until both are durable.
+    pub fn handle_enrolment(
+        &mut self,
+        now: HubMs,
+        request: RequestId,
+        hardware: &HardwareId,
+        board: BoardNo,
+        fresh: NodeKey,
+    ) {
+        self.now = self.now.max(now);
+        let known = self.trust.key(hardware).is_some();
+        let key = self.trust.enrol(hardware, fresh);
+        if !known {
+            let _ = self.write(Write::Enrolment {
+                hardware: hardware.clone(),
+                key: Some(key.clone()),
+            });
+        }
+        let mut at = None;
+        for (hardware, board) in self.bindings.bind(hardware, Some(board)) {
+            at = Some(self.write(Write::Binding { hardware, board }));
+        }
+        self.trust.rebind(&self.bindings);
+        tracing::info!(%hardware, board = board.0, new_key = !known, "node enrolled");
+        let enrolled = Enrolled {
+            hardware: hardware.clone(),
+            board,
+            key,
+        };
+        let at = at.expect("binding writes at least the hardware's own");
+        self.pending
+            .wait(at, Deferred::Enrolment(request, enrolled));
+    }
+
+    /// The technician revokes a node's key: its hardware is unbound, and nothing sealed with
+    /// the key is taken again. The answer, the nodes' report, waits until it is durable.
+    pub fn handle_revocation(&mut self, now: HubMs, request: RequestId, hardware: &HardwareId) {
+        self.now = self.now.max(now);
+        self.trust.restore(hardware.clone(), None);
+        let _ = self.write(Write::Enrolment {
+            hardware: hardware.clone(),
+            key: None,
+        });
+        let mut at = None;
+        for (hardware, board) in self.bindings.bind(hardware, None) {
+            at = Some(self.write(Write::Binding { hardware, board }));
+        }
+        self.trust.rebind(&self.bindings);
+        tracing::warn!(%hardware, "node key revoked");
+        let at = at.expect("unbinding writes the hardware's own");
+        self.pending.wait(at, Deferred::Binding(request));
+    }
+
+    /// The key enrolled for `hardware`, for `hub enrol` on a hub that is not running.
+    pub fn enrolled_key(&self, hardware: &HardwareId) -> Option<&NodeKey> {
+        self.trust.key(hardware)
+    }
+
+    /// Arbiter `name`'s pager credentials: the key its commands are sealed with, and the
+    /// pagers' MQTT password; `None` for a hub without a hall secret.
+    pub fn arbiter_enrolment(&self, name: &str) -> Option<ArbiterEnrolment> {
+        let hall = self.hall_secret.as_ref()?;
+        Some(ArbiterEnrolment {
+            arbiter: name.to_owned(),
+            key: pager::arbiter_key(hall, name),
+            mqtt_password: protocol::identity::pager_password(hall),
+        })
+    }
+
+    /// Everyone an external broker must let in, as `username:password` lines for Mosquitto's
+    /// `mosquitto_passwd -U` (README, *Security*): the hub, the pagers, the public reader and
+    /// every enrolled node. `None` for a hub without a hall secret.
+    pub fn broker_users(&self) -> Option<String> {
+        use protocol::identity;
+        let hall = self.hall_secret.as_ref()?;
+        let mut lines = vec![
+            format!("{}:{}", identity::HUB_USER, identity::hub_password(hall)),
+            format!(
+                "{}:{}",
+                identity::PAGER_USER,
+                identity::pager_password(hall)
+            ),
+            format!("{}:{}", identity::PUBLIC_USER, identity::PUBLIC_USER),
+        ];
+        let mut nodes: Vec<_> = self.trust.boards().collect();
+        nodes.sort_by_key(|(board, _)| *board);
+        for (board, key) in nodes {
+            lines.push(format!(
+                "{}:{}",
+                identity::node_user(board),
+                identity::node_password(key)
+            ));
+        }
+        Some(lines.join("\n") + "\n")
+    }
+
+    /// Every board with an enrolled node, and the node's key: who the broker lets in.
+    pub fn enrolled_boards(&self) -> impl Iterator<Item = (BoardNo, &NodeKey)> {
+        self.trust.boards()
+    }
+
+    /// Whether unsealed events are taken for boards nobody enrolled.
+    pub fn open_hall(&self) -> bool {
+        self.trust.open_hall()
     }
 
     /// The journal is flushed up to `up_to`: what waited for it goes out.
@@ -523,6 +724,9 @@ impl Hub {
                 Deferred::Binding(request) => {
                     let report = self.nodes_report(now);
                     self.reply(request, Reply::Nodes(report));
+                }
+                Deferred::Enrolment(request, enrolled) => {
+                    self.reply(request, Reply::Enrolled(enrolled));
                 }
             }
         }
@@ -681,8 +885,12 @@ impl Hub {
         at
     }
 
+    /// A message to `board`'s node, sealed with its key (unsealed for a node never
+    /// enrolled, which only an open hall has).
     fn downlink(&mut self, board: BoardNo, body: DownlinkBody) {
-        self.outputs.push_back(Output::Downlink(board, body));
+        let key = self.trust.board_key(board);
+        let frame = seal::seal_downlink(key, &self.event, &Downlink::new(board, body));
+        self.outputs.push_back(Output::Downlink(board, body, frame));
     }
 
     fn reply(&mut self, request: RequestId, reply: Reply) {

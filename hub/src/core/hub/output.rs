@@ -1,6 +1,7 @@
 //! What the hub's core asks the shell to do: [`Output`], polled with
 //! [`super::Hub::poll_output`], carried out in order and never decided on.
 
+use protocol::seal::NodeKey;
 use protocol::{BoardNo, DownlinkBody};
 
 use crate::core::alerts::desk::AlertError;
@@ -34,6 +35,19 @@ pub enum Write {
         hardware: HardwareId,
         board: Option<BoardNo>,
     },
+    /// The technician enrolled a node's hardware with this key (`None`: revoked it).
+    Enrolment {
+        hardware: HardwareId,
+        key: Option<NodeKey>,
+    },
+}
+
+/// A node enrolled: what the technician writes into its key file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enrolled {
+    pub hardware: HardwareId,
+    pub board: BoardNo,
+    pub key: NodeKey,
 }
 
 /// The answer to a request.
@@ -43,6 +57,8 @@ pub enum Reply {
     Alert(Result<Box<Alert>, AlertError>),
     /// A binding is durable: the nodes as the technician now sees them.
     Nodes(NodesReport),
+    /// An enrolment is durable.
+    Enrolled(Enrolled),
 }
 
 /// Something the metrics count.
@@ -57,6 +73,8 @@ pub enum Count {
     JournalRecordSkipped,
     /// A command from outside that the hub refused.
     Refused(BadPayload),
+    /// A board's event refused: not sealed with the key of the board's node.
+    Unauthenticated(BoardNo, crate::core::trust::Refusal),
 }
 
 /// One thing for the shell to carry out.
@@ -66,8 +84,8 @@ pub enum Output {
     /// Append to the journal now, at this position; [`super::Hub::handle_durable`] once
     /// flushed.
     Write(Position, Write),
-    /// A message to a board's node.
-    Downlink(BoardNo, DownlinkBody),
+    /// A message to a board's node, and its frame, sealed with the node's key.
+    Downlink(BoardNo, DownlinkBody, Vec<u8>),
     /// A durable alert change: to the pagers of its zone and the supervision pages.
     AlertChanged(Box<AlertChange>),
     /// A retained MQTT message: a zone's open alerts, the live feed's move after the delay.

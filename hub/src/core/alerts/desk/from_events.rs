@@ -323,6 +323,28 @@ impl AlertDesk {
         self.raise(now, draft).into_iter().collect()
     }
 
+    /// `refused` messages in `board`'s name failed its node's key in the window that began
+    /// `since` (see `core::trust`): the technician is told once per window.
+    pub fn on_forged_messages(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        since: HubMs,
+        refused: u32,
+    ) -> Vec<AlertChange> {
+        let mut draft = self.draft(
+            board,
+            AlertKind::ForgedMessage,
+            Occurrence::at(since.0),
+            None,
+        );
+        draft.facts = Facts {
+            detail: Some(refused.to_string()),
+            ..Facts::default()
+        };
+        self.raise(now, draft).into_iter().collect()
+    }
+
     /// A node announced fewer events than the hub has from it: it lost its memory.
     pub fn on_node_replaced(
         &mut self,

@@ -1,0 +1,65 @@
+//! Node enrolment at the edges: the key file a node reads, the answer the technician sees,
+//! and enrolment over a running hub's API (the demo enrols its simulated nodes so).
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use anyhow::Context;
+use protocol::seal::NodeKey;
+use protocol::BoardNo;
+
+use crate::core::hub::Enrolled;
+
+/// `{"hardware": "…", "board": N, "key": "…"}`, as `POST /api/nodes/enrol` answers.
+pub fn answer_json(enrolled: &Enrolled) -> String {
+    serde_json::json!({
+        "hardware": enrolled.hardware,
+        "board": enrolled.board,
+        "key": enrolled.key.to_text(),
+    })
+    .to_string()
+}
+
+/// Writes `key` as a node's `--key-file` holds it, readable by its owner only.
+pub fn write_key_file(path: &Path, key: &NodeKey) -> anyhow::Result<()> {
+    write_secret_file(path, &key.to_text())
+}
+
+/// Writes `text` and a newline to `path`, readable by its owner only.
+pub fn write_secret_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options
+        .open(path)
+        .with_context(|| format!("writing the key file {}", path.display()))?;
+    writeln!(file, "{text}").with_context(|| format!("writing the key file {}", path.display()))
+}
+
+/// Enrols `hardware` for `board` with the hub whose HTTP API is at `http` (from its own
+/// machine, or with `token`); returns the key.
+pub async fn over_http(
+    client: &reqwest::Client,
+    http: SocketAddr,
+    token: Option<&str>,
+    hardware: &str,
+    board: BoardNo,
+) -> anyhow::Result<NodeKey> {
+    let body = serde_json::json!({ "hardware": hardware, "board": board }).to_string();
+    let mut request = client
+        .post(format!("http://{http}/api/nodes/enrol"))
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.context("POST /api/nodes/enrol")?;
+    let status = response.status();
+    let text = response.text().await.context("reading the enrolment")?;
+    anyhow::ensure!(status.is_success(), "enrolment refused ({status}): {text}");
+    let answer: serde_json::Value = serde_json::from_str(&text).context("the enrolment's JSON")?;
+    let key = answer["key"].as_str().context("no key in the enrolment")?;
+    Ok(NodeKey::parse(key)?)
+}

@@ -1,0 +1,192 @@
+//! Which node may speak for which board: the keys the hub issued when it enrolled each
+//! node's hardware, and the verdict on every message off the wire (see `protocol::seal`).
+//!
+//! A board's events are taken only when sealed with the key of the hardware bound to it. A
+//! hall the organiser opened (`[access] open_hall`) also takes unsealed events for boards
+//! whose node was never enrolled, as a lab does; an enrolled board stays protected even
+//! there. Refusals are counted per board; a board refused again and again within
+//! [`FORGERY_WINDOW_MS`] gets one technician alert per window.
+
+use std::collections::{BTreeMap, HashMap};
+
+use protocol::seal::{NodeKey, Sealed};
+use protocol::Uplink;
+
+use super::bindings::Bindings;
+use super::ids::{BoardNo, HardwareId, HubMs};
+
+/// Refusals in one window that raise the alert: one forged message can be a stray, three
+/// are someone at work.
+pub const FORGERY_ALERT_AFTER: u32 = 3;
+/// How long refusals are counted together; at most one alert per board per window.
+pub const FORGERY_WINDOW_MS: u64 = 10 * 60_000;
+
+/// Why a message was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Its tag is not the bound node's (forged, altered, another node's, a zero tag).
+    BadTag,
+    /// No enrolled node is bound to its board, and the hall takes no unsealed events.
+    NotEnrolled,
+}
+
+/// The keys and the refusal counts.
+#[derive(Debug, Default)]
+pub struct Trust {
+    open_hall: bool,
+    /// Every enrolled hardware's key.
+    keys: BTreeMap<HardwareId, NodeKey>,
+    /// The key of the hardware bound to each board, rebuilt when bindings or keys change.
+    by_board: HashMap<BoardNo, NodeKey>,
+    /// Per board: the window's start and the refusals in it.
+    refusals: HashMap<BoardNo, (HubMs, u32)>,
+}
+
+impl Trust {
+    pub fn new(open_hall: bool) -> Trust {
+        Trust {
+            open_hall,
+            ..Trust::default()
+        }
+    }
+
+    pub fn open_hall(&self) -> bool {
+        self.open_hall
+    }
+
+    /// The key of `hardware`, if enrolled.
+    pub fn key(&self, hardware: &HardwareId) -> Option<&NodeKey> {
+        self.keys.get(hardware)
+    }
+
+    /// Enrols `hardware`: its key stays what it was if it is enrolled already (enrolling
+    /// twice hands out the same key), else `fresh` becomes its key. Returns the key.
+    pub fn enrol(&mut self, hardware: &HardwareId, fresh: NodeKey) -> NodeKey {
+        self.keys.entry(hardware.clone()).or_insert(fresh).clone()
+    }
+
+    /// Sets `hardware`'s key as the journal holds it (`None`: revoked).
+    pub fn restore(&mut self, hardware: HardwareId, key: Option<NodeKey>) {
+        match key {
+            Some(key) => self.keys.insert(hardware, key),
+            None => self.keys.remove(&hardware),
+        };
+    }
+
+    /// Bindings or keys changed: which key each board's messages must carry.
+    pub fn rebind(&mut self, bindings: &Bindings) {
+        self.by_board = bindings
+            .map()
+            .iter()
+            .filter_map(|(hw, board)| Some((*board, self.keys.get(hw)?.clone())))
+            .collect();
+    }
+
+    /// The key `board`'s downlinks are sealed with, if its node is enrolled.
+    pub fn board_key(&self, board: BoardNo) -> Option<&NodeKey> {
+        self.by_board.get(&board)
+    }
+
+    /// Every board with an enrolled node, and the node's key.
+    pub fn boards(&self) -> impl Iterator<Item = (BoardNo, &NodeKey)> {
+        self.by_board.iter().map(|(board, key)| (*board, key))
+    }
+
+    /// Whether `sealed` may be taken for its board of `event`.
+    pub fn check(&self, event: &str, sealed: &Sealed<Uplink>) -> Result<(), Refusal> {
+        match self.by_board.get(&sealed.message.board) {
+            Some(key) if sealed.verify(key, event) => Ok(()),
+            Some(_) => Err(Refusal::BadTag),
+            None if self.open_hall => Ok(()),
+            None => Err(Refusal::NotEnrolled),
+        }
+    }
+
+    /// Counts a refusal at `board`; when the window's count reaches [`FORGERY_ALERT_AFTER`],
+    /// the moment to tell the technician, returns when the window began and the count.
+    pub fn refused(&mut self, now: HubMs, board: BoardNo) -> Option<(HubMs, u32)> {
+        let (since, count) = self.refusals.entry(board).or_insert((now, 0));
+        if now.since(*since) >= FORGERY_WINDOW_MS {
+            *since = now;
+            *count = 0;
+        }
+        *count += 1;
+        (*count == FORGERY_ALERT_AFTER).then_some((*since, *count))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::seal;
+    use protocol::{NodeMs, Seq, UplinkBody};
+
+    fn frame(key: Option<&NodeKey>, board: u16) -> Sealed<Uplink> {
+        let event = Uplink::new(BoardNo(board), Seq(1), NodeMs(0), UplinkBody::Heartbeat);
+        seal::open_uplink(&seal::seal_uplink(key, "ev", &event)).unwrap()
+    }
+
+    fn hall(open: bool) -> (Trust, NodeKey) {
+        let mut trust = Trust::new(open);
+        let hw = HardwareId::from("DGT-1");
+        let key = trust.enrol(&hw, NodeKey::from_bytes([1; 32]));
+        let mut bindings = Bindings::default();
+        let _ = bindings.bind(&hw, Some(BoardNo(1)));
+        trust.rebind(&bindings);
+        (trust, key)
+    }
+
+    #[test]
+    fn only_the_bound_nodes_key_speaks_for_a_board() {
+        let (trust, key) = hall(false);
+        let other = NodeKey::from_bytes([2; 32]);
+        assert_eq!(trust.check("ev", &frame(Some(&key), 1)), Ok(()));
+        assert_eq!(
+            trust.check("ev", &frame(Some(&other), 1)),
+            Err(Refusal::BadTag)
+        );
+        assert_eq!(trust.check("ev", &frame(None, 1)), Err(Refusal::BadTag));
+        assert_eq!(
+            trust.check("ev", &frame(Some(&key), 2)),
+            Err(Refusal::NotEnrolled)
+        );
+    }
+
+    #[test]
+    fn an_open_hall_takes_unsealed_events_only_for_boards_nobody_enrolled() {
+        let (trust, key) = hall(true);
+        assert_eq!(trust.check("ev", &frame(None, 2)), Ok(()));
+        assert_eq!(trust.check("ev", &frame(None, 1)), Err(Refusal::BadTag));
+        assert_eq!(trust.check("ev", &frame(Some(&key), 1)), Ok(()));
+    }
+
+    #[test]
+    fn enrolling_again_keeps_the_key_and_revoking_unbinds_it() {
+        let (mut trust, key) = hall(false);
+        let hw = HardwareId::from("DGT-1");
+        assert_eq!(trust.enrol(&hw, NodeKey::from_bytes([9; 32])), key);
+        trust.restore(hw.clone(), None);
+        let mut bindings = Bindings::default();
+        let _ = bindings.bind(&hw, Some(BoardNo(1)));
+        trust.rebind(&bindings);
+        assert_eq!(trust.board_key(BoardNo(1)), None);
+        assert_eq!(
+            trust.check("ev", &frame(Some(&key), 1)),
+            Err(Refusal::NotEnrolled)
+        );
+    }
+
+    #[test]
+    fn the_third_refusal_in_a_window_alerts_once() {
+        let mut trust = Trust::new(false);
+        let b = BoardNo(4);
+        let alerts: Vec<_> = (0..10).map(|i| trust.refused(HubMs(i * 1000), b)).collect();
+        assert_eq!(alerts.iter().flatten().count(), 1);
+        assert_eq!(alerts[2], Some((HubMs(0), FORGERY_ALERT_AFTER)));
+        // A new window counts anew.
+        let later = HubMs(FORGERY_WINDOW_MS + 10_000);
+        assert_eq!(trust.refused(later, b), None);
+        assert_eq!(trust.refused(later, b), None);
+        assert_eq!(trust.refused(later, b), Some((later, FORGERY_ALERT_AFTER)));
+    }
+}

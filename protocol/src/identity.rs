@@ -1,0 +1,63 @@
+//! Who is who on the broker: the MQTT username, password and client id of each kind of
+//! client, so the embedded broker, Mosquitto's password and ACL files, the nodes, the pagers
+//! and the hub agree (README, *Security*).
+//!
+//! | client            | username      | password                          | client id                        |
+//! |-------------------|---------------|-----------------------------------|----------------------------------|
+//! | board node        | board number  | `node_key.derive("mqtt")`         | `zeitnot-node-{event}-{board}-…` |
+//! | hub               | `zeitnot-hub` | `hall_secret.derive("mqtt/hub")`  | `zeitnot-hub-{event}-…`          |
+//! | pager             | `pager`       | `hall_secret.derive("mqtt/pager")`| `zeitnot-pager-{event}-…`        |
+//! | public reader     | `public`      | `public` (Mosquitto only)         | any                              |
+//!
+//! A node's username is its board number so that one ACL pattern (`%u`) gives each node
+//! its own board's topics. Passwords are derived, never stored apart from the keys: a node
+//! computes its own from its key file, and the hub all of them from its journal.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+
+use crate::seal::NodeKey;
+use crate::BoardNo;
+
+/// The hub's MQTT username.
+pub const HUB_USER: &str = "zeitnot-hub";
+/// Every pager's MQTT username; an arbiter's commands are sealed with the arbiter's key.
+pub const PAGER_USER: &str = "pager";
+/// The read-only public identity of an external broker, limited by its ACL to the delayed
+/// broadcast topics; its password is no secret.
+pub const PUBLIC_USER: &str = "public";
+
+/// A node's MQTT username: its board number.
+pub fn node_user(board: BoardNo) -> String {
+    board.0.to_string()
+}
+
+/// A node's MQTT password, derived from its key.
+pub fn node_password(key: &NodeKey) -> String {
+    key.derive("mqtt")
+}
+
+/// The hub's MQTT password, derived from the hall's secret.
+pub fn hub_password(hall: &NodeKey) -> String {
+    hall.derive("mqtt/hub")
+}
+
+/// The pagers' MQTT password, derived from the hall's secret.
+pub fn pager_password(hall: &NodeKey) -> String {
+    hall.derive("mqtt/pager")
+}
+
+/// How a node's client id starts; the process id follows.
+pub fn node_client_prefix(event: &str, board: BoardNo) -> String {
+    format!("zeitnot-node-{event}-{}-", board.0)
+}
+
+/// How the hub's client id starts; the secret of its persistent session follows.
+pub fn hub_client_prefix(event: &str) -> String {
+    format!("zeitnot-hub-{event}-")
+}
+
+/// How a pager's client id starts; the arbiter and the process id follow.
+pub fn pager_client_prefix(event: &str) -> String {
+    format!("zeitnot-pager-{event}-")
+}

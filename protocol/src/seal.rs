@@ -1,0 +1,347 @@
+//! Message authentication: every uplink and downlink on the wire is the message followed by
+//! a tag, the first [`TAG_LEN`] bytes of HMAC-SHA-256 under the node's key over the event id,
+//! the direction and the message's bytes (as LoRaWAN authenticates each frame with its
+//! device's key). The sequence number inside the message is the replay counter: a replayed
+//! uplink is a duplicate the hub already has, and a forged one fails its tag.
+//!
+//! ```text
+//! frame = encode(message) ‖ tag
+//! tag   = HMAC-SHA-256(key, "zeitnot/up\0" or "zeitnot/down\0" ‖ event ‖ "\0" ‖ encode(message))[..16]
+//! ```
+//!
+//! A node without a key (a hall the organiser opened, [`NodeKey`] absent) sends a tag of
+//! zeros; only a hub that accepts unauthenticated boards takes its events.
+//!
+//! ```
+//! use protocol::seal::{self, NodeKey};
+//! use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
+//!
+//! let key = NodeKey::from_bytes([7; 32]);
+//! let event = Uplink::new(BoardNo(12), Seq(1), NodeMs(1_700_000_000_000), UplinkBody::Heartbeat);
+//! let frame = seal::seal_uplink(Some(&key), "open-2026", &event);
+//! let sealed = seal::open_uplink(&frame).unwrap();
+//! assert!(sealed.verify(&key, "open-2026"));
+//! assert!(!sealed.verify(&key, "another-event"));
+//! assert_eq!(sealed.message, event);
+//! ```
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::codec::{self, DecodeError};
+use crate::{Downlink, Uplink};
+
+/// Bytes of the tag after each message: 128 bits, as LoRaWAN's session MIC is 32 and TLS's
+/// truncated HMACs 80; a forger's chance per try is 2^-128.
+pub const TAG_LEN: usize = 16;
+
+/// Bytes of a node key.
+pub const KEY_LEN: usize = 32;
+
+/// A node's secret: 32 random bytes the hub issues when it enrols the node, written as 64
+/// lowercase hex digits in the node's key file.
+#[derive(Clone)]
+pub struct NodeKey {
+    bytes: [u8; KEY_LEN],
+    /// HMAC's keyed state, computed once: each tag then costs two compressions, not four.
+    keyed: Hmac<Sha256>,
+}
+
+/// Why a key's text is not a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyError {
+    /// Not 64 hex digits (surrounding white space is allowed).
+    NotHex,
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a node key is 64 hex digits")
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for KeyError {}
+
+impl NodeKey {
+    pub fn from_bytes(bytes: [u8; KEY_LEN]) -> NodeKey {
+        let keyed = Hmac::<Sha256>::new_from_slice(&bytes).expect("HMAC takes any key length");
+        NodeKey { bytes, keyed }
+    }
+
+    /// Reads a key file's text: 64 hex digits, white space around them ignored.
+    pub fn parse(text: &str) -> Result<NodeKey, KeyError> {
+        let text = text.trim();
+        if text.len() != 2 * KEY_LEN || !text.is_ascii() {
+            return Err(KeyError::NotHex);
+        }
+        let mut bytes = [0u8; KEY_LEN];
+        for (byte, pair) in bytes.iter_mut().zip(text.as_bytes().chunks_exact(2)) {
+            let digits = core::str::from_utf8(pair).map_err(|_| KeyError::NotHex)?;
+            *byte = u8::from_str_radix(digits, 16).map_err(|_| KeyError::NotHex)?;
+        }
+        Ok(NodeKey::from_bytes(bytes))
+    }
+
+    /// The key as a key file holds it: 64 lowercase hex digits.
+    pub fn to_text(&self) -> String {
+        hex(&self.bytes)
+    }
+
+    pub fn bytes(&self) -> &[u8; KEY_LEN] {
+        &self.bytes
+    }
+
+    /// A value derived from the key for `purpose` (the MQTT password, say), as 32 hex
+    /// digits: knowing it tells nothing about the key.
+    pub fn derive(&self, purpose: &str) -> String {
+        let mac = self
+            .keyed
+            .clone()
+            .chain_update(b"zeitnot/derive\0")
+            .chain_update(purpose);
+        hex(&mac.finalize().into_bytes()[..16])
+    }
+
+    /// A key derived from this one for `purpose` (an arbiter's key from the hall's secret):
+    /// the whole HMAC output, so it is as strong as this one.
+    pub fn derive_key(&self, purpose: &str) -> NodeKey {
+        let mac = self
+            .keyed
+            .clone()
+            .chain_update(b"zeitnot/key\0")
+            .chain_update(purpose);
+        NodeKey::from_bytes(mac.finalize().into_bytes().into())
+    }
+
+    /// Whether `text` is what [`NodeKey::derive`] gives for `purpose`: compared in constant
+    /// time.
+    pub fn derives(&self, purpose: &str, text: &str) -> bool {
+        let expected = self.derive(purpose);
+        expected.len() == text.len()
+            && expected
+                .bytes()
+                .zip(text.bytes())
+                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                == 0
+    }
+
+    fn tag(&self, direction: Direction, event: &str, message: &[u8]) -> Hmac<Sha256> {
+        self.keyed
+            .clone()
+            .chain_update(direction.label())
+            .chain_update(event.as_bytes())
+            .chain_update([0])
+            .chain_update(message)
+    }
+}
+
+impl PartialEq for NodeKey {
+    fn eq(&self, other: &NodeKey) -> bool {
+        // Constant time: keys are compared when a node is enrolled again.
+        self.bytes
+            .iter()
+            .zip(other.bytes.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    }
+}
+
+impl Eq for NodeKey {}
+
+impl fmt::Debug for NodeKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the secret itself: keys end up in logs through `{:?}`.
+        f.write_str("NodeKey(…)")
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use core::fmt::Write;
+    let mut text = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        let _ = write!(text, "{b:02x}");
+    }
+    text
+}
+
+/// Which way a message travels: a tag made for one direction never verifies in the other,
+/// so an uplink cannot be reflected as a downlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Up,
+    Down,
+}
+
+impl Direction {
+    fn label(self) -> &'static [u8] {
+        match self {
+            Direction::Up => b"zeitnot/up\0",
+            Direction::Down => b"zeitnot/down\0",
+        }
+    }
+}
+
+/// A message off the wire with its tag, not yet verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sealed<T> {
+    pub message: T,
+    /// The message's bytes as they came, which the tag covers.
+    signed: Vec<u8>,
+    tag: [u8; TAG_LEN],
+    direction: Direction,
+}
+
+impl<T> Sealed<T> {
+    /// Whether `key` made the tag for `event`: compared in constant time.
+    pub fn verify(&self, key: &NodeKey, event: &str) -> bool {
+        key.tag(self.direction, event, &self.signed)
+            .verify_truncated_left(&self.tag)
+            .is_ok()
+    }
+
+    /// A tag of zeros: the sender had no key.
+    pub fn is_unkeyed(&self) -> bool {
+        self.tag == [0; TAG_LEN]
+    }
+}
+
+fn seal(key: Option<&NodeKey>, direction: Direction, event: &str, mut bytes: Vec<u8>) -> Vec<u8> {
+    let tag = key.map_or([0; TAG_LEN], |key| {
+        let full = key.tag(direction, event, &bytes).finalize().into_bytes();
+        let mut tag = [0; TAG_LEN];
+        tag.copy_from_slice(&full[..TAG_LEN]);
+        tag
+    });
+    bytes.extend_from_slice(&tag);
+    bytes
+}
+
+/// Splits a frame into the message's bytes and its tag.
+fn split(frame: &[u8]) -> Result<(&[u8], [u8; TAG_LEN]), DecodeError> {
+    let at = frame
+        .len()
+        .checked_sub(TAG_LEN)
+        .ok_or(DecodeError::Malformed)?;
+    let (message, tag) = frame.split_at(at);
+    Ok((message, tag.try_into().expect("TAG_LEN bytes")))
+}
+
+/// An uplink as a node sends it: the message and its tag under `key` (zeros without one).
+pub fn seal_uplink(key: Option<&NodeKey>, event: &str, message: &Uplink) -> Vec<u8> {
+    seal(key, Direction::Up, event, codec::encode_uplink(message))
+}
+
+/// An uplink's bytes as the node's outbox keeps them ([`codec::encode_uplink`]), sealed.
+pub fn seal_uplink_bytes(key: Option<&NodeKey>, event: &str, encoded: Vec<u8>) -> Vec<u8> {
+    seal(key, Direction::Up, event, encoded)
+}
+
+/// A downlink as the hub sends it: the message and its tag under the node's key.
+pub fn seal_downlink(key: Option<&NodeKey>, event: &str, message: &Downlink) -> Vec<u8> {
+    seal(key, Direction::Down, event, codec::encode_downlink(message))
+}
+
+/// Decodes an uplink frame (held to the protocol's bounds, see [`codec::decode_uplink`]);
+/// the caller verifies its tag with the key of the node bound to the board.
+pub fn open_uplink(frame: &[u8]) -> Result<Sealed<Uplink>, DecodeError> {
+    let (bytes, tag) = split(frame)?;
+    Ok(Sealed {
+        message: codec::decode_uplink(bytes)?,
+        signed: bytes.to_vec(),
+        tag,
+        direction: Direction::Up,
+    })
+}
+
+/// Decodes a downlink frame; the node verifies its tag with its own key.
+pub fn open_downlink(frame: &[u8]) -> Result<Sealed<Downlink>, DecodeError> {
+    let (bytes, tag) = split(frame)?;
+    Ok(Sealed {
+        message: codec::decode_downlink(bytes)?,
+        signed: bytes.to_vec(),
+        tag,
+        direction: Direction::Down,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BoardNo, DownlinkBody, NodeMs, Seq, UplinkBody};
+
+    fn event() -> Uplink {
+        Uplink::new(BoardNo(3), Seq(9), NodeMs(5), UplinkBody::Heartbeat)
+    }
+
+    #[test]
+    fn a_key_round_trips_through_its_text_and_never_shows_in_debug() {
+        let key = NodeKey::from_bytes(core::array::from_fn(|i| i as u8 * 7));
+        let text = key.to_text();
+        assert_eq!(text.len(), 64);
+        assert_eq!(
+            NodeKey::parse(&alloc::format!(" {text}\n")),
+            Ok(key.clone())
+        );
+        assert_eq!(alloc::format!("{key:?}"), "NodeKey(…)");
+        for bad in ["", "zz", &text[..63], &alloc::format!("{text}0")] {
+            assert_eq!(NodeKey::parse(bad), Err(KeyError::NotHex), "{bad}");
+        }
+    }
+
+    #[test]
+    fn any_change_of_byte_key_event_or_direction_fails_the_tag() {
+        let key = NodeKey::from_bytes([1; 32]);
+        let frame = seal_uplink(Some(&key), "ev", &event());
+        assert!(open_uplink(&frame).unwrap().verify(&key, "ev"));
+        assert!(!open_uplink(&frame)
+            .unwrap()
+            .verify(&NodeKey::from_bytes([2; 32]), "ev"));
+        assert!(!open_uplink(&frame).unwrap().verify(&key, "ev2"));
+        for i in 0..frame.len() {
+            let mut changed = frame.clone();
+            changed[i] ^= 0x01;
+            if let Ok(sealed) = open_uplink(&changed) {
+                assert!(
+                    !sealed.verify(&key, "ev"),
+                    "byte {i} changed, tag still holds"
+                );
+            }
+        }
+        // The same bytes as a downlink's tag: a reflected message does not verify.
+        let down = Downlink::new(BoardNo(3), DownlinkBody::Ack { up_to_seq: Seq(9) });
+        let frame = seal_downlink(Some(&key), "ev", &down);
+        let sealed = open_downlink(&frame).unwrap();
+        assert!(sealed.verify(&key, "ev"));
+        let reflected = Sealed {
+            direction: Direction::Up,
+            ..sealed
+        };
+        assert!(!reflected.verify(&key, "ev"));
+    }
+
+    #[test]
+    fn an_unkeyed_frame_is_recognised_and_verifies_under_no_key() {
+        let frame = seal_uplink(None, "ev", &event());
+        let sealed = open_uplink(&frame).unwrap();
+        assert!(sealed.is_unkeyed());
+        assert!(!sealed.verify(&NodeKey::from_bytes([0; 32]), "ev"));
+        assert_eq!(
+            open_uplink(&frame[..TAG_LEN - 1]),
+            Err(DecodeError::Malformed)
+        );
+    }
+
+    #[test]
+    fn derived_values_differ_by_purpose_and_key() {
+        let (a, b) = (NodeKey::from_bytes([1; 32]), NodeKey::from_bytes([2; 32]));
+        assert_eq!(a.derive("mqtt"), a.derive("mqtt"));
+        assert_ne!(a.derive("mqtt"), a.derive("pager"));
+        assert_ne!(a.derive("mqtt"), b.derive("mqtt"));
+        assert_eq!(a.derive("mqtt").len(), 32);
+    }
+}
