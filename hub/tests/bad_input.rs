@@ -292,3 +292,50 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
         "the hub kept its session: {log}"
     );
 }
+
+/// One laptop opens live streams until it is refused: each holds a task and a queue in the
+/// hub, so a client gets its share (`edge::slots::PER_CLIENT`) and a clear 429, and a
+/// stream it closes frees its slot.
+#[test]
+fn a_client_cannot_open_more_live_streams_than_its_share() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::embedded(dir.path());
+    let open = || {
+        let mut stream = std::net::TcpStream::connect(hub.http).unwrap();
+        let request = format!(
+            "GET /api/public/live HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n",
+            hub.http
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).unwrap();
+        let status: u16 = String::from_utf8_lossy(&head[9..12]).parse().unwrap();
+        (status, stream)
+    };
+    let mut held = Vec::new();
+    for _ in 0..hub::edge::slots::PER_CLIENT {
+        let (status, stream) = open();
+        assert_eq!(status, 200);
+        held.push(stream);
+    }
+    assert_eq!(open().0, 429, "one stream past the share");
+    drop(held.pop());
+    // The hub sees the closed connection when it next writes to it (a keep-alive at most
+    // 15 s later): the slot comes back.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, _) = open();
+        if status == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the slot never came back"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}

@@ -93,6 +93,8 @@ pub(super) struct Api {
     pub(super) queries: mpsc::Sender<Query>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) access: Access,
+    /// The live streams open, per client.
+    pub(super) slots: crate::edge::slots::StreamSlots,
 }
 
 /// Why a request gets no answer.
@@ -116,6 +118,8 @@ pub(super) enum ApiError {
     NoTrf,
     /// A query parameter the API does not know how to read.
     BadQuery(String),
+    /// The client, or the hub, holds as many live streams as allowed.
+    TooManyStreams,
 }
 
 impl IntoResponse for ApiError {
@@ -134,6 +138,15 @@ impl IntoResponse for ApiError {
             ApiError::NoAnswer => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the hub did not answer within 10 s (see /healthz)\n",
+            )
+                .into_response(),
+            ApiError::TooManyStreams => (
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "too many live streams open: {} per client, {} in all; close a page\n",
+                    crate::edge::slots::PER_CLIENT,
+                    crate::edge::slots::OVERALL
+                ),
             )
                 .into_response(),
             ApiError::Stopping => (
@@ -200,6 +213,7 @@ mod tests {
             queries,
             metrics: Arc::default(),
             access: Access::new(None),
+            slots: Default::default(),
         };
         let kept = tokio::spawn(async move {
             let question = asked.recv().await;

@@ -93,6 +93,7 @@ pub async fn bind(
             queries,
             metrics,
             access,
+            slots: crate::edge::slots::StreamSlots::default(),
         });
     let listener = tokio::net::TcpListener::bind(addr)
         .await

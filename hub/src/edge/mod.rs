@@ -8,6 +8,7 @@
 //! - [`http`]: the JSON API, health and metrics.
 //! - [`page`]: the supervision page, its login and its live streams.
 //! - [`access`]: the arbiters' token: who may see the live games and the alerts.
+//! - [`slots`]: the cap on live streams per client and overall.
 //! - [`lichess`]: pushing the round to a lichess broadcast.
 //! - [`livechess`]: the DGT LiveChess-compatible folder of the broadcast.
 
@@ -20,4 +21,5 @@ pub mod lichess;
 pub mod livechess;
 pub mod mqtt;
 pub mod page;
+pub mod slots;
 pub mod store;

@@ -3,9 +3,10 @@
 //! events).
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -16,6 +17,7 @@ use tokio::sync::broadcast;
 
 use super::access::COOKIE;
 use super::api::{Api, ApiError, Query};
+use super::slots::Slot;
 use crate::view::tiles::Audience;
 
 const INDEX_HTML: &str = include_str!("../../web/index.html");
@@ -105,16 +107,18 @@ async fn log_out() -> Response {
 /// open alerts), then `update` (the tiles and alerts that changed).
 pub(super) async fn arbiters_live(
     State(api): State<Api>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    live(api, Audience::Arbiters).await
+    live(api, peer, Audience::Arbiters).await
 }
 
 /// `GET /api/public/live`: the spectators' stream: tiles as the broadcast delay releases
 /// them, no alerts.
 async fn spectators_live(
     State(api): State<Api>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    live(api, Audience::Spectators).await
+    live(api, peer, Audience::Spectators).await
 }
 
 /// Where a page's stream is.
@@ -123,18 +127,23 @@ struct PageStream {
     audience: Audience,
     first: Option<String>,
     updates: broadcast::Receiver<Arc<str>>,
+    /// Held while the stream is open.
+    _slot: Slot,
 }
 
 async fn live(
     api: Api,
+    peer: SocketAddr,
     audience: Audience,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let slot = api.slots.take(peer.ip()).ok_or(ApiError::TooManyStreams)?;
     let start = api.ask(|reply| Query::Live(audience, reply)).await?;
     let state = PageStream {
         api,
         audience,
         first: Some(start.hall),
         updates: start.updates,
+        _slot: slot,
     };
     let events = futures_util::stream::unfold(state, |mut s| async move {
         let (kind, data) = match s.first.take() {
