@@ -374,3 +374,84 @@ async fn on_the_embedded_broker_no_forgery_changes_a_game_or_silences_a_node() {
 async fn on_mosquitto_with_the_shipped_acl_no_forgery_reaches_anyone() {
     a_hall_under_attack(Kind::Mosquitto).await;
 }
+
+/// Only the hub speaks as the hub: on the embedded broker (no topic ACL) a pager login
+/// overwrites a zone's retained list of open alerts with one of its own. The terminal pager,
+/// holding the hub's public key from its arbiter's key file, shows the hub's signed lists
+/// and refuses the forged one.
+#[test]
+fn a_pager_shows_only_what_the_hub_signed() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, port) = Hub::configured(
+        dir.path(),
+        "[[zones]]\nname = \"A\"\nboards = [\"1-10\"]\n\n\
+         [[arbiters]]\nname = \"ola\"\nzones = [\"A\"]\n",
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let forger = runtime.block_on(async {
+        let (client, _heard) = connect(port, hub.pager_link("mallory", dir.path()))
+            .await
+            .expect("a pager login gets in");
+        let forged = r#"{"zone": "Z", "at": 1, "open": 1, "alerts": [{"id": 999, "board": 44,
+            "zone": "Z", "kind": "flag_fall", "severity": "urgent", "article": "6.9",
+            "state": "raised", "raised_at": 1, "escalated_at": null, "acknowledged": null,
+            "texts": {"en": {"text": "Board 44: FORGED flag", "action": "run"}}}]}"#;
+        client
+            .publish(
+                topic::open_alerts("default", "Z"),
+                QoS::AtLeastOnce,
+                true,
+                forged,
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        client
+    });
+    let ola = hub.enrol_arbiter("ola", dir.path());
+    let (out, err) = (dir.path().join("pager.out"), dir.path().join("pager.err"));
+    let mut pager = Command::new(support::workspace_bin("hub"))
+        .args([
+            "pager",
+            "--zone",
+            "all",
+            "--broker",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .arg("--key-file")
+        .arg(&ola)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let read = |path: &std::path::Path| {
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !read(&err).contains("not signed by the hub") || !read(&out).contains("open alert") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "stdout: {}\nstderr: {}",
+            read(&out),
+            read(&err)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = pager.kill();
+    let _ = pager.wait();
+    drop(forger);
+    let shown = read(&out);
+    assert!(
+        !shown.contains("FORGED") && !shown.contains("#999"),
+        "{shown}"
+    );
+    assert!(read(&err).contains("zeitnot/default/alerts/Z/open"));
+}

@@ -30,12 +30,14 @@ pub struct PagerConfig {
     pub credentials: Option<PagerCredentials>,
 }
 
-/// What `hub pager --key-file` reads: `{"arbiter", "key", "mqtt_password"}`.
+/// What `hub pager --key-file` reads: `{"arbiter", "key", "mqtt_password", "hub_key"}`.
 #[derive(Debug, Clone)]
 pub struct PagerCredentials {
     pub arbiter: String,
     pub key: protocol::seal::NodeKey,
     pub mqtt_password: String,
+    /// The hub's public key: only what it signed is shown.
+    pub hub_key: ed25519_dalek::VerifyingKey,
 }
 
 impl PagerCredentials {
@@ -46,6 +48,7 @@ impl PagerCredentials {
             arbiter: String,
             key: String,
             mqtt_password: String,
+            hub_key: String,
         }
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading the key file {}", path.display()))?;
@@ -57,6 +60,8 @@ impl PagerCredentials {
             key: protocol::seal::NodeKey::parse(&file.key)
                 .with_context(|| format!("the key in {}", path.display()))?,
             mqtt_password: file.mqtt_password,
+            hub_key: crate::view::pager::hub_key(&file.hub_key)
+                .with_context(|| format!("the hub_key in {}", path.display()))?,
         })
     }
 }
@@ -268,6 +273,10 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
     loop {
         tokio::select! {
             event = incoming.recv() => match event {
+                Some(LinkEvent::Message { topic, payload }) if config.credentials.as_ref().is_some_and(|c| !crate::view::pager::signed_by_hub(&c.hub_key, &payload)) => {
+                    // Somebody else published in the hub's place (a retained list overwritten).
+                    eprintln!("a message on {} not signed by the hub: not shown", printable(&topic));
+                }
                 Some(LinkEvent::Message { topic, payload }) => match screen.take(&topic, &payload) {
                     Ok(new) => {
                         let mut out = std::io::stdout().lock();

@@ -340,11 +340,7 @@ pub fn arbiter_offline(data: &std::path::Path, name: &str) -> anyhow::Result<Arb
         )
     })?;
     let hall = journal.hall_secret()?;
-    Ok(ArbiterEnrolment {
-        arbiter: name.to_owned(),
-        key: pager::arbiter_key(&hall, name),
-        mqtt_password: identity::pager_password(&hall),
-    })
+    Ok(ArbiterEnrolment::new(&hall, name))
 }
 
 /// The journal as the core restores it. A record or decision that cannot be read is
@@ -473,7 +469,7 @@ impl Shell {
                 Output::AlertChanged(change) => {
                     self.link.publish_json(
                         topic::alerts(self.hub.event(), &change.alert.zone),
-                        pager::change_message(&change),
+                        self.hub.signed(pager::change_message(&change)),
                         false,
                     );
                     self.metrics.alert_change_published();

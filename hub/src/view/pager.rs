@@ -117,6 +117,85 @@ struct PagerCommand {
     mac: Option<String>,
 }
 
+/// The hub's signature on what it tells the pagers (alert changes, the retained open lists):
+/// Ed25519 under a key derived from the hall's secret, so a pager that holds the public half
+/// (`hub_key` in its key file) recognises a list somebody else published in the hub's place.
+/// Appended to the JSON object as its last field, `"sig"`, over the object's bytes without it:
+/// pagers that do not check it read the JSON as before.
+pub struct HubSigner(ed25519_dalek::SigningKey);
+
+/// What the signature field adds: `,"sig":"` 128 hex digits `"}` instead of the closing `}`.
+const SIG_FIELD: &str = ",\"sig\":\"";
+const SIGNED_SUFFIX: usize = SIG_FIELD.len() + 128 + 2;
+
+impl HubSigner {
+    pub fn from_hall(hall: &NodeKey) -> HubSigner {
+        HubSigner(ed25519_dalek::SigningKey::from_bytes(
+            hall.derive_key("hub/pagers").bytes(),
+        ))
+    }
+
+    /// The public half, as pagers' key files hold it: 64 hex digits.
+    pub fn public_hex(&self) -> String {
+        self.0
+            .verifying_key()
+            .as_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// `json` (an object) with its signature as the last field.
+    pub fn sign(&self, mut json: Vec<u8>) -> Vec<u8> {
+        use ed25519_dalek::Signer;
+        let signature = self.0.sign(&json).to_bytes();
+        json.pop(); // the closing brace
+        json.extend_from_slice(SIG_FIELD.as_bytes());
+        for b in signature {
+            json.extend_from_slice(format!("{b:02x}").as_bytes());
+        }
+        json.extend_from_slice(b"\"}");
+        json
+    }
+}
+
+/// Reads a hub's public key (64 hex digits).
+pub fn hub_key(hex: &str) -> Option<ed25519_dalek::VerifyingKey> {
+    let bytes = decode_hex::<32>(hex)?;
+    ed25519_dalek::VerifyingKey::from_bytes(&bytes).ok()
+}
+
+fn decode_hex<const N: usize>(hex: &str) -> Option<[u8; N]> {
+    let hex = hex.as_bytes();
+    if hex.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (byte, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Whether `payload` carries the hub's signature over the rest of it.
+pub fn signed_by_hub(hub: &ed25519_dalek::VerifyingKey, payload: &[u8]) -> bool {
+    let Some(at) = payload.len().checked_sub(SIGNED_SUFFIX) else {
+        return false;
+    };
+    let suffix = &payload[at..];
+    if !suffix.starts_with(SIG_FIELD.as_bytes()) || !suffix.ends_with(b"\"}") {
+        return false;
+    }
+    let hex = std::str::from_utf8(&suffix[SIG_FIELD.len()..suffix.len() - 2]).unwrap_or("");
+    let Some(signature) = decode_hex::<64>(hex) else {
+        return false;
+    };
+    let mut body = payload[..at].to_vec();
+    body.push(b'}');
+    let signature = ed25519_dalek::Signature::from_bytes(&signature);
+    hub.verify_strict(&body, &signature).is_ok()
+}
+
 /// A pager command's seal: the arbiter's key (`arbiter_key`) over the event, the command and
 /// when it was sent, so only the arbiter named in `by` can have sent it, and only lately.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -298,5 +377,24 @@ mod tests {
         let dahl = arbiter_key(&hall, "IA Dahl");
         let (_, read, seal) = parse_command(&sealed(&dahl, "open", command)).unwrap();
         assert!(!verify_command(&hall, "open", id, &read, &seal.unwrap()));
+    }
+
+    #[test]
+    fn a_pager_tells_the_hubs_lists_from_anyone_elses() {
+        let signer = HubSigner::from_hall(&NodeKey::from_bytes([5; 32]));
+        let public = hub_key(&signer.public_hex()).unwrap();
+        let list = open_list("A", 7, vec![&alert(3)]);
+        let signed = signer.sign(list.clone());
+        assert!(signed_by_hub(&public, &signed));
+        let json: serde_json::Value = serde_json::from_slice(&signed).unwrap();
+        assert_eq!(json["zone"], "A", "still the same JSON with one field more");
+        assert!(!signed_by_hub(&public, &list), "unsigned");
+        // Another hall's signature, and one altered byte.
+        let other = HubSigner::from_hall(&NodeKey::from_bytes([6; 32]));
+        assert!(!signed_by_hub(&public, &other.sign(list.clone())));
+        let mut altered = signed.clone();
+        altered[10] ^= 1;
+        assert!(!signed_by_hub(&public, &altered));
+        assert!(!signed_by_hub(&public, b"{}"));
     }
 }

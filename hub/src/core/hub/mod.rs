@@ -82,21 +82,34 @@ pub struct HubConfig {
 }
 
 /// What an arbiter's pager needs (`hub pager --key-file`): its name, the key its commands
-/// are sealed with, the pagers' MQTT password.
+/// are sealed with, the pagers' MQTT password, and the hub's public key its messages are
+/// signed with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArbiterEnrolment {
     pub arbiter: String,
     pub key: NodeKey,
     pub mqtt_password: String,
+    pub hub_key: String,
 }
 
 impl ArbiterEnrolment {
+    /// Arbiter `name`'s, all derived from the hall's secret.
+    pub fn new(hall: &NodeKey, name: &str) -> ArbiterEnrolment {
+        ArbiterEnrolment {
+            arbiter: name.to_owned(),
+            key: pager::arbiter_key(hall, name),
+            mqtt_password: protocol::identity::pager_password(hall),
+            hub_key: pager::HubSigner::from_hall(hall).public_hex(),
+        }
+    }
+
     /// As `POST /api/arbiters/enrol` answers and `hub pager --key-file` reads it.
     pub fn to_json(&self) -> String {
         serde_json::json!({
             "arbiter": self.arbiter,
             "key": self.key.to_text(),
             "mqtt_password": self.mqtt_password,
+            "hub_key": self.hub_key,
         })
         .to_string()
     }
@@ -157,6 +170,8 @@ pub struct Hub {
     trust: Trust,
     /// The hall's secret: the arbiters' keys derive from it.
     hall_secret: Option<NodeKey>,
+    /// Signs what the pagers are told; from the hall's secret.
+    signer: Option<pager::HubSigner>,
     streams: Streams,
     pending: Pending,
     outputs: VecDeque<Output>,
@@ -196,6 +211,7 @@ impl Hub {
             bindings: Bindings::new(config.bindings),
             trust: Trust::new(config.open_hall),
             hall_secret: None,
+            signer: None,
             streams: Streams::default(),
             pending: Pending::default(),
             outputs: VecDeque::new(),
@@ -225,6 +241,10 @@ impl Hub {
         for (hardware, board) in journaled.bindings {
             let _ = self.bindings.bind(&hardware, Some(board));
         }
+        self.signer = journaled
+            .hall_secret
+            .as_ref()
+            .map(pager::HubSigner::from_hall);
         self.hall_secret = journaled.hall_secret;
         for (hardware, key) in journaled.enrolments {
             self.trust.restore(hardware, Some(key));
@@ -646,11 +666,7 @@ impl Hub {
     /// pagers' MQTT password; `None` for a hub without a hall secret.
     pub fn arbiter_enrolment(&self, name: &str) -> Option<ArbiterEnrolment> {
         let hall = self.hall_secret.as_ref()?;
-        Some(ArbiterEnrolment {
-            arbiter: name.to_owned(),
-            key: pager::arbiter_key(hall, name),
-            mqtt_password: protocol::identity::pager_password(hall),
-        })
+        Some(ArbiterEnrolment::new(hall, name))
     }
 
     /// Everyone an external broker must let in, as `username:password` lines for Mosquitto's
@@ -678,6 +694,14 @@ impl Hub {
             ));
         }
         Some(lines.join("\n") + "\n")
+    }
+
+    /// `json` with the hub's signature for the pagers, if the hub has a hall secret.
+    pub fn signed(&self, json: Vec<u8>) -> Vec<u8> {
+        match &self.signer {
+            Some(signer) => signer.sign(json),
+            None => json,
+        }
     }
 
     /// Every board with an enrolled node, and the node's key: who the broker lets in.
@@ -836,7 +860,7 @@ impl Hub {
     fn publish_open_lists(&mut self, zones: impl IntoIterator<Item = String>) {
         for zone in zones {
             let open = self.desk.open_in_zone(&zone).collect();
-            let payload = pager::open_list(&zone, self.now.0, open);
+            let payload = self.signed(pager::open_list(&zone, self.now.0, open));
             self.outputs.push_back(Output::Publish {
                 topic: topic::open_alerts(&self.event, &zone),
                 payload,
