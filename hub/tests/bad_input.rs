@@ -31,6 +31,16 @@ async fn client(
     (client, events)
 }
 
+/// The hub process's resident memory, from `/proc`.
+fn rss_kib(hub: &Hub) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", hub.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
 /// Whether a client with `options` gets in within 2 s (the broker refuses strangers at
 /// CONNECT: anonymous, a wrong password, another's client id).
 async fn gets_in(port: u16, options: LinkOptions) -> bool {
@@ -118,12 +128,44 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
             ),
         ),
     ];
+    let rss_before = rss_kib(&hub);
     for (topic, payload) in publishes {
         client
             .publish(topic, QoS::AtLeastOnce, false, payload)
             .await
             .unwrap();
     }
+    // A pager command with a note the size the broker allows, unsealed: refused, and never
+    // copied into an alert (whose change message would exceed the hub's own packet limit).
+    let huge_note = serde_json::json!({"id": 1, "action": "resolve", "by": "x", "note": "n".repeat(200 * 1024)});
+    client
+        .publish(
+            topic::pager_command("default"),
+            QoS::AtLeastOnce,
+            false,
+            serde_json::to_vec(&huge_note).unwrap(),
+        )
+        .await
+        .unwrap();
+    // And over HTTP: a name past 64 characters, a body past 16 KiB, a body that is not JSON.
+    let http = hub.http;
+    let (long_name, big_body, not_json) = tokio::task::spawn_blocking(move || {
+        let name = "A".repeat(10_000);
+        let decision = format!(
+            r#"{{"arbiter": "{name}", "decision": "adjust_time", "side": "white", "ms": 1000, "reason": "clock_correction"}}"#
+        );
+        let long_name = support::http_post(http, "/api/boards/1/decisions", &decision).unwrap().0;
+        let big = format!(r#"{{"arbiter": "IA", "note": "{}"}}"#, "n".repeat(1 << 20));
+        let big_body = support::http_post(http, "/api/boards/1/decisions", &big).unwrap().0;
+        let text = [("Content-Type", "text/plain")];
+        let not_json = support::http_request(http, "POST", "/api/nodes/bind", &text, "{}")
+            .unwrap()
+            .0;
+        (long_name, big_body, not_json)
+    })
+    .await
+    .unwrap();
+    assert_eq!((long_name, big_body, not_json), (422, 413, 415));
 
     // Board 9 is asked to resend from its first event.
     let resend = tokio::time::timeout(Duration::from_secs(5), async {
@@ -197,9 +239,22 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
             &metrics,
             "zeitnot_bad_payloads_total{reason=\"unauthenticated\"}"
         ),
-        2
+        3,
+        "two events, one pager command"
     );
     assert_eq!(metric(&metrics, "zeitnot_gap_events_total"), 1);
+    let rss_after = rss_kib(&hub);
+    println!("hub RSS: {rss_before} KiB before the bad input, {rss_after} KiB after");
+    assert!(
+        rss_after < rss_before + 64 * 1024,
+        "the bad input grew the hub by {} KiB",
+        rss_after - rss_before
+    );
+    let log = std::fs::read_to_string(dir.path().join("hub.log")).unwrap();
+    assert!(
+        !log.contains("lost the broker"),
+        "the hub's own session was never cut: {log}"
+    );
     assert_eq!(metric(&metrics, "zeitnot_resend_requests_total"), 1);
 
     // The real board's game is whole; board 9's held-back event was not journaled.

@@ -104,8 +104,13 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     )
     .unwrap();
     assert_eq!(status, 503);
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(Duration::from_secs(5));
     assert_eq!(health(&hub).0, 503, "still failing while the disk is full");
+    let log = std::fs::read_to_string(dir.path().join("hub.log")).unwrap();
+    assert!(
+        !log.contains("the hall rebuilt from the journal"),
+        "no rebuild while the disk is still full (the reopened journal's probe fails): {log}"
+    );
 
     // Space again: the hub recovers by itself.
     std::fs::remove_file(filler).unwrap();

@@ -601,6 +601,24 @@ async function start() {
   }, 1000);
   refreshNodes();
   setInterval(refreshNodes, 5000);
+  if (!spectatorPage) {
+    refreshHealth();
+    setInterval(refreshHealth, 5000);
+  }
+}
+
+/** A journal that cannot write stops the hall: the red line says why until it works again. */
+async function refreshHealth() {
+  const line = $("health-warning");
+  try {
+    const response = await fetch("/healthz");
+    const text = (await response.text()).trim();
+    line.hidden = response.ok;
+    if (!response.ok) line.textContent = `The hub takes no events and acknowledges nothing: ${text}`;
+  } catch {
+    line.hidden = false;
+    line.textContent = "The hub does not answer.";
+  }
 }
 
 start();

@@ -58,6 +58,12 @@ impl Flusher {
         let _ = self.appended.send(position);
     }
 
+    /// Lets the thread go without waiting for it: it ends after the flush it may be in (a
+    /// failing disk can hold one for long), and what it reports then is stale.
+    pub fn abandon(self) {
+        drop(self.appended);
+    }
+
     /// Flushes what is pending and stops the thread.
     pub fn stop(self) -> Result<(), StoreError> {
         drop(self.appended);

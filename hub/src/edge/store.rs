@@ -39,6 +39,8 @@ use crate::core::ids::HardwareId;
 use crate::core::record::Record;
 use crate::core::time::HubMs;
 
+/// A probe's size: room for a few hundred events at least before the hall is rebuilt.
+const PROBE_BYTES: usize = 256 * 1024;
 const JOURNAL_FORMAT: u8 = 1;
 const DECISION_FORMAT: u8 = 1;
 const ALERT_FORMAT: u8 = 1;
@@ -140,6 +142,18 @@ impl Journal {
             Some(key) => self.enrolments.insert(id, key.bytes().as_slice())?,
             None => self.enrolments.remove(id)?,
         };
+        Ok(())
+    }
+
+    /// Whether the journal can take writes again: a probe of [`PROBE_BYTES`] written and
+    /// flushed, then removed and flushed.
+    pub fn probe(&self) -> Result<(), StoreError> {
+        const KEY: &[u8] = b"write_probe";
+        let meta = self.db.open_tree("meta")?;
+        meta.insert(KEY, vec![0u8; PROBE_BYTES])?;
+        self.db.flush()?;
+        meta.remove(KEY)?;
+        self.db.flush()?;
         Ok(())
     }
 

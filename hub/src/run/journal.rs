@@ -93,8 +93,9 @@ impl JournalLink {
             self.metrics.journal_failing(true);
         }
         if let Some((journal, flusher)) = self.open.take() {
-            // The flusher ends with its channel; what it reports now is ignored.
-            let _ = flusher.stop();
+            // The loop never waits on a failing disk: the flusher ends with its channel, after
+            // the flush it may be in, and what it reports is ignored (an older generation).
+            flusher.abandon();
             drop(journal);
         }
     }
@@ -103,14 +104,16 @@ impl JournalLink {
         self.failure.as_ref()
     }
 
-    /// Tries the failed journal again: opened afresh and flushed. On success the journal is
-    /// back, and the caller rebuilds the core from it.
+    /// Tries the failed journal again: opened afresh, and a probe written and flushed, so a
+    /// disk that is still full keeps the journal failed instead of rebuilding the hall every
+    /// [`RETRY`] only to fail at the next flush. On success the journal is back, and the
+    /// caller rebuilds the core from it.
     pub fn reopen(&mut self) -> bool {
         if self.failure.is_none() {
             return true;
         }
         let reopened = Journal::open(&self.dir).and_then(|journal| {
-            journal.flush()?;
+            journal.probe()?;
             Ok(journal)
         });
         let journal = match reopened {
