@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{
-    connect_nodes, connected, enrol_nodes, node_events, percentile, print_hub_counters, start_hub,
+    connect_nodes, connected, enrol_nodes, node_events, pager_login, percentile,
+    print_hub_counters, start_hub,
 };
-use link::{self, LinkEvent, LinkOptions};
+use link::{self, LinkEvent};
 use protocol::seal::{self, NodeKey};
 use protocol::{topic, BoardNo, ClockReport, Color, Hello, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::QoS;
@@ -114,11 +115,11 @@ fn main() {
         let flagged_at: Arc<Mutex<HashMap<u16, Instant>>> = Arc::default();
         let alert_latency: Arc<Mutex<Vec<Duration>>> = Arc::default();
         let broker_latency: Arc<Mutex<Vec<Duration>>> = Arc::default();
-        let mut options = LinkOptions::new("bench-pager");
+        let mut options = pager_login(running.http, EVENT, "pager").await;
         options.subscribe = vec![topic::alerts(EVENT, "+")];
         let (_pager, mut pager_events) = link::start(&running.broker, options);
         connected(&mut pager_events).await;
-        let mut options = LinkOptions::new("bench-witness");
+        let mut options = pager_login(running.http, EVENT, "witness").await;
         options.request_capacity = 65_536;
         options.subscribe = (1..=args.incidents)
             .map(|k| topic::uplink(EVENT, BoardNo(args.nodes + k)))
@@ -163,12 +164,9 @@ fn main() {
         // interval; nodes do not wait for acknowledgements (the hub takes them in order).
         let pace = Duration::from_secs_f64(1.0 / args.rate);
         let per_node = (args.rate * (args.seconds + 3.0)) as usize;
-        let publishers = connect_nodes(
-            &running.broker,
-            "bench-alert-node",
-            1..=args.nodes + args.incidents,
-            |_, options| options.request_capacity = 4_096,
-        )
+        let publishers = connect_nodes(&running.broker, EVENT, &keys, |_, options| {
+            options.request_capacity = 4_096;
+        })
         .await;
         let began = Instant::now();
         let mut tasks = Vec::new();

@@ -206,12 +206,9 @@ async fn through_hub(
     let nodes_total = args.nodes;
     let latencies = Arc::new(Mutex::new(Vec::new()));
 
-    let nodes = connect_nodes(
-        &running.broker,
-        &format!("bench-node-{phase}"),
-        1..=args.nodes,
-        |n, options| options.subscribe = vec![topic::downlink(&event, BoardNo(n))],
-    )
+    let nodes = connect_nodes(&running.broker, &event, &keys, |n, options| {
+        options.subscribe = vec![topic::downlink(&event, BoardNo(n))];
+    })
     .await;
     let began = Instant::now();
     let mut tasks = Vec::new();

@@ -78,13 +78,7 @@ fn main() {
         let uplink_bytes = Arc::new(AtomicU64::new(0));
         let last_sent: Arc<Mutex<Vec<u64>>> =
             Arc::new(Mutex::new(vec![0; usize::from(args.nodes) + 1]));
-        let publishers = connect_nodes(
-            &running.broker,
-            "bench-page-node",
-            1..=args.nodes,
-            |_, _| {},
-        )
-        .await;
+        let publishers = connect_nodes(&running.broker, EVENT, &keys, |_, _| {}).await;
         let began = Instant::now();
         let mut tasks = Vec::new();
         for (n, client, events) in publishers {

@@ -9,6 +9,7 @@ use board_node::{pgn, replay};
 use hub::core::hub::HubConfig;
 use hub::run::{self, BrokerChoice, Running, ServeConfig};
 use link::{BrokerAddr, LinkEvent};
+use protocol::identity;
 use protocol::seal::NodeKey;
 use protocol::{BoardNo, UplinkBody};
 
@@ -54,17 +55,23 @@ pub type NodeLink = (
     tokio::sync::mpsc::Receiver<LinkEvent>,
 );
 
-/// Connects boards `boards` as `{prefix}-{n}`, each link shaped by `options` (subscriptions,
-/// capacity), and waits until every one is connected and settled.
+/// Connects the enrolled nodes of boards 1, 2, … (`keys`, board 1's first) of `event`, each
+/// logged in as its board with its key's password, each link shaped by `options`
+/// (subscriptions, capacity), and waits until every one is connected and settled.
 pub async fn connect_nodes(
     broker: &BrokerAddr,
-    prefix: &str,
-    boards: std::ops::RangeInclusive<u16>,
+    event: &str,
+    keys: &[NodeKey],
     options: impl Fn(u16, &mut link::LinkOptions),
 ) -> Vec<NodeLink> {
     let mut nodes = Vec::new();
-    for n in boards {
-        let mut link_options = link::LinkOptions::new(format!("{prefix}-{n}"));
+    for (n, key) in (1u16..).zip(keys) {
+        let board = BoardNo(n);
+        let mut link_options = link::LinkOptions::new(format!(
+            "{}bench",
+            identity::node_client_prefix(event, board)
+        ));
+        link_options.credentials = Some((identity::node_user(board), identity::node_password(key)));
         link_options.seed = u64::from(n);
         options(n, &mut link_options);
         let (client, events) = link::start(broker, link_options);
@@ -123,6 +130,29 @@ pub async fn enrol_nodes(http: SocketAddr, boards: std::ops::RangeInclusive<u16>
         keys.push(key);
     }
     keys
+}
+
+/// MQTT options of a pager (a screen, a witness) of `event` logged in as pagers are, with
+/// the credentials the hub hands an arbiter (`POST /api/arbiters/enrol`).
+pub async fn pager_login(http: SocketAddr, event: &str, name: &str) -> link::LinkOptions {
+    let answer = reqwest::Client::new()
+        .post(format!("http://{http}/api/arbiters/enrol"))
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(serde_json::json!({ "arbiter": name }).to_string())
+        .send()
+        .await
+        .expect("POST /api/arbiters/enrol")
+        .text()
+        .await
+        .expect("the arbiter's credentials");
+    let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
+    let mut options =
+        link::LinkOptions::new(format!("{}{name}", identity::pager_client_prefix(event)));
+    options.credentials = Some((
+        identity::PAGER_USER.into(),
+        answer["mqtt_password"].as_str().expect("a password").into(),
+    ));
+    options
 }
 
 /// Starts a hub in this process for event `event`: on the broker already listening on
