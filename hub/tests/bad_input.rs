@@ -79,6 +79,14 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         seal::seal_uplink(key, "default", &event)
     };
     let event = |board: u16, seq: u64| sealed(Some(&nine), board, seq);
+    // Board 8's first event, unsealed: refused for its bounds before any seal is looked at.
+    let eight = |node_ms: NodeMs, body: UplinkBody| {
+        seal::seal_uplink(
+            None,
+            "default",
+            &Uplink::new(BoardNo(8), Seq(1), node_ms, body),
+        )
+    };
     let mut wrong_version = event(9, 1);
     wrong_version[0] = 7;
     let publishes: Vec<(String, Vec<u8>)> = vec![
@@ -96,35 +104,17 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         // arithmetic), and a Hello the size the broker allows (it was kept and journaled).
         (up(0), event(0, 1)),         // boards are numbered from 1
         (up(65535), event(65535, 1)), // past BoardNo::MAX: each board costs state
+        (up(8), eight(NodeMs(u64::MAX - 5), UplinkBody::Heartbeat)),
         (
             up(8),
-            seal::seal_uplink(
-                None,
-                "default",
-                &Uplink::new(
-                    BoardNo(8),
-                    Seq(1),
-                    NodeMs(u64::MAX - 5),
-                    UplinkBody::Heartbeat,
-                ),
-            ),
-        ),
-        (
-            up(8),
-            seal::seal_uplink(
-                None,
-                "default",
-                &Uplink::new(
-                    BoardNo(8),
-                    Seq(1),
-                    NodeMs(0),
-                    UplinkBody::Hello(protocol::Hello {
-                        software: "x".repeat(200 * 1024),
-                        board_hw: String::new(),
-                        clock_hw: String::new(),
-                        highest_seq: Seq(0),
-                    }),
-                ),
+            eight(
+                NodeMs(0),
+                UplinkBody::Hello(protocol::Hello {
+                    software: "x".repeat(200 * 1024),
+                    board_hw: String::new(),
+                    clock_hw: String::new(),
+                    highest_seq: Seq(0),
+                }),
             ),
         ),
     ];

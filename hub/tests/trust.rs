@@ -333,6 +333,15 @@ async fn a_hall_under_attack(kind: Kind) {
                 "{kind:?}: {refused} refusals counted"
             );
             assert_eq!(forged_at_one, Some(1), "{kind:?}: one technician alert");
+            // The technician's view names the boards and how many were refused.
+            let nodes = http_json(hub.http, "/api/nodes");
+            let warning = nodes["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|w| w["kind"] == "refused_messages" && w["board"] == 1)
+                .unwrap_or_else(|| panic!("no refused_messages for board 1: {nodes:#}"));
+            assert!(warning["refused"].as_u64().unwrap() >= 8 * 54, "{warning}");
         }
         Kind::Mosquitto => {
             // The ACL keeps the rogue node and the public reader off others' topics: the

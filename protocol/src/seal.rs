@@ -121,13 +121,7 @@ impl NodeKey {
     /// Whether `text` is what [`NodeKey::derive`] gives for `purpose`: compared in constant
     /// time.
     pub fn derives(&self, purpose: &str, text: &str) -> bool {
-        let expected = self.derive(purpose);
-        expected.len() == text.len()
-            && expected
-                .bytes()
-                .zip(text.bytes())
-                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
-                == 0
+        same_secret(self.derive(purpose).as_bytes(), text.as_bytes())
     }
 
     fn tag(&self, direction: Direction, event: &str, message: &[u8]) -> Hmac<Sha256> {
@@ -142,13 +136,14 @@ impl NodeKey {
 
 impl PartialEq for NodeKey {
     fn eq(&self, other: &NodeKey) -> bool {
-        // Constant time: keys are compared when a node is enrolled again.
-        self.bytes
-            .iter()
-            .zip(other.bytes.iter())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+        same_secret(&self.bytes, &other.bytes)
     }
+}
+
+/// Whether two secrets (keys, passwords, tokens) are equal, in a time that depends on their
+/// length only, never on where they first differ: the one way every secret is compared.
+pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
 impl Eq for NodeKey {}

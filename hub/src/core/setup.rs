@@ -52,6 +52,14 @@ pub enum Warning {
     },
     /// A board that should be played (bound, or paired in the round) has no node heard.
     BoardWithoutNode { board: BoardNo },
+    /// Messages for this board were refused, not sealed by its enrolled node: a node that
+    /// was never enrolled (or enrolled for another board, or revoked), or someone forging.
+    RefusedMessages {
+        board: BoardNo,
+        refused: u64,
+        /// ms since the last one.
+        last_ago_ms: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -40,6 +40,8 @@ pub struct Trust {
     by_board: HashMap<BoardNo, NodeKey>,
     /// Per board: the window's start and the refusals in it.
     refusals: HashMap<BoardNo, (HubMs, u32)>,
+    /// Per board: every refusal so far, and the last one's time, for the technician.
+    refused: BTreeMap<BoardNo, (u64, HubMs)>,
 }
 
 impl Trust {
@@ -87,6 +89,13 @@ impl Trust {
         self.by_board.get(&board)
     }
 
+    /// Every board with refused messages: how many, and when the last one came.
+    pub fn refused_boards(&self) -> impl Iterator<Item = (BoardNo, u64, HubMs)> + '_ {
+        self.refused
+            .iter()
+            .map(|(board, (count, last))| (*board, *count, *last))
+    }
+
     /// Every board with an enrolled node, and the node's key.
     pub fn boards(&self) -> impl Iterator<Item = (BoardNo, &NodeKey)> {
         self.by_board.iter().map(|(board, key)| (*board, key))
@@ -105,6 +114,9 @@ impl Trust {
     /// Counts a refusal at `board`; when the window's count reaches [`FORGERY_ALERT_AFTER`],
     /// the moment to tell the technician, returns when the window began and the count.
     pub fn refused(&mut self, now: HubMs, board: BoardNo) -> Option<(HubMs, u32)> {
+        let (total, last) = self.refused.entry(board).or_insert((0, now));
+        *total += 1;
+        *last = now;
         let (since, count) = self.refusals.entry(board).or_insert((now, 0));
         if now.since(*since) >= FORGERY_WINDOW_MS {
             *since = now;

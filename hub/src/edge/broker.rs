@@ -47,13 +47,7 @@ impl Users {
         let Some(user) = users.get(username) else {
             return false;
         };
-        let same = user.password.len() == password.len()
-            && user
-                .password
-                .bytes()
-                .zip(password.bytes())
-                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
-                == 0;
+        let same = protocol::seal::same_secret(user.password.as_bytes(), password.as_bytes());
         same && client_id.starts_with(&user.client_prefix)
     }
 }

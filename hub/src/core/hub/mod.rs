@@ -966,7 +966,17 @@ impl Hub {
             .iter()
             .map(|p| p.board)
             .collect();
-        super::setup::nodes(&self.hall, self.bindings.map(), &expected, now)
+        let mut report = super::setup::nodes(&self.hall, self.bindings.map(), &expected, now);
+        report
+            .warnings
+            .extend(self.trust.refused_boards().map(|(board, refused, last)| {
+                super::setup::Warning::RefusedMessages {
+                    board,
+                    refused,
+                    last_ago_ms: now.since(last),
+                }
+            }));
+        report
     }
 
     /// The results the hub has at the boards: a game over by the rules, or declared.
