@@ -101,10 +101,38 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
             .any(|l| l.contains(&format!("http://{http}/api/boards"))),
         "{printed:#?}"
     );
-    assert!(
-        printed.iter().any(|l| l.contains("hub pager --zone all")),
-        "how to start a pager: {printed:#?}"
-    );
+    let pager_line = printed
+        .iter()
+        .find(|l| l.contains("hub pager --zone all"))
+        .unwrap_or_else(|| panic!("how to start a pager: {printed:#?}"));
+    // The printed command works as printed: the pager logs in with the chief arbiter's
+    // credentials and shows the hub's (signed) list of open alerts.
+    let args: Vec<&str> = pager_line
+        .split_whitespace()
+        .skip_while(|w| *w != "pager")
+        .collect();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("pager.out");
+    let mut pager = std::process::Command::new(support::workspace_bin("hub"))
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("open alert")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the printed pager command showed nothing"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = pager.kill();
+    let _ = pager.wait();
 
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

@@ -38,6 +38,29 @@ pub fn write_secret_file(path: &Path, text: &str) -> anyhow::Result<()> {
     writeln!(file, "{text}").with_context(|| format!("writing the key file {}", path.display()))
 }
 
+/// Arbiter `name`'s pager credentials from the hub whose HTTP API is at `http` (from its own
+/// machine, or with `token`): the JSON `hub pager --key-file` reads.
+pub async fn arbiter_over_http(
+    client: &reqwest::Client,
+    http: SocketAddr,
+    token: Option<&str>,
+    name: &str,
+) -> anyhow::Result<String> {
+    let body = serde_json::json!({ "arbiter": name }).to_string();
+    let mut request = client
+        .post(format!("http://{http}/api/arbiters/enrol"))
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.context("POST /api/arbiters/enrol")?;
+    let status = response.status();
+    let text = response.text().await.context("reading the credentials")?;
+    anyhow::ensure!(status.is_success(), "enrolment refused ({status}): {text}");
+    Ok(text)
+}
+
 /// Enrols `hardware` for `board` with the hub whose HTTP API is at `http` (from its own
 /// machine, or with `token`); returns the key.
 pub async fn over_http(

@@ -218,9 +218,17 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         "  MQTT:     mqtt://{}  (topics zeitnot/demo/board/N/up|down)",
         running.broker
     );
+    // The chief arbiter's pager credentials, as `POST /api/arbiters/enrol` hands them out.
+    let client = reqwest::Client::new();
+    let pager_file = data.join("pager-chief.json");
+    let credentials = enrol::arbiter_over_http(&client, running.http, None, "chief")
+        .await
+        .context("enrolling the chief arbiter's pager")?;
+    enrol::write_secret_file(&pager_file, &credentials)?;
     println!(
-        "  pager:    hub pager --zone all --event demo --broker {}",
-        running.broker
+        "  pager:    hub pager --zone all --event demo --broker {} --key-file {}",
+        running.broker,
+        pager_file.display()
     );
 
     for n in 1..=config.boards {
@@ -231,7 +239,6 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
     println!("Ctrl-C stops the hall. Every 10 s, what it is doing:");
     tokio::spawn(summary::print_every_while(running.http));
 
-    let client = reqwest::Client::new();
     for n in 1..=config.boards {
         let game = &games[usize::from(n - 1) % games.len()];
         let board_hw = format!("demo-board-{n}");
