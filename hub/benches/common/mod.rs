@@ -135,14 +135,8 @@ pub async fn enrol_nodes(http: SocketAddr, boards: std::ops::RangeInclusive<u16>
 /// MQTT options of a pager (a screen, a witness) of `event` logged in as pagers are, with
 /// the credentials the hub hands an arbiter (`POST /api/arbiters/enrol`).
 pub async fn pager_login(http: SocketAddr, event: &str, name: &str) -> link::LinkOptions {
-    let answer = reqwest::Client::new()
-        .post(format!("http://{http}/api/arbiters/enrol"))
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(serde_json::json!({ "arbiter": name }).to_string())
-        .send()
-        .await
-        .expect("POST /api/arbiters/enrol")
-        .text()
+    let client = reqwest::Client::new();
+    let answer = hub::cmd::enrol::arbiter_over_http(&client, http, None, name)
         .await
         .expect("the arbiter's credentials");
     let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");

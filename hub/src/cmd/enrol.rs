@@ -46,18 +46,39 @@ pub async fn arbiter_over_http(
     token: Option<&str>,
     name: &str,
 ) -> anyhow::Result<String> {
-    let body = serde_json::json!({ "arbiter": name }).to_string();
+    let body = serde_json::json!({ "arbiter": name });
+    technician_post(client, http, token, "/api/arbiters/enrol", body).await
+}
+
+/// A technician's POST of `body` to `path` of the hub at `http`; the answer's text, which
+/// must come with a success.
+async fn technician_post(
+    client: &reqwest::Client,
+    http: SocketAddr,
+    token: Option<&str>,
+    path: &str,
+    body: serde_json::Value,
+) -> anyhow::Result<String> {
     let mut request = client
-        .post(format!("http://{http}/api/arbiters/enrol"))
+        .post(format!("http://{http}{path}"))
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body);
+        .body(body.to_string());
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
-    let response = request.send().await.context("POST /api/arbiters/enrol")?;
+    let response = request
+        .send()
+        .await
+        .with_context(|| format!("POST {path}"))?;
     let status = response.status();
-    let text = response.text().await.context("reading the credentials")?;
-    anyhow::ensure!(status.is_success(), "enrolment refused ({status}): {text}");
+    let text = response
+        .text()
+        .await
+        .with_context(|| format!("POST {path}"))?;
+    anyhow::ensure!(
+        status.is_success(),
+        "POST {path} refused ({status}): {text}"
+    );
     Ok(text)
 }
 
@@ -70,18 +91,8 @@ pub async fn over_http(
     hardware: &str,
     board: BoardNo,
 ) -> anyhow::Result<NodeKey> {
-    let body = serde_json::json!({ "hardware": hardware, "board": board }).to_string();
-    let mut request = client
-        .post(format!("http://{http}/api/nodes/enrol"))
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.context("POST /api/nodes/enrol")?;
-    let status = response.status();
-    let text = response.text().await.context("reading the enrolment")?;
-    anyhow::ensure!(status.is_success(), "enrolment refused ({status}): {text}");
+    let body = serde_json::json!({ "hardware": hardware, "board": board });
+    let text = technician_post(client, http, token, "/api/nodes/enrol", body).await?;
     let answer: serde_json::Value = serde_json::from_str(&text).context("the enrolment's JSON")?;
     let key = answer["key"].as_str().context("no key in the enrolment")?;
     Ok(NodeKey::parse(key)?)
