@@ -80,6 +80,30 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
         .iter()
         .map(|g| Node::start(g, &hub, dir.path()))
         .collect();
+    // The chief arbiter's pager, to see that the arbiters are told.
+    let chief = hub.enrol_arbiter("chief", dir.path());
+    let pager_out = dir.path().join("pager.out");
+    let mut pager = Command::new(support::workspace_bin("hub"))
+        .args([
+            "pager",
+            "--zone",
+            "all",
+            "--broker",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .arg("--key-file")
+        .arg(&chief)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&pager_out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Whether the pager's latest screen says the journal fails.
+    let pager_says_failing = || {
+        let text = std::fs::read_to_string(&pager_out).unwrap_or_default();
+        text.rfind("── ")
+            .is_some_and(|last| text[..last].trim_end().ends_with("until it works again."))
+    };
     wait_until("both boards playing", Duration::from_secs(20), || {
         (1..=2).all(|b| {
             http_get(hub.http, &format!("/api/boards/{b}"))
@@ -96,6 +120,11 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     assert!(why.contains("No space left"), "the reason is given: {why}");
     let metrics = http_get(hub.http, "/metrics").unwrap().1;
     assert!(metrics.contains("zeitnot_journal_failing 1"), "{metrics}");
+    wait_until(
+        "the pager says the journal fails",
+        Duration::from_secs(10),
+        &pager_says_failing,
+    );
     // While it fails, a decision cannot be made durable: refused, not left hanging.
     let (status, _) = support::http_post(
         hub.http,
@@ -119,6 +148,13 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     });
     let metrics = http_get(hub.http, "/metrics").unwrap().1;
     assert!(metrics.contains("zeitnot_journal_failing 0"), "{metrics}");
+    wait_until(
+        "the pager says it works again",
+        Duration::from_secs(10),
+        || !pager_says_failing(),
+    );
+    let _ = pager.kill();
+    let _ = pager.wait();
     let log = std::fs::read_to_string(dir.path().join("hub.log")).unwrap();
     assert!(log.contains("the hall rebuilt from the journal"), "{log}");
 

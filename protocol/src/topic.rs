@@ -7,6 +7,7 @@
 //! zeitnot/{event}/alerts/{zone}/open  hub → pagers: the zone's open alerts, JSON, retained
 //! zeitnot/{event}/pager/command       pagers → hub: acknowledge or resolve, JSON, QoS 1
 //! zeitnot/{event}/broadcast/{round}/board/{n}  hub → public: each move, JSON, retained
+//! zeitnot/{event}/status              hub → pagers: whether its journal works, JSON, retained
 //! ```
 //!
 //! `{event}` names the tournament (letters, digits, `-`, `_`, `.`), so several events can
@@ -44,6 +45,11 @@ pub fn open_alerts(event: &str, zone: &str) -> String {
 /// The public live feed of a board: each move as JSON (after the broadcast delay).
 pub fn broadcast_move(event: &str, round: usize, board: BoardNo) -> String {
     format!("{ROOT}/{event}/broadcast/{round}/board/{}", board.0)
+}
+
+/// The hub's status for the pagers: whether its journal works (retained).
+pub fn hub_status(event: &str) -> String {
+    format!("{ROOT}/{event}/status")
 }
 
 /// Where pagers send acknowledgements and resolutions.

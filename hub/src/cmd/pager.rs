@@ -103,11 +103,25 @@ struct OpenList {
 #[derive(Default)]
 struct Screen {
     open: BTreeMap<u64, Shown>,
+    /// Why the hub's journal fails, while it does.
+    journal_fails: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Status {
+    journal: String,
+    reason: Option<String>,
 }
 
 impl Screen {
     /// Takes in one message; `true` when it is a new alert (ring the bell).
     fn take(&mut self, topic: &str, payload: &[u8]) -> Result<bool, serde_json::Error> {
+        if topic.ends_with("/status") {
+            let status: Status = serde_json::from_slice(payload)?;
+            self.journal_fails = (status.journal != "ok")
+                .then(|| status.reason.unwrap_or_else(|| status.journal.clone()));
+            return Ok(false);
+        }
         if topic.ends_with("/open") {
             let list: OpenList = serde_json::from_slice(payload)?;
             self.open.retain(|_, a| a.zone != list.zone);
@@ -142,6 +156,12 @@ impl Screen {
     fn render(&self, language: Language) -> String {
         let mut out = String::new();
         let alerts = self.ordered();
+        if let Some(reason) = &self.journal_fails {
+            out.push_str(&format!(
+                "!! THE HUB'S JOURNAL FAILS: {}. It takes no event and sends no alert until it works again.\n",
+                printable(reason)
+            ));
+        }
         out.push_str(&format!("── {} open alert(s) ──\n", alerts.len()));
         for a in alerts {
             let text = a.texts.get(language.code()).or_else(|| a.texts.get("en"));
@@ -259,6 +279,7 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
     options.subscribe = vec![
         topic::alerts(&config.event, zone),
         topic::open_alerts(&config.event, zone),
+        topic::hub_status(&config.event),
     ];
     let (client, mut incoming) = link::start(&config.broker, options);
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();

@@ -212,6 +212,7 @@ pub async fn serve(
         next_request: 0,
         live: live::LivePages::default(),
         follower: feed::Follower::new(lichess),
+        told_journal_works: None,
         unauthenticated: HashMap::new(),
         users,
         node_users: BTreeSet::new(),
@@ -219,6 +220,7 @@ pub async fn serve(
     shell.admit_nodes();
     // What the restore asked for: alerts raised again, every zone's open list.
     shell.carry_out()?;
+    shell.publish_status();
     let mut retry = tokio::time::interval(journal::RETRY);
     let mut pages = tokio::time::interval(PAGES_EVERY);
     pages.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -260,6 +262,7 @@ pub async fn serve(
         if let Err(e) = shell.carry_out() {
             break Err(e);
         }
+        shell.publish_status();
     };
     server.abort();
     shell.journal.close()?;
@@ -409,6 +412,8 @@ struct Shell {
     live: live::LivePages,
     /// The LiveChess folder and the lichess pusher.
     follower: feed::Follower,
+    /// Whether the journal works, as last told to the pagers (`None`: not yet told).
+    told_journal_works: Option<bool>,
     /// Unauthenticated events refused per board, to log the 1st, 2nd, 4th, …
     unauthenticated: HashMap<BoardNo, u64>,
     /// Who the embedded broker lets in (`None`: an external broker, or an open hall).
@@ -428,6 +433,27 @@ impl Shell {
                 Duration::from_millis(due.since(now))
             });
         tokio::time::sleep(wait)
+    }
+
+    /// Tells the pagers (retained, signed) whether the journal works, when that changed: while
+    /// it fails nothing is acknowledged and no alert goes out, and the arbiters must know.
+    fn publish_status(&mut self) {
+        let failure = self.journal.failure();
+        let works = failure.is_none();
+        if self.told_journal_works == Some(works) {
+            return;
+        }
+        let status = match failure {
+            None => serde_json::json!({"journal": "ok"}),
+            Some(f) => serde_json::json!({"journal": "failing", "reason": f.reason}),
+        };
+        let payload = serde_json::to_vec(&status).expect("a status serializes");
+        self.link.publish_json(
+            topic::hub_status(self.hub.event()),
+            self.hub.signed(payload),
+            true,
+        );
+        self.told_journal_works = Some(works);
     }
 
     /// The embedded broker lets in exactly the enrolled nodes, each under its board's
