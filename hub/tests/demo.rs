@@ -111,28 +111,16 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         .split_whitespace()
         .skip_while(|w| *w != "pager")
         .collect();
-    let out_dir = tempfile::tempdir().unwrap();
-    let out = out_dir.path().join("pager.out");
-    let mut pager = std::process::Command::new(support::workspace_bin("hub"))
-        .args(&args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let pager = support::TerminalPager::start(&args[1..]);
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&out)
-        .unwrap()
-        .contains("open alert")
-    {
+    while !pager.shown().contains("open alert") {
         assert!(
             Instant::now() < deadline,
             "the printed pager command showed nothing"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let _ = pager.kill();
-    let _ = pager.wait();
+    drop(pager);
 
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

@@ -82,25 +82,17 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
         .collect();
     // The chief arbiter's pager, to see that the arbiters are told.
     let chief = hub.enrol_arbiter("chief", dir.path());
-    let pager_out = dir.path().join("pager.out");
-    let mut pager = Command::new(support::workspace_bin("hub"))
-        .args([
-            "pager",
-            "--zone",
-            "all",
-            "--broker",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .arg("--key-file")
-        .arg(&chief)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(&pager_out).unwrap())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let pager = support::TerminalPager::start([
+        "--zone".into(),
+        "all".into(),
+        "--broker".into(),
+        format!("127.0.0.1:{port}"),
+        "--key-file".into(),
+        chief.display().to_string(),
+    ]);
     // Whether the pager's latest screen says the journal fails.
     let pager_says_failing = || {
-        let text = std::fs::read_to_string(&pager_out).unwrap_or_default();
+        let text = pager.shown();
         text.rfind("── ")
             .is_some_and(|last| text[..last].trim_end().ends_with("until it works again."))
     };
@@ -153,8 +145,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
         Duration::from_secs(10),
         || !pager_says_failing(),
     );
-    let _ = pager.kill();
-    let _ = pager.wait();
+    drop(pager);
     let log = std::fs::read_to_string(dir.path().join("hub.log")).unwrap();
     assert!(log.contains("the hall rebuilt from the journal"), "{log}");
 

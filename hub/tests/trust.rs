@@ -390,8 +390,6 @@ async fn on_mosquitto_with_the_shipped_acl_no_forgery_reaches_anyone() {
 /// and refuses the forged one.
 #[test]
 fn a_pager_shows_only_what_the_hub_signed() {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::configured(
         dir.path(),
@@ -420,47 +418,31 @@ fn a_pager_shows_only_what_the_hub_signed() {
         client
     });
     let ola = hub.enrol_arbiter("ola", dir.path());
-    let (out, err) = (dir.path().join("pager.out"), dir.path().join("pager.err"));
-    let mut pager = Command::new(support::workspace_bin("hub"))
-        .args([
-            "pager",
-            "--zone",
-            "all",
-            "--broker",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .arg("--key-file")
-        .arg(&ola)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let read = |path: &std::path::Path| {
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
-        text
-    };
+    let pager = support::TerminalPager::start([
+        "--zone".into(),
+        "all".into(),
+        "--broker".into(),
+        format!("127.0.0.1:{port}"),
+        "--key-file".into(),
+        ola.display().to_string(),
+    ]);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !read(&err).contains("not signed by the hub") || !read(&out).contains("open alert") {
+    while !pager.complaints().contains("not signed by the hub")
+        || !pager.shown().contains("open alert")
+    {
         assert!(
             std::time::Instant::now() < deadline,
             "stdout: {}\nstderr: {}",
-            read(&out),
-            read(&err)
+            pager.shown(),
+            pager.complaints()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let _ = pager.kill();
-    let _ = pager.wait();
     drop(forger);
-    let shown = read(&out);
+    let shown = pager.shown();
     assert!(
         !shown.contains("FORGED") && !shown.contains("#999"),
         "{shown}"
     );
-    assert!(read(&err).contains("zeitnot/default/alerts/Z/open"));
+    assert!(pager.complaints().contains("zeitnot/default/alerts/Z/open"));
 }

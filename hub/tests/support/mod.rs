@@ -753,3 +753,50 @@ fn spawn_mosquitto(config: &Path, log: &Path) -> Child {
         .spawn()
         .expect("spawning mosquitto")
 }
+
+/// A `hub pager` process run with `args` (after `pager`), its screen and its complaints
+/// written to files in a directory of its own; killed when dropped.
+pub struct TerminalPager {
+    child: Child,
+    _dir: tempfile::TempDir,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+impl TerminalPager {
+    pub fn start<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> TerminalPager {
+        let dir = tempfile::tempdir().expect("a directory for the pager's output");
+        let (out, err) = (dir.path().join("pager.out"), dir.path().join("pager.err"));
+        let child = Command::new(workspace_bin("hub"))
+            .arg("pager")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .expect("spawning hub pager");
+        TerminalPager {
+            child,
+            _dir: dir,
+            out,
+            err,
+        }
+    }
+
+    /// Everything it has shown so far.
+    pub fn shown(&self) -> String {
+        std::fs::read_to_string(&self.out).unwrap_or_default()
+    }
+
+    /// Everything it has written to stderr so far.
+    pub fn complaints(&self) -> String {
+        std::fs::read_to_string(&self.err).unwrap_or_default()
+    }
+}
+
+impl Drop for TerminalPager {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
