@@ -267,10 +267,7 @@ async fn main() -> anyhow::Result<()> {
             debounce_ms,
             arbiter_token,
         } => {
-            let file = match &config {
-                Some(path) => hub::config::load(path)?,
-                None => hub::config::EventConfig::default(),
-            };
+            let file = event_config(config.as_deref())?;
             let time_control = time_control.or_else(|| file.time_control.clone());
             let rules = file.rules(
                 laws,
@@ -329,10 +326,7 @@ async fn main() -> anyhow::Result<()> {
             .await
         }
         Command::BrokerUsers { data, config } => {
-            let file = match &config {
-                Some(path) => hub::config::load(path)?,
-                None => hub::config::EventConfig::default(),
-            };
+            let file = event_config(config.as_deref())?;
             let hub_config = HubConfig {
                 bindings: file.bindings,
                 ..HubConfig::default()
@@ -364,10 +358,7 @@ async fn main() -> anyhow::Result<()> {
             config,
             think_times,
         } => {
-            let file = match &config {
-                Some(path) => hub::config::load(path)?,
-                None => hub::config::EventConfig::default(),
-            };
+            let file = event_config(config.as_deref())?;
             let mut games = Vec::new();
             let mut without_control = 0;
             for path in &pgn {
@@ -403,10 +394,7 @@ async fn main() -> anyhow::Result<()> {
             key_file,
             config,
         } => {
-            let file = match &config {
-                Some(path) => hub::config::load(path)?,
-                None => hub::config::EventConfig::default(),
-            };
+            let file = event_config(config.as_deref())?;
             anyhow::ensure!(
                 !hardware.is_empty() && hardware.len() <= protocol::Hello::MAX_TEXT,
                 "a hardware id of 1 to {} bytes",
@@ -450,6 +438,14 @@ async fn main() -> anyhow::Result<()> {
             .await
         }
     }
+}
+
+/// The event's configuration from `--config`, or the defaults without one.
+fn event_config(path: Option<&std::path::Path>) -> anyhow::Result<hub::config::EventConfig> {
+    Ok(match path {
+        Some(path) => hub::config::load(path)?,
+        None => hub::config::EventConfig::default(),
+    })
 }
 
 /// Ctrl-C or SIGTERM (systemd's stop).
