@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
+use board_node::live;
 use board_node::node::{self, NodeConfig};
+use board_node::source::Feed;
 use board_node::{pgn, replay};
 use clap::{Parser, Subcommand};
 use link::BrokerAddr;
@@ -71,6 +73,86 @@ enum Command {
         #[arg(long)]
         key_file: Option<PathBuf>,
     },
+    /// Read live DGT e-boards (and the clocks attached to them) on serial ports: one process
+    /// for several boards, `--board N --serial PATH` for each, in the same order.
+    Dgt {
+        /// The MQTT broker: HOST:PORT or mqtt://HOST:PORT.
+        #[arg(long)]
+        broker: BrokerAddr,
+        /// The outboxes' directory: each board keeps its own in `board-N` below it. Keep it
+        /// on persistent storage.
+        #[arg(long)]
+        outbox: PathBuf,
+        /// A board number in the hall; repeat for each board this node serves.
+        #[arg(long = "board", required = true)]
+        boards: Vec<u16>,
+        /// The board's serial device (a udev symlink such as /dev/zeitnot/board-12 keeps
+        /// its name over replugs); one per `--board`.
+        #[arg(long = "serial", required = true)]
+        serials: Vec<PathBuf>,
+        /// The key file of each board's enrolment, one per `--board`.
+        #[arg(long = "key-file")]
+        key_files: Vec<PathBuf>,
+        /// The hardware id each board announces (as enrolled), one per `--board`
+        /// [default: dgt-board-N].
+        #[arg(long = "hardware-id")]
+        hardware_ids: Vec<String>,
+        /// The event (tournament) id used in MQTT topics.
+        #[arg(long, default_value = "default")]
+        event: String,
+        /// Which side of the clock is White's [default: the side to move when the clock is
+        /// first seen, as White's clock is started (6.5)].
+        #[arg(long, value_enum)]
+        white_clock: Option<board_node::dgt::ClockSide>,
+        /// The boards have no clock: the hub completes a move once it has stood.
+        #[arg(long)]
+        no_clock: bool,
+    },
+    /// Emulate a DGT e-board with its clock on a pseudo-terminal, playing a PGN game or a
+    /// recorded stream: for tests, and to check a node before a round.
+    EmulateDgt {
+        /// The PGN file to play.
+        #[arg(
+            long,
+            conflicts_with = "recording",
+            required_unless_present = "recording"
+        )]
+        pgn: Option<PathBuf>,
+        /// Which game of the file, counting from 1.
+        #[arg(long, default_value_t = 1)]
+        game: usize,
+        /// The game's real time control when its `TimeControl` tag is missing or wrong.
+        #[arg(long, value_parser = protocol::time_control::TimeControl::parse_any)]
+        time_control: Option<protocol::time_control::TimeControl>,
+        /// A recorded DGT stream (Base64 lines, as in data/real/dgt/dgtdriver) to play at the
+        /// pace of its clock.
+        #[arg(long)]
+        recording: Option<PathBuf>,
+        /// Game time runs this many times faster than real time.
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        /// Where to put the symlink to the emulated board's device.
+        #[arg(long)]
+        link: PathBuf,
+        /// Unplug the board after this many clock presses ...
+        #[arg(long)]
+        unplug_at_ply: Option<usize>,
+        /// ... for this long (real ms), then plug it back in under another device name.
+        #[arg(long, default_value_t = 3_000)]
+        unplug_ms: u64,
+        /// Switch the clock off after this many presses ...
+        #[arg(long)]
+        clock_off_at_ply: Option<usize>,
+        /// ... for this long (real ms).
+        #[arg(long, default_value_t = 3_000)]
+        clock_off_ms: u64,
+        /// Line noise before every N-th message.
+        #[arg(long)]
+        noise_every: Option<usize>,
+        /// The board's serial number, as it answers when asked.
+        #[arg(long, default_value = "10001")]
+        serial: String,
+    },
 }
 
 /// The key in `path`, with the file named in the error.
@@ -136,12 +218,135 @@ async fn main() -> anyhow::Result<()> {
                 },
                 key,
             };
-            let shutdown = async {
-                let _ = tokio::signal::ctrl_c().await;
-            };
-            let report = node::run(config, script, shutdown).await?;
+            let report = node::run(config, Feed::Script(script), stopped()).await?;
             println!("{}", serde_json::to_string(&report)?);
             Ok(())
         }
+        Command::Dgt {
+            broker,
+            outbox,
+            boards,
+            serials,
+            key_files,
+            hardware_ids,
+            event,
+            white_clock,
+            no_clock,
+        } => {
+            anyhow::ensure!(
+                protocol::topic::is_valid_event(&event),
+                "event id {event:?}: use letters, digits, '-', '_' or '.'"
+            );
+            anyhow::ensure!(
+                serials.len() == boards.len(),
+                "{} boards but {} serial ports: give one --serial for each --board",
+                boards.len(),
+                serials.len()
+            );
+            for (what, given) in [
+                ("--key-file", key_files.len()),
+                ("--hardware-id", hardware_ids.len()),
+            ] {
+                anyhow::ensure!(
+                    given == 0 || given == boards.len(),
+                    "{given} {what} for {} boards: give one for each --board, or none",
+                    boards.len()
+                );
+            }
+            let mut configs = Vec::new();
+            for (i, (board, serial)) in boards.iter().zip(&serials).enumerate() {
+                let key = key_files.get(i).map(|f| read_key(f)).transpose()?;
+                configs.push((
+                    NodeConfig {
+                        board: BoardNo(*board),
+                        event: event.clone(),
+                        broker: broker.clone(),
+                        outbox: outbox.join(format!("board-{board}")),
+                        speed: 1.0,
+                        heartbeat: Some(Duration::from_secs(5)),
+                        exit_when_done: false,
+                        board_hw: hardware_ids
+                            .get(i)
+                            .cloned()
+                            .unwrap_or_else(|| format!("dgt-board-{board}")),
+                        clock_hw: if no_clock {
+                            String::new()
+                        } else {
+                            "dgt-clock".into()
+                        },
+                        key,
+                    },
+                    serial.clone(),
+                ));
+            }
+            live::serve(configs, white_clock, stopped()).await
+        }
+        Command::EmulateDgt {
+            pgn: pgn_path,
+            game,
+            time_control,
+            recording,
+            speed,
+            link,
+            unplug_at_ply,
+            unplug_ms,
+            clock_off_at_ply,
+            clock_off_ms,
+            noise_every,
+            serial,
+        } => {
+            use board_node::dgt::emulator::{pty, timeline};
+            let moments = match (pgn_path, recording) {
+                (Some(path), _) => {
+                    let text = std::fs::read(&path)
+                        .with_context(|| format!("reading {}", path.display()))?;
+                    let game = pgn::read_game(&text, game)
+                        .with_context(|| format!("in {}", path.display()))?;
+                    timeline::from_script(&replay::script(&game, time_control.as_ref()))
+                }
+                (None, Some(path)) => {
+                    let text = std::fs::read_to_string(&path)
+                        .with_context(|| format!("reading {}", path.display()))?;
+                    let messages = board_node::dgt::recording::messages(&text)
+                        .with_context(|| format!("in {}", path.display()))?;
+                    timeline::from_recording(board_node::dgt::recording::timed_messages(&messages))
+                }
+                (None, None) => anyhow::bail!("give --pgn or --recording"),
+            };
+            let emulation = pty::Emulation {
+                link,
+                speed,
+                unplug_at_ply,
+                unplug: Duration::from_millis(unplug_ms),
+                clock_off_at_ply,
+                clock_off: Duration::from_millis(clock_off_ms),
+                noise_every,
+                serial,
+            };
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let emulator = {
+                let stop = stop.clone();
+                tokio::task::spawn_blocking(move || pty::run(&moments, &emulation, &stop))
+            };
+            stopped().await;
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            emulator.await?
+        }
+    }
+}
+
+/// Resolves at SIGTERM (systemd stopping the node) or Ctrl-C.
+async fn stopped() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(term) => term,
+        Err(e) => {
+            tracing::warn!(error = %e, "SIGTERM cannot be caught; Ctrl-C still stops the node");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
     }
 }

@@ -13,16 +13,20 @@ use protocol::seal::{self, NodeKey};
 use protocol::{topic, BoardNo, DownlinkBody, Hello, NodeMs, Seq, UplinkBody};
 use rumqttc::{AsyncClient, QoS};
 use serde::Serialize;
+use tokio::sync::mpsc::Receiver;
 use tokio::time::{sleep_until, Instant};
 
 use crate::outbox::{Acked, Outbox, OutboxError};
-use crate::source::Source;
+use crate::source::{Feed, Reading, Source};
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 
 /// Unacknowledged events on the wire at most.
 pub const WINDOW: u64 = 256;
 /// Without an acknowledgement for this long, everything unacknowledged is sent again.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a stopped node goes on delivering what the hub has not acknowledged. What is
+/// still unacknowledged then stays in the outbox (on disk) for the next start.
+pub const DRAIN: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Clone)]
 pub struct NodeConfig {
@@ -87,10 +91,13 @@ fn unix_ms() -> u64 {
 }
 
 /// Runs the node until the source is done and acknowledged (with `exit_when_done`) or
-/// `shutdown` resolves.
-pub async fn run(
+/// `shutdown` resolves. A scripted source is replayed at `config.speed` and resumed where
+/// the outbox says it stopped; a live board's readings are stamped with the node's wall
+/// clock as they arrive. At `shutdown` the node goes on sending for up to [`DRAIN`] while
+/// events are unacknowledged, so that a stop between two moves leaves nothing behind.
+pub async fn run<S: Source>(
     config: NodeConfig,
-    source: impl Source,
+    feed: Feed<S>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<NodeReport, NodeError> {
     if config.board.0 == 0 || config.board > BoardNo::MAX {
@@ -102,16 +109,26 @@ pub async fn run(
         }
     }
     let outbox = Outbox::open(&config.outbox, config.board)?;
-    let epoch = outbox.epoch(NodeMs(unix_ms()))?;
+    let live = matches!(feed, Feed::Live(_));
+    // A live node's times are its wall clock; a script's run in one timeline from its first
+    // start, so a resumed replay goes on where it stopped.
+    let epoch = if live {
+        NodeMs(unix_ms())
+    } else {
+        outbox.epoch(NodeMs(unix_ms()))?
+    };
     let mut cursor = outbox.cursor()?;
-    let speed = if config.speed > 0.0 {
+    let speed = if config.speed > 0.0 && !live {
         config.speed
     } else {
         1.0
     };
 
     // Readings are due at `base + game_ms / speed`; a restarted node resumes at once.
-    let resume_game_ms = source.reading(cursor as usize).map_or(0, |t| t.game_ms);
+    let resume_game_ms = match &feed {
+        Feed::Script(source) => source.reading(cursor as usize).map_or(0, |t| t.game_ms),
+        Feed::Live(_) => 0,
+    };
     let base = Instant::now()
         .checked_sub(Duration::from_secs_f64(
             resume_game_ms as f64 / 1000.0 / speed,
@@ -121,6 +138,10 @@ pub async fn run(
     let game_now = |now: Instant| {
         let real = now.saturating_duration_since(base).as_secs_f64();
         NodeMs(epoch.0 + (real * speed * 1000.0) as u64)
+    };
+    let (script, mut live_board) = match feed {
+        Feed::Script(source) => (Some(source), None),
+        Feed::Live(readings) => (None, Some(readings)),
     };
 
     let mut options = LinkOptions::new(format!(
@@ -161,15 +182,20 @@ pub async fn run(
     let mut forged_downlinks: u64 = 0;
 
     tokio::pin!(shutdown);
+    let mut draining_until: Option<Instant> = None;
     let mut retransmit = tokio::time::interval(Duration::from_millis(500));
     loop {
-        let next = source.reading(cursor as usize);
-        if config.exit_when_done && next.is_none() && outbox.oldest_unacked()?.is_none() {
+        let next = script.as_ref().and_then(|s| s.reading(cursor as usize));
+        let exhausted = next.is_none() && live_board.is_none();
+        let all_acked = outbox.oldest_unacked()?.is_none();
+        if (config.exit_when_done && exhausted && all_acked)
+            || draining_until.is_some_and(|until| all_acked || Instant::now() >= until)
+        {
             break;
         }
         let heartbeat_due = config.heartbeat.map(|every| last_event + every);
         tokio::select! {
-            () = sleep_until(next.map_or(base, |t| due(t.game_ms))), if next.is_some() => {
+            () = sleep_until(next.map_or(base, |t| due(t.game_ms))), if next.is_some() && draining_until.is_none() => {
                 let timed = next.expect("guarded by the select condition");
                 let body = timed.reading.body();
                 cursor += 1;
@@ -177,6 +203,14 @@ pub async fn run(
                 last_event = Instant::now();
                 sender.send_window(&outbox)?;
             }
+            reading = live_reading(&mut live_board), if live_board.is_some() && draining_until.is_none() => match reading {
+                Some(reading) => {
+                    outbox.push(game_now(Instant::now()), reading.body(), None)?;
+                    last_event = Instant::now();
+                    sender.send_window(&outbox)?;
+                }
+                None => live_board = None,
+            },
             () = sleep_until(heartbeat_due.unwrap_or(base)), if heartbeat_due.is_some() => {
                 outbox.push(game_now(Instant::now()), UplinkBody::Heartbeat, None)?;
                 last_event = Instant::now();
@@ -238,7 +272,10 @@ pub async fn run(
                     sender.send_window(&outbox)?;
                 }
             }
-            () = &mut shutdown => break,
+            () = &mut shutdown, if draining_until.is_none() => {
+                draining_until = Some(Instant::now() + DRAIN);
+            }
+            () = sleep_until(draining_until.unwrap_or(base)), if draining_until.is_some() => {}
         }
     }
     Ok(NodeReport {
@@ -246,6 +283,14 @@ pub async fn run(
         events: outbox.highest_seq()?.0,
         acked: outbox.acked()?.0,
     })
+}
+
+/// The next reading of a live board, `None` once it has ended.
+async fn live_reading(board: &mut Option<Receiver<Reading>>) -> Option<Reading> {
+    match board {
+        Some(readings) => readings.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The sending half: which outbox events are on the wire in this connection.

@@ -422,7 +422,7 @@ mod tests {
             .iter()
             .filter_map(|t| match &t.reading {
                 Reading::Placement(p) => Some(p.board_fen()),
-                Reading::Clock(_) | Reading::Heartbeat => None,
+                _ => None,
             })
             .collect()
     }

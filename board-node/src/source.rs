@@ -1,9 +1,11 @@
 //! Where a node's readings come from.
 //!
-//! A source yields what the e-board and the clock report, each reading stamped with the game
-//! time at which it happens. Adapters for real e-boards and clocks implement the same trait.
+//! A scripted [`Source`] yields what the e-board and the clock would report, each reading
+//! stamped with the game time at which it happens; a node replays it at its pace and resumes
+//! it by index after a restart. A live board ([`Feed::Live`]) sends its readings as they
+//! happen, stamped by the node when they arrive.
 
-use protocol::{ClockReport, Placement, UplinkBody};
+use protocol::{ClockReport, NodeHealth, Placement, UplinkBody};
 
 /// One thing the sensors report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +15,8 @@ pub enum Reading {
     /// Nothing changed. A board without a clock reports this once its pieces have stood
     /// still for a while, so the hub sees that the last move stands.
     Heartbeat,
+    /// The node's connections to the e-board and the clock changed (a live board only).
+    Health(NodeHealth),
 }
 
 impl Reading {
@@ -22,6 +26,7 @@ impl Reading {
             Reading::Placement(p) => UplinkBody::Placement(*p),
             Reading::Clock(c) => UplinkBody::Clock(*c),
             Reading::Heartbeat => UplinkBody::Heartbeat,
+            Reading::Health(h) => UplinkBody::Health(*h),
         }
     }
 }
@@ -51,4 +56,10 @@ impl Source for Vec<Timed> {
     fn reading(&self, index: usize) -> Option<&Timed> {
         self.get(index)
     }
+}
+
+/// What a node reads from: a scripted source, or a live board's readings as they come.
+pub enum Feed<S> {
+    Script(S),
+    Live(tokio::sync::mpsc::Receiver<Reading>),
 }

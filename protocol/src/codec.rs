@@ -74,6 +74,11 @@ pub fn decode_uplink(bytes: &[u8]) -> Result<Uplink, DecodeError> {
             return Err(DecodeError::OutOfRange("sequence number"));
         }
     }
+    if let UplinkBody::Health(health) = &message.body {
+        if health.since >= NodeMs::LIMIT {
+            return Err(DecodeError::OutOfRange("node time"));
+        }
+    }
     Ok(message)
 }
 

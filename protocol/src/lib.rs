@@ -2,7 +2,8 @@
 //!
 //! - [`envelope`]: [`Uplink`] (node → hub) and [`Downlink`] (hub → node), the version, board
 //!   number, sequence number and node time every message carries.
-//! - [`uplink`]: what a node reports: [`Hello`], [`Placement`], [`ClockReport`], heartbeats.
+//! - [`uplink`]: what a node reports: [`Hello`], [`Placement`], [`ClockReport`], heartbeats,
+//!   [`NodeHealth`].
 //! - [`downlink`]: what the hub answers: acknowledgements and resend requests.
 //! - [`piece`]: the board's own view of a piece ([`Color`], [`Role`], [`Piece`]).
 //! - [`topic`]: the MQTT topic scheme; [`identity`]: who connects as whom.
@@ -46,4 +47,4 @@ pub use codec::DecodeError;
 pub use downlink::DownlinkBody;
 pub use envelope::{BoardNo, Downlink, NodeMs, Seq, Uplink, PROTOCOL_VERSION};
 pub use piece::{Color, Piece, Role};
-pub use uplink::{ClockReport, Hello, Placement, Square, UplinkBody};
+pub use uplink::{ClockReport, Hello, NodeHealth, Placement, Square, UplinkBody};

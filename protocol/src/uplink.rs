@@ -20,6 +20,23 @@ pub enum UplinkBody {
     Clock(ClockReport),
     /// Nothing changed; the node is alive.
     Heartbeat,
+    /// The node's own view of its e-board and clock: connected or not, and the serial line's
+    /// errors. Sent when either connection changes (and now and then while errors grow).
+    Health(NodeHealth),
+}
+
+/// What a node reports of its connections to the e-board and the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeHealth {
+    /// The e-board answers on its serial line.
+    pub board_connected: bool,
+    /// The e-board reports a clock attached to it.
+    pub clock_connected: bool,
+    /// Serial errors since the node started: failed opens and reads, undecodable messages
+    /// and bursts of line noise.
+    pub serial_errors: u32,
+    /// Node time at which the board's and the clock's connections last changed.
+    pub since: crate::NodeMs,
 }
 
 /// Sent by a node when it starts and after each reconnect.

@@ -5,8 +5,8 @@
 
 use protocol::codec::{decode_downlink, decode_uplink, encode_downlink, encode_uplink};
 use protocol::{
-    BoardNo, ClockReport, Color, Downlink, DownlinkBody, Hello, NodeMs, Piece, Placement, Role,
-    Seq, Square, Uplink, UplinkBody,
+    BoardNo, ClockReport, Color, Downlink, DownlinkBody, Hello, NodeHealth, NodeMs, Piece,
+    Placement, Role, Seq, Square, Uplink, UplinkBody,
 };
 
 fn hex(bytes: &[u8]) -> String {
@@ -53,6 +53,21 @@ fn check_uplink(message: Uplink, expected: &str) {
 #[test]
 fn heartbeat() {
     check_uplink(uplink(UplinkBody::Heartbeat), "02ac02f0a204fbccb0d5aa3303");
+}
+
+#[test]
+fn health() {
+    // Variant 4 (appended), two bools, the error count and the node time as varints (the
+    // same time as the envelope's, so the same bytes).
+    check_uplink(
+        uplink(UplinkBody::Health(NodeHealth {
+            board_connected: true,
+            clock_connected: false,
+            serial_errors: 3,
+            since: NodeMs(1_763_800_000_123),
+        })),
+        "02ac02f0a204fbccb0d5aa3304010003fbccb0d5aa33",
+    );
 }
 
 #[test]

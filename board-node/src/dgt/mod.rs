@@ -2,13 +2,19 @@
 //!
 //! - [`wire`]: the serial protocol's messages and their decoder.
 //! - [`recording`]: a recorded byte stream played back as a [`crate::source::Source`].
+//! - [`session`]: a live board's line: commands, readings, probes and the node's health.
+//! - [`serial`]: the live edge: the serial port, reopened with backoff when it goes.
+//! - [`emulator`]: a board and clock on a pseudo-terminal, for tests and for checking nodes.
 //!
 //! The board numbers its squares from its own a8 and the clock knows only left and right. The
 //! [`Adapter`] turns both into the hall's terms: a board set up the wrong way round (White on
 //! the board's ranks 7 and 8) is read rotated, and White's clock is the one that was to move
 //! when the clock was first seen (6.5: White's clock is started), unless configured.
 
+pub mod emulator;
 pub mod recording;
+pub mod serial;
+pub mod session;
 pub mod wire;
 
 use protocol::{ClockReport, Color, Placement, Square};

@@ -51,9 +51,18 @@ pub fn readings(
     white_clock: Option<ClockSide>,
 ) -> Vec<Timed> {
     let mut adapter = Adapter::new(white_clock);
+    timed_messages(messages)
+        .into_iter()
+        .filter_map(|(game_ms, message)| Some(Timed::at(game_ms, adapter.message(&message)?)))
+        .collect()
+}
+
+/// The decoded messages, each with the game time (ms) at which the board sent it, read off
+/// the clock as [`readings`] reads it: the pace at which an emulated board replays them.
+pub fn timed_messages(messages: &[Result<Message, WireError>]) -> Vec<(u64, Message)> {
     let mut game_ms = 0;
     let mut last_clock: Option<ClockStatus> = None;
-    let mut readings = Vec::new();
+    let mut timed = Vec::new();
     for message in messages.iter().flatten() {
         if let Message::Clock(status) = message {
             if let Some(last) = last_clock {
@@ -61,11 +70,9 @@ pub fn readings(
             }
             last_clock = Some(*status);
         }
-        if let Some(reading) = adapter.message(message) {
-            readings.push(Timed::at(game_ms, reading));
-        }
+        timed.push((game_ms, message.clone()));
     }
-    readings
+    timed
 }
 
 /// The whole seconds a face lost between two clock messages (an increment at a press adds,

@@ -20,7 +20,43 @@ use thiserror::Error;
 const BOARD_DUMP: u8 = 0x86;
 const CLOCK: u8 = 0x8D;
 const FIELD_UPDATE: u8 = 0x8E;
+const SERIAL_NUMBER: u8 = 0x91;
 const HEADER_LEN: usize = 3;
+
+/// The one-byte commands a node sends the board (the names are the DGT protocol's).
+pub mod command {
+    /// Back to idle: the board sends nothing until asked.
+    pub const RESET: u8 = 0x40;
+    /// Send the clock's state once.
+    pub const SEND_CLK: u8 = 0x41;
+    /// Send a board dump once.
+    pub const SEND_BRD: u8 = 0x42;
+    /// Send every field change and every clock change from now on.
+    pub const SEND_UPDATE: u8 = 0x43;
+    /// Send every field change (not the clock) from now on.
+    pub const SEND_UPDATE_BRD: u8 = 0x44;
+    /// Send the board's serial number once.
+    pub const RETURN_SERIALNR: u8 = 0x45;
+    /// As [`SEND_UPDATE`], but a clock message only when the clock's display changes.
+    pub const SEND_UPDATE_NICE: u8 = 0x4b;
+}
+
+/// What a node sends a board after opening its line: idle first, then the board and the
+/// clock as they stand, then every change.
+pub const START_COMMANDS: [u8; 4] = [
+    command::RESET,
+    command::SEND_BRD,
+    command::SEND_CLK,
+    command::SEND_UPDATE_NICE,
+];
+
+/// What a node sends a board that has been silent a while: the board and the clock again,
+/// and update mode again, which a board that lost power and came back has forgotten.
+pub const PROBE_COMMANDS: [u8; 3] = [
+    command::SEND_BRD,
+    command::SEND_CLK,
+    command::SEND_UPDATE_NICE,
+];
 
 /// A square in the board's own numbering: 0 = a8 … 63 = h1, as seen from the side where the
 /// board's a1 corner is (which is White's only when the board is set up the right way round).
@@ -30,6 +66,16 @@ pub struct Field(u8);
 impl Field {
     pub fn new(index: u8) -> Option<Field> {
         (index < 64).then_some(Field(index))
+    }
+
+    /// 0 = a8 … 63 = h1.
+    pub fn index(self) -> u8 {
+        self.0
+    }
+
+    /// The field under `square` on a board set up the right way round.
+    pub fn of(square: protocol::Square) -> Field {
+        Field((7 - square.rank()) * 8 + square.file())
     }
 
     /// 0 = file a … 7 = file h, in the board's own orientation.
@@ -225,6 +271,75 @@ fn parse(id: u8, data: &[u8]) -> Result<Message, WireError> {
     }
 }
 
+/// The bytes a board sends for `message`: the inverse of the [`Decoder`], for the emulator
+/// and for tests. `Other` messages encode as a serial-number message with `id`'s data empty.
+pub fn encode(message: &Message) -> Vec<u8> {
+    let (id, data): (u8, Vec<u8>) = match message {
+        Message::BoardDump(fields) => (BOARD_DUMP, fields.iter().map(|p| code(*p)).collect()),
+        Message::FieldUpdate { field, piece } => (FIELD_UPDATE, vec![field.0, code(*piece)]),
+        Message::Clock(status) => {
+            let mut data = Vec::with_capacity(7);
+            data.extend(face_bytes(&status.right));
+            data.extend(face_bytes(&status.left));
+            let bit = |on: bool, bit: u8| if on { bit } else { 0 };
+            data.push(
+                bit(status.running, 0x01)
+                    | bit(status.right_high, 0x02)
+                    | bit(status.battery_low, 0x04)
+                    | bit(status.left_to_move, 0x08)
+                    | bit(status.right_to_move, 0x10)
+                    | bit(status.no_clock, 0x20),
+            );
+            (CLOCK, data)
+        }
+        // The clock's acknowledgement of a command: hours nibble 0xA.
+        Message::ClockAck => (CLOCK, vec![0x0a, 0, 0, 0x0a, 0, 0, 0]),
+        Message::Other { id } => (*id, Vec::new()),
+    };
+    let len = HEADER_LEN + data.len();
+    let mut bytes = vec![id, (len >> 7) as u8 & 0x7f, len as u8 & 0x7f];
+    bytes.extend(data);
+    bytes
+}
+
+/// A serial-number message (`0x91`) carrying `serial` (the board's 5 ASCII digits).
+pub fn encode_serial_number(serial: &str) -> Vec<u8> {
+    let data: Vec<u8> = serial.bytes().map(|b| b & 0x7f).collect();
+    let len = HEADER_LEN + data.len();
+    let mut bytes = vec![SERIAL_NUMBER, (len >> 7) as u8 & 0x7f, len as u8 & 0x7f];
+    bytes.extend(data);
+    bytes
+}
+
+fn code(piece: Option<Piece>) -> u8 {
+    use Role::*;
+    let Some(piece) = piece else { return 0 };
+    let index = match piece.role {
+        Pawn => 1,
+        Rook => 2,
+        Knight => 3,
+        Bishop => 4,
+        King => 5,
+        Queen => 6,
+    };
+    match piece.color {
+        Color::White => index,
+        Color::Black => index + 6,
+    }
+}
+
+fn face_bytes(face: &Face) -> [u8; 3] {
+    let seconds = face.ms / 1000;
+    let bcd = |n: u32| (((n / 10) << 4) | (n % 10)) as u8;
+    let flags =
+        u8::from(face.final_flag) | u8::from(face.time_per_move) << 1 | u8::from(face.flag) << 2;
+    [
+        flags << 4 | (seconds / 3600).min(9) as u8,
+        bcd(seconds / 60 % 60),
+        bcd(seconds % 60),
+    ]
+}
+
 fn piece(field: u8, code: u8) -> Result<Option<Piece>, WireError> {
     use Role::*;
     const ROLES: [Role; 6] = [Pawn, Rook, Knight, Bishop, King, Queen];
@@ -308,6 +423,41 @@ mod tests {
             })
         );
         assert!(matches!(got[1], Ok(Message::FieldUpdate { .. })));
+    }
+
+    #[test]
+    fn what_is_encoded_decodes_to_itself() {
+        let face = |ms, flag| Face {
+            ms,
+            flag,
+            final_flag: flag,
+            time_per_move: !flag,
+        };
+        let status = ClockStatus {
+            left: face(5_400_000, false),
+            right: face(0, true),
+            running: true,
+            right_high: true,
+            left_to_move: true,
+            ..ClockStatus::default()
+        };
+        let mut fields: Box<Fields> = Box::new([None; 64]);
+        fields[3] = Some(Piece {
+            color: Color::Black,
+            role: Role::Queen,
+        });
+        let messages = [
+            Message::Clock(status),
+            Message::BoardDump(fields),
+            Message::FieldUpdate {
+                field: Field(60),
+                piece: None,
+            },
+            Message::ClockAck,
+        ];
+        let bytes: Vec<u8> = messages.iter().flat_map(encode).collect();
+        let decoded: Vec<_> = decode_all(&bytes).into_iter().map(Result::unwrap).collect();
+        assert_eq!(decoded, messages);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Everything the hub knows about one board.
 
 use protocol::time_control::TimeControl;
-use protocol::{BoardNo, Hello, NodeMs, Seq, UplinkBody};
+use protocol::{BoardNo, Hello, NodeHealth, NodeMs, Seq, UplinkBody};
 use serde::Serialize;
 use shakmaty::{Chess, Color, Position};
 
@@ -35,6 +35,8 @@ pub struct BoardState {
     /// When any message of this board's node last arrived (duplicates included).
     last_heard: Option<HubMs>,
     hello: Option<Hello>,
+    /// What the node last reported of its e-board's and clock's connections.
+    health: Option<NodeHealth>,
     /// The node's time of its last accepted event: "now" on the board's own clock.
     last_node_ms: NodeMs,
     /// When the hub received that event: node time runs on from there.
@@ -201,6 +203,7 @@ impl BoardState {
             events_accepted: 0,
             last_heard: None,
             hello: None,
+            health: None,
             last_node_ms: NodeMs(0),
         }
     }
@@ -246,6 +249,10 @@ impl BoardState {
                 let playing = self.game.status() == Status::Playing;
                 clock_events = self.clock.report(at, report, completed, playing);
                 game_events = events;
+                self.game.observe(at)
+            }
+            UplinkBody::Health(health) => {
+                self.health = Some(*health);
                 self.game.observe(at)
             }
             UplinkBody::Heartbeat => self.game.observe(at),
@@ -533,6 +540,13 @@ impl BoardState {
     /// What the board's node said about itself when it started.
     pub fn hello(&self) -> Option<&Hello> {
         self.hello.as_ref()
+    }
+
+    /// What the node last reported of its e-board's and clock's connections, and since when
+    /// (ms before `now` on the board's own clock).
+    pub fn health(&self, now: HubMs) -> Option<(NodeHealth, u64)> {
+        let health = self.health?;
+        Some((health, self.node_now(now).0.saturating_sub(health.since.0)))
     }
 
     /// When any message of the board's node last arrived.

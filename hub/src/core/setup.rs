@@ -28,6 +28,14 @@ pub struct NodeView {
     /// arbiters' pagers, for the technician to check the clock and its cable when they
     /// repeat.
     pub clock_glitches: usize,
+    /// As the node last reported them (`null` from a node that reports no health, such as a
+    /// replay): whether the e-board answers on its serial line, whether it has a clock
+    /// attached, the serial errors since the node started, and ms since the board's or the
+    /// clock's connection last changed.
+    pub board_connected: Option<bool>,
+    pub clock_connected: Option<bool>,
+    pub serial_errors: Option<u32>,
+    pub connection_changed_ago_ms: Option<u64>,
 }
 
 /// Something the technician should fix.
@@ -52,6 +60,11 @@ pub enum Warning {
     },
     /// A board that should be played (bound, or paired in the round) has no node heard.
     BoardWithoutNode { board: BoardNo },
+    /// The node is heard but its e-board does not answer (a pulled cable, a board without
+    /// power), for `ago_ms`.
+    BoardDisconnected { board: BoardNo, ago_ms: u64 },
+    /// The e-board answers but reports no clock attached, for `ago_ms`.
+    ClockDisconnected { board: BoardNo, ago_ms: u64 },
     /// Messages for this board were refused, not sealed by its enrolled node: a node that
     /// was never enrolled (or enrolled for another board, or revoked), or someone forging.
     RefusedMessages {
@@ -99,6 +112,16 @@ pub fn nodes(
                 _ => {}
             }
         }
+        let health = state.health(now);
+        match health {
+            Some((h, ago_ms)) if !h.board_connected => {
+                warnings.push(Warning::BoardDisconnected { board: n, ago_ms })
+            }
+            Some((h, ago_ms)) if !h.clock_connected && !hello.clock_hw.is_empty() => {
+                warnings.push(Warning::ClockDisconnected { board: n, ago_ms })
+            }
+            _ => {}
+        }
         nodes.push(NodeView {
             board: n,
             board_hw: hello.board_hw.clone(),
@@ -108,6 +131,10 @@ pub fn nodes(
             silent_ms: state.last_heard().map(|t| now.since(t)),
             bound_to,
             clock_glitches: state.clock().glitches(),
+            board_connected: health.map(|(h, _)| h.board_connected),
+            clock_connected: health.map(|(h, _)| h.clock_connected),
+            serial_errors: health.map(|(h, _)| h.serial_errors),
+            connection_changed_ago_ms: health.map(|(_, ago)| ago),
         });
     }
     for (hardware, boards) in by_hardware {

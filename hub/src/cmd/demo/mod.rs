@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use board_node::node::{self, NodeConfig};
+use board_node::source::Feed;
 use board_node::{pgn, replay};
 use protocol::BoardNo;
 use tokio::sync::oneshot;
@@ -274,15 +275,21 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         tokio::spawn(async move {
             let result = match dropout {
                 Some(after) => {
-                    let first =
-                        node::run(node.clone(), script.clone(), tokio::time::sleep(after)).await;
+                    let first = node::run(
+                        node.clone(),
+                        Feed::Script(script.clone()),
+                        tokio::time::sleep(after),
+                    )
+                    .await;
                     tokio::time::sleep(DROPOUT).await;
                     match first {
-                        Ok(_) => node::run(node, script, std::future::pending()).await,
+                        Ok(_) => {
+                            node::run(node, Feed::Script(script), std::future::pending()).await
+                        }
                         Err(e) => Err(e),
                     }
                 }
-                None => node::run(node, script, std::future::pending()).await,
+                None => node::run(node, Feed::Script(script), std::future::pending()).await,
             };
             if let Err(e) = result {
                 tracing::error!(board = n, error = %e, "simulated board stopped");

@@ -393,8 +393,16 @@ impl Game {
     }
 
     /// The clock reports. A press by the side to move completes the move on the board.
+    ///
+    /// A press the node did not see (it restarted, or its line to the board was down when
+    /// the player pressed) shows as the clock running for the opponent of the side to move
+    /// while the board shows a legal move of that side: the press that completed it (6.2.1).
     pub fn clock(&mut self, at: NodeMs, report: &ClockReport) -> Vec<GameEvent> {
-        let Some(by) = report.pressed_by.map(sensed::color) else {
+        let Some(by) = report
+            .pressed_by
+            .map(sensed::color)
+            .or_else(|| self.unseen_press(report))
+        else {
             return Vec::new();
         };
         let mut events = Vec::new();
@@ -406,6 +414,17 @@ impl Game {
         }
         events.extend(self.press(at));
         events
+    }
+
+    /// The side to move, when `report` (without a press) shows that it pressed unseen.
+    fn unseen_press(&self, report: &ClockReport) -> Option<Color> {
+        let mover = self.position.turn();
+        let shows_move = self
+            .sensed
+            .as_ref()
+            .is_some_and(|board| self.successor_with(board).is_some());
+        (self.playing() && shows_move && report.running.map(sensed::color) == Some(mover.other()))
+            .then_some(mover)
     }
 
     /// The press of the side to move: the board decides which move it completed.

@@ -49,6 +49,36 @@ fn a_press_completes_the_move_on_the_board() {
 }
 
 #[test]
+fn a_press_the_node_did_not_see_shows_as_the_opponent_s_clock_running() {
+    // A node restarted (or its line to the board was down) while White moved and pressed:
+    // it reads the board and the clock as they stand, with no press (6.2.1).
+    let mut game = Game::default();
+    let standing = ClockReport {
+        pressed_by: None,
+        running: Some(Side::White),
+        ..press(Side::White)
+    };
+    assert!(
+        game.clock(NodeMs(1), &standing).is_empty(),
+        "White's clock runs: no move"
+    );
+    game.placement(NodeMs(2), &placement_of(&board_after(&game, "e2e4")));
+    let after_press = ClockReport {
+        running: Some(Side::Black),
+        ..standing
+    };
+    let events = game.clock(NodeMs(3), &after_press);
+    assert!(
+        matches!(&events[..], [GameEvent::MoveCompleted { ply: 1, .. }]),
+        "{events:?}"
+    );
+    // The same reading again (Black's clock ticking) completes nothing more, and Black's
+    // clock running while the board shows the position is no press without a move.
+    assert!(game.clock(NodeMs(4), &after_press).is_empty());
+    assert!(game.illegal_moves().is_empty());
+}
+
+#[test]
 fn a_press_by_the_side_not_to_move_is_not_a_move() {
     let mut game = Game::default();
     let after = board_after(&game, "e2e4");

@@ -1,0 +1,165 @@
+//! The live edge of a DGT board: its serial port (USB, RS-232 or Bluetooth, 9600 baud 8N1),
+//! read on a thread of its own, each read handed to the [`Session`] and its readings sent
+//! to the node.
+//!
+//! A port that goes (a cable pulled, a board switched off) is opened again with jittered
+//! backoff, by its path: a udev symlink (`deploy/udev/`) finds the board under whatever
+//! device name it comes back as.
+
+use std::io::{ErrorKind, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use link::backoff::Backoff;
+use protocol::NodeMs;
+use serialport::SerialPort;
+use tokio::sync::mpsc::Sender;
+
+use super::session::Session;
+use crate::source::Reading;
+
+/// How long one read waits: also how soon a stop is noticed.
+const READ_TIMEOUT: Duration = Duration::from_millis(100);
+const BAUD: u32 = 9_600;
+
+/// One board's serial line.
+#[derive(Debug, Clone)]
+pub struct SerialBoard {
+    pub path: PathBuf,
+    /// Backoff between attempts to open a port that is gone.
+    pub reopen_min: Duration,
+    pub reopen_max: Duration,
+}
+
+impl SerialBoard {
+    pub fn new(path: PathBuf) -> SerialBoard {
+        SerialBoard {
+            path,
+            reopen_min: Duration::from_millis(200),
+            reopen_max: Duration::from_secs(2),
+        }
+    }
+}
+
+fn now() -> NodeMs {
+    NodeMs(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+    )
+}
+
+/// Reads the board until `stop` is set or the node stops listening. Blocking: run it on a
+/// thread of its own ([`spawn`]).
+pub fn read_board(
+    board: &SerialBoard,
+    mut session: Session,
+    readings: &Sender<Reading>,
+    stop: &AtomicBool,
+) {
+    let path = board.path.display().to_string();
+    let seed = board.path.as_os_str().len() as u64 ^ now().0;
+    let mut backoff = Backoff::new(board.reopen_min, board.reopen_max, seed);
+    let send = |batch: Vec<Reading>| batch.into_iter().all(|r| readings.blocking_send(r).is_ok());
+    let mut reported_gone = false;
+    while !stop.load(Ordering::Relaxed) {
+        let mut port = match open(&board.path) {
+            Ok(port) => port,
+            Err(e) => {
+                if !reported_gone {
+                    tracing::warn!(port = %path, error = %e, "the board's serial port cannot be opened; trying again");
+                    reported_gone = true;
+                }
+                if !send(session.open_failed(now())) {
+                    return;
+                }
+                sleep_unless_stopped(backoff.next_wait(), stop);
+                continue;
+            }
+        };
+        tracing::info!(port = %path, "the board's serial port is open");
+        reported_gone = false;
+        backoff.reset();
+        let (commands, health) = session.opened(now());
+        if !send(health) {
+            return;
+        }
+        if let Err(e) = port.write_all(commands) {
+            tracing::warn!(port = %path, error = %e, "writing to the board failed");
+            if !send(session.closed(now())) {
+                return;
+            }
+            continue;
+        }
+        let mut buffer = [0u8; 512];
+        while !stop.load(Ordering::Relaxed) {
+            let batch = match port.read(&mut buffer) {
+                Ok(0) => {
+                    if !send(session.closed(now())) {
+                        return;
+                    }
+                    break;
+                }
+                Ok(n) => session.read(&buffer[..n], now()),
+                Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::Interrupted => {
+                    let (probe, health) = session.idle(now());
+                    if let Some(commands) = probe {
+                        // A failed probe is noticed by the silence that follows.
+                        let _ = port.write_all(commands);
+                    }
+                    health
+                }
+                Err(e) => {
+                    tracing::warn!(port = %path, error = %e, "the board's serial line failed");
+                    let batch = session.closed(now());
+                    if !send(batch) {
+                        return;
+                    }
+                    break;
+                }
+            };
+            if !send(batch) {
+                return;
+            }
+        }
+    }
+}
+
+fn open(path: &Path) -> serialport::Result<serialport::TTYPort> {
+    let port = serialport::new(path.to_string_lossy(), BAUD)
+        .data_bits(serialport::DataBits::Eight)
+        .parity(serialport::Parity::None)
+        .stop_bits(serialport::StopBits::One)
+        .flow_control(serialport::FlowControl::None)
+        .timeout(READ_TIMEOUT)
+        .open_native()?;
+    // Whatever the line held before we came (a board in update mode talking to nobody) is
+    // not news: the dump we ask for is.
+    port.clear(serialport::ClearBuffer::Input)?;
+    Ok(port)
+}
+
+fn sleep_unless_stopped(wait: Duration, stop: &AtomicBool) {
+    let until = std::time::Instant::now() + wait;
+    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+        std::thread::sleep(READ_TIMEOUT.min(until - std::time::Instant::now()));
+    }
+}
+
+/// Reads `board` on a thread of its own; the readings come on the returned channel, which
+/// closes once `stop` is set.
+pub fn spawn(
+    board: SerialBoard,
+    session: Session,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<tokio::sync::mpsc::Receiver<Reading>> {
+    // A few seconds of a busy board: a node that cannot keep up makes the thread wait, and
+    // the serial driver's buffer holds the bytes meanwhile.
+    let (sender, receiver) = tokio::sync::mpsc::channel(1_024);
+    std::thread::Builder::new()
+        .name(format!("dgt {}", board.path.display()))
+        .spawn(move || read_board(&board, session, &sender, &stop))?;
+    Ok(receiver)
+}

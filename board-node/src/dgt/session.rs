@@ -1,0 +1,343 @@
+//! A live DGT board's serial line as the node keeps it: what to send when the line opens,
+//! what each read means, when a silent board is asked whether it is still there, and what
+//! the node reports of its own health. No IO: the serial edge ([`super::serial`]) feeds it
+//! the line's events with the time they happened.
+//!
+//! After the line reopens (a cable pulled and put back, a board switched off and on) the
+//! board is asked for a full dump and the clock: a placement that did not change is not
+//! reported again, and a move made while the line was down arrives as one placement and one
+//! press, as if the hand had been quick.
+
+use protocol::{NodeHealth, NodeMs, Placement};
+
+use super::wire::{Decoder, Message, PROBE_COMMANDS, START_COMMANDS};
+use super::{Adapter, ClockSide};
+use crate::source::Reading;
+
+/// A board that sent nothing for this long is asked for its board and clock (a few bytes).
+pub const PROBE_AFTER_MS: u64 = 5_000;
+/// A board that has not answered a probe this long after it is taken for disconnected
+/// (no power, a dead adapter).
+pub const PROBE_TIMEOUT_MS: u64 = 3_000;
+/// While errors grow and nothing else changes, health is reported at most this often.
+pub const ERRORS_REPORT_EVERY_MS: u64 = 10_000;
+
+/// One board's line.
+///
+/// ```
+/// use board_node::dgt::session::Session;
+/// use board_node::dgt::wire::{self, Message};
+/// use board_node::source::Reading;
+/// use protocol::NodeMs;
+///
+/// let mut session = Session::new(None);
+/// let (commands, _) = session.opened(NodeMs(0));
+/// assert_eq!(commands, wire::START_COMMANDS);
+/// let dump = wire::encode(&Message::BoardDump(Box::new([None; 64])));
+/// let readings = session.read(&dump, NodeMs(10));
+/// assert!(readings.iter().any(|r| matches!(r, Reading::Health(h) if h.board_connected)));
+/// ```
+#[derive(Debug)]
+pub struct Session {
+    decoder: Decoder,
+    adapter: Adapter,
+    health: NodeHealth,
+    /// The health last reported, and when.
+    reported: Option<(NodeHealth, NodeMs)>,
+    last_placement: Option<Placement>,
+    skipped_bytes: u64,
+    /// When the board last sent a byte (or the line opened).
+    last_heard: NodeMs,
+    /// A probe sent and not yet answered.
+    probe_sent: Option<NodeMs>,
+}
+
+impl Session {
+    /// `white_clock`: which side of the clock is White's; `None` decides it from the clock.
+    pub fn new(white_clock: Option<ClockSide>) -> Session {
+        Session {
+            decoder: Decoder::default(),
+            adapter: Adapter::new(white_clock),
+            health: NodeHealth {
+                board_connected: false,
+                clock_connected: false,
+                serial_errors: 0,
+                since: NodeMs(0),
+            },
+            reported: None,
+            last_placement: None,
+            skipped_bytes: 0,
+            last_heard: NodeMs(0),
+            probe_sent: None,
+        }
+    }
+
+    /// What the node last knew of the board and the clock.
+    pub fn health(&self) -> NodeHealth {
+        self.health
+    }
+
+    /// The line opened: the commands to send, and the health to report (the first time).
+    pub fn opened(&mut self, now: NodeMs) -> (&'static [u8], Vec<Reading>) {
+        // A message cut off by the close would glue onto the first one after it.
+        self.decoder = Decoder::default();
+        self.skipped_bytes = 0;
+        self.last_heard = now;
+        self.probe_sent = None;
+        (&START_COMMANDS, self.report(now))
+    }
+
+    /// The line could not be opened (the device is gone): counted once per outage.
+    pub fn open_failed(&mut self, now: NodeMs) -> Vec<Reading> {
+        if self.health.board_connected || self.reported.is_none() {
+            self.health.serial_errors = self.health.serial_errors.saturating_add(1);
+            self.set_connections(now, false, false);
+        }
+        self.report(now)
+    }
+
+    /// The line failed or closed (a pulled cable).
+    pub fn closed(&mut self, now: NodeMs) -> Vec<Reading> {
+        self.health.serial_errors = self.health.serial_errors.saturating_add(1);
+        self.set_connections(now, false, false);
+        self.report(now)
+    }
+
+    /// Bytes read off the line: every reading they complete, and health when it changed.
+    pub fn read(&mut self, bytes: &[u8], now: NodeMs) -> Vec<Reading> {
+        if bytes.is_empty() {
+            return Vec::new();
+        }
+        self.last_heard = now;
+        self.probe_sent = None;
+        let mut clock = self.health.clock_connected;
+        self.decoder.push(bytes);
+        let mut readings = Vec::new();
+        while let Some(message) = self.decoder.next_message() {
+            let message = match message {
+                Ok(message) => message,
+                Err(e) => {
+                    tracing::debug!(error = %e, "undecodable message from the board");
+                    self.health.serial_errors = self.health.serial_errors.saturating_add(1);
+                    continue;
+                }
+            };
+            if let Message::Clock(status) = &message {
+                clock = !status.no_clock;
+            }
+            match self.adapter.message(&message) {
+                Some(Reading::Placement(p)) if self.last_placement == Some(p) => {}
+                Some(reading) => {
+                    if let Reading::Placement(p) = reading {
+                        self.last_placement = Some(p);
+                    }
+                    readings.push(reading);
+                }
+                None => {}
+            }
+        }
+        if self.decoder.skipped_bytes() > self.skipped_bytes {
+            // A burst of line noise: one error, however many bytes.
+            self.skipped_bytes = self.decoder.skipped_bytes();
+            self.health.serial_errors = self.health.serial_errors.saturating_add(1);
+        }
+        self.set_connections(now, true, clock);
+        // Health first: the hub learns the board is back before what it shows.
+        let mut out = self.report(now);
+        out.extend(readings);
+        out
+    }
+
+    /// Nothing was read for a while: the bytes to send (a probe) and the health to report.
+    pub fn idle(&mut self, now: NodeMs) -> (Option<&'static [u8]>, Vec<Reading>) {
+        match self.probe_sent {
+            None if now.0.saturating_sub(self.last_heard.0) >= PROBE_AFTER_MS => {
+                self.probe_sent = Some(now);
+                (Some(&PROBE_COMMANDS), Vec::new())
+            }
+            Some(sent) if now.0.saturating_sub(sent.0) >= PROBE_TIMEOUT_MS => {
+                if self.health.board_connected {
+                    self.health.serial_errors = self.health.serial_errors.saturating_add(1);
+                    self.set_connections(now, false, false);
+                }
+                // Ask again after the next quiet spell.
+                self.probe_sent = None;
+                self.last_heard = now;
+                (None, self.report(now))
+            }
+            _ => (None, Vec::new()),
+        }
+    }
+
+    fn set_connections(&mut self, now: NodeMs, board: bool, clock: bool) {
+        if (board, clock) != (self.health.board_connected, self.health.clock_connected) {
+            self.health.board_connected = board;
+            self.health.clock_connected = clock;
+            self.health.since = now;
+        }
+    }
+
+    /// The health to report now, if the hub should hear it: a connection changed, or errors
+    /// grew and the last report is old enough.
+    fn report(&mut self, now: NodeMs) -> Vec<Reading> {
+        let due = match self.reported {
+            None => true,
+            Some((last, at)) => {
+                (last.board_connected, last.clock_connected, last.since)
+                    != (
+                        self.health.board_connected,
+                        self.health.clock_connected,
+                        self.health.since,
+                    )
+                    || (last.serial_errors != self.health.serial_errors
+                        && now.0.saturating_sub(at.0) >= ERRORS_REPORT_EVERY_MS)
+            }
+        };
+        if !due {
+            return Vec::new();
+        }
+        self.reported = Some((self.health, now));
+        vec![Reading::Health(self.health)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dgt::wire::{self, ClockStatus, Face, Field};
+    use protocol::Color;
+
+    fn start_dump() -> Vec<u8> {
+        let start = crate::sensors::placement(&shakmaty::Board::new());
+        let mut fields = Box::new([None; 64]);
+        for (square, piece) in start.pieces() {
+            fields[usize::from(7 - square.rank()) * 8 + usize::from(square.file())] = Some(piece);
+        }
+        wire::encode(&Message::BoardDump(fields))
+    }
+
+    fn clock(left_to_move: bool, left_s: u32, right_s: u32) -> Vec<u8> {
+        let face = |s: u32| Face {
+            ms: s * 1000,
+            ..Face::default()
+        };
+        wire::encode(&Message::Clock(ClockStatus {
+            left: face(left_s),
+            right: face(right_s),
+            running: true,
+            left_to_move,
+            right_to_move: !left_to_move,
+            ..ClockStatus::default()
+        }))
+    }
+
+    fn healths(readings: &[Reading]) -> Vec<NodeHealth> {
+        readings
+            .iter()
+            .filter_map(|r| match r {
+                Reading::Health(h) => Some(*h),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn placements(readings: &[Reading]) -> usize {
+        readings
+            .iter()
+            .filter(|r| matches!(r, Reading::Placement(_)))
+            .count()
+    }
+
+    #[test]
+    fn a_reopened_line_reports_an_unchanged_board_once_and_a_move_made_meanwhile_as_a_press() {
+        let mut session = Session::new(None);
+        session.opened(NodeMs(0));
+        let mut first = start_dump();
+        first.extend(clock(true, 300, 300));
+        let readings = session.read(&first, NodeMs(10));
+        assert_eq!(placements(&readings), 1);
+        assert!(healths(&readings)[0].board_connected && healths(&readings)[0].clock_connected);
+
+        // The cable is pulled: one error, both connections down, since then.
+        let down = healths(&session.closed(NodeMs(1_000)));
+        assert_eq!(down.len(), 1);
+        assert!(!down[0].board_connected && !down[0].clock_connected);
+        assert_eq!((down[0].serial_errors, down[0].since), (1, NodeMs(1_000)));
+        // Failed reopens while it is out count no further.
+        assert!(session.open_failed(NodeMs(1_500)).is_empty());
+        assert_eq!(session.health().serial_errors, 1);
+
+        // Back: the same board again is not a new placement; the clock shows that the left
+        // player pressed meanwhile.
+        session.opened(NodeMs(4_000));
+        let mut again = start_dump();
+        again.extend(clock(false, 290, 300));
+        let readings = session.read(&again, NodeMs(4_010));
+        assert_eq!(placements(&readings), 0);
+        let press = readings.iter().find_map(|r| match r {
+            Reading::Clock(c) => Some(*c),
+            _ => None,
+        });
+        assert_eq!(press.unwrap().pressed_by, Some(Color::White));
+        assert!(healths(&readings)[0].board_connected);
+    }
+
+    #[test]
+    fn noise_and_broken_messages_are_counted_and_the_moves_around_them_read() {
+        let mut session = Session::new(None);
+        session.opened(NodeMs(0));
+        session.read(&start_dump(), NodeMs(1));
+        let lift = wire::encode(&Message::FieldUpdate {
+            field: Field::new(52).unwrap(),
+            piece: None,
+        });
+        let mut bytes = vec![0x11, 0x22, 0x33];
+        bytes.extend(&lift);
+        bytes.extend([0x8e, 0x00, 0x05, 0x0c, 0x0f]); // piece code 15
+        let readings = session.read(&bytes, NodeMs(2));
+        assert_eq!(placements(&readings), 1);
+        assert_eq!(
+            session.health().serial_errors,
+            2,
+            "a noise burst, a bad code"
+        );
+        // Errors alone are reported at most every ERRORS_REPORT_EVERY_MS.
+        assert!(healths(&readings).is_empty());
+        let later = session.read(&[0x01], NodeMs(2 + ERRORS_REPORT_EVERY_MS));
+        assert_eq!(healths(&later)[0].serial_errors, 3);
+    }
+
+    #[test]
+    fn a_silent_board_is_probed_and_taken_for_gone_when_it_does_not_answer() {
+        let mut session = Session::new(None);
+        session.opened(NodeMs(0));
+        session.read(&start_dump(), NodeMs(0));
+        assert_eq!(session.idle(NodeMs(PROBE_AFTER_MS - 1)), (None, Vec::new()));
+        let (probe, _) = session.idle(NodeMs(PROBE_AFTER_MS));
+        assert_eq!(probe, Some(&wire::PROBE_COMMANDS[..]));
+        let (_, readings) = session.idle(NodeMs(PROBE_AFTER_MS + PROBE_TIMEOUT_MS));
+        assert!(!healths(&readings)[0].board_connected);
+        // The board answers later: connected again, and its board, unchanged, is not news.
+        let readings = session.read(&start_dump(), NodeMs(20_000));
+        assert!(healths(&readings)[0].board_connected);
+        assert_eq!(placements(&readings), 0);
+    }
+
+    #[test]
+    fn a_clock_switched_off_is_reported_and_the_board_stays_connected() {
+        let mut session = Session::new(None);
+        session.opened(NodeMs(0));
+        let mut bytes = start_dump();
+        bytes.extend(clock(true, 60, 60));
+        session.read(&bytes, NodeMs(0));
+        let off = wire::encode(&Message::Clock(ClockStatus {
+            no_clock: true,
+            ..ClockStatus::default()
+        }));
+        let health = healths(&session.read(&off, NodeMs(500)));
+        assert!(health[0].board_connected && !health[0].clock_connected);
+        assert_eq!(health[0].since, NodeMs(500));
+        let health = healths(&session.read(&clock(true, 60, 60), NodeMs(900)));
+        assert!(health[0].clock_connected, "switched on again");
+    }
+}
