@@ -103,7 +103,8 @@ impl LinkOptions {
 }
 
 /// Starts the session. Publish with the returned client (`try_publish`: never wait on a
-/// broker that is away; the outbox resends). The task ends when the receiver is dropped.
+/// broker that is away; the outbox resends). The task ends, and the connection with it,
+/// when the receiver is dropped.
 pub fn start(addr: &BrokerAddr, options: LinkOptions) -> (AsyncClient, mpsc::Receiver<LinkEvent>) {
     let mut mqtt = MqttOptions::new(options.client_id.clone(), addr.host.clone(), addr.port);
     mqtt.set_keep_alive(Duration::from_secs(5))
@@ -133,7 +134,14 @@ async fn drive(
     let mut backoff = Backoff::new(options.backoff_base, options.backoff_max, options.seed);
     let mut connected = false;
     loop {
-        let report = match eventloop.poll().await {
+        // Once the receiver is gone, so is the connection (by closing it: rumqttd 0.20 logs
+        // a DISCONNECT as an error), not at the next packet: a quiet session would linger,
+        // and a node started again under the same client id would have to push it out.
+        let polled = tokio::select! {
+            polled = eventloop.poll() => polled,
+            () = events.closed() => return,
+        };
+        let report = match polled {
             Ok(Event::Incoming(Packet::ConnAck(_))) => {
                 backoff.reset();
                 for filter in &options.subscribe {
