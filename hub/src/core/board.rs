@@ -236,6 +236,8 @@ impl BoardState {
         let unpressed = match &event.body {
             UplinkBody::Hello(hello) => {
                 self.hello = Some(hello.clone());
+                // A node (re)started: it did not see the board meanwhile.
+                self.game.node_blind();
                 // A node that reports no clock: moves are inferred from a stable board.
                 let debounce = self.debounce_ms.filter(|_| hello.clock_hw.is_empty());
                 self.game.infer_moves_after(debounce);
@@ -245,13 +247,23 @@ impl BoardState {
             UplinkBody::Clock(report) => {
                 let events = self.game.clock(at, report);
                 self.expect_penalties(&events);
-                let completed = self.completed_by(&events).last().copied();
+                let mut completions = self.completed_at(&events);
+                let completed = completions.pop().map(|(by, _)| by);
+                // Moves caught up at once (the node missed their presses): the clock shows
+                // the last press only; the others count as moves without a reading.
+                for (by, completed_at) in completions {
+                    self.clock.move_without_press(by, completed_at);
+                }
                 let playing = self.game.status() == Status::Playing;
                 clock_events = self.clock.report(at, report, completed, playing);
                 game_events = events;
                 self.game.observe(at)
             }
             UplinkBody::Health(health) => {
+                if health.board_connected && !self.health.is_some_and(|h| h.board_connected) {
+                    // The board is back after the node could not read it.
+                    self.game.node_blind();
+                }
                 self.health = Some(*health);
                 self.game.observe(at)
             }
@@ -338,14 +350,6 @@ impl BoardState {
     /// The sequence number of the board's last applied event.
     pub fn last_seq(&self) -> Seq {
         self.intake.accepted().unwrap_or(Seq(0))
-    }
-
-    /// Who completed the moves among `events`.
-    fn completed_by(&self, events: &[GameEvent]) -> Vec<Color> {
-        self.completed_at(events)
-            .into_iter()
-            .map(|(by, _)| by)
-            .collect()
     }
 
     /// Who completed the moves among `events`, and when.

@@ -22,6 +22,7 @@
 //! - [`sync`]: whether the board shows the game; boards without a clock (a move that stood
 //!   long enough counts).
 
+mod catch_up;
 mod illegal;
 mod signal;
 mod sync;
@@ -110,6 +111,8 @@ pub struct Game {
     result_signal: Option<GameResult>,
     /// Since when (node time) the board has not shown the game, if it has not.
     unsettled_since: Option<NodeMs>,
+    /// The node could not see the board since the last clock report ([`Game::node_blind`]).
+    blind: bool,
     /// Whether [`GameEvent::OutOfSync`] was raised for the current unsettled stretch.
     out_of_sync_raised: bool,
     /// The ending a successor set down on the board would give, worked out at the placement
@@ -149,6 +152,7 @@ impl Game {
             illegal_moves: Vec::new(),
             result_signal: None,
             unsettled_since: None,
+            blind: false,
             out_of_sync_raised: false,
             pending_ending: None,
             declared: None,
@@ -394,16 +398,23 @@ impl Game {
 
     /// The clock reports. A press by the side to move completes the move on the board.
     ///
-    /// A press the node did not see (it restarted, or its line to the board was down when
-    /// the player pressed) shows as the clock running for the opponent of the side to move
-    /// while the board shows a legal move of that side: the press that completed it (6.2.1).
+    /// The first report after the node was blind ([`Game::node_blind`]) may tell of presses
+    /// it did not see: the clock running for the opponent of the side to move while the
+    /// board shows a legal move of that side is the press that completed it (6.2.1); a board
+    /// several moves on is caught up (`catch_up.rs`).
     pub fn clock(&mut self, at: NodeMs, report: &ClockReport) -> Vec<GameEvent> {
+        let blind = std::mem::take(&mut self.blind);
         let Some(by) = report
             .pressed_by
             .map(sensed::color)
-            .or_else(|| self.unseen_press(report))
+            .or_else(|| self.unseen_press(report).filter(|_| blind))
         else {
-            return Vec::new();
+            return match report.running.map(sensed::color) {
+                Some(running) if blind && self.unsettled_since.is_some() => {
+                    self.catch_up(at, running).unwrap_or_default()
+                }
+                _ => Vec::new(),
+            };
         };
         let mut events = Vec::new();
         if self.lapsing.as_ref().is_some_and(|l| l.by == by.other()) {
@@ -412,8 +423,16 @@ impl Game {
         if !self.playing() || by != self.position.turn() {
             return events;
         }
-        events.extend(self.press(at));
+        events.extend(self.press(at, blind));
         events
+    }
+
+    /// The node could not see the board for a while (it restarted, or its line to the
+    /// board was down): the next clock report may tell of presses it missed. Only then,
+    /// because in play a hand at work can show the board as moves further on would (a
+    /// knight lifted from c6 and a pawn taken off d4 look like ...Nxe5 dxe5).
+    pub fn node_blind(&mut self) {
+        self.blind = true;
     }
 
     /// The side to move, when `report` (without a press) shows that it pressed unseen.
@@ -428,7 +447,7 @@ impl Game {
     }
 
     /// The press of the side to move: the board decides which move it completed.
-    fn press(&mut self, at: NodeMs) -> Vec<GameEvent> {
+    fn press(&mut self, at: NodeMs, blind: bool) -> Vec<GameEvent> {
         let Some(board) = self.sensed.clone() else {
             return Vec::new();
         };
@@ -444,6 +463,13 @@ impl Game {
             // 7.5.2: illegal, and the pawn becomes a queen: the move stands as =Q.
             let mut events = vec![self.illegal(at, IllegalKind::PromotionWithoutPiece, &board)];
             events.extend(self.complete(at, m));
+            return events;
+        }
+        // A press after moves the node did not see, this one included.
+        if let Some(events) = blind
+            .then(|| self.catch_up(at, self.position.turn().other()))
+            .flatten()
+        {
             return events;
         }
         vec![self.illegal(at, IllegalKind::IllegalMove, &board)]

@@ -67,6 +67,11 @@ fn a_press_the_node_did_not_see_shows_as_the_opponent_s_clock_running() {
         running: Some(Side::Black),
         ..standing
     };
+    assert!(
+        game.clock(NodeMs(3), &after_press).is_empty(),
+        "from a node that saw every press, a flip without one is no move"
+    );
+    game.node_blind();
     let events = game.clock(NodeMs(3), &after_press);
     assert!(
         matches!(&events[..], [GameEvent::MoveCompleted { ply: 1, .. }]),
@@ -645,4 +650,88 @@ fn chess960_start_from_the_board_and_castling_onto_the_rooks_square() {
         standard.clock(NodeMs(1), &press(Side::White))[..],
         [GameEvent::IllegalMove(_)]
     ));
+}
+
+/// The board after `ucis` from the start, and the game that has seen none of them.
+fn moves_ahead(ucis: &[&str]) -> (Game, Board) {
+    let game = Game::default();
+    let mut ahead = Game::default();
+    for (uci, by) in ucis.iter().zip([Side::White, Side::Black].iter().cycle()) {
+        let board = board_after(&ahead, uci);
+        ahead.placement(NodeMs(1), &placement_of(&board));
+        ahead.clock(NodeMs(1), &press(*by));
+    }
+    assert_eq!(ahead.moves().len(), ucis.len());
+    (game, ahead.position().board().clone())
+}
+
+fn ticking(running: Side) -> ClockReport {
+    ClockReport {
+        pressed_by: None,
+        running: Some(running),
+        ..press(Side::White)
+    }
+}
+
+#[test]
+fn two_moves_made_while_the_node_was_blind_are_caught_up_when_the_clock_agrees() {
+    // 6.2.1: each was completed by its press; the board shows where they led, one way only,
+    // and White's clock runs again.
+    let (mut game, board) = moves_ahead(&["g1f3", "b8c6"]);
+    game.placement(NodeMs(5), &placement_of(&board));
+    assert!(game.moves().is_empty());
+    assert!(
+        game.clock(NodeMs(5), &ticking(Side::White)).is_empty(),
+        "a node that saw the board all along: a hand at work, not missed moves"
+    );
+    game.node_blind();
+    assert!(
+        game.clock(NodeMs(6), &ticking(Side::Black)).is_empty(),
+        "Black's clock running says an odd number of moves, and none leads there"
+    );
+    game.node_blind();
+    let events = game.clock(NodeMs(7), &ticking(Side::White));
+    let sans: Vec<_> = game.moves().iter().map(|m| m.san.to_string()).collect();
+    assert_eq!(sans, ["Nf3", "Nc6"], "{events:?}");
+    assert!(game.illegal_moves().is_empty());
+}
+
+#[test]
+fn three_moves_missed_end_with_a_press_that_catches_them_up() {
+    // Only one order leads there: the capture needs both pawns where they went first.
+    let (mut game, board) = moves_ahead(&["e2e4", "d7d5", "e4d5"]);
+    game.placement(NodeMs(5), &placement_of(&board));
+    game.node_blind();
+    game.clock(NodeMs(6), &press(Side::White));
+    let sans: Vec<_> = game.moves().iter().map(|m| m.san.to_string()).collect();
+    assert_eq!(sans, ["e4", "d5", "exd5"]);
+    assert!(game.illegal_moves().is_empty());
+}
+
+#[test]
+fn moves_missed_in_an_order_the_board_does_not_tell_are_left_to_the_arbiter() {
+    // 1. Nf3 d5 2. d4 and 1. d4 d5 2. Nf3 stand alike: the hub does not choose.
+    let (mut game, board) = moves_ahead(&["g1f3", "d7d5", "d2d4"]);
+    game.placement(NodeMs(5), &placement_of(&board));
+    game.node_blind();
+    let events = game.clock(NodeMs(6), &press(Side::White));
+    assert!(game.moves().is_empty());
+    assert!(
+        matches!(events[..], [GameEvent::IllegalMove(_)]),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_board_no_legal_moves_reach_is_no_catch_up_and_stays_an_illegal_move() {
+    // 7.5.1: a queen gone from d1 is reached by no sequence of legal moves from the start.
+    let mut game = Game::default();
+    let mut impossible = game.position().board().clone();
+    impossible.discard_piece_at(shakmaty::Square::D1);
+    game.placement(NodeMs(5), &placement_of(&impossible));
+    game.node_blind();
+    assert!(game.clock(NodeMs(6), &ticking(Side::White)).is_empty());
+    let events = game.clock(NodeMs(7), &press(Side::White));
+    assert!(matches!(events[..], [GameEvent::IllegalMove(_)]));
+    assert!(game.moves().is_empty());
 }
