@@ -10,7 +10,7 @@ use anyhow::Context;
 
 use crate::dgt::serial::{self, SerialBoard};
 use crate::dgt::session::Session;
-use crate::dgt::ClockSide;
+use crate::dgt::{ClockSide, Orientation};
 use crate::node::{self, NodeConfig};
 use crate::source::{Feed, Timed};
 
@@ -26,12 +26,23 @@ pub async fn serve(
     let mut nodes = Vec::new();
     for (config, path) in boards {
         let board = config.board;
-        let readings = serial::spawn(
-            SerialBoard::new(path),
-            Session::new(white_clock),
-            stop.clone(),
-        )
-        .with_context(|| format!("starting board {board}'s serial thread"))?;
+        // Beside the outbox (`board-N.orientation.json`): sled owns the outbox's directory.
+        let orientation_file = config.outbox.with_extension("orientation.json");
+        if let Some(parent) = orientation_file.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        let kept = serial::kept_orientation(&orientation_file);
+        let session = Session::oriented(Orientation {
+            white_clock: white_clock.or(kept.white_clock),
+            reversed: kept.reversed,
+        });
+        let serial_board = SerialBoard {
+            orientation_file: Some(orientation_file),
+            ..SerialBoard::new(path)
+        };
+        let readings = serial::spawn(serial_board, session, stop.clone())
+            .with_context(|| format!("starting board {board}'s serial thread"))?;
         let mut stopped = stopped.clone();
         let until_stopped = async move {
             let _ = stopped.wait_for(|stop| *stop).await;

@@ -23,10 +23,23 @@ use crate::source::Reading;
 use wire::{ClockStatus, Face, Field, Fields, Message};
 
 /// A side of the clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum ClockSide {
     Left,
     Right,
+}
+
+/// How a board and its clock stand towards the players, once the adapter has seen it: a
+/// node that restarts mid-game must not decide again from a position or a clock in play.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Orientation {
+    /// Which side of the clock is White's.
+    pub white_clock: Option<ClockSide>,
+    /// The board stands the wrong way round.
+    pub reversed: Option<bool>,
 }
 
 /// Turns a DGT board's messages into placements and clock reports.
@@ -51,17 +64,47 @@ pub struct Adapter {
     reversed: Option<bool>,
     white_clock: Option<ClockSide>,
     last_clock: Option<ClockStatus>,
+    /// Report the next clock message even if it repeats the last one.
+    report_next_clock: bool,
 }
 
 impl Adapter {
     /// `white_clock`: which side of the clock is White's; `None` decides it from the clock.
     pub fn new(white_clock: Option<ClockSide>) -> Adapter {
+        Adapter::oriented(Orientation {
+            white_clock,
+            reversed: None,
+        })
+    }
+
+    /// An adapter that knows what it decided before (see [`Adapter::orientation`]).
+    pub fn oriented(orientation: Orientation) -> Adapter {
+        let Orientation {
+            white_clock,
+            reversed,
+        } = orientation;
         Adapter {
             placement: Placement::EMPTY,
-            reversed: None,
+            reversed,
             white_clock,
             last_clock: None,
+            report_next_clock: false,
         }
+    }
+
+    /// What the adapter knows of the board's and the clock's orientation.
+    pub fn orientation(&self) -> Orientation {
+        Orientation {
+            white_clock: self.white_clock,
+            reversed: self.reversed,
+        }
+    }
+
+    /// The line to the board was reopened: the next clock message is reported even if the
+    /// clock shows what it showed before, so the hub hears how the clock stands now (a press
+    /// it missed shows in it).
+    pub fn reopened(&mut self) {
+        self.report_next_clock = true;
     }
 
     /// The reading a message gives, if any: every change of the board is a placement; a clock
@@ -97,9 +140,14 @@ impl Adapter {
     }
 
     fn clock(&mut self, status: &ClockStatus) -> Option<ClockReport> {
-        if status.no_clock || self.last_clock.as_ref() == Some(status) {
+        if status.no_clock {
             return None;
         }
+        if self.last_clock.as_ref() == Some(status) && !std::mem::take(&mut self.report_next_clock)
+        {
+            return None;
+        }
+        self.report_next_clock = false;
         let to_move = side_to_move(status);
         if self.white_clock.is_none() {
             self.white_clock = to_move;

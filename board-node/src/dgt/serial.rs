@@ -18,6 +18,7 @@ use serialport::SerialPort;
 use tokio::sync::mpsc::Sender;
 
 use super::session::Session;
+use super::Orientation;
 use crate::source::Reading;
 
 /// How long one read waits: also how soon a stop is noticed.
@@ -28,6 +29,9 @@ const BAUD: u32 = 9_600;
 #[derive(Debug, Clone)]
 pub struct SerialBoard {
     pub path: PathBuf,
+    /// Where the board's orientation is kept once decided ([`Orientation`]), so that a
+    /// node restarted mid-game does not decide it again from the game in play.
+    pub orientation_file: Option<PathBuf>,
     /// Backoff between attempts to open a port that is gone.
     pub reopen_min: Duration,
     pub reopen_max: Duration,
@@ -37,8 +41,9 @@ impl SerialBoard {
     pub fn new(path: PathBuf) -> SerialBoard {
         SerialBoard {
             path,
+            orientation_file: None,
             reopen_min: Duration::from_millis(200),
-            reopen_max: Duration::from_secs(2),
+            reopen_max: Duration::from_secs(1),
         }
     }
 }
@@ -64,6 +69,7 @@ pub fn read_board(
     let mut backoff = Backoff::new(board.reopen_min, board.reopen_max, seed);
     let send = |batch: Vec<Reading>| batch.into_iter().all(|r| readings.blocking_send(r).is_ok());
     let mut reported_gone = false;
+    let mut kept = session.orientation();
     while !stop.load(Ordering::Relaxed) {
         let mut port = match open(&board.path) {
             Ok(port) => port,
@@ -123,6 +129,14 @@ pub fn read_board(
             if !send(batch) {
                 return;
             }
+            if session.orientation() != kept {
+                kept = session.orientation();
+                if let Some(file) = &board.orientation_file {
+                    if let Err(e) = keep_orientation(file, &kept) {
+                        tracing::warn!(file = %file.display(), error = %e, "the board's orientation could not be kept");
+                    }
+                }
+            }
         }
     }
 }
@@ -139,6 +153,20 @@ fn open(path: &Path) -> serialport::Result<serialport::TTYPort> {
     // not news: the dump we ask for is.
     port.clear(serialport::ClearBuffer::Input)?;
     Ok(port)
+}
+
+/// The orientation kept in `file` by an earlier run; the default (undecided) if none.
+pub fn kept_orientation(file: &Path) -> Orientation {
+    std::fs::read(file)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+fn keep_orientation(file: &Path, orientation: &Orientation) -> std::io::Result<()> {
+    let temporary = file.with_extension("tmp");
+    std::fs::write(&temporary, serde_json::to_vec(orientation)?)?;
+    std::fs::rename(&temporary, file)
 }
 
 fn sleep_unless_stopped(wait: Duration, stop: &AtomicBool) {

@@ -11,7 +11,7 @@
 use protocol::{NodeHealth, NodeMs, Placement};
 
 use super::wire::{Decoder, Message, PROBE_COMMANDS, START_COMMANDS};
-use super::{Adapter, ClockSide};
+use super::{Adapter, ClockSide, Orientation};
 use crate::source::Reading;
 
 /// A board that sent nothing for this long is asked for its board and clock (a few bytes).
@@ -55,9 +55,17 @@ pub struct Session {
 impl Session {
     /// `white_clock`: which side of the clock is White's; `None` decides it from the clock.
     pub fn new(white_clock: Option<ClockSide>) -> Session {
+        Session::oriented(Orientation {
+            white_clock,
+            reversed: None,
+        })
+    }
+
+    /// A session that knows how the board and clock stand (kept from an earlier run).
+    pub fn oriented(orientation: Orientation) -> Session {
         Session {
             decoder: Decoder::default(),
-            adapter: Adapter::new(white_clock),
+            adapter: Adapter::oriented(orientation),
             health: NodeHealth {
                 board_connected: false,
                 clock_connected: false,
@@ -77,10 +85,16 @@ impl Session {
         self.health
     }
 
+    /// How the board and the clock stand, as far as decided.
+    pub fn orientation(&self) -> Orientation {
+        self.adapter.orientation()
+    }
+
     /// The line opened: the commands to send, and the health to report (the first time).
     pub fn opened(&mut self, now: NodeMs) -> (&'static [u8], Vec<Reading>) {
         // A message cut off by the close would glue onto the first one after it.
         self.decoder = Decoder::default();
+        self.adapter.reopened();
         self.skipped_bytes = 0;
         self.last_heard = now;
         self.probe_sent = None;
