@@ -1,0 +1,352 @@
+//! Issue 16: live DGT boards. Every test here runs real processes: `board-node emulate-dgt`
+//! (a DGT board with its clock on a pseudo-terminal), `board-node dgt` (the node reading the
+//! board's serial line), and the hub with its embedded broker.
+//!
+//! - The three real recorded streams (`shared/data/real/dgt/dgtdriver/`), played live, give
+//!   the hub the games the offline decoder reads, and johan's flag with its 6.9 result.
+//! - 20 real games on 20 emulated boards, four nodes serving five boards each, two boards
+//!   unplugged mid-game and one node killed and restarted: every move is the PGN's and the
+//!   clock shown at every move the emulated clock's (the source's `%clk`).
+
+mod support;
+
+use std::time::Duration;
+
+use board_node::dgt::recording;
+use hub::core::hall::Hall;
+use protocol::time_control::TimeControl;
+use protocol::BoardNo;
+use support::live::{Emulator, LiveNode, Play};
+use support::{http_json, Hub};
+
+fn dgtdriver(name: &str) -> std::path::PathBuf {
+    support::real_data().join(format!("dgt/dgtdriver/{name}.inbytes"))
+}
+
+/// The moves the offline decoder reads off a recorded stream, through the hub's core.
+fn offline_moves(name: &str, time_control: &str) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dgtdriver(name)).unwrap();
+    let readings = recording::readings(&recording::messages(&text).unwrap(), None);
+    let tc: TimeControl = time_control.parse().unwrap();
+    let mut hall = Hall::default().with_time_control(Some(tc));
+    support::events::feed(&mut hall, BoardNo(1), readings.clone());
+    let now = hub::core::time::HubMs(readings.last().unwrap().game_ms);
+    let detail = serde_json::to_value(hall.detail(BoardNo(1), now).unwrap()).unwrap();
+    detail["moves"].as_array().unwrap().clone()
+}
+
+/// Polls `GET /api/boards/{board}` until `done` holds of it (or panics after `within`).
+fn wait_board(
+    hub: &Hub,
+    board: u16,
+    within: Duration,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let detail = http_json(hub.http, &format!("/api/boards/{board}"));
+        if done(&detail) {
+            return detail;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "board {board}: {}",
+            detail
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn the_recorded_streams_played_live_are_the_games_the_offline_decoder_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::configured(dir.path(), "[event]\ntime_control = \"180+2\"\n");
+    // Recording 1 with line noise before every 7th message; johan (5+5) plays to its flag.
+    let names = ["1", "2", "johan"];
+    let emulators: Vec<Emulator> = names
+        .iter()
+        .map(|name| {
+            let noise = if *name == "1" {
+                vec!["--noise-every".to_owned(), "7".into()]
+            } else {
+                Vec::new()
+            };
+            Emulator::start(
+                dir.path(),
+                name,
+                &Play::Recording(dgtdriver(name)),
+                25.0,
+                &noise,
+            )
+        })
+        .collect();
+    let enrolments: Vec<_> = (1..=3)
+        .map(|n| hub.enrol(&format!("dgt-{n}"), n, dir.path()))
+        .collect();
+    let pairs: Vec<_> = enrolments.iter().zip(&emulators).collect();
+    let node = LiveNode::start(&hub, dir.path(), "node", &pairs);
+
+    for emulator in &emulators {
+        emulator.wait_played(Duration::from_secs(120));
+    }
+    for (n, name) in (1..=3).zip(names) {
+        let tc = if name == "johan" { "300+5" } else { "180+2" };
+        let want = offline_moves(name, tc);
+        let detail = wait_board(&hub, n, Duration::from_secs(20), |d| {
+            d["moves"].as_array().is_some_and(|m| m.len() >= want.len())
+        });
+        assert_eq!(
+            detail["moves"].as_array().unwrap(),
+            &want,
+            "recording {name}"
+        );
+        assert_eq!(
+            detail["illegal_moves"],
+            serde_json::json!([]),
+            "recording {name}"
+        );
+    }
+
+    // Johan: Black's flag as the clock showed it, and the result 6.9 gives, for the arbiter
+    // to confirm.
+    let johan = wait_board(&hub, 3, Duration::from_secs(20), |d| {
+        !d["clock"]["flag"].is_null()
+    });
+    let clock = &johan["clock"];
+    assert_eq!(clock["flag"], "black");
+    assert_eq!(clock["black_ms"], 0);
+    assert_eq!(clock["flag_fall"]["result"], "1-0", "{clock}");
+    assert_eq!(clock["flag_fall"]["article"], "6.9");
+    assert_eq!(johan["status"], "playing", "a flag waits for the arbiter");
+
+    // The node's health as it reported it: boards and clocks connected; the noise counted
+    // on board 1 only.
+    let nodes = http_json(hub.http, "/api/nodes");
+    for view in nodes["nodes"].as_array().unwrap() {
+        assert_eq!(view["board_connected"], true, "{view}");
+        assert_eq!(view["clock_connected"], true, "{view}");
+        let errors = view["serial_errors"].as_u64().unwrap();
+        if view["board"] == 1 {
+            assert!(errors > 0, "noise before every 7th message: {view}");
+        } else {
+            assert_eq!(errors, 0, "{view}");
+        }
+    }
+
+    // SIGTERM: each board's outbox acknowledged to its last event.
+    let reports = node.stop(Duration::from_secs(10));
+    assert_eq!(reports.len(), 3);
+    for report in reports {
+        assert_eq!(report["acked"], report["events"], "{report}");
+    }
+}
+
+/// One of the 20 games: where it comes from, its script's presses (game ms), its speed.
+struct LiveGame {
+    board: u16,
+    file: std::path::PathBuf,
+    game: usize,
+    time_control: &'static str,
+    sans: Vec<String>,
+    clk_ms: Vec<Option<u64>>,
+    presses: Vec<u64>,
+    speed: f64,
+}
+
+impl LiveGame {
+    fn new(board: u16, file: &str, game: usize, time_control: &'static str) -> LiveGame {
+        let path = support::real_data().join("pgn-clocks").join(file);
+        let parsed = board_node::pgn::read_game(&std::fs::read(&path).unwrap(), game).unwrap();
+        let tc: TimeControl = time_control.parse().unwrap();
+        let script = board_node::replay::script(&parsed, Some(&tc));
+        let presses: Vec<u64> = script
+            .iter()
+            .filter(|t| {
+                matches!(&t.reading, board_node::source::Reading::Clock(c) if c.pressed_by.is_some())
+            })
+            .map(|t| t.game_ms)
+            .collect();
+        let last = script.last().unwrap().game_ms;
+        LiveGame {
+            board,
+            file: path,
+            game,
+            time_control,
+            sans: support::canonical_sans(&parsed),
+            clk_ms: parsed.plies.iter().map(|p| p.clk_ms).collect(),
+            presses,
+            // Each game played in about 70 s.
+            speed: (last as f64 / 70_000.0).max(1.0),
+        }
+    }
+
+    /// Real seconds after the game's start at which its presses come.
+    fn press_seconds(&self) -> impl Iterator<Item = f64> + '_ {
+        self.presses
+            .iter()
+            .map(|ms| *ms as f64 / 1000.0 / self.speed)
+    }
+
+    /// A press in the middle of the game after which the next `window_s` real seconds hold
+    /// exactly `presses` more presses: the board can be unplugged there.
+    fn quiet_ply(&self, window_s: f64, presses: usize) -> Option<usize> {
+        let at: Vec<f64> = self.press_seconds().collect();
+        // Ply `p` is press `p - 1`; the presses after it in the window, with a second's
+        // margin either side for the pace of processes.
+        (10..at.len().saturating_sub(3)).find(|p| {
+            let after = &at[*p..];
+            after[presses] - at[p - 1] > window_s + 1.0
+                && (presses == 0 || after[presses - 1] - at[p - 1] < window_s - 1.0)
+        })
+    }
+}
+
+#[test]
+fn twenty_real_games_on_live_boards_lose_and_double_nothing_through_unplugs_and_a_node_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::configured(dir.path(), "[event]\ntime_control = \"300+3\"\n");
+    // The World Cup's over-the-board blitz with clocks: 18 games at 5+3, two at 3+2 (their
+    // tags say 90+30), each played in about 70 s.
+    let mut games: Vec<LiveGame> = (1..=18)
+        .map(|g| LiveGame::new(g as u16, "fide_world_cup_2025_blitz_5+3.pgn", g, "300+3"))
+        .collect();
+    games.extend((1..=2).map(|g| {
+        LiveGame::new(
+            18 + g as u16,
+            "fide_world_cup_2025_blitz_3+2.pgn",
+            g,
+            "180+2",
+        )
+    }));
+
+    // Two boards on different nodes are unplugged for 2.5 s (and up to 1 s more until the
+    // node finds the device again). On the first nobody presses meanwhile; on the second
+    // the opponent replies and presses while the node is blind: the board shows two moves
+    // on when it is back, and the hub catches both up. The clock never showed anyone the
+    // mover's time at that first press, so its move alone is not compared.
+    let unplug_ms = 2_500;
+    let window_s = unplug_ms as f64 / 1000.0 + 1.0;
+    let quiet = |boards: std::ops::Range<usize>, presses: usize| {
+        games[boards]
+            .iter()
+            .find_map(|g| Some((g.board, g.quiet_ply(window_s, presses)?)))
+            .expect("a game with a quiet spell")
+    };
+    let unplugged = [quiet(0..5, 0), quiet(10..20, 1)];
+    eprintln!("unplugged (board, ply): {unplugged:?}");
+    let emulators: Vec<Emulator> = games
+        .iter()
+        .map(|g| {
+            let mut extra = Vec::new();
+            if let Some((_, ply)) = unplugged.iter().find(|(board, _)| *board == g.board) {
+                extra = vec![
+                    "--unplug-at-ply".into(),
+                    ply.to_string(),
+                    "--unplug-ms".into(),
+                    unplug_ms.to_string(),
+                ];
+            }
+            let play = Play::Pgn {
+                file: g.file.clone(),
+                game: g.game,
+                time_control: g.time_control.into(),
+            };
+            Emulator::start(dir.path(), &g.board.to_string(), &play, g.speed, &extra)
+        })
+        .collect();
+    let enrolments: Vec<_> = games
+        .iter()
+        .map(|g| hub.enrol(&format!("dgt-{}", g.board), g.board, dir.path()))
+        .collect();
+    let mut nodes: Vec<LiveNode> = (0..4)
+        .map(|k| {
+            let pairs: Vec<_> = (5 * k..5 * k + 5)
+                .map(|i| (&enrolments[i], &emulators[i]))
+                .collect();
+            LiveNode::start(&hub, dir.path(), &format!("node-{k}"), &pairs)
+        })
+        .collect();
+    let started = std::time::Instant::now();
+
+    // Node 1 (boards 6-10) is killed and restarted when none of its boards has more than one
+    // press around it.
+    let kill_at = (200..600)
+        .map(|tenths| tenths as f64 / 10.0)
+        .find(|t| {
+            games[5..10].iter().all(|g| {
+                g.press_seconds()
+                    .filter(|s| (t - 0.5..t + 1.5).contains(s))
+                    .count()
+                    <= 1
+            })
+        })
+        .expect("a moment to kill node 1");
+    eprintln!("node 1 killed {kill_at} s in");
+    std::thread::sleep(Duration::from_secs_f64(kill_at).saturating_sub(started.elapsed()));
+    nodes[1].kill_and_restart();
+
+    for (g, emulator) in games.iter().zip(&emulators) {
+        let played = emulator.wait_played(Duration::from_secs(180));
+        let times = u64::from(unplugged.iter().any(|(b, _)| *b == g.board));
+        assert_eq!(played["unplugged"], times, "board {}: {played}", g.board);
+    }
+    for g in &games {
+        let detail = wait_board(&hub, g.board, Duration::from_secs(30), |d| {
+            d["moves"]
+                .as_array()
+                .is_some_and(|m| m.len() >= g.sans.len())
+        });
+        let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
+        assert_eq!(moves, g.sans, "board {}: every move, once", g.board);
+        assert_eq!(
+            detail["illegal_moves"],
+            serde_json::json!([]),
+            "board {}",
+            g.board
+        );
+        // The clock shown at each move is the emulated clock's, which showed the source's
+        // `%clk`.
+        let shown: Vec<Option<u64>> = serde_json::from_value(detail["clock_ms"].clone()).unwrap();
+        let mut compared = 0;
+        let unseen = (g.board == unplugged[1].0).then_some(unplugged[1].1);
+        for (ply, (clk, shown)) in g.clk_ms.iter().zip(&shown).enumerate() {
+            if unseen == Some(ply + 1) {
+                continue;
+            }
+            if let Some(clk) = clk {
+                assert_eq!(
+                    Some(clk / 1000 * 1000),
+                    *shown,
+                    "board {} ply {}",
+                    g.board,
+                    ply + 1
+                );
+                compared += 1;
+            }
+        }
+        assert!(
+            compared * 2 > g.sans.len(),
+            "board {}: {compared} clocks compared",
+            g.board
+        );
+        eprintln!(
+            "board {}: {} moves, {compared} clocks equal to the source's",
+            g.board,
+            moves.len()
+        );
+    }
+    let nodes_view = http_json(hub.http, "/api/nodes");
+    for view in nodes_view["nodes"].as_array().unwrap() {
+        assert_eq!(view["board_connected"], true, "{view}");
+        let errors = view["serial_errors"].as_u64().unwrap();
+        let board = view["board"].as_u64().unwrap() as u16;
+        if unplugged.iter().any(|(b, _)| *b == board) {
+            assert!(errors >= 1, "the unplug counted: {view}");
+        }
+    }
+    for node in nodes {
+        for report in node.stop(Duration::from_secs(10)) {
+            assert_eq!(report["acked"], report["events"], "{report}");
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Live boards as a hall has them: `board-node emulate-dgt` (a DGT board with its clock on a
+//! pseudo-terminal) and `board-node dgt` (the node reading it), real processes both.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{append, tail, workspace_bin, Enrolment, Hub};
+
+/// What an emulated board plays.
+pub enum Play {
+    /// Game `game` of a PGN file, with its real time control (broadcast tags are often
+    /// wrong).
+    Pgn {
+        file: PathBuf,
+        game: usize,
+        time_control: String,
+    },
+    /// A recorded DGT stream.
+    Recording(PathBuf),
+}
+
+/// A `board-node emulate-dgt` process; its device's symlink is `link`.
+pub struct Emulator {
+    child: Child,
+    pub link: PathBuf,
+    out: PathBuf,
+    log: PathBuf,
+}
+
+impl Emulator {
+    /// Plays `play` at `speed` with the extra flags `extra` (`--unplug-at-ply`, …).
+    pub fn start(dir: &Path, name: &str, play: &Play, speed: f64, extra: &[String]) -> Emulator {
+        let link = dir.join(format!("dgt-{name}"));
+        let out = dir.join(format!("emulator-{name}.out"));
+        let log = dir.join(format!("emulator-{name}.log"));
+        let mut command = Command::new(workspace_bin("board-node"));
+        command.arg("emulate-dgt").arg("--link").arg(&link);
+        match play {
+            Play::Pgn {
+                file,
+                game,
+                time_control,
+            } => command
+                .arg("--pgn")
+                .arg(file)
+                .arg("--game")
+                .arg(game.to_string())
+                .arg("--time-control")
+                .arg(time_control),
+            Play::Recording(file) => command.arg("--recording").arg(file),
+        };
+        let child = command
+            .arg("--speed")
+            .arg(speed.to_string())
+            .args(extra)
+            .env("RUST_LOG", "warn,board_node=info")
+            .stdout(append(&out))
+            .stderr(append(&log))
+            .spawn()
+            .expect("spawning the emulator");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::symlink_metadata(&link).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "no device at {}: {}",
+                link.display(),
+                tail(&log)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Emulator {
+            child,
+            link,
+            out,
+            log,
+        }
+    }
+
+    /// What the emulator printed when its game was over, once it is.
+    pub fn played(&self) -> Option<serde_json::Value> {
+        let text = std::fs::read_to_string(&self.out).ok()?;
+        serde_json::from_str(text.lines().next()?).ok()
+    }
+
+    /// Waits until the game is over; its report.
+    pub fn wait_played(&self, within: Duration) -> serde_json::Value {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(played) = self.played() {
+                return played;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} still playing: {}",
+                self.link.display(),
+                tail(&self.log)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One `board-node dgt` process serving several boards.
+pub struct LiveNode {
+    child: Child,
+    args: Vec<String>,
+    log: PathBuf,
+}
+
+impl LiveNode {
+    /// Serves each `(enrolment, emulator)` pair on `hub`'s broker, outboxes under `dir/name`.
+    pub fn start(
+        hub: &Hub,
+        dir: &Path,
+        name: &str,
+        boards: &[(&Enrolment, &Emulator)],
+    ) -> LiveNode {
+        let mut args = vec![
+            "dgt".to_owned(),
+            "--broker".into(),
+            format!("127.0.0.1:{}", hub.broker_port()),
+            "--outbox".into(),
+            dir.join(name).display().to_string(),
+        ];
+        for (enrolment, emulator) in boards {
+            args.extend([
+                "--board".into(),
+                enrolment.board.to_string(),
+                "--serial".into(),
+                emulator.link.display().to_string(),
+                "--key-file".into(),
+                enrolment.key_file.display().to_string(),
+                "--hardware-id".into(),
+                enrolment.hardware.clone(),
+            ]);
+        }
+        let log = dir.join(format!("{name}.log"));
+        let child = spawn(&args, &log);
+        LiveNode { child, args, log }
+    }
+
+    /// SIGKILL, then start again on the same outboxes.
+    pub fn kill_and_restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn(&self.args, &self.log);
+    }
+
+    /// SIGTERM; waits for the clean exit and returns each board's report line.
+    pub fn stop(mut self, within: Duration) -> Vec<serde_json::Value> {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        let deadline = Instant::now() + within;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("node status") {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the node did not stop: {}",
+                tail(&self.log)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(
+            status.success(),
+            "the node exited {status}: {}",
+            tail(&self.log)
+        );
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut self.child.stdout.take().expect("piped"), &mut out)
+            .expect("the node's stdout");
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+            .collect()
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for LiveNode {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(args: &[String], log: &Path) -> Child {
+    Command::new(workspace_bin("board-node"))
+        .args(args)
+        .env("RUST_LOG", "warn,board_node=info")
+        .stdout(Stdio::piped())
+        .stderr(append(log))
+        .spawn()
+        .expect("spawning board-node dgt")
+}
