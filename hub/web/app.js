@@ -152,7 +152,7 @@ function renderTile(tile) {
   v.root.classList.toggle("over", tile.result !== "*");
   v.root.classList.toggle("flagged", !!(c && c.flag));
   const a = tile.alerts;
-  const badgeKey = [c && c.flag, a && a.open, a && a.severity, a && a.unacknowledged, tile.node_connected, tile.result].join("|");
+  const badgeKey = [c && c.flag, a && a.open, a && a.severity, a && a.unacknowledged, tile.node_connected, tile.board_connected, tile.result].join("|");
   if (v.badgeKey !== badgeKey) {
     v.badgeKey = badgeKey;
     const badges = [];
@@ -164,6 +164,7 @@ function renderTile(tile) {
       }, "!" + a.open));
     }
     if (tile.node_connected === false) badges.push(el("span", { class: "badge offline", title: "Node not heard from" }, "node"));
+    else if (tile.board_connected === false) badges.push(el("span", { class: "badge offline", title: "E-board not answering: its cable or its power" }, "board"));
     if (tile.result !== "*") badges.push(el("span", { class: "badge result" }, tile.result));
     v.badges.replaceChildren(...badges);
   }
@@ -385,6 +386,9 @@ function warningText(w) {
     case "bound_elsewhere": return "Board " + w.board + ": node " + w.hardware + " is bound to board " + w.bound_to;
     case "duplicate_hardware": return w.hardware + " reports for boards " + w.boards.join(", ");
     case "board_without_node": return "Board " + w.board + ": no node heard";
+    case "refused_messages": return "Board " + w.board + ": " + w.refused + " messages refused (not its enrolled node)";
+    case "board_disconnected": return "Board " + w.board + ": e-board not answering for " + Math.round(w.ago_ms / 1000) + " s (cable, power)";
+    case "clock_disconnected": return "Board " + w.board + ": no clock on the e-board for " + Math.round(w.ago_ms / 1000) + " s";
     default: return JSON.stringify(w);
   }
 }

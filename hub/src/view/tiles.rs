@@ -48,6 +48,10 @@ pub struct Tile {
     /// Arbiters only: whether the board's node is heard from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_connected: Option<bool>,
+    /// Arbiters only, from a live node's health: whether its e-board answers (a pulled cable
+    /// or a board without power shows here while the node is still heard).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board_connected: Option<bool>,
 }
 
 /// A board's open alerts as its tile shows them.
@@ -121,6 +125,9 @@ pub fn arbiter_tile(
         clock: state.and_then(|s| s.clock_face(now)),
         alerts,
         node_connected: Some(state.is_some_and(|s| s.node_connected(now))),
+        board_connected: state
+            .and_then(|s| s.health(now))
+            .map(|(health, _)| health.board_connected),
     }
 }
 
@@ -180,6 +187,7 @@ pub fn spectator_tile(
         clock,
         alerts: None,
         node_connected: None,
+        board_connected: None,
     }
 }
 
@@ -292,6 +300,51 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_board_whose_node_is_heard_but_whose_e_board_is_not_shows_it_to_arbiters() {
+        use crate::core::record::Record;
+        use protocol::{NodeHealth, NodeMs, Seq, Uplink, UplinkBody};
+        let mut hall = Hall::default();
+        let board = BoardNo(7);
+        let health = |board_connected| {
+            UplinkBody::Health(NodeHealth {
+                board_connected,
+                clock_connected: board_connected,
+                serial_errors: 1,
+                since: NodeMs(1_000),
+            })
+        };
+        let tile = |hall: &Hall, at| arbiter_tile(board, hall.board(board), None, None, HubMs(at));
+        let bodies = [UplinkBody::Heartbeat, health(false), health(true)];
+        let mut shown = Vec::new();
+        for (i, body) in (1..).zip(bodies) {
+            let event = Uplink::new(board, Seq(i), NodeMs(1_000 * i), body);
+            let _ = hall.admit(HubMs(1_000 * i), &event);
+            let _ = hall.apply(&Record {
+                at: HubMs(1_000 * i),
+                event,
+            });
+            let tile = tile(&hall, 1_000 * i);
+            assert_eq!(tile.node_connected, Some(true));
+            shown.push(tile.board_connected);
+        }
+        // A node without health (a replay) says nothing of its board.
+        assert_eq!(shown, [None, Some(false), Some(true)]);
+        let json = serde_json::to_value(spectator_tile(
+            board,
+            hall.board(board),
+            None,
+            &Relay::default(),
+            &BroadcastSettings::default(),
+            HubMs(5_000),
+        ))
+        .unwrap();
+        assert!(
+            json.get("board_connected").is_none(),
+            "not for spectators: {json}"
+        );
+    }
+
+    #[test]
     fn moves_are_numbered_as_a_scoresheet_does() {
         assert_eq!(numbered(1, "e4"), "1. e4");
         assert_eq!(numbered(2, "e5"), "1… e5");
@@ -310,6 +363,7 @@ mod tests {
             clock: None,
             alerts: None,
             node_connected: Some(true),
+            board_connected: None,
         };
         let mut sent = SentTiles::default();
         assert_eq!(sent.changed(vec![tile(1, 0), tile(2, 0)]).len(), 2);
