@@ -5,9 +5,12 @@
 //!   adapter (a real game from PGN), reading it with [`pgn`] and [`sensors`]; [`dgt`] reads
 //!   a DGT e-board and clock (and recordings of one).
 //! - [`outbox`]: the durable, sequence-numbered store of events until the hub acknowledges.
-//! - [`node`]: the loop that joins them; [`live`]: one process serving several live boards.
+//! - [`line`]: a live board's serial line, whatever its protocol; [`live`]: one process
+//!   serving several live boards.
+//! - [`node`]: the loop that joins them.
 
 pub mod dgt;
+pub mod line;
 pub mod live;
 pub mod node;
 pub mod outbox;

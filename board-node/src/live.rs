@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::dgt::serial::{self, SerialBoard};
 use crate::dgt::session::Session;
 use crate::dgt::{ClockSide, Orientation};
+use crate::line::serial::{self, SerialBoard};
 use crate::node::{self, NodeConfig};
 use crate::source::{Feed, Timed};
 

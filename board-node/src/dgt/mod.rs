@@ -3,7 +3,6 @@
 //! - [`wire`]: the serial protocol's messages and their decoder.
 //! - [`recording`]: a recorded byte stream played back as a [`crate::source::Source`].
 //! - [`session`]: a live board's line: commands, readings, probes and the node's health.
-//! - [`serial`]: the live edge: the serial port, reopened with backoff when it goes.
 //! - [`emulator`]: a board and clock on a pseudo-terminal, for tests and for checking nodes.
 //!
 //! The board numbers its squares from its own a8 and the clock knows only left and right. The
@@ -13,7 +12,6 @@
 
 pub mod emulator;
 pub mod recording;
-pub mod serial;
 pub mod session;
 pub mod wire;
 

@@ -1,6 +1,6 @@
 //! A live DGT board's serial line as the node keeps it: what to send when the line opens,
 //! what each read means, when a silent board is asked whether it is still there, and what
-//! the node reports of its own health. No IO: the serial edge ([`super::serial`]) feeds it
+//! the node reports of its own health. No IO: the serial edge ([`crate::line::serial`]) feeds it
 //! the line's events with the time they happened.
 //!
 //! After the line reopens (a cable pulled and put back, a board switched off and on) the
@@ -12,21 +12,18 @@ use protocol::{NodeHealth, NodeMs, Placement};
 
 use super::wire::{Decoder, Message, PROBE_COMMANDS, START_COMMANDS};
 use super::{Adapter, ClockSide, Orientation};
+use crate::line::health::{HealthWatch, Silence};
+use crate::line::{LineSession, LineSettings};
 use crate::source::Reading;
 
-/// A board that sent nothing for this long is asked for its board and clock (a few bytes).
-pub const PROBE_AFTER_MS: u64 = 5_000;
-/// A board that has not answered a probe this long after it is taken for disconnected
-/// (no power, a dead adapter).
-pub const PROBE_TIMEOUT_MS: u64 = 3_000;
-/// While errors grow and nothing else changes, health is reported at most this often.
-pub const ERRORS_REPORT_EVERY_MS: u64 = 10_000;
+pub use crate::line::health::{ERRORS_REPORT_EVERY_MS, PROBE_AFTER_MS, PROBE_TIMEOUT_MS};
 
 /// One board's line.
 ///
 /// ```
 /// use board_node::dgt::session::Session;
 /// use board_node::dgt::wire::{self, Message};
+/// use board_node::line::LineSession;
 /// use board_node::source::Reading;
 /// use protocol::NodeMs;
 ///
@@ -41,15 +38,9 @@ pub const ERRORS_REPORT_EVERY_MS: u64 = 10_000;
 pub struct Session {
     decoder: Decoder,
     adapter: Adapter,
-    health: NodeHealth,
-    /// The health last reported, and when.
-    reported: Option<(NodeHealth, NodeMs)>,
+    watch: HealthWatch,
     last_placement: Option<Placement>,
     skipped_bytes: u64,
-    /// When the board last sent a byte (or the line opened).
-    last_heard: NodeMs,
-    /// A probe sent and not yet answered.
-    probe_sent: Option<NodeMs>,
 }
 
 impl Session {
@@ -66,65 +57,52 @@ impl Session {
         Session {
             decoder: Decoder::default(),
             adapter: Adapter::oriented(orientation),
-            health: NodeHealth {
-                board_connected: false,
-                clock_connected: false,
-                serial_errors: 0,
-                since: NodeMs(0),
-            },
-            reported: None,
+            watch: HealthWatch::default(),
             last_placement: None,
             skipped_bytes: 0,
-            last_heard: NodeMs(0),
-            probe_sent: None,
+        }
+    }
+}
+
+impl LineSession for Session {
+    /// 9600 baud, 8N1.
+    fn settings(&self) -> LineSettings {
+        LineSettings {
+            baud: 9_600,
+            data_bits: serialport::DataBits::Eight,
+            parity: serialport::Parity::None,
         }
     }
 
-    /// What the node last knew of the board and the clock.
-    pub fn health(&self) -> NodeHealth {
-        self.health
+    fn health(&self) -> NodeHealth {
+        self.watch.health()
     }
 
-    /// How the board and the clock stand, as far as decided.
-    pub fn orientation(&self) -> Orientation {
+    fn orientation(&self) -> Orientation {
         self.adapter.orientation()
     }
 
-    /// The line opened: the commands to send, and the health to report (the first time).
-    pub fn opened(&mut self, now: NodeMs) -> (&'static [u8], Vec<Reading>) {
+    fn opened(&mut self, now: NodeMs) -> (Vec<u8>, Vec<Reading>) {
         // A message cut off by the close would glue onto the first one after it.
         self.decoder = Decoder::default();
         self.adapter.reopened();
         self.skipped_bytes = 0;
-        self.last_heard = now;
-        self.probe_sent = None;
-        (&START_COMMANDS, self.report(now))
+        (START_COMMANDS.to_vec(), self.watch.opened(now))
     }
 
-    /// The line could not be opened (the device is gone): counted once per outage.
-    pub fn open_failed(&mut self, now: NodeMs) -> Vec<Reading> {
-        if self.health.board_connected || self.reported.is_none() {
-            self.health.serial_errors = self.health.serial_errors.saturating_add(1);
-            self.set_connections(now, false, false);
-        }
-        self.report(now)
+    fn open_failed(&mut self, now: NodeMs) -> Vec<Reading> {
+        self.watch.open_failed(now)
     }
 
-    /// The line failed or closed (a pulled cable).
-    pub fn closed(&mut self, now: NodeMs) -> Vec<Reading> {
-        self.health.serial_errors = self.health.serial_errors.saturating_add(1);
-        self.set_connections(now, false, false);
-        self.report(now)
+    fn closed(&mut self, now: NodeMs) -> Vec<Reading> {
+        self.watch.closed(now)
     }
 
-    /// Bytes read off the line: every reading they complete, and health when it changed.
-    pub fn read(&mut self, bytes: &[u8], now: NodeMs) -> Vec<Reading> {
+    fn read(&mut self, bytes: &[u8], now: NodeMs) -> Vec<Reading> {
         if bytes.is_empty() {
             return Vec::new();
         }
-        self.last_heard = now;
-        self.probe_sent = None;
-        let mut clock = self.health.clock_connected;
+        let mut clock = self.watch.health().clock_connected;
         self.decoder.push(bytes);
         let mut readings = Vec::new();
         while let Some(message) = self.decoder.next_message() {
@@ -132,7 +110,7 @@ impl Session {
                 Ok(message) => message,
                 Err(e) => {
                     tracing::debug!(error = %e, "undecodable message from the board");
-                    self.health.serial_errors = self.health.serial_errors.saturating_add(1);
+                    self.watch.error();
                     continue;
                 }
             };
@@ -153,65 +131,20 @@ impl Session {
         if self.decoder.skipped_bytes() > self.skipped_bytes {
             // A burst of line noise: one error, however many bytes.
             self.skipped_bytes = self.decoder.skipped_bytes();
-            self.health.serial_errors = self.health.serial_errors.saturating_add(1);
+            self.watch.error();
         }
-        self.set_connections(now, true, clock);
         // Health first: the hub learns the board is back before what it shows.
-        let mut out = self.report(now);
+        let mut out = self.watch.heard(now, clock);
         out.extend(readings);
         out
     }
 
-    /// Nothing was read for a while: the bytes to send (a probe) and the health to report.
-    pub fn idle(&mut self, now: NodeMs) -> (Option<&'static [u8]>, Vec<Reading>) {
-        match self.probe_sent {
-            None if now.0.saturating_sub(self.last_heard.0) >= PROBE_AFTER_MS => {
-                self.probe_sent = Some(now);
-                (Some(&PROBE_COMMANDS), Vec::new())
-            }
-            Some(sent) if now.0.saturating_sub(sent.0) >= PROBE_TIMEOUT_MS => {
-                if self.health.board_connected {
-                    self.health.serial_errors = self.health.serial_errors.saturating_add(1);
-                    self.set_connections(now, false, false);
-                }
-                // Ask again after the next quiet spell.
-                self.probe_sent = None;
-                self.last_heard = now;
-                (None, self.report(now))
-            }
-            _ => (None, Vec::new()),
-        }
-    }
-
-    fn set_connections(&mut self, now: NodeMs, board: bool, clock: bool) {
-        if (board, clock) != (self.health.board_connected, self.health.clock_connected) {
-            self.health.board_connected = board;
-            self.health.clock_connected = clock;
-            self.health.since = now;
-        }
-    }
-
-    /// The health to report now, if the hub should hear it: a connection changed, or errors
-    /// grew and the last report is old enough.
-    fn report(&mut self, now: NodeMs) -> Vec<Reading> {
-        let due = match self.reported {
-            None => true,
-            Some((last, at)) => {
-                (last.board_connected, last.clock_connected, last.since)
-                    != (
-                        self.health.board_connected,
-                        self.health.clock_connected,
-                        self.health.since,
-                    )
-                    || (last.serial_errors != self.health.serial_errors
-                        && now.0.saturating_sub(at.0) >= ERRORS_REPORT_EVERY_MS)
-            }
-        };
-        if !due {
-            return Vec::new();
-        }
-        self.reported = Some((self.health, now));
-        vec![Reading::Health(self.health)]
+    /// A silent board is asked for its board and clock, and put in update mode again, which
+    /// a board that lost power and came back has forgotten.
+    fn idle(&mut self, now: NodeMs) -> (Option<Vec<u8>>, Vec<Reading>) {
+        let (silence, health) = self.watch.idle(now);
+        let probe = (silence == Silence::Probe).then(|| PROBE_COMMANDS.to_vec());
+        (probe, health)
     }
 }
 
@@ -219,6 +152,7 @@ impl Session {
 mod tests {
     use super::*;
     use crate::dgt::wire::{self, ClockStatus, Face, Field};
+    use crate::line::LineSession;
     use protocol::Color;
 
     fn start_dump() -> Vec<u8> {
@@ -328,7 +262,7 @@ mod tests {
         session.read(&start_dump(), NodeMs(0));
         assert_eq!(session.idle(NodeMs(PROBE_AFTER_MS - 1)), (None, Vec::new()));
         let (probe, _) = session.idle(NodeMs(PROBE_AFTER_MS));
-        assert_eq!(probe, Some(&wire::PROBE_COMMANDS[..]));
+        assert_eq!(probe, Some(wire::PROBE_COMMANDS.to_vec()));
         let (_, readings) = session.idle(NodeMs(PROBE_AFTER_MS + PROBE_TIMEOUT_MS));
         assert!(!healths(&readings)[0].board_connected);
         // The board answers later: connected again, and its board, unchanged, is not news.

@@ -1,6 +1,6 @@
-//! The live edge of a DGT board: its serial port (USB, RS-232 or Bluetooth, 9600 baud 8N1),
-//! read on a thread of its own, each read handed to the [`Session`] and its readings sent
-//! to the node.
+//! The live edge of an e-board: its serial port (USB, RS-232 or Bluetooth), set up as its
+//! protocol's [`LineSession`] says, read on a thread of its own, each read handed to the
+//! session and its readings sent to the node.
 //!
 //! A port that goes (a cable pulled, a board switched off) is opened again with jittered
 //! backoff, by its path: a udev symlink (`deploy/udev/`) finds the board under whatever
@@ -17,13 +17,12 @@ use protocol::NodeMs;
 use serialport::SerialPort;
 use tokio::sync::mpsc::Sender;
 
-use super::session::Session;
-use super::Orientation;
+use super::LineSession;
+use crate::dgt::Orientation;
 use crate::source::Reading;
 
 /// How long one read waits: also how soon a stop is noticed.
 const READ_TIMEOUT: Duration = Duration::from_millis(100);
-const BAUD: u32 = 9_600;
 
 /// One board's serial line.
 #[derive(Debug, Clone)]
@@ -58,9 +57,9 @@ fn now() -> NodeMs {
 
 /// Reads the board until `stop` is set or the node stops listening. Blocking: run it on a
 /// thread of its own ([`spawn`]).
-pub fn read_board(
+pub fn read_board<S: LineSession>(
     board: &SerialBoard,
-    mut session: Session,
+    mut session: S,
     readings: &Sender<Reading>,
     stop: &AtomicBool,
 ) {
@@ -71,7 +70,7 @@ pub fn read_board(
     let mut reported_gone = false;
     let mut kept = session.orientation();
     while !stop.load(Ordering::Relaxed) {
-        let mut port = match open(&board.path) {
+        let mut port = match open(&board.path, &session) {
             Ok(port) => port,
             Err(e) => {
                 if !reported_gone {
@@ -92,7 +91,7 @@ pub fn read_board(
         if !send(health) {
             return;
         }
-        if let Err(e) = port.write_all(commands) {
+        if let Err(e) = port.write_all(&commands) {
             tracing::warn!(port = %path, error = %e, "writing to the board failed");
             if !send(session.closed(now())) {
                 return;
@@ -113,7 +112,7 @@ pub fn read_board(
                     let (probe, health) = session.idle(now());
                     if let Some(commands) = probe {
                         // A failed probe is noticed by the silence that follows.
-                        let _ = port.write_all(commands);
+                        let _ = port.write_all(&commands);
                     }
                     health
                 }
@@ -141,10 +140,11 @@ pub fn read_board(
     }
 }
 
-fn open(path: &Path) -> serialport::Result<serialport::TTYPort> {
-    let port = serialport::new(path.to_string_lossy(), BAUD)
-        .data_bits(serialport::DataBits::Eight)
-        .parity(serialport::Parity::None)
+fn open(path: &Path, session: &impl LineSession) -> serialport::Result<serialport::TTYPort> {
+    let line = session.settings();
+    let port = serialport::new(path.to_string_lossy(), line.baud)
+        .data_bits(line.data_bits)
+        .parity(line.parity)
         .stop_bits(serialport::StopBits::One)
         .flow_control(serialport::FlowControl::None)
         .timeout(READ_TIMEOUT)
@@ -178,9 +178,9 @@ fn sleep_unless_stopped(wait: Duration, stop: &AtomicBool) {
 
 /// Reads `board` on a thread of its own; the readings come on the returned channel, which
 /// closes once `stop` is set.
-pub fn spawn(
+pub fn spawn<S: LineSession>(
     board: SerialBoard,
-    session: Session,
+    session: S,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<tokio::sync::mpsc::Receiver<Reading>> {
     // A few seconds of a busy board: a node that cannot keep up makes the thread wait, and

@@ -1,0 +1,38 @@
+//! A live e-board's serial line, whatever its protocol: the [`LineSession`] a protocol
+//! implements (pure: bytes and times in, readings and bytes to send out), the health every
+//! line reports ([`health`]), and the serial port that feeds a session ([`serial`]).
+
+pub mod health;
+pub mod serial;
+
+use protocol::{NodeHealth, NodeMs};
+
+use crate::dgt::Orientation;
+use crate::source::Reading;
+
+/// How a board's serial line is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineSettings {
+    pub baud: u32,
+    pub data_bits: serialport::DataBits,
+    pub parity: serialport::Parity,
+}
+
+/// One board's line as a protocol keeps it. Each method takes the time it happens at and
+/// gives the readings the node sends on (health first).
+pub trait LineSession: Send + 'static {
+    fn settings(&self) -> LineSettings;
+    /// The line opened: the bytes to send the board, and the health to report.
+    fn opened(&mut self, now: NodeMs) -> (Vec<u8>, Vec<Reading>);
+    /// The line could not be opened.
+    fn open_failed(&mut self, now: NodeMs) -> Vec<Reading>;
+    /// The line failed or closed.
+    fn closed(&mut self, now: NodeMs) -> Vec<Reading>;
+    /// Bytes read off the line.
+    fn read(&mut self, bytes: &[u8], now: NodeMs) -> Vec<Reading>;
+    /// Nothing was read for a while: bytes to send (a probe), and the health to report.
+    fn idle(&mut self, now: NodeMs) -> (Option<Vec<u8>>, Vec<Reading>);
+    /// How the board (and its clock) stand, as far as decided: kept over restarts.
+    fn orientation(&self) -> Orientation;
+    fn health(&self) -> NodeHealth;
+}
