@@ -8,17 +8,18 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::dgt::session::Session;
-use crate::dgt::{ClockSide, Orientation};
+use crate::dgt::Orientation;
 use crate::line::serial::{self, SerialBoard};
+use crate::line::LineSession;
 use crate::node::{self, NodeConfig};
 use crate::source::{Feed, Timed};
 
 /// Serves each `(config, serial port)` until `shutdown`, then delivers what it can within
-/// [`node::DRAIN`] and prints each board's report as a line of JSON.
-pub async fn serve(
+/// [`node::DRAIN`] and prints each board's report as a line of JSON. `session` makes each
+/// board's line session from the orientation an earlier run kept.
+pub async fn serve<S: LineSession>(
     boards: Vec<(NodeConfig, PathBuf)>,
-    white_clock: Option<ClockSide>,
+    session: impl Fn(Orientation) -> S,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -32,11 +33,7 @@ pub async fn serve(
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating {}", parent.display()))?;
         }
-        let kept = serial::kept_orientation(&orientation_file);
-        let session = Session::oriented(Orientation {
-            white_clock: white_clock.or(kept.white_clock),
-            reversed: kept.reversed,
-        });
+        let session = session(serial::kept_orientation(&orientation_file));
         let serial_board = SerialBoard {
             orientation_file: Some(orientation_file),
             ..SerialBoard::new(path)

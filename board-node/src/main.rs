@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
+use board_node::dgt::emulator::{pty, timeline};
+use board_node::dgt::Orientation;
 use board_node::live;
 use board_node::node::{self, NodeConfig};
 use board_node::source::Feed;
@@ -76,30 +78,8 @@ enum Command {
     /// Read live DGT e-boards (and the clocks attached to them) on serial ports: one process
     /// for several boards, `--board N --serial PATH` for each, in the same order.
     Dgt {
-        /// The MQTT broker: HOST:PORT or mqtt://HOST:PORT.
-        #[arg(long)]
-        broker: BrokerAddr,
-        /// The outboxes' directory: each board keeps its own in `board-N` below it. Keep it
-        /// on persistent storage.
-        #[arg(long)]
-        outbox: PathBuf,
-        /// A board number in the hall; repeat for each board this node serves.
-        #[arg(long = "board", required = true)]
-        boards: Vec<u16>,
-        /// The board's serial device (a udev symlink such as /dev/zeitnot/board-12 keeps
-        /// its name over replugs); one per `--board`.
-        #[arg(long = "serial", required = true)]
-        serials: Vec<PathBuf>,
-        /// The key file of each board's enrolment, one per `--board`.
-        #[arg(long = "key-file")]
-        key_files: Vec<PathBuf>,
-        /// The hardware id each board announces (as enrolled), one per `--board`
-        /// [default: dgt-board-N].
-        #[arg(long = "hardware-id")]
-        hardware_ids: Vec<String>,
-        /// The event (tournament) id used in MQTT topics.
-        #[arg(long, default_value = "default")]
-        event: String,
+        #[command(flatten)]
+        line: LiveArgs,
         /// Which side of the clock is White's [default: the side to move when the clock is
         /// first seen, as White's clock is started (6.5)].
         #[arg(long, value_enum)]
@@ -108,51 +88,224 @@ enum Command {
         #[arg(long)]
         no_clock: bool,
     },
+    /// Read live Millennium ChessLink e-boards (no clock: the hub completes a move once it
+    /// has stood) on serial ports, as `dgt` does.
+    Chesslink {
+        #[command(flatten)]
+        line: LiveArgs,
+    },
     /// Emulate a DGT e-board with its clock on a pseudo-terminal, playing a PGN game or a
     /// recorded stream: for tests, and to check a node before a round.
     EmulateDgt {
-        /// The PGN file to play.
-        #[arg(
-            long,
-            conflicts_with = "recording",
-            required_unless_present = "recording"
-        )]
-        pgn: Option<PathBuf>,
-        /// Which game of the file, counting from 1.
-        #[arg(long, default_value_t = 1)]
-        game: usize,
-        /// The game's real time control when its `TimeControl` tag is missing or wrong.
-        #[arg(long, value_parser = protocol::time_control::TimeControl::parse_any)]
-        time_control: Option<protocol::time_control::TimeControl>,
-        /// A recorded DGT stream (Base64 lines, as in data/real/dgt/dgtdriver) to play at the
-        /// pace of its clock.
-        #[arg(long)]
-        recording: Option<PathBuf>,
-        /// Game time runs this many times faster than real time.
-        #[arg(long, default_value_t = 1.0)]
-        speed: f64,
-        /// Where to put the symlink to the emulated board's device.
-        #[arg(long)]
-        link: PathBuf,
-        /// Unplug the board after this many clock presses ...
-        #[arg(long)]
-        unplug_at_ply: Option<usize>,
-        /// ... for this long (real ms), then plug it back in under another device name.
-        #[arg(long, default_value_t = 3_000)]
-        unplug_ms: u64,
-        /// Switch the clock off after this many presses ...
-        #[arg(long)]
-        clock_off_at_ply: Option<usize>,
-        /// ... for this long (real ms).
-        #[arg(long, default_value_t = 3_000)]
-        clock_off_ms: u64,
-        /// Line noise before every N-th message.
-        #[arg(long)]
-        noise_every: Option<usize>,
+        #[command(flatten)]
+        emulation: EmulateArgs,
         /// The board's serial number, as it answers when asked.
         #[arg(long, default_value = "10001")]
         serial: String,
     },
+    /// Emulate a Millennium ChessLink board on a pseudo-terminal, as `emulate-dgt` does (the
+    /// board has no clock: `--unplug-at-ply` and `--clock-off-at-ply` do not apply).
+    EmulateChesslink {
+        #[command(flatten)]
+        emulation: EmulateArgs,
+        /// Each move stands this long (game ms) before the next hand comes, as the hub's
+        /// completion of moves on boards without a clock needs.
+        #[arg(long, default_value_t = 2_500)]
+        stand_ms: u64,
+    },
+}
+
+/// The boards a live node serves.
+#[derive(clap::Args)]
+struct LiveArgs {
+    /// The MQTT broker: HOST:PORT or mqtt://HOST:PORT.
+    #[arg(long)]
+    broker: BrokerAddr,
+    /// The outboxes' directory: each board keeps its own in `board-N` below it. Keep it on
+    /// persistent storage.
+    #[arg(long)]
+    outbox: PathBuf,
+    /// A board number in the hall; repeat for each board this node serves.
+    #[arg(long = "board", required = true)]
+    boards: Vec<u16>,
+    /// The board's serial device (a udev symlink such as /dev/zeitnot/board-12 keeps its
+    /// name over replugs); one per `--board`.
+    #[arg(long = "serial", required = true)]
+    serials: Vec<PathBuf>,
+    /// The key file of each board's enrolment, one per `--board`.
+    #[arg(long = "key-file")]
+    key_files: Vec<PathBuf>,
+    /// The hardware id each board announces (as enrolled), one per `--board`
+    /// [default: dgt-board-N, chesslink-board-N].
+    #[arg(long = "hardware-id")]
+    hardware_ids: Vec<String>,
+    /// The event (tournament) id used in MQTT topics.
+    #[arg(long, default_value = "default")]
+    event: String,
+}
+
+/// What an emulated board plays, and how it misbehaves.
+#[derive(clap::Args)]
+struct EmulateArgs {
+    /// The PGN file to play.
+    #[arg(
+        long,
+        conflicts_with = "recording",
+        required_unless_present = "recording"
+    )]
+    pgn: Option<PathBuf>,
+    /// Which game of the file, counting from 1.
+    #[arg(long, default_value_t = 1)]
+    game: usize,
+    /// The game's real time control when its `TimeControl` tag is missing or wrong.
+    #[arg(long, value_parser = protocol::time_control::TimeControl::parse_any)]
+    time_control: Option<protocol::time_control::TimeControl>,
+    /// A recorded DGT stream (Base64 lines, as in data/real/dgt/dgtdriver) to play at the
+    /// pace of its clock.
+    #[arg(long)]
+    recording: Option<PathBuf>,
+    /// Game time runs this many times faster than real time.
+    #[arg(long, default_value_t = 1.0)]
+    speed: f64,
+    /// Where to put the symlink to the emulated board's device.
+    #[arg(long)]
+    link: PathBuf,
+    /// Unplug the board after this many clock presses ...
+    #[arg(long)]
+    unplug_at_ply: Option<usize>,
+    /// ... for this long (real ms), then plug it back in under another device name.
+    #[arg(long, default_value_t = 3_000)]
+    unplug_ms: u64,
+    /// Switch the clock off after this many presses ...
+    #[arg(long)]
+    clock_off_at_ply: Option<usize>,
+    /// ... for this long (real ms).
+    #[arg(long, default_value_t = 3_000)]
+    clock_off_ms: u64,
+    /// Line noise before every N-th message.
+    #[arg(long)]
+    noise_every: Option<usize>,
+}
+
+impl LiveArgs {
+    /// Each board's node configuration and serial port; `family` names the default
+    /// hardware ids, `clock_hw` the clock the boards report (empty: none).
+    fn boards(self, family: &str, clock_hw: &str) -> anyhow::Result<Vec<(NodeConfig, PathBuf)>> {
+        let LiveArgs {
+            broker,
+            outbox,
+            boards,
+            serials,
+            key_files,
+            hardware_ids,
+            event,
+        } = self;
+        anyhow::ensure!(
+            protocol::topic::is_valid_event(&event),
+            "event id {event:?}: use letters, digits, '-', '_' or '.'"
+        );
+        anyhow::ensure!(
+            serials.len() == boards.len(),
+            "{} boards but {} serial ports: give one --serial for each --board",
+            boards.len(),
+            serials.len()
+        );
+        for (what, given) in [
+            ("--key-file", key_files.len()),
+            ("--hardware-id", hardware_ids.len()),
+        ] {
+            anyhow::ensure!(
+                given == 0 || given == boards.len(),
+                "{given} {what} for {} boards: give one for each --board, or none",
+                boards.len()
+            );
+        }
+        let mut configs = Vec::new();
+        for (i, (board, serial)) in boards.iter().zip(&serials).enumerate() {
+            let key = key_files.get(i).map(|f| read_key(f)).transpose()?;
+            configs.push((
+                NodeConfig {
+                    board: BoardNo(*board),
+                    event: event.clone(),
+                    broker: broker.clone(),
+                    outbox: outbox.join(format!("board-{board}")),
+                    speed: 1.0,
+                    heartbeat: Some(Duration::from_secs(5)),
+                    exit_when_done: false,
+                    board_hw: hardware_ids
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_else(|| format!("{family}-board-{board}")),
+                    clock_hw: clock_hw.to_owned(),
+                    key,
+                },
+                serial.clone(),
+            ));
+        }
+        Ok(configs)
+    }
+}
+
+impl EmulateArgs {
+    /// What happens on the board, and how the emulation misbehaves; `stand_ms`: a board
+    /// without a clock, each move left standing that long.
+    fn play(
+        self,
+        stand_ms: Option<u64>,
+    ) -> anyhow::Result<(
+        Vec<board_node::dgt::emulator::timeline::Moment>,
+        pty::Emulation,
+    )> {
+        let moments = match (&self.pgn, &self.recording) {
+            (Some(path), _) => {
+                let text =
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+                let game = pgn::read_game(&text, self.game)
+                    .with_context(|| format!("in {}", path.display()))?;
+                let mut script = replay::script(&game, self.time_control.as_ref());
+                if let Some(stand_ms) = stand_ms {
+                    script = replay::without_clock(script, stand_ms);
+                }
+                timeline::from_script(&script)
+            }
+            (None, Some(path)) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                let messages = board_node::dgt::recording::messages(&text)
+                    .with_context(|| format!("in {}", path.display()))?;
+                timeline::from_recording(board_node::dgt::recording::timed_messages(&messages))
+            }
+            (None, None) => anyhow::bail!("give --pgn or --recording"),
+        };
+        let emulation = pty::Emulation {
+            link: self.link,
+            speed: self.speed,
+            unplug_at_ply: self.unplug_at_ply,
+            unplug: Duration::from_millis(self.unplug_ms),
+            clock_off_at_ply: self.clock_off_at_ply,
+            clock_off: Duration::from_millis(self.clock_off_ms),
+            noise_every: self.noise_every,
+        };
+        Ok((moments, emulation))
+    }
+}
+
+/// Runs an emulated board until stopped.
+async fn emulate(
+    device: impl board_node::dgt::emulator::EmulatedDevice + Send + 'static,
+    (moments, emulation): (
+        Vec<board_node::dgt::emulator::timeline::Moment>,
+        pty::Emulation,
+    ),
+) -> anyhow::Result<()> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let emulator = {
+        let stop = stop.clone();
+        tokio::task::spawn_blocking(move || pty::run(device, &moments, &emulation, &stop))
+    };
+    stopped().await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    emulator.await?
 }
 
 /// The key in `path`, with the file named in the error.
@@ -223,114 +376,39 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Dgt {
-            broker,
-            outbox,
-            boards,
-            serials,
-            key_files,
-            hardware_ids,
-            event,
+            line,
             white_clock,
             no_clock,
         } => {
-            anyhow::ensure!(
-                protocol::topic::is_valid_event(&event),
-                "event id {event:?}: use letters, digits, '-', '_' or '.'"
-            );
-            anyhow::ensure!(
-                serials.len() == boards.len(),
-                "{} boards but {} serial ports: give one --serial for each --board",
-                boards.len(),
-                serials.len()
-            );
-            for (what, given) in [
-                ("--key-file", key_files.len()),
-                ("--hardware-id", hardware_ids.len()),
-            ] {
-                anyhow::ensure!(
-                    given == 0 || given == boards.len(),
-                    "{given} {what} for {} boards: give one for each --board, or none",
-                    boards.len()
-                );
-            }
-            let mut configs = Vec::new();
-            for (i, (board, serial)) in boards.iter().zip(&serials).enumerate() {
-                let key = key_files.get(i).map(|f| read_key(f)).transpose()?;
-                configs.push((
-                    NodeConfig {
-                        board: BoardNo(*board),
-                        event: event.clone(),
-                        broker: broker.clone(),
-                        outbox: outbox.join(format!("board-{board}")),
-                        speed: 1.0,
-                        heartbeat: Some(Duration::from_secs(5)),
-                        exit_when_done: false,
-                        board_hw: hardware_ids
-                            .get(i)
-                            .cloned()
-                            .unwrap_or_else(|| format!("dgt-board-{board}")),
-                        clock_hw: if no_clock {
-                            String::new()
-                        } else {
-                            "dgt-clock".into()
-                        },
-                        key,
-                    },
-                    serial.clone(),
-                ));
-            }
-            live::serve(configs, white_clock, stopped()).await
+            let clock_hw = if no_clock { "" } else { "dgt-clock" };
+            let boards = line.boards("dgt", clock_hw)?;
+            let session = |kept: Orientation| {
+                board_node::dgt::session::Session::oriented(Orientation {
+                    white_clock: white_clock.or(kept.white_clock),
+                    reversed: kept.reversed,
+                })
+            };
+            live::serve(boards, session, stopped()).await
         }
-        Command::EmulateDgt {
-            pgn: pgn_path,
-            game,
-            time_control,
-            recording,
-            speed,
-            link,
-            unplug_at_ply,
-            unplug_ms,
-            clock_off_at_ply,
-            clock_off_ms,
-            noise_every,
-            serial,
+        Command::Chesslink { line } => {
+            let boards = line.boards("chesslink", "")?;
+            live::serve(
+                boards,
+                board_node::chesslink::session::Session::new,
+                stopped(),
+            )
+            .await
+        }
+        Command::EmulateDgt { emulation, serial } => {
+            let device = board_node::dgt::emulator::EmulatedBoard::new(&serial);
+            emulate(device, emulation.play(None)?).await
+        }
+        Command::EmulateChesslink {
+            emulation,
+            stand_ms,
         } => {
-            use board_node::dgt::emulator::{pty, timeline};
-            let moments = match (pgn_path, recording) {
-                (Some(path), _) => {
-                    let text = std::fs::read(&path)
-                        .with_context(|| format!("reading {}", path.display()))?;
-                    let game = pgn::read_game(&text, game)
-                        .with_context(|| format!("in {}", path.display()))?;
-                    timeline::from_script(&replay::script(&game, time_control.as_ref()))
-                }
-                (None, Some(path)) => {
-                    let text = std::fs::read_to_string(&path)
-                        .with_context(|| format!("reading {}", path.display()))?;
-                    let messages = board_node::dgt::recording::messages(&text)
-                        .with_context(|| format!("in {}", path.display()))?;
-                    timeline::from_recording(board_node::dgt::recording::timed_messages(&messages))
-                }
-                (None, None) => anyhow::bail!("give --pgn or --recording"),
-            };
-            let emulation = pty::Emulation {
-                link,
-                speed,
-                unplug_at_ply,
-                unplug: Duration::from_millis(unplug_ms),
-                clock_off_at_ply,
-                clock_off: Duration::from_millis(clock_off_ms),
-                noise_every,
-                serial,
-            };
-            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let emulator = {
-                let stop = stop.clone();
-                tokio::task::spawn_blocking(move || pty::run(&moments, &emulation, &stop))
-            };
-            stopped().await;
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            emulator.await?
+            let device = board_node::chesslink::emulator::EmulatedChessLink::default();
+            emulate(device, emulation.play(Some(stand_ms))?).await
         }
     }
 }

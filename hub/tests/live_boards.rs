@@ -4,6 +4,8 @@
 //!
 //! - The three real recorded streams (`shared/data/real/dgt/dgtdriver/`), played live, give
 //!   the hub the games the offline decoder reads, and johan's flag with its 6.9 result.
+//! - Millennium ChessLink boards (no clock) read by `board-node chesslink`: the moves of real
+//!   games, completed by the hub once they stood.
 //! - 20 real games on 20 emulated boards, four nodes serving five boards each, two boards
 //!   unplugged mid-game and one node killed and restarted: every move is the PGN's and the
 //!   clock shown at every move the emulated clock's (the source's `%clk`).
@@ -16,7 +18,7 @@ use board_node::dgt::recording;
 use hub::core::hall::Hall;
 use protocol::time_control::TimeControl;
 use protocol::BoardNo;
-use support::live::{Emulator, LiveNode, Play};
+use support::live::{Emulator, Family, LiveNode, Play};
 use support::{http_json, Hub};
 
 fn dgtdriver(name: &str) -> std::path::PathBuf {
@@ -348,5 +350,74 @@ fn twenty_real_games_on_live_boards_lose_and_double_nothing_through_unplugs_and_
         for report in node.stop(Duration::from_secs(10)) {
             assert_eq!(report["acked"], report["events"], "{report}");
         }
+    }
+}
+
+#[test]
+fn chesslink_boards_without_a_clock_give_the_games_move_for_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = support::free_port();
+    // Moves stand 0.8 s of real time (16 s of game time at 20×): the hub completes a move on
+    // a board without a clock once it stood 0.4 s.
+    let hub = Hub::start_with(
+        &dir.path().join("data"),
+        support::Broker::Embedded { port },
+        &dir.path().join("hub.log"),
+        vec!["--debounce-ms".into(), "400".into()],
+    );
+    let games = [4, 17];
+    let file = support::real_data().join("pgn-clocks/fide_world_cup_2025_blitz_5+3.pgn");
+    let emulators: Vec<Emulator> = games
+        .iter()
+        .map(|g| {
+            let play = Play::Pgn {
+                file: file.clone(),
+                game: *g,
+                time_control: "300+3".into(),
+            };
+            let stand = ["--stand-ms".to_owned(), "16000".into()];
+            Emulator::start_family(
+                Family::ChessLink,
+                dir.path(),
+                &g.to_string(),
+                &play,
+                20.0,
+                &stand,
+            )
+        })
+        .collect();
+    let enrolments: Vec<_> = (1..=2)
+        .map(|n| hub.enrol(&format!("chesslink-{n}"), n, dir.path()))
+        .collect();
+    let pairs: Vec<_> = enrolments.iter().zip(&emulators).collect();
+    let node = LiveNode::start_family(Family::ChessLink, &hub, dir.path(), "node", &pairs);
+    for emulator in &emulators {
+        emulator.wait_played(Duration::from_secs(150));
+    }
+    for (n, g) in (1..=2).zip(games) {
+        let parsed = board_node::pgn::read_game(&std::fs::read(&file).unwrap(), g).unwrap();
+        let want = support::canonical_sans(&parsed);
+        let detail = wait_board(&hub, n, Duration::from_secs(20), |d| {
+            d["moves"].as_array().is_some_and(|m| m.len() >= want.len())
+        });
+        let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
+        assert_eq!(moves, want, "board {n}: game {g}");
+        assert_eq!(detail["illegal_moves"], serde_json::json!([]), "board {n}");
+    }
+    let nodes = http_json(hub.http, "/api/nodes");
+    for view in nodes["nodes"].as_array().unwrap() {
+        assert_eq!(view["board_connected"], true, "{view}");
+        assert_eq!(
+            view["clock_connected"], false,
+            "a ChessLink board has none: {view}"
+        );
+        assert_eq!(view["clock_hw"], "", "{view}");
+    }
+    assert!(
+        nodes["warnings"].as_array().unwrap().is_empty(),
+        "no clock is not a missing clock: {nodes}"
+    );
+    for report in node.stop(Duration::from_secs(10)) {
+        assert_eq!(report["acked"], report["events"], "{report}");
     }
 }

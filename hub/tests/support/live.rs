@@ -7,6 +7,29 @@ use std::time::{Duration, Instant};
 
 use super::{append, tail, workspace_bin, Enrolment, Hub};
 
+/// The e-board family emulated and read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Dgt,
+    ChessLink,
+}
+
+impl Family {
+    fn emulate(self) -> &'static str {
+        match self {
+            Family::Dgt => "emulate-dgt",
+            Family::ChessLink => "emulate-chesslink",
+        }
+    }
+
+    fn read(self) -> &'static str {
+        match self {
+            Family::Dgt => "dgt",
+            Family::ChessLink => "chesslink",
+        }
+    }
+}
+
 /// What an emulated board plays.
 pub enum Play {
     /// Game `game` of a PGN file, with its real time control (broadcast tags are often
@@ -29,13 +52,25 @@ pub struct Emulator {
 }
 
 impl Emulator {
-    /// Plays `play` at `speed` with the extra flags `extra` (`--unplug-at-ply`, …).
+    /// A DGT board playing `play` at `speed` with the extra flags `extra` (`--unplug-at-ply`, …).
     pub fn start(dir: &Path, name: &str, play: &Play, speed: f64, extra: &[String]) -> Emulator {
+        Emulator::start_family(Family::Dgt, dir, name, play, speed, extra)
+    }
+
+    /// A board of `family`, as [`Emulator::start`].
+    pub fn start_family(
+        family: Family,
+        dir: &Path,
+        name: &str,
+        play: &Play,
+        speed: f64,
+        extra: &[String],
+    ) -> Emulator {
         let link = dir.join(format!("dgt-{name}"));
         let out = dir.join(format!("emulator-{name}.out"));
         let log = dir.join(format!("emulator-{name}.log"));
         let mut command = Command::new(workspace_bin("board-node"));
-        command.arg("emulate-dgt").arg("--link").arg(&link);
+        command.arg(family.emulate()).arg("--link").arg(&link);
         match play {
             Play::Pgn {
                 file,
@@ -123,8 +158,19 @@ impl LiveNode {
         name: &str,
         boards: &[(&Enrolment, &Emulator)],
     ) -> LiveNode {
+        LiveNode::start_family(Family::Dgt, hub, dir, name, boards)
+    }
+
+    /// A node reading boards of `family`, as [`LiveNode::start`].
+    pub fn start_family(
+        family: Family,
+        hub: &Hub,
+        dir: &Path,
+        name: &str,
+        boards: &[(&Enrolment, &Emulator)],
+    ) -> LiveNode {
         let mut args = vec![
-            "dgt".to_owned(),
+            family.read().to_owned(),
             "--broker".into(),
             format!("127.0.0.1:{}", hub.broker_port()),
             "--outbox".into(),

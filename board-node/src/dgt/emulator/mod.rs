@@ -14,6 +14,22 @@ pub mod timeline;
 
 use super::wire::{self, command, ClockStatus, Fields, Message};
 
+/// An emulated e-board with the line it talks on, as [`pty::run`] drives it: the host's
+/// bytes in, the board's out; what happens on the board (as DGT messages: a protocol
+/// without a clock ignores the clock's).
+pub trait EmulatedDevice {
+    /// Bytes from the node: the bytes the board answers with.
+    fn commands(&mut self, bytes: &[u8]) -> Vec<u8>;
+    /// Something happens on the board or the clock: the bytes the board sends for it.
+    fn happen(&mut self, message: &Message) -> Vec<u8>;
+    /// The clock is switched off or on: what the board sends.
+    fn switch_clock(&mut self, on: bool) -> Vec<u8>;
+    /// The board lost its line and its power.
+    fn unplugged(&mut self);
+    /// A node has asked for reports: the game may start.
+    fn reporting(&self) -> bool;
+}
+
 /// The board's state and mode.
 #[derive(Debug, Clone)]
 pub struct EmulatedBoard {
@@ -38,8 +54,7 @@ impl EmulatedBoard {
         }
     }
 
-    /// A command byte from the node: the bytes the board answers with.
-    pub fn command(&mut self, byte: u8) -> Vec<u8> {
+    fn command(&mut self, byte: u8) -> Vec<u8> {
         match byte {
             command::RESET => {
                 self.updating = false;
@@ -58,8 +73,24 @@ impl EmulatedBoard {
         }
     }
 
+    fn clock_shown(&self) -> ClockStatus {
+        match self.clock {
+            Some(status) if self.clock_on => status,
+            _ => ClockStatus {
+                no_clock: true,
+                ..ClockStatus::default()
+            },
+        }
+    }
+}
+
+impl EmulatedDevice for EmulatedBoard {
+    fn commands(&mut self, bytes: &[u8]) -> Vec<u8> {
+        bytes.iter().flat_map(|b| self.command(*b)).collect()
+    }
+
     /// Something happens on the board or the clock: the bytes the board sends for it.
-    pub fn happen(&mut self, message: &Message) -> Vec<u8> {
+    fn happen(&mut self, message: &Message) -> Vec<u8> {
         match message {
             Message::BoardDump(fields) => self.fields = fields.clone(),
             Message::FieldUpdate { field, piece } => {
@@ -81,7 +112,7 @@ impl EmulatedBoard {
     }
 
     /// The clock is switched off (or its cable pulled), or on again: what the board sends.
-    pub fn switch_clock(&mut self, on: bool) -> Vec<u8> {
+    fn switch_clock(&mut self, on: bool) -> Vec<u8> {
         self.clock_on = on;
         if self.updating {
             wire::encode(&Message::Clock(self.clock_shown()))
@@ -90,25 +121,14 @@ impl EmulatedBoard {
         }
     }
 
-    /// The board sends every change.
-    pub fn updating(&self) -> bool {
+    fn reporting(&self) -> bool {
         self.updating
     }
 
     /// The board lost its line (and its power, as a USB-powered board does): it comes back
     /// idle. Its pieces stand where they stood.
-    pub fn unplugged(&mut self) {
+    fn unplugged(&mut self) {
         self.updating = false;
-    }
-
-    fn clock_shown(&self) -> ClockStatus {
-        match self.clock {
-            Some(status) if self.clock_on => status,
-            _ => ClockStatus {
-                no_clock: true,
-                ..ClockStatus::default()
-            },
-        }
     }
 }
 

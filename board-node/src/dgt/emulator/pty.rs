@@ -12,7 +12,7 @@ use anyhow::Context;
 use serialport::{SerialPort, TTYPort};
 
 use super::timeline::Moment;
-use super::EmulatedBoard;
+use super::EmulatedDevice;
 
 /// How the emulated board misbehaves, and how fast its game goes.
 #[derive(Debug, Clone)]
@@ -29,8 +29,6 @@ pub struct Emulation {
     pub clock_off: Duration,
     /// Before every n-th message, a burst of line noise and a broken header.
     pub noise_every: Option<usize>,
-    /// The board's serial number.
-    pub serial: String,
 }
 
 /// What the emulation did, printed as its line on stdout when the game is over.
@@ -83,8 +81,12 @@ impl Device {
 /// node until `stop` is set. The game starts when a node first puts the board in update
 /// mode, as a round starts once the boards are read; from then on it goes on at its pace,
 /// whether a node listens or not.
-pub fn run(moments: &[Moment], emulation: &Emulation, stop: &AtomicBool) -> anyhow::Result<()> {
-    let mut board = EmulatedBoard::new(&emulation.serial);
+pub fn run(
+    mut board: impl EmulatedDevice,
+    moments: &[Moment],
+    emulation: &Emulation,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
     let mut device = Some(Device::plug(&emulation.link)?);
     let speed = if emulation.speed > 0.0 {
         emulation.speed
@@ -111,10 +113,8 @@ pub fn run(moments: &[Moment], emulation: &Emulation, stop: &AtomicBool) -> anyh
         if let Some(device) = device.as_mut() {
             match device.ours.read(&mut commands) {
                 Ok(n) => {
-                    for byte in &commands[..n] {
-                        let answer = board.command(*byte);
-                        device.send(&answer);
-                    }
+                    let answer = board.commands(&commands[..n]);
+                    device.send(&answer);
                 }
                 Err(e) if e.kind() == ErrorKind::TimedOut => {}
                 Err(e) => tracing::debug!(error = %e, "reading the node's commands"),
@@ -134,7 +134,7 @@ pub fn run(moments: &[Moment], emulation: &Emulation, stop: &AtomicBool) -> anyh
                 device.send(&bytes);
             }
         }
-        if start.is_none() && board.updating() {
+        if start.is_none() && board.reporting() {
             start = Some(now);
         }
         while let Some(moment) = moments
