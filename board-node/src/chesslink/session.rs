@@ -4,12 +4,12 @@
 //! silent. A ChessLink board has no clock: the hub completes a move once it has stood
 //! (boards without a clock, `--debounce-ms`).
 
-use protocol::{NodeHealth, NodeMs, Placement};
+use protocol::{NodeMs, Placement};
 
 use super::wire::{self, Decoder, Reply};
 use crate::dgt::wire::Message;
 use crate::dgt::{Adapter, Orientation};
-use crate::line::health::{HealthWatch, Silence};
+use crate::line::health::HealthWatch;
 use crate::line::{LineSession, LineSettings};
 use crate::source::Reading;
 
@@ -19,18 +19,16 @@ pub struct Session {
     adapter: Adapter,
     watch: HealthWatch,
     last_placement: Option<Placement>,
-    skipped_bytes: u64,
 }
 
 impl Session {
-    /// `reversed`: whether the board stands the wrong way round, if an earlier run decided.
+    /// `orientation`: whether the board stands the wrong way round, if an earlier run decided.
     pub fn new(orientation: Orientation) -> Session {
         Session {
             decoder: Decoder::default(),
             adapter: Adapter::oriented(orientation),
             watch: HealthWatch::default(),
             last_placement: None,
-            skipped_bytes: 0,
         }
     }
 }
@@ -45,8 +43,12 @@ impl LineSession for Session {
         }
     }
 
-    fn health(&self) -> NodeHealth {
-        self.watch.health()
+    fn watch(&self) -> &HealthWatch {
+        &self.watch
+    }
+
+    fn watch_mut(&mut self) -> &mut HealthWatch {
+        &mut self.watch
     }
 
     fn orientation(&self) -> Orientation {
@@ -55,16 +57,7 @@ impl LineSession for Session {
 
     fn opened(&mut self, now: NodeMs) -> (Vec<u8>, Vec<Reading>) {
         self.decoder = Decoder::default();
-        self.skipped_bytes = 0;
         (wire::start_commands(), self.watch.opened(now))
-    }
-
-    fn open_failed(&mut self, now: NodeMs) -> Vec<Reading> {
-        self.watch.open_failed(now)
-    }
-
-    fn closed(&mut self, now: NodeMs) -> Vec<Reading> {
-        self.watch.closed(now)
     }
 
     fn read(&mut self, bytes: &[u8], now: NodeMs) -> Vec<Reading> {
@@ -93,19 +86,14 @@ impl LineSession for Session {
                 }
             }
         }
-        if self.decoder.skipped_bytes() > self.skipped_bytes {
-            self.skipped_bytes = self.decoder.skipped_bytes();
-            self.watch.error();
-        }
+        self.watch.noise(self.decoder.skipped_bytes());
         let mut out = self.watch.heard(now, false);
         out.extend(readings);
         out
     }
 
-    fn idle(&mut self, now: NodeMs) -> (Option<Vec<u8>>, Vec<Reading>) {
-        let (silence, health) = self.watch.idle(now);
-        let probe = (silence == Silence::Probe).then(wire::probe_commands);
-        (probe, health)
+    fn probe(&self) -> Vec<u8> {
+        wire::probe_commands()
     }
 }
 

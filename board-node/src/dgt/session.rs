@@ -8,11 +8,11 @@
 //! reported again, and a move made while the line was down arrives as one placement and one
 //! press, as if the hand had been quick.
 
-use protocol::{NodeHealth, NodeMs, Placement};
+use protocol::{NodeMs, Placement};
 
 use super::wire::{Decoder, Message, PROBE_COMMANDS, START_COMMANDS};
 use super::{Adapter, ClockSide, Orientation};
-use crate::line::health::{HealthWatch, Silence};
+use crate::line::health::HealthWatch;
 use crate::line::{LineSession, LineSettings};
 use crate::source::Reading;
 
@@ -40,7 +40,6 @@ pub struct Session {
     adapter: Adapter,
     watch: HealthWatch,
     last_placement: Option<Placement>,
-    skipped_bytes: u64,
 }
 
 impl Session {
@@ -59,7 +58,6 @@ impl Session {
             adapter: Adapter::oriented(orientation),
             watch: HealthWatch::default(),
             last_placement: None,
-            skipped_bytes: 0,
         }
     }
 }
@@ -74,8 +72,12 @@ impl LineSession for Session {
         }
     }
 
-    fn health(&self) -> NodeHealth {
-        self.watch.health()
+    fn watch(&self) -> &HealthWatch {
+        &self.watch
+    }
+
+    fn watch_mut(&mut self) -> &mut HealthWatch {
+        &mut self.watch
     }
 
     fn orientation(&self) -> Orientation {
@@ -86,16 +88,7 @@ impl LineSession for Session {
         // A message cut off by the close would glue onto the first one after it.
         self.decoder = Decoder::default();
         self.adapter.reopened();
-        self.skipped_bytes = 0;
         (START_COMMANDS.to_vec(), self.watch.opened(now))
-    }
-
-    fn open_failed(&mut self, now: NodeMs) -> Vec<Reading> {
-        self.watch.open_failed(now)
-    }
-
-    fn closed(&mut self, now: NodeMs) -> Vec<Reading> {
-        self.watch.closed(now)
     }
 
     fn read(&mut self, bytes: &[u8], now: NodeMs) -> Vec<Reading> {
@@ -128,11 +121,7 @@ impl LineSession for Session {
                 None => {}
             }
         }
-        if self.decoder.skipped_bytes() > self.skipped_bytes {
-            // A burst of line noise: one error, however many bytes.
-            self.skipped_bytes = self.decoder.skipped_bytes();
-            self.watch.error();
-        }
+        self.watch.noise(self.decoder.skipped_bytes());
         // Health first: the hub learns the board is back before what it shows.
         let mut out = self.watch.heard(now, clock);
         out.extend(readings);
@@ -141,10 +130,8 @@ impl LineSession for Session {
 
     /// A silent board is asked for its board and clock, and put in update mode again, which
     /// a board that lost power and came back has forgotten.
-    fn idle(&mut self, now: NodeMs) -> (Option<Vec<u8>>, Vec<Reading>) {
-        let (silence, health) = self.watch.idle(now);
-        let probe = (silence == Silence::Probe).then(|| PROBE_COMMANDS.to_vec());
-        (probe, health)
+    fn probe(&self) -> Vec<u8> {
+        PROBE_COMMANDS.to_vec()
     }
 }
 
@@ -153,7 +140,7 @@ mod tests {
     use super::*;
     use crate::dgt::wire::{self, ClockStatus, Face, Field};
     use crate::line::LineSession;
-    use protocol::Color;
+    use protocol::{Color, NodeHealth};
 
     fn start_dump() -> Vec<u8> {
         let start = crate::sensors::placement(&shakmaty::Board::new());

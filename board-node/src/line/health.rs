@@ -34,6 +34,8 @@ pub struct HealthWatch {
     last_heard: NodeMs,
     /// A probe sent and not yet answered.
     probe_sent: Option<NodeMs>,
+    /// The decoder's count of skipped bytes when last looked at.
+    skipped_bytes: u64,
 }
 
 impl Default for HealthWatch {
@@ -48,6 +50,7 @@ impl Default for HealthWatch {
             reported: None,
             last_heard: NodeMs(0),
             probe_sent: None,
+            skipped_bytes: 0,
         }
     }
 }
@@ -57,8 +60,9 @@ impl HealthWatch {
         self.health
     }
 
-    /// The line opened: the board has not spoken yet.
+    /// The line opened (with a fresh decoder): the board has not spoken yet.
     pub fn opened(&mut self, now: NodeMs) -> Vec<Reading> {
+        self.skipped_bytes = 0;
         self.last_heard = now;
         self.probe_sent = None;
         self.report(now)
@@ -91,6 +95,15 @@ impl HealthWatch {
     /// A serial error: a failed read, an undecodable message, a burst of noise.
     pub fn error(&mut self) {
         self.health.serial_errors = self.health.serial_errors.saturating_add(1);
+    }
+
+    /// The decoder has skipped `skipped` bytes in all since the line opened: a burst of line
+    /// noise since the last look is one error, however many bytes.
+    pub fn noise(&mut self, skipped: u64) {
+        if skipped > self.skipped_bytes {
+            self.skipped_bytes = skipped;
+            self.error();
+        }
     }
 
     /// Nothing was read for a while: whether to probe, and the health to report.

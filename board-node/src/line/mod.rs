@@ -9,6 +9,7 @@ use protocol::{NodeHealth, NodeMs};
 
 use crate::dgt::Orientation;
 use crate::source::Reading;
+use health::{HealthWatch, Silence};
 
 /// How a board's serial line is set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,20 +20,39 @@ pub struct LineSettings {
 }
 
 /// One board's line as a protocol keeps it. Each method takes the time it happens at and
-/// gives the readings the node sends on (health first).
+/// gives the readings the node sends on (health first). What every line does alike (its
+/// health, failures, probing a silent board) is provided.
 pub trait LineSession: Send + 'static {
     fn settings(&self) -> LineSettings;
     /// The line opened: the bytes to send the board, and the health to report.
     fn opened(&mut self, now: NodeMs) -> (Vec<u8>, Vec<Reading>);
-    /// The line could not be opened.
-    fn open_failed(&mut self, now: NodeMs) -> Vec<Reading>;
-    /// The line failed or closed.
-    fn closed(&mut self, now: NodeMs) -> Vec<Reading>;
     /// Bytes read off the line.
     fn read(&mut self, bytes: &[u8], now: NodeMs) -> Vec<Reading>;
-    /// Nothing was read for a while: bytes to send (a probe), and the health to report.
-    fn idle(&mut self, now: NodeMs) -> (Option<Vec<u8>>, Vec<Reading>);
+    /// What to send a board that has been silent a while.
+    fn probe(&self) -> Vec<u8>;
     /// How the board (and its clock) stand, as far as decided: kept over restarts.
     fn orientation(&self) -> Orientation;
-    fn health(&self) -> NodeHealth;
+    fn watch(&self) -> &HealthWatch;
+    fn watch_mut(&mut self) -> &mut HealthWatch;
+
+    fn health(&self) -> NodeHealth {
+        self.watch().health()
+    }
+
+    /// The line could not be opened.
+    fn open_failed(&mut self, now: NodeMs) -> Vec<Reading> {
+        self.watch_mut().open_failed(now)
+    }
+
+    /// The line failed or closed.
+    fn closed(&mut self, now: NodeMs) -> Vec<Reading> {
+        self.watch_mut().closed(now)
+    }
+
+    /// Nothing was read for a while: bytes to send (a probe), and the health to report.
+    fn idle(&mut self, now: NodeMs) -> (Option<Vec<u8>>, Vec<Reading>) {
+        let (silence, health) = self.watch_mut().idle(now);
+        let probe = (silence == Silence::Probe).then(|| self.probe());
+        (probe, health)
+    }
 }
