@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hub::edge::broker;
+use hub::edge::{broker, descriptors};
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::seal::{self, NodeKey};
 use protocol::{topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
@@ -330,7 +330,8 @@ fn main() {
             Some(port) => port,
             None => {
                 let addr = free_addr();
-                broker::start(addr, None).expect("baseline broker");
+                let connections = descriptors::broker_connections(descriptors::raise_limit());
+                broker::start(addr, None, connections).expect("baseline broker");
                 addr.port()
             }
         };

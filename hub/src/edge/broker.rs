@@ -54,8 +54,13 @@ impl Users {
 
 /// Starts the broker on `listen` and returns once it accepts connections. With `users`,
 /// only they may connect (anonymous clients and wrong passwords are refused at CONNECT);
-/// without, anyone (an open hall).
-pub fn start(listen: SocketAddr, users: Option<Users>) -> anyhow::Result<()> {
+/// without, anyone (an open hall). It holds `max_connections` at most
+/// ([`super::descriptors::broker_connections`]).
+pub fn start(
+    listen: SocketAddr,
+    users: Option<Users>,
+    max_connections: usize,
+) -> anyhow::Result<()> {
     // rumqttd reports a bind failure only in its own thread's log; find out here instead.
     drop(TcpListener::bind(listen).with_context(|| format!("MQTT address {listen} is not free"))?);
 
@@ -89,8 +94,7 @@ pub fn start(listen: SocketAddr, users: Option<Users>) -> anyhow::Result<()> {
     let config = Config {
         id: 0,
         router: RouterConfig {
-            // A hall of 1,000 boards, pagers and screens, with room for reconnect storms.
-            max_connections: 20_010,
+            max_connections,
             max_outgoing_packet_count: 500,
             // rumqttd keeps each subscription filter's messages in an in-memory log of this
             // many segments and drops the oldest segment when it needs a new one, even if a

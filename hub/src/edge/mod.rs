@@ -2,7 +2,7 @@
 //!
 //! - [`store`]: the sled journal.
 //! - [`flusher`]: group commit: one thread flushes the journal and reports what is durable.
-//! - [`broker`]: the embedded rumqttd broker.
+//! - [`broker`]: the embedded rumqttd broker; [`descriptors`]: the open-files limit it shares.
 //! - [`mqtt`]: the hub's MQTT client (embedded or external broker).
 //! - [`api`]: how HTTP handlers ask the loop that owns the hall (queries and answers).
 //! - [`http`]: the JSON API, health and metrics.
@@ -15,6 +15,7 @@
 pub mod access;
 pub mod api;
 pub mod broker;
+pub mod descriptors;
 pub mod flusher;
 pub mod http;
 pub mod lichess;

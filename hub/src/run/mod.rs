@@ -40,11 +40,11 @@ use crate::core::setup::NodesReport;
 use crate::core::time::HubMs;
 use crate::core::trust::Refusal;
 use crate::edge::api::Query;
-use crate::edge::broker;
 use crate::edge::flusher::Flushed;
 use crate::edge::http;
 use crate::edge::mqtt::{self, HubLink};
 use crate::edge::store::{Journal, StoreError};
+use crate::edge::{broker, descriptors};
 use crate::metrics::{BadPayload, Metrics};
 use crate::view::pager;
 
@@ -157,7 +157,14 @@ pub async fn serve(
     };
     let broker_addr = match &config.broker {
         BrokerChoice::Embedded(listen) => {
-            broker::start(*listen, users.clone())?;
+            let limit = descriptors::raise_limit();
+            let max_connections = descriptors::broker_connections(limit);
+            if max_connections < 1_000 {
+                tracing::warn!(limit, max_connections, "few open files allowed: the broker takes {max_connections} connections; raise the limit (LimitNOFILE in the unit, ulimit -n) for a larger hall");
+            } else {
+                tracing::info!(limit, max_connections, "open files");
+            }
+            broker::start(*listen, users.clone(), max_connections)?;
             let host = match listen.ip() {
                 ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
                 ip => ip,
