@@ -52,14 +52,14 @@ pub async fn serve<S: LineSession>(
             }
             result
         };
-        nodes.push((board, tokio::spawn(node)));
+        nodes.push(tokio::spawn(node));
     }
     shutdown.await;
     tracing::info!("stopping: delivering what the hub has not acknowledged");
     let _ = stopping.send(true);
     stop.store(true, Ordering::Relaxed);
     let mut failed = 0;
-    for (_, node) in nodes {
+    for node in nodes {
         match node.await.context("a board's task panicked")? {
             Ok(report) => println!("{}", serde_json::to_string(&report)?),
             Err(_) => failed += 1,

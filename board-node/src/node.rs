@@ -84,7 +84,8 @@ pub enum NodeError {
     HardwareIdTooLong(String),
 }
 
-fn unix_ms() -> u64 {
+/// The node's wall clock, in ms since the Unix epoch.
+pub(crate) fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -109,7 +110,11 @@ pub async fn run<S: Source>(
         }
     }
     let outbox = Outbox::open(&config.outbox, config.board)?;
-    let live = matches!(feed, Feed::Live(_));
+    let (script, mut live_board) = match feed {
+        Feed::Script(source) => (Some(source), None),
+        Feed::Live(readings) => (None, Some(readings)),
+    };
+    let live = live_board.is_some();
     // A live node's times are its wall clock; a script's run in one timeline from its first
     // start, so a resumed replay goes on where it stopped.
     let epoch = if live {
@@ -125,10 +130,10 @@ pub async fn run<S: Source>(
     };
 
     // Readings are due at `base + game_ms / speed`; a restarted node resumes at once.
-    let resume_game_ms = match &feed {
-        Feed::Script(source) => source.reading(cursor as usize).map_or(0, |t| t.game_ms),
-        Feed::Live(_) => 0,
-    };
+    let resume_game_ms = script
+        .as_ref()
+        .and_then(|s| s.reading(cursor as usize))
+        .map_or(0, |t| t.game_ms);
     let base = Instant::now()
         .checked_sub(Duration::from_secs_f64(
             resume_game_ms as f64 / 1000.0 / speed,
@@ -138,10 +143,6 @@ pub async fn run<S: Source>(
     let game_now = |now: Instant| {
         let real = now.saturating_duration_since(base).as_secs_f64();
         NodeMs(epoch.0 + (real * speed * 1000.0) as u64)
-    };
-    let (script, mut live_board) = match feed {
-        Feed::Script(source) => (Some(source), None),
-        Feed::Live(readings) => (None, Some(readings)),
     };
 
     let mut options = LinkOptions::new(format!(

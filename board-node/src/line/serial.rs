@@ -10,7 +10,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use link::backoff::Backoff;
 use protocol::NodeMs;
@@ -47,12 +47,9 @@ impl SerialBoard {
     }
 }
 
+/// The node's wall clock, as the node stamps the readings it is sent.
 fn now() -> NodeMs {
-    NodeMs(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-    )
+    NodeMs(crate::node::unix_ms())
 }
 
 /// Reads the board until `stop` is set or the node stops listening. Blocking: run it on a
@@ -128,8 +125,9 @@ pub fn read_board<S: LineSession>(
             if !send(batch) {
                 return;
             }
-            if session.orientation() != kept {
-                kept = session.orientation();
+            let orientation = session.orientation();
+            if orientation != kept {
+                kept = orientation;
                 if let Some(file) = &board.orientation_file {
                     if let Err(e) = keep_orientation(file, &kept) {
                         tracing::warn!(file = %file.display(), error = %e, "the board's orientation could not be kept");
@@ -187,7 +185,7 @@ pub fn spawn<S: LineSession>(
     // the serial driver's buffer holds the bytes meanwhile.
     let (sender, receiver) = tokio::sync::mpsc::channel(1_024);
     std::thread::Builder::new()
-        .name(format!("dgt {}", board.path.display()))
+        .name(format!("board {}", board.path.display()))
         .spawn(move || read_board(&board, session, &sender, &stop))?;
     Ok(receiver)
 }
