@@ -82,14 +82,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
         .collect();
     // The chief arbiter's pager, to see that the arbiters are told.
     let chief = hub.enrol_arbiter("chief", dir.path());
-    let pager = support::TerminalPager::start([
-        "--zone".into(),
-        "all".into(),
-        "--broker".into(),
-        format!("127.0.0.1:{port}"),
-        "--key-file".into(),
-        chief.display().to_string(),
-    ]);
+    let pager = support::TerminalPager::all_zones(port, &chief);
     // Whether the pager's latest screen says the journal fails.
     let pager_says_failing = || {
         let text = pager.shown();

@@ -418,14 +418,7 @@ fn a_pager_shows_only_what_the_hub_signed() {
         client
     });
     let ola = hub.enrol_arbiter("ola", dir.path());
-    let pager = support::TerminalPager::start([
-        "--zone".into(),
-        "all".into(),
-        "--broker".into(),
-        format!("127.0.0.1:{port}"),
-        "--key-file".into(),
-        ola.display().to_string(),
-    ]);
+    let pager = support::TerminalPager::all_zones(port, &ola);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !pager.complaints().contains("not signed by the hub")
         || !pager.shown().contains("open alert")

@@ -784,6 +784,19 @@ impl TerminalPager {
         }
     }
 
+    /// The pager of the arbiter whose key file is `key_file`, watching every zone, on the
+    /// broker at `broker_port`.
+    pub fn all_zones(broker_port: u16, key_file: &Path) -> TerminalPager {
+        TerminalPager::start([
+            "--zone".into(),
+            "all".into(),
+            "--broker".into(),
+            format!("127.0.0.1:{broker_port}"),
+            "--key-file".into(),
+            key_file.display().to_string(),
+        ])
+    }
+
     /// Everything it has shown so far.
     pub fn shown(&self) -> String {
         std::fs::read_to_string(&self.out).unwrap_or_default()
