@@ -12,8 +12,7 @@ use hub::core::hall::{Effect, Hall};
 use hub::core::time::HubMs;
 use protocol::time_control::TimeControl;
 use protocol::{BoardNo, NodeMs};
-use shakmaty::uci::UciMove;
-use shakmaty::{Chess, Color};
+use shakmaty::Color;
 
 fn dgt_readings(name: &str) -> Vec<Timed> {
     let path = support::real_data().join(format!("dgt/dgtdriver/{name}.inbytes"));
@@ -35,22 +34,6 @@ fn detail(hall: &Hall, readings: &[Timed]) -> serde_json::Value {
     serde_json::to_value(hall.detail(BoardNo(1), now).unwrap()).unwrap()
 }
 
-/// The moves of a `.uci` file as SAN.
-fn uci_game(name: &str) -> Vec<String> {
-    let path = support::real_data().join(format!("dgt/dgtdriver/{name}.uci"));
-    let mut position = Chess::default();
-    std::fs::read_to_string(path)
-        .unwrap()
-        .split_whitespace()
-        .filter(|t| !t.ends_with('.') && *t != "*")
-        .map(|uci| {
-            let m = uci.parse::<UciMove>().unwrap().to_move(&position).unwrap();
-            let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut position, m);
-            san.to_string()
-        })
-        .collect()
-}
-
 fn moves(detail: &serde_json::Value) -> Vec<String> {
     serde_json::from_value(detail["moves"].clone()).unwrap()
 }
@@ -61,7 +44,7 @@ fn the_recorded_blitz_games_are_read_move_for_move() {
     for name in ["1", "2"] {
         let (hall, _, readings) = play(name, "180+2");
         let detail = detail(&hall, &readings);
-        let mut want = uci_game(name);
+        let mut want = support::recorded_game(name);
         if name == "2" {
             // The recording stops with White's 50th move set down but the clock not pressed
             // (White's clock still runs): not completed (6.2.1), though the board shows it.
@@ -80,9 +63,7 @@ fn johan_loses_on_time_when_the_clock_shows_it() {
     let (hall, effects, readings) = play("johan", "300+5");
     let detail = detail(&hall, &readings);
 
-    let pgn = std::fs::read(support::real_data().join("dgt/dgtdriver/johan.pgn")).unwrap();
-    let game = board_node::pgn::read_game(&pgn, 1).unwrap();
-    let want = support::canonical_sans(&game);
+    let want = support::recorded_game("johan");
     assert_eq!(want.len(), 43);
     assert_eq!(moves(&detail), want);
 

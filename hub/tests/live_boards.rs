@@ -102,6 +102,14 @@ fn the_recorded_streams_played_live_are_the_games_the_offline_decoder_reads() {
             &want,
             "recording {name}"
         );
+        // And the game the recordings' author wrote down beside each stream, independent of
+        // our decoder. Recording 2 ends with White's last move set down, never pressed.
+        let mut recorded = support::recorded_game(name);
+        if name == "2" {
+            assert_eq!(recorded.pop().as_deref(), Some("Qh6+"));
+        }
+        let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
+        assert_eq!(moves, recorded, "recording {name}");
         assert_eq!(
             detail["illegal_moves"],
             serde_json::json!([]),

@@ -34,6 +34,29 @@ pub fn serde_name(value: &impl serde::Serialize) -> String {
         .to_owned()
 }
 
+/// The game written down beside a recorded stream (`*.uci`, or `johan.pgn`), in SAN.
+pub fn recorded_game(name: &str) -> Vec<String> {
+    let dir = real_data().join("dgt/dgtdriver");
+    if name == "johan" {
+        let pgn = std::fs::read(dir.join("johan.pgn")).unwrap();
+        return canonical_sans(&board_node::pgn::read_game(&pgn, 1).unwrap());
+    }
+    let mut position = shakmaty::Chess::default();
+    std::fs::read_to_string(dir.join(format!("{name}.uci")))
+        .unwrap()
+        .split_whitespace()
+        .filter(|t| !t.ends_with('.') && *t != "*")
+        .map(|uci| {
+            let m = uci
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&position)
+                .unwrap();
+            shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut position, m).to_string()
+        })
+        .collect()
+}
+
 /// A port nobody listens on now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
