@@ -132,9 +132,31 @@ pub fn http_request(
     }
     request.push_str("\r\n");
     request.push_str(body);
-    stream.write_all(request.as_bytes())?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
+    let mut response = Vec::new();
+    match stream.write_all(request.as_bytes()) {
+        Ok(()) => {}
+        // A server that refuses a body (413) answers before it has read it and closes: the
+        // answer is there to read, as a browser or curl reads it.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+            ) => {}
+        Err(e) => return Err(e),
+    }
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => response.extend_from_slice(&buf[..n]),
+            // The connection reset after the answer came (the body it never read).
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset && !response.is_empty() => {
+                break
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let response = String::from_utf8_lossy(&response);
     let status = response
         .get(9..12)
         .and_then(|s| s.parse().ok())
