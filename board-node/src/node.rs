@@ -178,6 +178,19 @@ pub async fn run<S: Source>(
         }),
         None,
     )?;
+    if speed != 1.0 {
+        // The hub bounds how far this node's time may jump by how fast it runs.
+        let node_ms_per_s = (speed * 1000.0)
+            .round()
+            .clamp(1.0, f64::from(UplinkBody::MAX_PACE));
+        outbox.push(
+            game_now(Instant::now()),
+            UplinkBody::Pace {
+                node_ms_per_s: node_ms_per_s as u32,
+            },
+            None,
+        )?;
+    }
     let mut last_event = Instant::now();
     let mut refused_acks: u64 = 0;
     let mut forged_downlinks: u64 = 0;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Why a message off the wire was refused before it reached the core.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BadPayload {
     /// Not a message of our protocol (truncated, bad tag, bad piece code, extra bytes).
     Undecodable,
@@ -27,10 +27,13 @@ pub enum BadPayload {
     /// altered, another node's, or from a node never enrolled), or a pager command not
     /// sealed with its arbiter's key.
     Unauthenticated,
+    /// A node's time that stepped (a Pi's clock set by NTP, a wild timestamp): taken, with
+    /// the step taken out of it (`core::timebase`).
+    NodeTime,
 }
 
 impl BadPayload {
-    const ALL: [BadPayload; 7] = [
+    const ALL: [BadPayload; 8] = [
         BadPayload::Undecodable,
         BadPayload::UnknownVersion,
         BadPayload::BoardMismatch,
@@ -38,6 +41,7 @@ impl BadPayload {
         BadPayload::PagerCommand,
         BadPayload::OutOfRange,
         BadPayload::Unauthenticated,
+        BadPayload::NodeTime,
     ];
 
     fn label(self) -> &'static str {
@@ -49,6 +53,7 @@ impl BadPayload {
             BadPayload::PagerCommand => "pager_command",
             BadPayload::OutOfRange => "out_of_range",
             BadPayload::Unauthenticated => "unauthenticated",
+            BadPayload::NodeTime => "node_time",
         }
     }
 }

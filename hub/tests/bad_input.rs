@@ -384,3 +384,104 @@ fn a_client_cannot_open_more_live_streams_than_its_share() {
         std::thread::sleep(Duration::from_millis(500));
     }
 }
+
+/// A board node's clock that sends one time an hour ahead (a faulty RTC, a wild NTP answer),
+/// sealed and in sequence, while its clock runs: before, the board's "now" moved an hour on
+/// for good, so its running clock was counted down to zero and its flag called "probable".
+/// Now the step is taken out of the node's times (and the next time, back where it was, is
+/// no second step into the past), counted as `node_time`, and shown to the technician.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_time_an_hour_ahead_does_not_move_the_boards_now() {
+    const HOUR: u64 = 3_600_000;
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, port) = Hub::embedded(dir.path());
+    let enrolled = hub.enrol("board-5", 5, dir.path());
+    let key = enrolled.node_key();
+    let (client, _events) = client(port, enrolled.node_link()).await;
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let clock = |white_ms: u32| {
+        UplinkBody::Clock(protocol::ClockReport {
+            white_ms,
+            black_ms: 300_000,
+            running: Some(protocol::Color::White),
+            white_flag: false,
+            black_flag: false,
+            pressed_by: None,
+        })
+    };
+    let hello = UplinkBody::Hello(protocol::Hello {
+        software: "board-node test".into(),
+        board_hw: "board-5".into(),
+        clock_hw: "DGT3000".into(),
+        highest_seq: Seq(0),
+    });
+    // White's clock runs from 5:00; one event, the fourth, is stamped an hour ahead.
+    let script = [
+        (0, hello),
+        (0, clock(300_000)),
+        (1_000, UplinkBody::Heartbeat),
+        (2_000 + HOUR, UplinkBody::Heartbeat),
+        (3_000, clock(297_000)),
+        (4_000, UplinkBody::Heartbeat),
+    ];
+    for (seq, (after_ms, body)) in (1..).zip(script) {
+        let wait = (start + after_ms % HOUR).saturating_sub(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as u64,
+        );
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+        let event = Uplink::new(BoardNo(5), Seq(seq), NodeMs(start + after_ms), body);
+        client
+            .publish(
+                topic::uplink("default", BoardNo(5)),
+                QoS::AtLeastOnce,
+                false,
+                seal::seal_uplink(Some(&key), "default", &event),
+            )
+            .await
+            .unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let detail = loop {
+        let detail = http_json(hub.http, "/api/boards/5");
+        if detail["last_seq"] == 6 {
+            break detail;
+        }
+        assert!(std::time::Instant::now() < deadline, "{detail}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let white_ms = detail["clock"]["white_ms"].as_u64().unwrap();
+    assert!(
+        (280_000..=297_000).contains(&white_ms),
+        "White's clock as it ran, not an hour on: {white_ms} ms ({detail})"
+    );
+    assert_eq!(detail["clock"]["flag_probable"], serde_json::Value::Null);
+    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    assert_eq!(
+        metric(&metrics, "zeitnot_bad_payloads_total{reason=\"node_time\"}"),
+        2,
+        "the step ahead and the step back to where it was"
+    );
+    let nodes = http_json(hub.http, "/api/nodes");
+    let stepped = nodes["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "node_clock_stepped")
+        .unwrap_or_else(|| panic!("no warning in {nodes}"));
+    assert_eq!(
+        (stepped["board"].as_u64(), stepped["steps"].as_u64()),
+        (Some(5), Some(2))
+    );
+    let log = std::fs::read_to_string(dir.path().join("hub.log")).unwrap();
+    assert_eq!(
+        log.matches("message refused").count(),
+        2,
+        "each step logged, once each for its source: {log}"
+    );
+}

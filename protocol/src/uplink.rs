@@ -23,6 +23,16 @@ pub enum UplinkBody {
     /// The node's own view of its e-board and clock: connected or not, and the serial line's
     /// errors. Sent when either connection changes (and now and then while errors grow).
     Health(NodeHealth),
+    /// How fast the node's time runs, in ms of node time per second of real time: 1000 for a
+    /// board in the hall (the node's wall clock; a node that never says is taken at that),
+    /// 200,000 for a replay at 200×. Sent after `Hello` by nodes whose time runs otherwise;
+    /// the hub bounds how far a node's time may jump by it.
+    Pace { node_ms_per_s: u32 },
+}
+
+impl UplinkBody {
+    /// The fastest pace a node may announce ([`UplinkBody::Pace`]): a replay at 10,000×.
+    pub const MAX_PACE: u32 = 10_000_000;
 }
 
 /// What a node reports of its connections to the e-board and the clock.

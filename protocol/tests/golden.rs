@@ -71,6 +71,17 @@ fn health() {
 }
 
 #[test]
+fn pace() {
+    // Variant 5 (appended), then the pace as a varint: 200,000 = 0xc0 0x9a 0x0c.
+    check_uplink(
+        uplink(UplinkBody::Pace {
+            node_ms_per_s: 200_000,
+        }),
+        "02ac02f0a204fbccb0d5aa3305c09a0c",
+    );
+}
+
+#[test]
 fn hello() {
     check_uplink(
         uplink(UplinkBody::Hello(Hello {

@@ -14,6 +14,7 @@ use super::intake::{Admission, Intake};
 use super::laws::{Penalty, Rules};
 use super::record::Record;
 use super::time::HubMs;
+use super::timebase::{Step, Timebase};
 
 /// A node not heard from for this long counts as disconnected. Nodes send a heartbeat after
 /// 5 s of silence, so this allows two missed heartbeats.
@@ -24,6 +25,8 @@ pub const NODE_SILENT_MS: u64 = 15_000;
 pub enum BoardEvent {
     Game(GameEvent),
     Clock(ClockEvent),
+    /// The node's clock stepped; the step was taken out of its times (see [`Timebase`]).
+    NodeTimeStep(Step),
 }
 
 #[derive(Debug, Clone)]
@@ -37,7 +40,12 @@ pub struct BoardState {
     hello: Option<Hello>,
     /// What the node last reported of its e-board's and clock's connections.
     health: Option<NodeHealth>,
-    /// The node's time of its last accepted event: "now" on the board's own clock.
+    /// The node's times as one steady timeline: its last is "now" on the board's own clock.
+    timebase: Timebase,
+    /// The node's clock steps taken out, and when the last came.
+    node_time_steps: u32,
+    last_node_time_step: Option<(Step, HubMs)>,
+    /// The node's time of its last accepted event, on the timeline.
     last_node_ms: NodeMs,
     /// When the hub received that event: node time runs on from there.
     last_applied_at: HubMs,
@@ -205,6 +213,9 @@ impl BoardState {
             hello: None,
             health: None,
             last_node_ms: NodeMs(0),
+            timebase: Timebase::default(),
+            node_time_steps: 0,
+            last_node_time_step: None,
         }
     }
 
@@ -225,10 +236,17 @@ impl BoardState {
             return None;
         }
         self.events_accepted += 1;
-        self.last_node_ms = self.last_node_ms.max(event.node_ms);
+        if let UplinkBody::Pace { node_ms_per_s } = event.body {
+            self.timebase.set_pace(node_ms_per_s);
+        }
+        let (at, step) = self.timebase.place(record.at, event.node_ms);
+        if let Some(step) = step {
+            self.node_time_steps += 1;
+            self.last_node_time_step = Some((step, record.at));
+        }
+        self.last_node_ms = self.last_node_ms.max(at);
         self.last_applied_at = self.last_applied_at.max(record.at);
         self.last_heard = Some(self.last_heard.map_or(record.at, |t| t.max(record.at)));
-        let at = event.node_ms;
         let mut clock_events = Vec::new();
         let mut game_events = Vec::new();
         // Moves completed without a press (a game-ending move set down, 6.2.1; a board
@@ -267,7 +285,7 @@ impl BoardState {
                 self.health = Some(*health);
                 self.game.observe(at)
             }
-            UplinkBody::Heartbeat => self.game.observe(at),
+            UplinkBody::Heartbeat | UplinkBody::Pace { .. } => self.game.observe(at),
         };
         for (by, completed_at) in self.completed_at(&unpressed) {
             self.clock.move_without_press(by, completed_at);
@@ -279,7 +297,8 @@ impl BoardState {
         {
             self.flag_ruling = flag::rule(self.game.position(), &self.clock, self.rules);
         }
-        let mut events: Vec<BoardEvent> = game_events.into_iter().map(BoardEvent::Game).collect();
+        let mut events: Vec<BoardEvent> = step.into_iter().map(BoardEvent::NodeTimeStep).collect();
+        events.extend(game_events.into_iter().map(BoardEvent::Game));
         events.extend(clock_events.into_iter().map(BoardEvent::Clock));
         Some(events)
     }
@@ -384,7 +403,17 @@ impl BoardState {
 
     /// The board's own time now: its last event's, plus what passed at the hub since.
     pub fn node_now(&self, now: HubMs) -> NodeMs {
-        NodeMs(self.last_node_ms.0 + now.since(self.last_applied_at))
+        NodeMs(
+            self.last_node_ms
+                .0
+                .saturating_add(now.since(self.last_applied_at)),
+        )
+    }
+
+    /// How often the node's clock stepped (taken out of its times), and the last step with
+    /// when it came.
+    pub fn node_time_steps(&self) -> (u32, Option<(Step, HubMs)>) {
+        (self.node_time_steps, self.last_node_time_step)
     }
 
     pub fn clock(&self) -> &BoardClock {

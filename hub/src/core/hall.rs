@@ -40,6 +40,11 @@ pub enum Effect {
     Game { board: BoardNo, event: GameEvent },
     /// Something happened on a board's clock.
     Clock { board: BoardNo, event: ClockEvent },
+    /// The board's node's clock stepped; the step was taken out of its times.
+    NodeTimeStep {
+        board: BoardNo,
+        step: super::timebase::Step,
+    },
     /// A journaled record was out of sequence and was skipped. Only a damaged journal does
     /// this; the shell counts and logs it.
     OutOfSequence { board: BoardNo, seq: Seq },
@@ -56,6 +61,7 @@ fn effects(board: BoardNo, events: Vec<BoardEvent>) -> Vec<Effect> {
         .map(|event| match event {
             BoardEvent::Game(event) => Effect::Game { board, event },
             BoardEvent::Clock(event) => Effect::Clock { board, event },
+            BoardEvent::NodeTimeStep(step) => Effect::NodeTimeStep { board, step },
         })
         .collect()
 }

@@ -3,6 +3,7 @@
 //!
 //! - [`ids`]: the types of what the hub names: boards, alerts, decisions, hardware.
 //! - [`time`]: [`HubMs`], the only "now" the core sees.
+//! - [`timebase`]: a node's times as one steady timeline per board, steps taken out.
 //! - [`intake`]: per-board sequencing: accept, drop a duplicate, or ask for a resend.
 //! - [`sensed`]: the e-board's [`protocol::Placement`] as a shakmaty board.
 //! - [`game`]: one game reconstructed from placements and clock presses.
@@ -46,6 +47,7 @@ pub mod repetition;
 pub mod sensed;
 pub mod setup;
 pub mod time;
+pub mod timebase;
 pub mod trust;
 
 /// `"white"` or `"black"`, as the hub's JSON spells a side.

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::hall::Hall;
 use super::ids::{BoardNo, HardwareId};
 use super::time::HubMs;
+use super::timebase::Step;
 
 /// One board's node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -73,6 +74,16 @@ pub enum Warning {
         /// ms since the last one.
         last_ago_ms: u64,
     },
+    /// The node's clock stepped (set by NTP after the node started, a faulty clock): the
+    /// hub took the step out of its times, but a node whose clock steps again and again
+    /// should be looked at. `ms` the last step, `ahead` its direction.
+    NodeClockStepped {
+        board: BoardNo,
+        steps: u32,
+        ms: u64,
+        ahead: bool,
+        ago_ms: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -121,6 +132,19 @@ pub fn nodes(
                 warnings.push(Warning::ClockDisconnected { board: n, ago_ms })
             }
             _ => {}
+        }
+        if let (steps, Some((step, at))) = state.node_time_steps() {
+            let (ms, ahead) = match step {
+                Step::Ahead(ms) => (ms, true),
+                Step::Behind(ms) => (ms, false),
+            };
+            warnings.push(Warning::NodeClockStepped {
+                board: n,
+                steps,
+                ms,
+                ahead,
+                ago_ms: now.since(at),
+            });
         }
         nodes.push(NodeView {
             board: n,

@@ -14,6 +14,7 @@
 mod feed;
 mod journal;
 mod live;
+mod refusals;
 
 use self::journal::JournalLink;
 
@@ -38,6 +39,7 @@ use crate::core::hub::{
 };
 use crate::core::setup::NodesReport;
 use crate::core::time::HubMs;
+use crate::core::timebase::Step;
 use crate::core::trust::Refusal;
 use crate::edge::api::Query;
 use crate::edge::flusher::Flushed;
@@ -220,7 +222,7 @@ pub async fn serve(
         live: live::LivePages::default(),
         follower: feed::Follower::new(lichess),
         told_journal_works: None,
-        unauthenticated: HashMap::new(),
+        refusals: refusals::RefusalLog::default(),
         users,
         node_users: BTreeSet::new(),
     };
@@ -421,8 +423,8 @@ struct Shell {
     follower: feed::Follower,
     /// Whether the journal works, as last told to the pagers (`None`: not yet told).
     told_journal_works: Option<bool>,
-    /// Unauthenticated events refused per board, to log the 1st, 2nd, 4th, …
-    unauthenticated: HashMap<BoardNo, u64>,
+    /// What was refused, logged once per source and reason.
+    refusals: refusals::RefusalLog,
     /// Who the embedded broker lets in (`None`: an external broker, or an open hall).
     users: Option<broker::Users>,
     /// The nodes' usernames `users` holds now.
@@ -565,22 +567,22 @@ impl Shell {
                 self.refuse(why, &topic, "refused by the hub");
             }
             Count::Unauthenticated(board, refusal) => {
-                self.metrics.bad_payload(BadPayload::Unauthenticated);
-                // Logged the 1st, 2nd, 4th, 8th, … time per board: a forger sends thousands.
-                let refused = self.unauthenticated.entry(board).or_insert(0);
-                *refused += 1;
-                if refused.is_power_of_two() {
-                    let why = match refusal {
-                        Refusal::BadTag => "not sealed with the key of the board's node",
-                        Refusal::NotEnrolled => "no enrolled node is bound to the board (hub enrol, POST /api/nodes/enrol)",
-                    };
-                    tracing::warn!(
-                        board = board.0,
-                        refused = *refused,
-                        why,
-                        "event refused: unauthenticated"
-                    );
-                }
+                let why = match refusal {
+                    Refusal::BadTag => "not sealed with the key of the board's node",
+                    Refusal::NotEnrolled => {
+                        "no enrolled node is bound to the board (hub enrol, POST /api/nodes/enrol)"
+                    }
+                };
+                let source = topic::uplink(self.hub.event(), board);
+                self.refuse(BadPayload::Unauthenticated, &source, why);
+            }
+            Count::NodeTimeStep(board, step) => {
+                let why = match step {
+                    Step::Ahead(ms) => format!("the node's time ran {ms} ms ahead: taken out"),
+                    Step::Behind(ms) => format!("the node's time went {ms} ms back: taken out"),
+                };
+                let source = topic::uplink(self.hub.event(), board);
+                self.refuse(BadPayload::NodeTime, &source, &why);
             }
         }
     }
@@ -630,12 +632,11 @@ impl Shell {
         self.hub.handle_sealed_uplink(now, sealed);
     }
 
-    fn refuse(&self, why: BadPayload, topic: &str, detail: &str) {
+    /// Counts a refusal, and logs it the first time from its source (and the 2nd, 4th, …).
+    fn refuse(&mut self, why: BadPayload, source: &str, detail: &str) {
         self.metrics.bad_payload(why);
-        // A misbehaving client may send thousands: log the 1st, 2nd, 4th, 8th, …
-        let count = self.metrics.bad_payloads();
-        if count.is_power_of_two() {
-            tracing::warn!(topic, ?why, detail, total = count, "message refused");
+        if let Some(count) = self.refusals.note(why, source) {
+            tracing::warn!(source, ?why, detail, from_source = count, "message refused");
         }
     }
 

@@ -463,6 +463,7 @@ impl Hub {
                 }
             }
             Effect::Clock { board, event } => tracing::debug!(board = board.0, ?event, "clock"),
+            Effect::NodeTimeStep { board, step } => self.count(Count::NodeTimeStep(board, step)),
             Effect::OutOfSequence { board, seq } => {
                 tracing::error!(board = board.0, seq = seq.0, "out-of-sequence record");
                 self.count(Count::JournalRecordSkipped);

@@ -75,6 +75,8 @@ pub enum Count {
     Refused(BadPayload),
     /// A board's event refused: not sealed with the key of the board's node.
     Unauthenticated(BoardNo, crate::core::trust::Refusal),
+    /// A board's node's clock stepped; the step was taken out of its times.
+    NodeTimeStep(BoardNo, crate::core::timebase::Step),
 }
 
 /// One thing for the shell to carry out.

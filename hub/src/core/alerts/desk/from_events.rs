@@ -23,7 +23,9 @@ impl AlertDesk {
                 Some(state) => (*board, state),
                 None => return Vec::new(),
             },
-            Effect::Ack { .. } | Effect::OutOfSequence { .. } => return Vec::new(),
+            Effect::Ack { .. } | Effect::OutOfSequence { .. } | Effect::NodeTimeStep { .. } => {
+                return Vec::new()
+            }
         };
         let mut changes = Vec::new();
         match effect {
