@@ -10,7 +10,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use rumqttd::{Broker, Config, ConnectionSettings, RouterConfig, ServerSettings};
+use rumqttd::{Broker, Config, ConnectionSettings, RouterConfig, SegmentConfig, ServerSettings};
 
 /// Who may connect: username → the password and how the client id must start
 /// (`protocol::identity`). Shared with the hub's loop, which updates the nodes' entries as
@@ -101,8 +101,31 @@ pub fn start(
             // subscriber has not read it. The hub's one wildcard filter carries the whole
             // hall: with 10 × 1 MiB, an 800-board burst lost 17% of its QoS 1 messages.
             // 8 × 8 MiB holds about a million events and bounds the broker's memory.
-            max_segment_size: 8 * 1024 * 1024,
-            max_segment_count: 8,
+            // Every other filter (a node's downlinks, each topic a client publishes to
+            // that nobody subscribes to: rumqttd makes a log for it) keeps what a slow
+            // subscriber needs, no more: an enrolled client publishing to made-up topics
+            // costs at most this per topic, and 10,000 nodes' acknowledgements do not
+            // pile up (acknowledgements are cumulative; a lost one is sent again).
+            max_segment_size: SMALL_SEGMENT,
+            max_segment_count: 2,
+            custom_segment: Some(HashMap::from([
+                (
+                    protocol::topic::uplink_filter("+"),
+                    SegmentConfig {
+                        max_segment_size: 8 * 1024 * 1024,
+                        max_segment_count: 8,
+                    },
+                ),
+                // Alert changes carry their texts in six languages; a pager that falls a
+                // few behind reads the zone's retained list.
+                (
+                    protocol::topic::alerts("+", "#"),
+                    SegmentConfig {
+                        max_segment_size: 1024 * 1024,
+                        max_segment_count: 2,
+                    },
+                ),
+            ])),
             ..RouterConfig::default()
         },
         v4: Some(HashMap::from([("1".to_owned(), server)])),
@@ -135,6 +158,9 @@ pub fn start(
     }
     Ok(())
 }
+
+/// A log segment of a filter that is not the hall's uplinks or alerts.
+const SMALL_SEGMENT: usize = 16 * 1024;
 
 /// The readiness probe's one-time identity, removed once the broker answered it.
 const PROBE_USER: &str = "zeitnot-probe";
