@@ -232,6 +232,7 @@ impl LiveArgs {
                     speed: 1.0,
                     heartbeat: Some(Duration::from_secs(5)),
                     exit_when_done: false,
+                    script: None,
                     board_hw: hardware_ids
                         .get(i)
                         .cloned()
@@ -347,6 +348,7 @@ async fn main() -> anyhow::Result<()> {
             );
             let text =
                 std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let game_no = game;
             let game =
                 pgn::read_game(&text, game).with_context(|| format!("in {}", path.display()))?;
             let mut script =
@@ -362,6 +364,8 @@ async fn main() -> anyhow::Result<()> {
                 speed,
                 heartbeat: Some(Duration::from_secs(5)),
                 exit_when_done: true,
+                // A board's node plays each round's game through one outbox.
+                script: Some(format!("{}#{game_no}+{from_ply}", path.display())),
                 board_hw: hardware_id.unwrap_or_else(|| format!("replay-{board}")),
                 // An empty clock id tells the hub the board has no clock.
                 clock_hw: if no_clock {

@@ -40,6 +40,9 @@ pub struct NodeConfig {
     pub heartbeat: Option<Duration>,
     /// Stop once the source is exhausted and every event is acknowledged.
     pub exit_when_done: bool,
+    /// Which script a scripted source is (a replay's file and game): a node given another
+    /// than it last played starts it from the beginning, its sequence numbers going on.
+    pub script: Option<String>,
     pub board_hw: String,
     pub clock_hw: String,
     /// The key the hub issued when it enrolled this node: every event is sealed with it, and
@@ -117,6 +120,9 @@ pub async fn run<S: Source>(
     let live = live_board.is_some();
     // A live node's times are its wall clock; a script's run in one timeline from its first
     // start, so a resumed replay goes on where it stopped.
+    if let (Some(id), false) = (&config.script, live) {
+        outbox.begin_script(id, NodeMs(unix_ms()))?;
+    }
     let epoch = if live {
         NodeMs(unix_ms())
     } else {

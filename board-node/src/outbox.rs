@@ -19,6 +19,8 @@ const ACKED: &[u8] = b"m:acked";
 const CURSOR: &[u8] = b"m:cursor";
 const EPOCH: &[u8] = b"m:epoch_ms";
 const BOARD: &[u8] = b"m:board";
+const SCRIPT: &[u8] = b"m:script";
+const LAST_MS: &[u8] = b"m:last_ms";
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutboxError {
@@ -93,6 +95,7 @@ impl Outbox {
         let mut batch = sled::Batch::default();
         batch.insert(event_key(seq).to_vec(), codec::encode_uplink(&event));
         batch.insert(NEXT_SEQ, &(seq.0 + 1).to_be_bytes());
+        batch.insert(LAST_MS, &node_ms.0.to_be_bytes());
         if let Some(cursor) = cursor {
             batch.insert(CURSOR, &cursor.to_be_bytes());
         }
@@ -202,6 +205,26 @@ impl Outbox {
         }
     }
 
+    /// The node plays the script `id` (a replay's file and game): another than the one it
+    /// played starts from its first reading on a new timeline from `now`; the same one
+    /// resumes. The sequence numbers go on either way: a board's node plays every round's
+    /// game through one outbox.
+    pub fn begin_script(&self, id: &str, now: NodeMs) -> Result<(), OutboxError> {
+        if self.tree.get(SCRIPT)?.as_deref() == Some(id.as_bytes()) {
+            return Ok(());
+        }
+        let mut batch = sled::Batch::default();
+        batch.insert(SCRIPT, id.as_bytes());
+        batch.insert(CURSOR, &0u64.to_be_bytes());
+        // A new timeline, after the last one's times (a replay's game time runs ahead of
+        // the wall clock): the node's clock never steps back.
+        let last = self.counter(LAST_MS, "last_ms")?;
+        batch.insert(EPOCH, &now.0.max(last + 1).to_be_bytes());
+        self.tree.apply_batch(batch)?;
+        self.db.flush()?;
+        Ok(())
+    }
+
     fn counter(&self, key: &[u8], name: &'static str) -> Result<u64, OutboxError> {
         match self.tree.get(key)? {
             None => Ok(0),
@@ -239,6 +262,29 @@ mod tests {
             }
         }
         Outbox::open(dir, board)
+    }
+
+    #[test]
+    fn a_new_script_starts_over_on_a_later_timeline_and_numbers_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = Outbox::open(dir.path(), BoardNo(3)).unwrap();
+        outbox.begin_script("round-1.pgn#1", NodeMs(1_000)).unwrap();
+        assert_eq!(outbox.epoch(NodeMs(5)).unwrap(), NodeMs(1_000));
+        // A replay's game time runs ahead of the wall clock.
+        outbox
+            .push(NodeMs(9_000_000), UplinkBody::Heartbeat, Some(40))
+            .unwrap();
+        // The same script resumes where it was.
+        outbox.begin_script("round-1.pgn#1", NodeMs(2_000)).unwrap();
+        assert_eq!(outbox.cursor().unwrap(), 40);
+        // The next round's game starts from its first reading, after the last time sent.
+        outbox.begin_script("round-2.pgn#4", NodeMs(3_000)).unwrap();
+        assert_eq!(outbox.cursor().unwrap(), 0);
+        assert_eq!(outbox.epoch(NodeMs(5)).unwrap(), NodeMs(9_000_001));
+        let next = outbox
+            .push(NodeMs(9_000_001), UplinkBody::Heartbeat, Some(1))
+            .unwrap();
+        assert_eq!(next.seq, Seq(2), "the sequence goes on");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use board_node::{pgn, replay};
 use hub::core::hub::{Hub, HubConfig};
+use hub::core::ids::RoundNo;
 use hub::core::time::HubMs;
 use hub::pairings::Rounds;
 use hub::view::feed::{self, BroadcastSettings, FeedCache};
@@ -44,16 +45,21 @@ fn main() {
             let _ = hub.poll_all_durable(HubMs(t.game_ms));
         }
     }
-    let (hall, relay) = (hub.hall(), hub.relay());
+    let (hall, relay, archive) = (hub.hall(), hub.relay(), hub.archive());
     let now = HubMs(last + 1);
     let settings = BroadcastSettings::default();
     let rounds = Rounds::default();
     let runs = 20;
+    let source = feed::FeedSource {
+        hall,
+        relay,
+        archive,
+        rounds: &rounds,
+        settings: &settings,
+        event_id: "bench",
+    };
     let poll = |cache: &mut FeedCache| {
-        let feed = feed::games(
-            hall, relay, &rounds, &settings, "bench", now, 1, None, cache,
-        )
-        .unwrap();
+        let feed = feed::games(&source, now, RoundNo::FIRST, None, cache).unwrap();
         std::hint::black_box(feed::fingerprint(&feed));
         feed.iter().map(|g| g.pgn.len()).sum::<usize>()
     };

@@ -49,7 +49,7 @@ use toml::Spanned;
 
 use crate::core::alerts::routing::{Arbiter, Routing, Zone};
 use crate::core::alerts::{AlertSettings, Language};
-use crate::core::ids::{BoardNo, HardwareId};
+use crate::core::ids::{BoardNo, HardwareId, RoundNo};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
 use crate::edge::lichess::LichessTarget;
 use crate::pairings::{self, trf::Trf, Rounds};
@@ -140,7 +140,7 @@ struct PairingsSection {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RoundSection {
-    number: usize,
+    number: Spanned<u64>,
     /// When the round starts, as the regulations say: `2026-11-27T15:00+01:00`.
     start: Option<Spanned<String>>,
     /// A CSV of this round's pairings; it takes precedence over the TRF's.
@@ -155,8 +155,8 @@ struct EventSection {
     site: Option<String>,
     time_control: Option<Spanned<String>>,
     allowed_lateness_s: Option<u64>,
-    /// The round in play (default: the last with pairings).
-    round: Option<usize>,
+    /// The round a new hub begins in (default: the last with pairings).
+    round: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -247,6 +247,9 @@ pub struct EventConfig {
     pub hosts: Vec<String>,
     /// `[access] open_hall`: unsealed events from boards nobody enrolled are taken.
     pub open_hall: bool,
+    /// The pairing files it names: the hub reads them again when they change (the pairing
+    /// program exports the next round's pairings into the same file).
+    pub pairing_files: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -378,21 +381,36 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         ),
         None => None,
     };
+    let round_no = |n: &Spanned<u64>, field: &str| {
+        RoundNo::new(*n.get_ref()).ok_or_else(|| {
+            invalid(
+                n.span(),
+                field,
+                format!("{}: rounds are numbered 1 to 999", n.get_ref()),
+            )
+        })
+    };
     let mut csv_rounds = Vec::new();
     for (i, round) in file.rounds.iter().enumerate() {
+        let number = round_no(&round.number, &format!("rounds[{i}].number"))?;
         if let Some(name) = &round.pairings {
             let field = format!("rounds[{i}].pairings");
             let games = pairings::csv::read(&read(name, &field)?)
                 .map_err(|e| invalid(name.span(), &field, e.to_string()))?;
-            csv_rounds.push((round.number, games));
+            csv_rounds.push((number, games));
         }
     }
-    let mut rounds = Rounds::new(trf, csv_rounds, file.event.round);
+    let first = match &file.event.round {
+        Some(n) => Some(round_no(n, "event.round")?),
+        None => None,
+    };
+    let mut rounds = Rounds::new(trf, csv_rounds, first);
     for (i, round) in file.rounds.iter().enumerate() {
+        let number = round_no(&round.number, &format!("rounds[{i}].number"))?;
         if let Some(start) = &round.start {
             let at = start_time(start.get_ref())
                 .map_err(|why| invalid(start.span(), &format!("rounds[{i}].start"), why))?;
-            rounds.starts.insert(round.number, at);
+            rounds.starts.insert(number, at);
         }
     }
     let mut bindings: std::collections::BTreeMap<HardwareId, BoardNo> =
@@ -419,8 +437,16 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             return Err(invalid(node.hardware.span(), &field, why));
         }
     }
+    let pairing_files = file
+        .pairings
+        .trf
+        .iter()
+        .chain(file.rounds.iter().filter_map(|r| r.pairings.as_ref()))
+        .map(|name| base.join(name.get_ref()))
+        .collect();
     Ok(EventConfig {
         rounds,
+        pairing_files,
         bindings,
         arbiter_token: file.access.arbiter_token,
         hosts: file.access.hosts,

@@ -286,12 +286,14 @@ async fn main() -> anyhow::Result<()> {
                 http,
                 arbiter_token: arbiter_token.or(file.arbiter_token),
                 hosts: file.hosts,
+                config_path: config.clone(),
                 hub: HubConfig {
                     event: event
                         .or(file.event_id.clone())
                         .unwrap_or_else(|| "default".to_owned()),
                     rules,
                     time_control,
+                    sections: Vec::new(),
                     debounce_ms: (debounce_ms > 0).then_some(debounce_ms),
                     routing: file.routing,
                     alerts: file.alerts,

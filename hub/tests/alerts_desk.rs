@@ -10,7 +10,7 @@ use hub::core::alerts::{
 };
 use hub::core::arbiter::{DecisionError, GameResult, MAX_NAME_CHARS, MAX_NOTE_CHARS};
 use hub::core::hub::HubConfig;
-use hub::core::ids::AlertId;
+use hub::core::ids::{AlertId, RoundNo};
 use hub::core::laws::{GameType, Rules, Supervision};
 use hub::core::time::HubMs;
 use hub::pairings::{Pairing, Rounds, Seat};
@@ -132,12 +132,14 @@ fn round(games: &[(u16, &str, &str)], start: Option<u64>) -> Rounds {
             white: seat(white),
             black: seat(black),
             result: "*".into(),
+            white_team: None,
+            black_team: None,
         })
         .collect();
     Rounds {
-        pairings: [(1, games)].into(),
-        in_play: Some(1),
-        starts: start.map(|at| (1, at)).into_iter().collect(),
+        pairings: [(RoundNo(1), games)].into(),
+        first: Some(RoundNo(1)),
+        starts: start.map(|at| (RoundNo(1), at)).into_iter().collect(),
         ..Rounds::default()
     }
 }

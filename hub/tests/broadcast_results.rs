@@ -5,6 +5,7 @@
 mod support;
 
 use hub::core::hub::HubConfig;
+use hub::core::ids::RoundNo;
 use hub::core::laws::Rules;
 use hub::core::time::HubMs;
 use hub::pairings::Rounds;
@@ -34,14 +35,18 @@ impl Feed {
 
     fn result(&self, now: u64, settings: &BroadcastSettings) -> String {
         let hub = self.hub.hub();
-        let games = feed::games(
-            hub.hall(),
-            hub.relay(),
-            &Rounds::default(),
+        let source = feed::FeedSource {
+            hall: hub.hall(),
+            relay: hub.relay(),
+            archive: hub.archive(),
+            rounds: &Rounds::default(),
             settings,
-            "t",
+            event_id: "t",
+        };
+        let games = feed::games(
+            &source,
             HubMs(now),
-            1,
+            RoundNo::FIRST,
             Some(BoardNo(1)),
             &mut feed::FeedCache::default(),
         )

@@ -74,7 +74,7 @@ fn the_feed_shows_every_real_clock_as_it_showed_6_10_1() {
             support::events::feed(&mut hub, board, script);
             let feed = hub
                 .hub_mut()
-                .feed(end, 1, Some(board))
+                .feed(end, hub::core::ids::RoundNo::FIRST, Some(board))
                 .expect("round 1 is in play");
             let shown = pgn::read_game(feed[0].pgn.as_bytes(), 1).expect("the feed reads");
             let state = hub.hall().board(board).unwrap();

@@ -34,6 +34,7 @@ fn decide(
         board: BOARD,
         at: HubMs(script.now),
         after_seq: Seq(script.last_seq()),
+        round: None,
         action: serde_json::from_value(action).expect("an arbiter action"),
     };
     hall.decide(&record)
@@ -265,6 +266,7 @@ fn a_decision_that_does_not_fit_changes_nothing() {
         board: BoardNo(2),
         at: HubMs(s.now),
         after_seq: Seq(0),
+        round: None,
         action: serde_json::from_value(
             json!({"arbiter": "IA Test", "decision": "reinstate", "ply": 0}),
         )

@@ -166,6 +166,7 @@ pub async fn start_hub(event: &str, external: Option<u16>) -> (tempfile::TempDir
         http: "127.0.0.1:0".parse().unwrap(),
         arbiter_token: None,
         hosts: Vec::new(),
+        config_path: None,
         hub: HubConfig {
             event: event.into(),
             ..HubConfig::default()

@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 use shakmaty::Color;
 
-use super::ids::{BoardNo, DecisionId, Seq};
+use super::ids::{BoardNo, DecisionId, RoundNo, Seq};
 use super::laws::{Edition, Rules};
 use super::time::HubMs;
 
@@ -199,6 +199,10 @@ pub struct DecisionRecord {
     pub at: HubMs,
     /// The board's last event before it: replay applies it right after that one.
     pub after_seq: Seq,
+    /// The round of the game it was taken for (absent in decisions taken before rounds were
+    /// kept: the board's game then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<RoundNo>,
     #[serde(flatten)]
     pub action: ArbiterAction,
 }
@@ -264,6 +268,12 @@ pub enum DecisionError {
     /// The arbiter's name or note is too long to keep.
     #[error(transparent)]
     TooLong(#[from] TextTooLong),
+    /// A game of a round that is over takes only a result (declared or withdrawn).
+    #[error("round {0} is over: its games take only a result")]
+    RoundOver(RoundNo),
+    /// The board played no game in that round.
+    #[error("board {0} played no game in round {1}")]
+    NoGame(BoardNo, RoundNo),
 }
 
 /// The article a time adjustment applies under `rules`.

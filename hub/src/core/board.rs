@@ -6,13 +6,16 @@ use serde::Serialize;
 use shakmaty::{Chess, Color, Position};
 
 use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, GameResult, Side};
+use super::archive::Standing;
 use super::clock::{Adjustment, BoardClock, ClockEvent, Deviation, DeviationKind, MoveCheck};
 use super::ending::{Claim, Status};
 use super::flag::{self, FlagRuling};
 use super::game::{BoardSync, Game, GameEvent, IllegalMove};
+use super::ids::RoundNo;
 use super::intake::{Admission, Intake};
 use super::laws::{Penalty, Rules};
 use super::record::Record;
+use super::relay::pgn::PgnGame;
 use super::time::HubMs;
 use super::timebase::{Step, Timebase};
 
@@ -29,11 +32,18 @@ pub enum BoardEvent {
     NodeTimeStep(Step),
 }
 
+/// One board of the hall: its node (the same all event long) and its game in the round it
+/// plays. When its next round starts, the game goes to the archive ([`BoardState::finished`])
+/// and a new one begins ([`BoardState::new_game`]); the node's sequence numbers go on.
 #[derive(Debug, Clone)]
 pub struct BoardState {
     number: BoardNo,
     intake: Intake,
+    /// The round of the game in play.
+    round: RoundNo,
     game: Game,
+    /// Events applied since the game began: a game of none was never played.
+    game_events: u64,
     events_accepted: u64,
     /// When any message of this board's node last arrived (duplicates included).
     last_heard: Option<HubMs>,
@@ -57,6 +67,18 @@ pub struct BoardState {
     decisions: Vec<AuditEntry>,
     /// For a node without a clock: how long a successor must stand to complete its move.
     debounce_ms: Option<u64>,
+    /// The section's time control, for each new game's clock.
+    time_control: Option<TimeControl>,
+}
+
+/// What the archive keeps of a board's game when its round is over.
+#[derive(Debug, Clone)]
+pub struct FinishedGame {
+    pub detail: serde_json::Value,
+    pub standing: Standing,
+    pub ruled: Standing,
+    pub pgn: PgnGame,
+    pub flag_result: Option<GameResult>,
 }
 
 /// One line of `GET /api/boards`.
@@ -192,8 +214,10 @@ pub struct Urgency {
 }
 
 impl BoardState {
+    /// Board `number`, first heard of in `round`, playing under `rules` and `time_control`.
     pub fn new(
         number: BoardNo,
+        round: RoundNo,
         rules: Rules,
         time_control: Option<TimeControl>,
         debounce_ms: Option<u64>,
@@ -201,8 +225,11 @@ impl BoardState {
         BoardState {
             debounce_ms,
             number,
+            round,
+            game_events: 0,
             last_applied_at: HubMs::default(),
-            clock: BoardClock::new(time_control),
+            clock: BoardClock::new(time_control.clone()),
+            time_control,
             rules,
             flag_ruling: None,
             decisions: Vec::new(),
@@ -236,6 +263,7 @@ impl BoardState {
             return None;
         }
         self.events_accepted += 1;
+        self.game_events += 1;
         if let UplinkBody::Pace { node_ms_per_s } = event.body {
             self.timebase.set_pace(node_ms_per_s);
         }
@@ -359,6 +387,54 @@ impl BoardState {
             clock_side: expects.map(|(side, _)| side),
         });
         Ok(events.into_iter().map(BoardEvent::Game).collect())
+    }
+
+    /// The round of the game in play.
+    pub fn round(&self) -> RoundNo {
+        self.round
+    }
+
+    /// Whether anything happened in the game in play: an event, a decision.
+    pub fn played(&self) -> bool {
+        self.game_events > 0 || !self.decisions.is_empty()
+    }
+
+    /// What the archive keeps of the game in play at `now`: its detail, how it stands now
+    /// and by the rules, its moves for the feed, and a flag fall's result.
+    pub fn finished(&self, now: HubMs) -> FinishedGame {
+        let edition = self.rules.edition;
+        let (status, result) = self.game.ruled();
+        FinishedGame {
+            detail: serde_json::to_value(self.detail(now)).unwrap_or_default(),
+            standing: Standing {
+                status: self.game.status().name().to_owned(),
+                result: self.game.result(),
+                article: self.game.article().map(str::to_owned),
+            },
+            ruled: Standing {
+                status: status.name().to_owned(),
+                result,
+                article: status.article(edition).map(str::to_owned),
+            },
+            pgn: PgnGame::of(&self.game, self.clock.checks()),
+            flag_result: self.flag_ruling.as_ref().and_then(|r| r.result),
+        }
+    }
+
+    /// The board's next game, of `round`: the position, the clock, the flags and the
+    /// decisions start afresh; the node (its sequence, its hello, its health, its timeline)
+    /// goes on. Take what is kept of the old game ([`BoardState::finished`]) first.
+    pub fn new_game(&mut self, round: RoundNo) {
+        let mut game = Game::new(Chess::default(), self.rules);
+        if let Some(hello) = &self.hello {
+            game.infer_moves_after(self.debounce_ms.filter(|_| hello.clock_hw.is_empty()));
+        }
+        self.game = game;
+        self.round = round;
+        self.game_events = 0;
+        self.clock = BoardClock::new(self.time_control.clone());
+        self.flag_ruling = None;
+        self.decisions.clear();
     }
 
     /// The arbiter's decisions at this board, in order.

@@ -25,9 +25,12 @@ use super::board::{BoardDetail, BoardEvent, BoardState, BoardSummary, Urgency};
 use super::claim::{ClaimCheck, ClaimRequest};
 use super::clock::ClockEvent;
 use super::game::GameEvent;
+use super::ids::RoundNo;
 use super::intake::Admission;
 use super::laws::Rules;
 use super::record::Record;
+use super::rounds::{RoundBook, RoundStart};
+use super::sections::Sections;
 use super::time::HubMs;
 
 /// What the shell must carry out after [`Hall::apply`] or [`Hall::flushed`].
@@ -69,9 +72,10 @@ fn effects(board: BoardNo, events: Vec<BoardEvent>) -> Vec<Effect> {
 #[derive(Debug)]
 pub struct Hall {
     boards: BTreeMap<BoardNo, BoardState>,
-    rules: Rules,
-    /// Every board's time control, until the event's configuration says otherwise.
-    time_control: Option<TimeControl>,
+    /// Each board's rules and time control.
+    sections: Sections,
+    /// Which round each section plays: a board first heard of begins in its section's.
+    rounds: RoundBook,
     /// Boards whose node reports no clock: how long a move must stand to count; `None`
     /// waits for presses that never come.
     debounce_ms: Option<u64>,
@@ -88,10 +92,33 @@ impl Hall {
     pub fn new(rules: Rules) -> Hall {
         Hall {
             boards: BTreeMap::new(),
-            rules,
-            time_control: None,
+            sections: Sections::one(rules, None),
+            rounds: RoundBook::default(),
             debounce_ms: Some(DEFAULT_DEBOUNCE_MS),
         }
+    }
+
+    /// `board`, if never heard of, begins in `round` (a restart: the round its first event
+    /// was in).
+    pub fn ensure(&mut self, board: BoardNo, round: RoundNo) {
+        if !self.boards.contains_key(&board) {
+            let section = self.sections.of(board);
+            let state = BoardState::new(
+                board,
+                round,
+                section.rules,
+                section.time_control.clone(),
+                self.debounce_ms,
+            );
+            self.boards.insert(board, state);
+        }
+    }
+
+    /// The hall's boards play in `sections`, each under its rules and time control.
+    #[must_use]
+    pub fn with_sections(mut self, sections: Sections) -> Hall {
+        self.sections = sections;
+        self
     }
 
     /// Boards without a clock complete a move that stood `debounce_ms` (`None`: never).
@@ -101,11 +128,57 @@ impl Hall {
         self
     }
 
-    /// Every board's clock runs `time_control`: the hub models and checks it.
+    /// Every board's clock runs `time_control` (a hall of one section): the hub models and
+    /// checks it.
     #[must_use]
     pub fn with_time_control(mut self, time_control: Option<TimeControl>) -> Hall {
-        self.time_control = time_control;
+        let rules = self.sections.hall().rules;
+        self.sections = Sections::one(rules, time_control);
         self
+    }
+
+    pub fn sections(&self) -> &Sections {
+        &self.sections
+    }
+
+    /// The rounds started, and which round each section plays.
+    pub fn rounds(&self) -> &RoundBook {
+        &self.rounds
+    }
+
+    /// The rounds a restart found in the journal, in place of the one a new hall begins in.
+    pub fn set_rounds(&mut self, rounds: RoundBook) {
+        self.rounds = rounds;
+    }
+
+    /// A round started: boards first heard of from now on begin in it. The boards in play
+    /// go on to it one by one ([`Hall::new_game`]), where their events say.
+    pub fn round_started(&mut self, start: RoundStart) {
+        self.rounds.push(start);
+    }
+
+    /// `board` goes on to its game of `round`; `false` for a board never heard of.
+    pub fn new_game(&mut self, board: BoardNo, round: RoundNo) -> bool {
+        match self.boards.get_mut(&board) {
+            Some(state) => {
+                state.new_game(round);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The round `board` plays now: its game's, or for a board never heard of, its
+    /// section's.
+    pub fn round_of(&self, board: BoardNo) -> RoundNo {
+        self.boards.get(&board).map_or_else(
+            || {
+                self.rounds
+                    .of_board(&self.sections, board)
+                    .unwrap_or(RoundNo::FIRST)
+            },
+            BoardState::round,
+        )
     }
 
     /// Decides what to do with an event off the wire; notes that its node was heard. The
@@ -211,10 +284,8 @@ impl Hall {
     }
 
     fn board_mut(&mut self, board: BoardNo) -> &mut BoardState {
-        let (rules, debounce) = (self.rules, self.debounce_ms);
-        let time_control = &self.time_control;
-        self.boards
-            .entry(board)
-            .or_insert_with(|| BoardState::new(board, rules, time_control.clone(), debounce))
+        let round = self.round_of(board);
+        self.ensure(board, round);
+        self.boards.get_mut(&board).expect("ensured")
     }
 }

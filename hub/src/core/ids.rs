@@ -1,5 +1,5 @@
-//! What the hub's things are called: a board, a node's event, an alert, a decision, an
-//! e-board's hardware. Each a type of its own, serialized as the bare number or text it
+//! What the hub's things are called: a board, a round, a node's event, an alert, a
+//! decision, an e-board's hardware. Each a type of its own, serialized as the bare number or text it
 //! wraps, so the API's JSON and the journal's bytes are what they were.
 
 use std::fmt;
@@ -22,6 +22,40 @@ pub struct AlertId(pub u64);
 )]
 #[serde(transparent)]
 pub struct DecisionId(pub u64);
+
+/// A round of the event: from 1. A board's games are told apart by their round.
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct RoundNo(pub u16);
+
+impl RoundNo {
+    /// The first round.
+    pub const FIRST: RoundNo = RoundNo(1);
+    /// No event has more rounds than this (a round robin of 100 players twice over has 198):
+    /// a round number from outside past it is refused.
+    pub const MAX: RoundNo = RoundNo(999);
+
+    /// `n` as a round number, if it is one (1 to [`RoundNo::MAX`]).
+    pub fn new(n: u64) -> Option<RoundNo> {
+        u16::try_from(n)
+            .ok()
+            .map(RoundNo)
+            .filter(|r| r.0 >= 1 && *r <= RoundNo::MAX)
+    }
+
+    /// As an index from 1, for the pairing files' columns.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+impl fmt::Display for RoundNo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// An e-board's hardware id as its node announces it (a DGT serial number, say).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -18,7 +18,10 @@
 //! - [`repetition`]: how often each position occurred (Art. 9.2.2).
 //! - [`record`]: a journaled event with its receive time.
 //! - [`arbiter`]: the arbiter's decisions (reinstate, result, time) and their audit trail.
-//! - [`board`]: everything the hub knows about one board.
+//! - [`board`]: everything the hub knows about one board: its node and its game in play.
+//! - [`sections`]: the hall's sections, each with its rules and time control.
+//! - [`rounds`]: which round each board's game belongs to; the journaled round starts.
+//! - [`archive`]: the games of rounds that are over, as the API and the feed show them.
 //! - [`alerts`]: what arbiters must handle, raised, acknowledged, escalated, resolved.
 //! - [`relay`]: the broadcast's view of each game (delay) and its PGN.
 //! - [`setup`]: the hall's nodes and what the technician should fix.
@@ -26,6 +29,7 @@
 
 pub mod alerts;
 pub mod arbiter;
+pub mod archive;
 pub mod bindings;
 pub mod board;
 pub mod chess960;
@@ -44,6 +48,8 @@ pub mod mating;
 pub mod record;
 pub mod relay;
 pub mod repetition;
+pub mod rounds;
+pub mod sections;
 pub mod sensed;
 pub mod setup;
 pub mod time;
@@ -63,6 +69,27 @@ pub(crate) fn serialize_color<S: serde::Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(color_name(*color))
+}
+
+/// A side as `"white"` or `"black"` both ways, for what is kept as JSON (`#[serde(with)]`).
+pub(crate) mod color_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use shakmaty::Color;
+
+    pub fn serialize<S: Serializer>(color: &Color, serializer: S) -> Result<S::Ok, S::Error> {
+        super::serialize_color(color, serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Color, D::Error> {
+        match <&str>::deserialize(deserializer)? {
+            "white" => Ok(Color::White),
+            "black" => Ok(Color::Black),
+            other => Err(serde::de::Error::unknown_variant(
+                other,
+                &["white", "black"],
+            )),
+        }
+    }
 }
 
 /// Positions for the core's tests, from FEN.

@@ -11,14 +11,15 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertCommand};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
-use crate::core::board::{BoardDetail, BoardSummary, Urgency};
+use crate::core::board::{BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
-use crate::core::hub::{ArbiterEnrolment, Enrolled};
-use crate::core::ids::{AlertId, HardwareId};
+use crate::core::hub::{ArbiterEnrolment, Enrolled, StartRequest};
+use crate::core::ids::{AlertId, HardwareId, RoundNo};
+use crate::core::rounds::StartError;
 use crate::core::setup::NodesReport;
 use crate::edge::access::Access;
 use crate::metrics::Metrics;
-use crate::pairings::Pairing;
+use crate::pairings::{Pairing, RoundState};
 use crate::view::feed::FeedGame;
 use crate::view::tiles::{Audience, SpectatorBoard};
 
@@ -31,28 +32,41 @@ pub struct LiveStart {
 /// A question for the loop that owns the hall.
 pub enum Query {
     Boards(oneshot::Sender<Vec<BoardSummary>>),
-    Board(BoardNo, oneshot::Sender<Option<BoardDetail>>),
+    /// A board's game in a round (`None`: the one it plays), as `GET /api/boards/{n}`
+    /// shows it.
+    Board(
+        BoardNo,
+        Option<RoundNo>,
+        oneshot::Sender<Option<serde_json::Value>>,
+    ),
     TimeTrouble(oneshot::Sender<Vec<Urgency>>),
     ConnectedNodes(oneshot::Sender<usize>),
     /// Whether the hub can make events durable; the reason when not.
     Health(oneshot::Sender<Result<(), String>>),
     CheckClaim(BoardNo, ClaimRequest, oneshot::Sender<Option<ClaimCheck>>),
-    /// An arbiter's decision; answered once it is durable.
+    /// An arbiter's decision for a board's game (of a round; `None`: the one in play);
+    /// answered once it is durable.
     Decide(
         BoardNo,
+        Option<RoundNo>,
         ArbiterAction,
         oneshot::Sender<Result<AuditEntry, DecisionError>>,
     ),
     /// Every alert.
     Alerts(oneshot::Sender<Vec<Alert>>),
-    /// A round's pairings, with the hub's results in the round in play.
-    Pairings(usize, oneshot::Sender<Option<Vec<Pairing>>>),
-    /// The pairing program's TRF with the hub's results of the round in play.
+    /// A round's pairings, with the hub's results.
+    Pairings(RoundNo, oneshot::Sender<Option<Vec<Pairing>>>),
+    /// The pairing program's TRF with the hub's results of every round.
     ResultsTrf(oneshot::Sender<Option<String>>),
     /// The hall's nodes and the technician's warnings.
     Nodes(oneshot::Sender<NodesReport>),
-    /// The round in play.
-    RoundInPlay(oneshot::Sender<Option<usize>>),
+    /// Every round with pairings or started, and how far each is.
+    Rounds(oneshot::Sender<Vec<RoundState>>),
+    /// An arbiter starts a round; answered with the rounds once durable.
+    StartRound(
+        StartRequest,
+        oneshot::Sender<Result<Vec<RoundState>, StartError>>,
+    ),
     /// The technician binds a node's e-board hardware to a board (`None`: unbinds it);
     /// answered with the nodes' report once the binding is durable.
     Bind(HardwareId, Option<BoardNo>, oneshot::Sender<NodesReport>),
@@ -68,7 +82,7 @@ pub enum Query {
     /// The public feed's games of a round (one board, or all); `None` for a round not in
     /// play.
     Broadcast(
-        usize,
+        RoundNo,
         Option<BoardNo>,
         oneshot::Sender<Option<Vec<FeedGame>>>,
     ),
@@ -112,8 +126,12 @@ pub(super) enum ApiError {
     Refused(DecisionError),
     /// No alert has this id.
     UnknownAlert(AlertId),
-    /// No pairings for this round.
-    UnknownRound(usize),
+    /// No pairings for this round, or it never started.
+    UnknownRound(RoundNo),
+    /// The path's round number is not one.
+    BadRound(String),
+    /// A round cannot start.
+    NotStarted(StartError),
     /// The configuration names no TRF file.
     NoTrf,
     /// A query parameter the API does not know how to read.
@@ -166,9 +184,24 @@ impl IntoResponse for ApiError {
             }
             ApiError::UnknownRound(r) => (
                 StatusCode::NOT_FOUND,
-                format!("no pairings for round {r}\n"),
+                format!("round {r} has no pairings and never started\n"),
             )
                 .into_response(),
+            ApiError::BadRound(r) => (
+                StatusCode::BAD_REQUEST,
+                format!("{r:?} is not a round number (1 to 999)\n"),
+            )
+                .into_response(),
+            ApiError::NotStarted(e @ StartError::UnknownSection(_)) => {
+                (StatusCode::NOT_FOUND, format!("{e}\n")).into_response()
+            }
+            ApiError::NotStarted(e @ StartError::Pairings(_)) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, format!("{e}\n")).into_response()
+            }
+            ApiError::NotStarted(e @ StartError::NotARound(_)) => {
+                (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response()
+            }
+            ApiError::NotStarted(e) => (StatusCode::CONFLICT, format!("{e}\n")).into_response(),
             ApiError::NoTrf => (
                 StatusCode::NOT_FOUND,
                 "no TRF file configured ([pairings] trf)\n",

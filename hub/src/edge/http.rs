@@ -17,7 +17,7 @@ use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertState, Language};
 use crate::core::alerts::{AlertAction, AlertCommand};
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
-use crate::core::board::{BoardDetail, BoardSummary, Urgency};
+use crate::core::board::{BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::ids::{AlertId, HardwareId};
 use crate::core::setup::NodesReport;
@@ -25,7 +25,6 @@ use crate::edge::access::{self, Access};
 use crate::edge::api::{Api, ApiError, Query};
 use crate::edge::page;
 use crate::metrics::Metrics;
-use crate::pairings::{Pairing, RoundState};
 use crate::view::tiles::SpectatorBoard;
 
 /// The largest request body the API reads.
@@ -67,14 +66,14 @@ pub async fn bind(
         .route("/api/alerts/{id}", get(alert))
         .route("/api/alerts/{id}/ack", post(acknowledge))
         .route("/api/alerts/{id}/resolve", post(resolve))
+        .merge(super::rounds::arbiters())
         .route_layer(axum::middleware::from_fn_with_state(
             access.clone(),
             access::arbiters_only,
         ));
     // What the public may see: the delayed feed, the pairings, the page itself.
     let public = Router::new()
-        .route("/api/rounds/{r}", get(round_state))
-        .route("/api/rounds/{r}/pairings", get(pairings))
+        .merge(super::rounds::public())
         .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/public/boards/{n}", get(spectator_board))
         .route("/healthz", get(healthz))
@@ -111,9 +110,9 @@ async fn boards(State(api): State<Api>) -> Result<Json<Vec<BoardSummary>>, ApiEr
 async fn board(
     State(api): State<Api>,
     Path(n): Path<String>,
-) -> Result<Json<BoardDetail>, ApiError> {
+) -> Result<Json<serde_json::Value>, ApiError> {
     let n = board_number(&n)?;
-    api.ask(|reply| Query::Board(n, reply))
+    api.ask(|reply| Query::Board(n, None, reply))
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownBoard(n))
@@ -157,7 +156,7 @@ async fn decide(
     Json(action): Json<ArbiterAction>,
 ) -> Result<Json<AuditEntry>, ApiError> {
     let n = board_number(&n)?;
-    api.ask(|reply| Query::Decide(n, action, reply))
+    api.ask(|reply| Query::Decide(n, None, action, reply))
         .await?
         .map(Json)
         .map_err(ApiError::Refused)
@@ -182,26 +181,15 @@ async fn time_trouble(
     Ok(Json(ranking))
 }
 
-/// `GET /api/rounds/{r}/pairings`: `[{"board", "white": {"name", "fide_id", "rating",
-/// "title", "federation", "start_rank"}, "black": {…}, "result"}]`.
-async fn pairings(
-    State(api): State<Api>,
-    Path(round): Path<usize>,
-) -> Result<Json<Vec<Pairing>>, ApiError> {
-    api.ask(|reply| Query::Pairings(round, reply))
-        .await?
-        .map(Json)
-        .ok_or(ApiError::UnknownRound(round))
-}
-
 /// `GET /broadcast/round/{r}/games.pgn` (every board of the round) and
 /// `/broadcast/round/{r}/game-{board}.pgn`: the public feed, delayed as configured. Cheap
 /// to poll: `ETag` and `Last-Modified`, `304 Not Modified` when nothing changed.
 async fn broadcast_pgn(
     State(api): State<Api>,
-    Path((round, file)): Path<(usize, String)>,
+    Path((round, file)): Path<(String, String)>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
+    let round = super::rounds::round_number(&round)?;
     let board = match file.as_str() {
         "games.pgn" => None,
         other => Some(
@@ -262,19 +250,6 @@ async fn broadcast_pgn(
 /// and the warnings for the technician.
 async fn nodes(State(api): State<Api>) -> Result<Json<NodesReport>, ApiError> {
     api.ask(Query::Nodes).await.map(Json)
-}
-
-/// `GET /api/rounds/{r}`: how many of the round's games are over, and whether all are.
-async fn round_state(
-    State(api): State<Api>,
-    Path(round): Path<usize>,
-) -> Result<Json<RoundState>, ApiError> {
-    let games = api
-        .ask(|reply| Query::Pairings(round, reply))
-        .await?
-        .ok_or(ApiError::UnknownRound(round))?;
-    let in_play = api.ask(Query::RoundInPlay).await? == Some(round);
-    Ok(Json(RoundState::of(round, in_play, &games)))
 }
 
 /// Body of `POST /api/nodes/bind`: `{"hardware": "DGT-3000-17", "board": 12}`; `"board":
@@ -536,7 +511,7 @@ async fn alert_command(
         })
 }
 
-fn board_number(n: &str) -> Result<BoardNo, ApiError> {
+pub(super) fn board_number(n: &str) -> Result<BoardNo, ApiError> {
     n.parse()
         .map(BoardNo)
         .map_err(|_| ApiError::BadBoard(n.to_owned()))

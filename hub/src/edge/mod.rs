@@ -5,7 +5,7 @@
 //! - [`broker`]: the embedded rumqttd broker; [`descriptors`]: the open-files limit it shares.
 //! - [`mqtt`]: the hub's MQTT client (embedded or external broker).
 //! - [`api`]: how HTTP handlers ask the loop that owns the hall (queries and answers).
-//! - [`http`]: the JSON API, health and metrics.
+//! - [`http`]: the JSON API, health and metrics; [`rounds`]: the rounds' part of it.
 //! - [`page`]: the supervision page, its login and its live streams.
 //! - [`access`]: the arbiters' token: who may see the live games and the alerts.
 //! - [`slots`]: the cap on live streams per client and overall.
@@ -22,5 +22,6 @@ pub mod lichess;
 pub mod livechess;
 pub mod mqtt;
 pub mod page;
+pub mod rounds;
 pub mod slots;
 pub mod store;

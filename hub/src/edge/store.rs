@@ -22,6 +22,12 @@
 //! value = the node's key (32 bytes); a revoked key is removed. The data directory is as
 //! secret as the keys it holds.
 //!
+//! Rounds go to a sixth tree, `rounds`: key = the start's ordinal (8 bytes, big-endian),
+//! value = a format byte and the [`RoundStart`] as JSON, with every board's last event at
+//! the start. The games of rounds that are over go to a seventh, `games`: key = round
+//! (2 bytes) then board (2 bytes), big-endian, value = a format byte and the [`PlayedGame`]
+//! as JSON, its latest state (a result declared after the round replaces it).
+//!
 //! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
 //! acknowledged to a node before that (see [`super::flusher`]).
 
@@ -34,9 +40,11 @@ use protocol::{codec, BoardNo, Seq, PROTOCOL_VERSION};
 
 use crate::core::alerts::Alert;
 use crate::core::arbiter::DecisionRecord;
+use crate::core::archive::PlayedGame;
 use crate::core::hub::Write;
 use crate::core::ids::HardwareId;
 use crate::core::record::Record;
+use crate::core::rounds::RoundStart;
 use crate::core::time::HubMs;
 
 /// A probe's size: room for a few hundred events at least before the hall is rebuilt.
@@ -44,6 +52,8 @@ const PROBE_BYTES: usize = 256 * 1024;
 const JOURNAL_FORMAT: u8 = 1;
 const DECISION_FORMAT: u8 = 1;
 const ALERT_FORMAT: u8 = 1;
+const ROUND_FORMAT: u8 = 1;
+const GAME_FORMAT: u8 = 1;
 const KEY_LEN: usize = 10;
 const HEADER_LEN: usize = 9;
 
@@ -65,6 +75,12 @@ pub enum StoreError {
     /// A stored alert is not one this build can read.
     #[error("alert {id} is unreadable: {why}")]
     UnreadableAlert { id: u64, why: String },
+    /// A stored round start is not one this build can read.
+    #[error("round start {id} is unreadable: {why}")]
+    UnreadableRound { id: u64, why: String },
+    /// A stored game of a finished round is not one this build can read.
+    #[error("archived game {id:#010x} (round, board) is unreadable: {why}")]
+    UnreadableGame { id: u64, why: String },
     /// A stored key does not have the journal's layout.
     #[error("journal key of {0} bytes, expected {KEY_LEN}")]
     BadKey(usize),
@@ -79,6 +95,8 @@ pub struct Journal {
     alerts: sled::Tree,
     bindings: sled::Tree,
     enrolments: sled::Tree,
+    rounds: sled::Tree,
+    games: sled::Tree,
 }
 
 impl Journal {
@@ -94,6 +112,8 @@ impl Journal {
         let alerts = db.open_tree("alerts")?;
         let bindings = db.open_tree("bindings")?;
         let enrolments = db.open_tree("enrolments")?;
+        let rounds = db.open_tree("rounds")?;
+        let games = db.open_tree("games")?;
         Ok(Journal {
             db,
             events,
@@ -101,6 +121,8 @@ impl Journal {
             alerts,
             bindings,
             enrolments,
+            rounds,
+            games,
         })
     }
 
@@ -128,7 +150,28 @@ impl Journal {
             Write::Alert(alert) => self.put_alert(alert),
             Write::Binding { hardware, board } => self.put_binding(hardware, *board),
             Write::Enrolment { hardware, key } => self.put_enrolment(hardware, key.as_ref()),
+            Write::RoundStart(start) => {
+                put_json(&self.rounds, ROUND_FORMAT, u64::from(start.ordinal), start)
+            }
+            Write::Game(game) => {
+                let id = u64::from(game.round.0) << 16 | u64::from(game.board.0);
+                put_json(&self.games, GAME_FORMAT, id, game)
+            }
         }
+    }
+
+    /// Every round start, in order.
+    pub fn rounds(&self) -> impl Iterator<Item = Result<RoundStart, StoreError>> + '_ {
+        json_entries(&self.rounds, ROUND_FORMAT, |id, why| {
+            StoreError::UnreadableRound { id, why }
+        })
+    }
+
+    /// Every archived game, by round and board.
+    pub fn games(&self) -> impl Iterator<Item = Result<PlayedGame, StoreError>> + '_ {
+        json_entries(&self.games, GAME_FORMAT, |id, why| {
+            StoreError::UnreadableGame { id, why }
+        })
     }
 
     /// Keeps `hardware`'s key (`None`: removes it, revoked); durable after the next flush.

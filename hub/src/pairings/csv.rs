@@ -80,6 +80,8 @@ pub fn read(text: &str) -> Result<Vec<Pairing>, CsvError> {
             white: seat("white")?,
             black: seat("black")?,
             result: get("result").unwrap_or("*").to_owned(),
+            white_team: None,
+            black_team: None,
         });
     }
     let mut boards: Vec<BoardNo> = pairings.iter().map(|p| p.board).collect();

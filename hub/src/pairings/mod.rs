@@ -6,9 +6,10 @@
 pub mod csv;
 pub mod trf;
 
-use protocol::BoardNo;
+use std::collections::BTreeMap;
 
 use crate::core::arbiter::GameResult;
+use crate::core::ids::{BoardNo, RoundNo};
 use serde::Serialize;
 
 use trf::{Player, Trf};
@@ -33,6 +34,9 @@ pub struct Pairing {
     pub black: Seat,
     /// `1-0`, `0-1`, `1/2-1/2`, forfeits as `+-`, `-+`, `--`; `*` while not over.
     pub result: String,
+    /// In a team match: the teams White and Black play for.
+    pub white_team: Option<String>,
+    pub black_team: Option<String>,
 }
 
 fn seat(player: &Player) -> Seat {
@@ -104,6 +108,8 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
                 white: seat(white),
                 black: seat(black),
                 result: result_text(entry.result, black_entry.and_then(|e| e.result)),
+                white_team: None,
+                black_team: None,
             },
         ));
     }
@@ -118,30 +124,31 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
         .collect()
 }
 
-/// The event's rounds: each round's pairings (from the pairing program's TRF, or a CSV per
-/// round), and the round in play, whose players sit at the boards.
+/// The event's rounds as the pairing program and the regulations give them: each round's
+/// pairings (from the pairing program's TRF, or a CSV per round) and scheduled start. Which
+/// round is in play is the hall's to say (the journaled round starts).
 #[derive(Debug, Clone, Default)]
 pub struct Rounds {
-    pub pairings: std::collections::BTreeMap<usize, Vec<Pairing>>,
+    pub pairings: BTreeMap<RoundNo, Vec<Pairing>>,
     /// The tournament file, for results back out.
     pub trf: Option<Trf>,
-    /// The round in play; by default the last with pairings.
-    pub in_play: Option<usize>,
+    /// The round a new hub begins in (`[event] round`); by default the last with pairings.
+    pub first: Option<RoundNo>,
     /// Each round's scheduled start (Unix ms), as the regulations give it.
-    pub starts: std::collections::BTreeMap<usize, u64>,
+    pub starts: BTreeMap<RoundNo, u64>,
 }
 
 impl Rounds {
     /// From a TRF file (every round it pairs) and CSV rounds, which take precedence.
     pub fn new(
         trf: Option<Trf>,
-        csv: Vec<(usize, Vec<Pairing>)>,
-        in_play: Option<usize>,
+        csv: Vec<(RoundNo, Vec<Pairing>)>,
+        first: Option<RoundNo>,
     ) -> Rounds {
-        let mut pairings = std::collections::BTreeMap::new();
+        let mut pairings = BTreeMap::new();
         if let Some(trf) = &trf {
-            for round in 1..=trf.rounds() {
-                let games = round_pairings(trf, round);
+            for round in (1..=trf.rounds()).filter_map(|r| RoundNo::new(r as u64)) {
+                let games = round_pairings(trf, round.index());
                 if !games.is_empty() {
                     pairings.insert(round, games);
                 }
@@ -151,63 +158,65 @@ impl Rounds {
         Rounds {
             pairings,
             trf,
-            in_play,
-            starts: Default::default(),
+            first,
+            starts: BTreeMap::new(),
         }
     }
 
-    pub fn in_play(&self) -> Option<usize> {
-        self.in_play
+    /// The round a new hub begins in: the configured one, else the last with pairings,
+    /// else the first.
+    pub fn first_round(&self) -> RoundNo {
+        self.first
             .or_else(|| self.pairings.keys().last().copied())
+            .unwrap_or(RoundNo::FIRST)
     }
 
-    /// The games of the round in play; none before pairings are known.
-    pub fn games_in_play(&self) -> &[Pairing] {
-        self.in_play()
-            .and_then(|r| self.pairings.get(&r))
-            .map_or(&[], Vec::as_slice)
+    /// The games of `round`; none without pairings.
+    pub fn games(&self, round: RoundNo) -> &[Pairing] {
+        self.pairings.get(&round).map_or(&[], Vec::as_slice)
     }
 
-    /// The boards of the round in play whose games are to be played: those the file has
-    /// not scored already (forfeits, byes).
-    pub fn boards_to_play(&self) -> Vec<BoardNo> {
-        self.games_in_play()
+    /// The boards of `round` whose games are to be played: those the file has not scored
+    /// already (forfeits, byes).
+    pub fn boards_to_play(&self, round: RoundNo) -> Vec<BoardNo> {
+        self.games(round)
             .iter()
             .filter(|p| p.result == "*")
             .map(|p| p.board)
             .collect()
     }
 
-    /// When the round in play is scheduled to start.
-    pub fn start_in_play(&self) -> Option<u64> {
-        self.starts.get(&self.in_play()?).copied()
+    /// When `round` is scheduled to start.
+    pub fn start(&self, round: RoundNo) -> Option<u64> {
+        self.starts.get(&round).copied()
     }
 
-    /// Every board's players in the round in play.
-    pub fn seating(&self) -> std::collections::BTreeMap<BoardNo, String> {
-        self.games_in_play()
+    /// Every board's players in `round`.
+    pub fn seating(&self, round: RoundNo) -> BTreeMap<BoardNo, String> {
+        self.games(round)
             .iter()
             .map(|p| (p.board, format!("{} – {}", p.white.name, p.black.name)))
             .collect()
     }
 
-    /// The TRF with the hub's `results` by board entered for the round in play, for the
-    /// pairing program; `None` without a TRF.
+    /// The TRF with the hub's `results` (by round and board) entered, for the pairing
+    /// program; `None` without a TRF.
     pub fn trf_with_results(
         &self,
-        results: &std::collections::BTreeMap<BoardNo, GameResult>,
+        results: &BTreeMap<(RoundNo, BoardNo), GameResult>,
     ) -> Option<String> {
         let mut trf = self.trf.clone()?;
-        let round = self.in_play()?;
-        for pairing in self.pairings.get(&round).into_iter().flatten() {
-            let codes = match results.get(&pairing.board) {
-                Some(GameResult::WhiteWins) => ('1', '0'),
-                Some(GameResult::BlackWins) => ('0', '1'),
-                Some(GameResult::Draw) => ('=', '='),
-                _ => continue,
-            };
-            trf.set_result(pairing.white.start_rank, round, codes.0);
-            trf.set_result(pairing.black.start_rank, round, codes.1);
+        for (round, games) in &self.pairings {
+            for pairing in games {
+                let codes = match results.get(&(*round, pairing.board)) {
+                    Some(GameResult::WhiteWins) => ('1', '0'),
+                    Some(GameResult::BlackWins) => ('0', '1'),
+                    Some(GameResult::Draw) => ('=', '='),
+                    _ => continue,
+                };
+                trf.set_result(pairing.white.start_rank, round.index(), codes.0);
+                trf.set_result(pairing.black.start_rank, round.index(), codes.1);
+            }
         }
         Some(trf.to_string())
     }
@@ -216,7 +225,7 @@ impl Rounds {
 /// Where a round stands: `GET /api/rounds/{r}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RoundState {
-    pub round: usize,
+    pub round: RoundNo,
     pub in_play: bool,
     pub games: usize,
     /// Games with a result (the hub's in the round in play, else the pairing file's).
@@ -226,14 +235,23 @@ pub struct RoundState {
 }
 
 impl RoundState {
-    pub fn of(round: usize, in_play: bool, games: &[Pairing]) -> RoundState {
-        let finished = games.iter().filter(|p| p.result != "*").count();
+    /// `round` with its games' results (`*` for one not over).
+    pub fn of<'a>(
+        round: RoundNo,
+        in_play: bool,
+        results: impl IntoIterator<Item = &'a str>,
+    ) -> RoundState {
+        let (mut games, mut finished) = (0, 0);
+        for result in results {
+            games += 1;
+            finished += usize::from(result != "*");
+        }
         RoundState {
             round,
             in_play,
-            games: games.len(),
+            games,
             finished,
-            complete: !games.is_empty() && finished == games.len(),
+            complete: games > 0 && finished == games,
         }
     }
 }

@@ -42,7 +42,7 @@ impl Follower {
             return;
         }
         self.followed.1 = now;
-        let round = hub.rounds().in_play().unwrap_or(1);
+        let round = hub.round_in_play();
         let Some(games) = hub.feed(now, round, None) else {
             return;
         };
@@ -57,10 +57,13 @@ impl Follower {
         let Some(folder) = hub.broadcast().folder.clone() else {
             return;
         };
-        let rounds = hub.rounds();
-        let earlier: Vec<usize> = (1..round)
-            .map(|r| rounds.pairings.get(&r).map_or(0, Vec::len))
+        let earlier: Vec<usize> = hub
+            .round_states()
+            .iter()
+            .filter(|r| r.round < round)
+            .map(|r| r.games)
             .collect();
+        let rounds = hub.rounds();
         let name = hub
             .broadcast()
             .event_name
@@ -71,7 +74,7 @@ impl Follower {
             &folder,
             hub.event(),
             &name,
-            round,
+            round.index(),
             &earlier,
             &games,
             pairings,

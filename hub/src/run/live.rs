@@ -71,7 +71,7 @@ struct Hall<'a> {
     event: &'a str,
     event_name: Option<&'a str>,
     site: Option<&'a str>,
-    round: Option<usize>,
+    round: Option<crate::core::ids::RoundNo>,
     /// The round's scheduled start (Unix ms).
     round_start: Option<u64>,
     /// The spectators' delay, ms.
@@ -150,11 +150,7 @@ impl Shell {
     ) -> Option<tiles::SpectatorBoard> {
         let hub = &self.hub;
         let state = hub.hall().board(board)?;
-        let pairing = hub
-            .rounds()
-            .games_in_play()
-            .iter()
-            .find(|p| p.board == board);
+        let pairing = tiles::pairing(hub.hall(), hub.rounds(), board);
         Some(tiles::spectator_board(
             board,
             state,
@@ -190,8 +186,8 @@ impl Shell {
             event: hub.event(),
             event_name: hub.broadcast().event_name.as_deref(),
             site: hub.broadcast().site.as_deref(),
-            round: hub.rounds().in_play(),
-            round_start: hub.rounds().start_in_play(),
+            round: Some(hub.round_in_play()),
+            round_start: hub.rounds().start(hub.round_in_play()),
             delay_ms: hub.broadcast().delay_ms,
             zones,
             tiles: self.live.pages(audience).sent.all().collect(),

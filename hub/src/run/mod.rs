@@ -14,6 +14,7 @@
 mod feed;
 mod journal;
 mod live;
+mod pairings;
 mod refusals;
 
 use self::journal::JournalLink;
@@ -37,6 +38,7 @@ use crate::core::hub::{
     ArbiterEnrolment, Count, Enrolled, Hub, HubConfig, Journaled, Output, Replayed, Reply,
     RequestId, Restored, Write,
 };
+use crate::core::rounds::StartError;
 use crate::core::setup::NodesReport;
 use crate::core::time::HubMs;
 use crate::core::timebase::Step;
@@ -48,6 +50,7 @@ use crate::edge::mqtt::{self, HubLink};
 use crate::edge::store::{Journal, StoreError};
 use crate::edge::{broker, descriptors};
 use crate::metrics::{BadPayload, Metrics};
+use crate::pairings::RoundState;
 use crate::view::pager;
 
 /// Which broker the hub uses.
@@ -72,11 +75,17 @@ pub struct ServeConfig {
     pub hosts: Vec<String>,
     /// The event, its Laws, clocks, alerts, rounds and broadcast.
     pub hub: HubConfig,
+    /// The configuration file it was read from: its pairing files are read again when they
+    /// change and before a round starts.
+    pub config_path: Option<PathBuf>,
 }
 
 /// How often the supervision pages get what changed, and the LiveChess folder and lichess
 /// what the feed shows.
 const PAGES_EVERY: Duration = Duration::from_millis(250);
+
+/// How often the pairing files are looked at for the next round's pairings.
+const PAIRINGS_EVERY: Duration = Duration::from_secs(5);
 
 /// Where a started hub can be reached.
 #[derive(Debug, Clone)]
@@ -225,12 +234,14 @@ pub async fn serve(
         refusals: refusals::RefusalLog::default(),
         users,
         node_users: BTreeSet::new(),
+        pairing_files: config.config_path.clone().map(pairings::PairingFiles::new),
     };
     shell.admit_nodes();
     // What the restore asked for: alerts raised again, every zone's open list.
     shell.carry_out()?;
     shell.publish_status();
     let mut retry = tokio::time::interval(journal::RETRY);
+    let mut pairings_changed = tokio::time::interval(PAIRINGS_EVERY);
     let mut pages = tokio::time::interval(PAGES_EVERY);
     pages.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
@@ -265,6 +276,7 @@ pub async fn serve(
                 }
             }
             _ = pages.tick() => shell.present(),
+            _ = pairings_changed.tick() => shell.follow_pairings(),
             Some(query) = queries.recv() => shell.answer(query),
             () = &mut shutdown => break Ok(()),
         }
@@ -373,6 +385,10 @@ fn journaled<'a>(
         .decisions()
         .filter_map(|decision| decision.map_err(|e| skipped("decision", &e)).ok())
         .collect();
+    let rounds = journal
+        .rounds()
+        .filter_map(|start| start.map_err(|e| skipped("round start", &e)).ok())
+        .collect();
     // A damaged record takes its place in the board's sequence (the core goes on after it
     // and tells the arbiter); a key that is not a board's event at all is skipped.
     let records = journal.replay().filter_map(move |record| match record {
@@ -388,6 +404,7 @@ fn journaled<'a>(
         }
     });
     Ok(Journaled {
+        rounds,
         records,
         decisions,
         alerts,
@@ -403,6 +420,7 @@ enum Waiting {
     Alert(oneshot::Sender<Result<Alert, AlertError>>),
     Nodes(oneshot::Sender<NodesReport>),
     Enrolled(oneshot::Sender<Enrolled>),
+    Rounds(oneshot::Sender<Result<Vec<RoundState>, StartError>>),
 }
 
 /// What the loop owns: the core and the edges it carries out outputs on.
@@ -425,6 +443,8 @@ struct Shell {
     told_journal_works: Option<bool>,
     /// What was refused, logged once per source and reason.
     refusals: refusals::RefusalLog,
+    /// The pairing files, followed for the next round's pairings.
+    pairing_files: Option<pairings::PairingFiles>,
     /// Who the embedded broker lets in (`None`: an external broker, or an open hall).
     users: Option<broker::Users>,
     /// The nodes' usernames `users` holds now.
@@ -550,6 +570,7 @@ impl Shell {
             (Some(Waiting::Alert(tx)), Reply::Alert(answer)) => drop(tx.send(answer.map(|a| *a))),
             (Some(Waiting::Nodes(tx)), Reply::Nodes(answer)) => drop(tx.send(answer)),
             (Some(Waiting::Enrolled(tx)), Reply::Enrolled(answer)) => drop(tx.send(answer)),
+            (Some(Waiting::Rounds(tx)), Reply::RoundStarted(answer)) => drop(tx.send(answer)),
             (_, reply) => tracing::error!(?request, ?reply, "an answer nobody waits for"),
         }
     }
@@ -640,6 +661,30 @@ impl Shell {
         }
     }
 
+    /// The pairings as their files give them now; the hub keeps what it had if they cannot
+    /// be read.
+    fn reload_pairings(&mut self) -> Result<(), crate::config::ConfigError> {
+        let Some(files) = &mut self.pairing_files else {
+            return Ok(());
+        };
+        let rounds = files.read()?;
+        self.hub_config.rounds = rounds.clone();
+        self.hub.set_rounds(rounds);
+        Ok(())
+    }
+
+    /// The pairing files changed: read again.
+    fn follow_pairings(&mut self) {
+        if self.pairing_files.as_ref().is_some_and(|f| f.changed()) {
+            match self.reload_pairings() {
+                Ok(()) => tracing::info!("pairings read again: their files changed"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the pairing files changed but cannot be read; the pairings stay as they were")
+                }
+            }
+        }
+    }
+
     /// The pages, the LiveChess folder and lichess get what changed.
     fn present(&mut self) {
         let now = self.clock.now();
@@ -652,6 +697,7 @@ impl Shell {
         if let Some(failure) = self.journal.failure() {
             // A change cannot be made durable: its answer is dropped (503 to the client).
             if let Query::Decide(..)
+            | Query::StartRound(..)
             | Query::Bind(..)
             | Query::AlertCommand(..)
             | Query::Enrol(..)
@@ -665,7 +711,10 @@ impl Shell {
         // A dropped receiver means the HTTP client went away; nothing to do.
         match query {
             Query::Boards(reply) => drop(reply.send(hub.hall().summaries(now))),
-            Query::Board(board, reply) => drop(reply.send(hub.hall().detail(board, now))),
+            Query::Board(board, round, reply) => {
+                let round = round.unwrap_or_else(|| hub.hall().round_of(board));
+                drop(reply.send(hub.board_detail(now, round, board)));
+            }
             Query::TimeTrouble(reply) => drop(reply.send(hub.hall().time_trouble(now))),
             Query::ConnectedNodes(reply) => drop(reply.send(hub.hall().connected_nodes(now))),
             Query::Health(reply) => drop(reply.send(match self.journal.failure() {
@@ -679,16 +728,24 @@ impl Shell {
             Query::CheckClaim(board, request, reply) => {
                 drop(reply.send(hub.hall().check_claim(board, &request)));
             }
-            Query::Decide(board, action, reply) => {
+            Query::Decide(board, round, action, reply) => {
                 let request = self.request(Waiting::Decision(reply));
-                self.hub.handle_decision(now, request, board, action);
+                self.hub.handle_decision(now, request, board, round, action);
             }
             Query::Alerts(reply) => drop(reply.send(hub.desk().alerts().cloned().collect())),
             Query::Pairings(round, reply) => drop(reply.send(hub.pairings(round))),
             Query::Broadcast(round, board, reply) => {
                 drop(reply.send(hub.feed(now, round, board)));
             }
-            Query::RoundInPlay(reply) => drop(reply.send(hub.rounds().in_play())),
+            Query::Rounds(reply) => drop(reply.send(hub.round_states())),
+            Query::StartRound(start, reply) => {
+                // The pairing program exported the round's pairings just before, perhaps.
+                if let Err(e) = self.reload_pairings() {
+                    return drop(reply.send(Err(StartError::Pairings(e.to_string()))));
+                }
+                let request = self.request(Waiting::Rounds(reply));
+                self.hub.handle_round_start(now, request, start);
+            }
             Query::Nodes(reply) => drop(reply.send(hub.nodes_report(now))),
             Query::Bind(hardware, board, reply) => {
                 let request = self.request(Waiting::Nodes(reply));

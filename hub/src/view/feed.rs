@@ -1,20 +1,17 @@
 //! The public feed's games: each board's game from the hall, as the relay lets the public
 //! see it (the broadcast delay), with the players from the pairings.
 
-use protocol::BoardNo;
-
 use crate::core::arbiter::GameResult;
+use crate::core::archive::{Archive, PlayedGame};
 use crate::core::board::BoardState;
 use crate::core::clock::MoveCheck;
 use crate::core::fingerprint::fnv1a;
-use crate::core::game::Game;
 use crate::core::hall::Hall;
-use crate::core::laws::Rules;
-use crate::core::relay::pgn::{self, Player, Tags};
+use crate::core::ids::{BoardNo, RoundNo};
+use crate::core::relay::pgn::{self, PgnGame, Player, Tags};
 use crate::core::relay::{Relay, Visible};
 use crate::core::time::HubMs;
 use crate::pairings::{Rounds, Seat};
-use shakmaty::Chess;
 
 /// What the feed is configured with.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -49,11 +46,18 @@ pub struct FeedGame {
 /// with the next press).
 type RenderKey = (Visible, GameResult, usize, Option<u64>);
 
-/// Rendered games by board, reused while their [`RenderKey`] holds: a poll of 1,000 boards
-/// renders only those that changed.
+/// Rendered games by round and board, reused while their [`RenderKey`] holds: a poll of
+/// 1,000 boards renders only those that changed.
 #[derive(Debug, Default)]
 pub struct FeedCache {
-    games: std::collections::HashMap<BoardNo, (RenderKey, FeedGame)>,
+    games: std::collections::HashMap<(RoundNo, BoardNo), (RenderKey, FeedGame)>,
+}
+
+impl FeedCache {
+    /// `board`'s game in play is over for the feed (archived): render it anew.
+    pub fn forget(&mut self, board: BoardNo) {
+        self.games.retain(|(_, b), _| *b != board);
+    }
 }
 
 fn player(seat: &Seat) -> Player {
@@ -81,89 +85,172 @@ pub fn pgn_date(at: HubMs) -> String {
     format!("{year:04}.{month:02}.{day:02}")
 }
 
-/// The games of `round` (every board of the round in play; `board` for one), as the
-/// public sees them at `now`. `None` for a round that is not in play.
-#[allow(clippy::too_many_arguments)]
-pub fn games(
+/// The tags of `board`'s game of `round` (its date is the first move's the public may
+/// see, set when rendered).
+pub fn tags(
     hall: &Hall,
-    relay: &Relay,
     rounds: &Rounds,
     settings: &BroadcastSettings,
     event_id: &str,
+    round: RoundNo,
+    board: BoardNo,
+) -> Tags {
+    let pairing = rounds.games(round).iter().find(|p| p.board == board);
+    let time_control = hall
+        .board(board)
+        .and_then(|s| s.clock().model())
+        .map(|m| m.time_control().to_string())
+        .or_else(|| {
+            let section = hall.sections().of(board);
+            section.time_control.as_ref().map(ToString::to_string)
+        });
+    Tags {
+        event: settings
+            .event_name
+            .clone()
+            .unwrap_or_else(|| event_id.to_owned()),
+        site: settings.site.clone().unwrap_or_else(|| "?".to_owned()),
+        date: UNKNOWN_DATE.to_owned(),
+        round: format!("{round}.{board}"),
+        white: pairing.map(|p| player(&p.white)),
+        black: pairing.map(|p| player(&p.black)),
+        time_control,
+        game_id: format!("{event_id}-r{round}-b{board}"),
+        white_team: pairing.and_then(|p| p.white_team.clone()),
+        black_team: pairing.and_then(|p| p.black_team.clone()),
+    }
+}
+
+/// A PGN date nobody may know yet.
+const UNKNOWN_DATE: &str = "????.??.??";
+
+/// What the feed is rendered from, for the hub to hand over in one piece.
+pub struct FeedSource<'a> {
+    pub hall: &'a Hall,
+    pub relay: &'a Relay,
+    pub archive: &'a Archive,
+    pub rounds: &'a Rounds,
+    pub settings: &'a BroadcastSettings,
+    pub event_id: &'a str,
+}
+
+/// The games of `round` (one `board`, or all) as the public sees them at `now`: the
+/// boards playing it, the games archived from it, and while it is played, the boards paired
+/// in it whose node has not reported yet. `None` for a round that never started.
+pub fn games(
+    source: &FeedSource<'_>,
     now: HubMs,
-    round: usize,
+    round: RoundNo,
     board: Option<BoardNo>,
     cache: &mut FeedCache,
 ) -> Option<Vec<FeedGame>> {
-    let in_play = rounds.in_play().unwrap_or(1);
-    if round != in_play {
+    let FeedSource {
+        hall,
+        relay,
+        archive,
+        rounds,
+        settings,
+        event_id,
+    } = *source;
+    let started = hall.rounds().started(round, None);
+    if !started && archive.round(round).next().is_none() {
         return None;
     }
-    let pairings = rounds.pairings.get(&round);
-    let boards: Vec<BoardNo> = match pairings {
-        Some(games) => games.iter().map(|p| p.board).collect(),
-        None => hall.boards(),
-    };
+    let mut boards: std::collections::BTreeSet<BoardNo> =
+        archive.round(round).map(|g| g.board).collect();
+    boards.extend(
+        hall.boards()
+            .into_iter()
+            .filter(|b| hall.round_of(*b) == round),
+    );
+    // Broadcasters see the pairing before the first move.
+    boards.extend(
+        rounds
+            .games(round)
+            .iter()
+            .map(|p| p.board)
+            .filter(|b| hall.board(*b).is_none() && hall.round_of(*b) == round),
+    );
     let games = boards
         .into_iter()
         .filter(|b| board.is_none_or(|wanted| wanted == *b))
-        .filter_map(|b| {
-            let state = hall.board(b);
-            let pairing = pairings.and_then(|games| games.iter().find(|p| p.board == b));
-            // A board is shown once its node reported, or from the start when it is paired
-            // (broadcasters see the pairing before the first move).
-            if state.is_none() && pairing.is_none() {
-                return None;
-            }
-            let visible = relay.visible(b, now, settings.delay_ms);
-            let result = shown_result(state, visible, settings);
-            let checks = state.map_or(&[][..], |s| s.clock().checks());
-            let key = (
-                visible,
-                result,
-                checks.len(),
-                checks.last().and_then(|c| c.shown_ms),
-            );
-            if let Some((cached, game)) = cache.games.get(&b) {
+        .map(|b| {
+            let state = hall.board(b).filter(|s| s.round() == round);
+            let archived = archive.get(round, b);
+            let (visible, result, checks_len, last_shown) = match (state, archived) {
+                (Some(state), _) => {
+                    let visible = relay.visible(b, now, settings.delay_ms);
+                    let checks = state.clock().checks();
+                    (
+                        visible,
+                        shown_result(Some(state), visible, settings),
+                        checks.len(),
+                        checks.last().and_then(|c| c.shown_ms),
+                    )
+                }
+                (None, Some(game)) => {
+                    let visible = game.visible(now, settings.delay_ms);
+                    let result = archived_result(game, visible, settings);
+                    (visible, result, game.pgn.moves.len(), None)
+                }
+                (None, None) => (Visible::NOTHING, GameResult::Ongoing, 0, None),
+            };
+            let key = (visible, result, checks_len, last_shown);
+            if let Some((cached, game)) = cache.games.get(&(round, b)) {
                 if *cached == key {
-                    return Some(game.clone());
+                    return game.clone();
                 }
             }
-            let tags = Tags {
-                event: settings
-                    .event_name
-                    .clone()
-                    .unwrap_or_else(|| event_id.to_owned()),
-                site: settings.site.clone().unwrap_or_else(|| "?".to_owned()),
-                // The date of the first move the public may see: nothing leaks early.
-                date: relay
-                    .started_at(b)
-                    .filter(|_| visible.plies > 0)
-                    .map_or_else(|| "????.??.??".to_owned(), pgn_date),
-                round: format!("{round}.{b}"),
-                white: pairing.map(|p| player(&p.white)),
-                black: pairing.map(|p| player(&p.black)),
-                time_control: state
-                    .and_then(|s| s.clock().model())
-                    .map(|m| m.time_control().to_string()),
-                game_id: format!("{event_id}-r{round}-b{b}"),
+            let (mut tags, pgn, started_at) = match (state, archived) {
+                (Some(state), _) => (
+                    tags(hall, rounds, settings, event_id, round, b),
+                    PgnGame::of(state.game(), state.clock().checks()),
+                    relay.started_at(b),
+                ),
+                (None, Some(game)) => (
+                    game.tags.clone(),
+                    game.pgn.clone(),
+                    game.timeline.started_at(),
+                ),
+                (None, None) => (
+                    tags(hall, rounds, settings, event_id, round, b),
+                    PgnGame::default(),
+                    None,
+                ),
             };
-            let unstarted = Game::new(Chess::default(), Rules::default());
-            let game = state.map_or(&unstarted, |s| s.game());
-            let pgn = pgn::render(&tags, game, checks, visible, result);
+            // The date of the first move the public may see: nothing leaks early.
+            tags.date = started_at
+                .filter(|_| visible.plies > 0)
+                .map_or_else(|| UNKNOWN_DATE.to_owned(), pgn_date);
+            let pgn = pgn::render(&tags, &pgn, visible.plies, result);
             let game = FeedGame {
                 board: b,
                 print: fnv1a(pgn.as_bytes()),
                 pgn,
                 as_of: visible.as_of,
             };
-            if state.is_some() {
-                cache.games.insert(b, (key, game.clone()));
+            if state.is_some() || archived.is_some() {
+                cache.games.insert((round, b), (key, game.clone()));
             }
-            Some(game)
+            game
         })
         .collect();
     Some(games)
+}
+
+/// The result the public sees of an archived game: as in play, once the feed shows its end.
+fn archived_result(
+    game: &PlayedGame,
+    visible: Visible,
+    settings: &BroadcastSettings,
+) -> GameResult {
+    if visible.ended {
+        game.standing.result
+    } else if visible.flagged && settings.flag_results_at_once {
+        game.flag_result.unwrap_or(GameResult::Ongoing)
+    } else {
+        GameResult::Ongoing
+    }
 }
 
 /// The result the public sees of a game: once the relay shows the end; a flag fall's at
@@ -196,7 +283,7 @@ pub fn fingerprint(games: &[FeedGame]) -> u64 {
 
 /// A move (or the end of the game) at `board` as the MQTT live feed publishes it:
 /// `{"board", "round", "ply", "san", "uci", "by", "fen", "clock_ms", "result"}`.
-pub fn move_message(hall: &Hall, board: BoardNo, round: usize) -> Option<Vec<u8>> {
+pub fn move_message(hall: &Hall, board: BoardNo, round: RoundNo) -> Option<Vec<u8>> {
     let state = hall.board(board)?;
     let game = state.game();
     let ply = game.moves().len();

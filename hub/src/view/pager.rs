@@ -308,6 +308,7 @@ mod tests {
                 board: Some(board),
                 kind,
                 occurrence: Occurrence::ONLY,
+                round: Default::default(),
             },
             history: Vec::new(),
         }

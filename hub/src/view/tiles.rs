@@ -246,26 +246,37 @@ pub fn tiles(
     settings: &BroadcastSettings,
     now: HubMs,
 ) -> Vec<Tile> {
-    let pairings: BTreeMap<BoardNo, &Pairing> = rounds
-        .games_in_play()
-        .iter()
-        .map(|p| (p.board, p))
-        .collect();
     let mut boards: Vec<BoardNo> = hall.boards();
-    boards.extend(pairings.keys());
+    // The boards paired in the round they play whose node has not reported yet.
+    boards.extend(
+        rounds
+            .pairings
+            .values()
+            .flatten()
+            .map(|p| p.board)
+            .filter(|b| hall.board(*b).is_none() && pairing(hall, rounds, *b).is_some()),
+    );
     boards.sort_unstable();
     boards.dedup();
     boards
         .into_iter()
         .map(|b| {
             let state = hall.board(b);
-            let pairing = pairings.get(&b).copied();
+            let pairing = pairing(hall, rounds, b);
             match audience {
                 Audience::Arbiters => arbiter_tile(b, state, pairing, alerts.get(&b).copied(), now),
                 Audience::Spectators => spectator_tile(b, state, pairing, relay, settings, now),
             }
         })
         .collect()
+}
+
+/// Who plays at `board` in the round it plays, by the pairings.
+pub fn pairing<'a>(hall: &Hall, rounds: &'a Rounds, board: BoardNo) -> Option<&'a Pairing> {
+    rounds
+        .games(hall.round_of(board))
+        .iter()
+        .find(|p| p.board == board)
 }
 
 /// The tiles an audience's pages were last sent.

@@ -7,7 +7,7 @@ use hub::core::alerts::desk::AlertError;
 use hub::core::alerts::{AlertAction, AlertChange, AlertCommand};
 use hub::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
 use hub::core::hub::{Hub, HubConfig, Journaled, Output, Reply, RequestId, Write};
-use hub::core::ids::AlertId;
+use hub::core::ids::{AlertId, RoundNo};
 use hub::core::record::Record;
 use hub::core::time::HubMs;
 use protocol::{BoardNo, DownlinkBody, Uplink};
@@ -72,8 +72,19 @@ impl TestHub {
         board: BoardNo,
         action: ArbiterAction,
     ) -> (Result<AuditEntry, DecisionError>, Vec<AlertChange>) {
+        self.decide_in(now, board, None, action)
+    }
+
+    /// An arbiter decides at `board` for its game of `round` (`None`: the one it plays).
+    pub fn decide_in(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        round: Option<RoundNo>,
+        action: ArbiterAction,
+    ) -> (Result<AuditEntry, DecisionError>, Vec<AlertChange>) {
         let request = self.request();
-        self.hub.handle_decision(now, request, board, action);
+        self.hub.handle_decision(now, request, board, round, action);
         let (changes, replies) = self.settle(now);
         match replies.into_iter().find(|(r, _)| *r == request) {
             Some((_, Reply::Decision(answer))) => (answer, changes),
@@ -134,6 +145,7 @@ impl TestHub {
         let mut alerts = BTreeMap::new();
         let mut bindings = BTreeMap::new();
         let mut enrolments = BTreeMap::new();
+        let mut rounds = Vec::new();
         for write in &self.journal {
             match write {
                 Write::Event(record) => records.push(record.clone()),
@@ -149,6 +161,8 @@ impl TestHub {
                     Some(key) => drop(enrolments.insert(hardware.clone(), key.clone())),
                     None => drop(enrolments.remove(hardware)),
                 },
+                Write::RoundStart(start) => rounds.push(start.clone()),
+                Write::Game(_) => {}
             }
         }
         // The journal holds each board's events together, in sequence.
@@ -156,6 +170,7 @@ impl TestHub {
         let mut restarted = TestHub::new(self.config.clone());
         let now = self.hub.latest();
         let _ = restarted.hub.restore(Journaled {
+            rounds,
             records,
             decisions,
             alerts: alerts.into_values().collect(),

@@ -17,6 +17,7 @@ use crate::cmd::enrol;
 use crate::core::alerts::routing::{Arbiter, Zone};
 use crate::core::alerts::{AlertSettings, Language, Routing};
 use crate::core::hub::HubConfig;
+use crate::core::ids::RoundNo;
 use crate::core::laws::{GameType, Rules};
 use crate::pairings::{Pairing, Rounds, Seat};
 use crate::run::{self, BrokerChoice, ServeConfig};
@@ -132,10 +133,12 @@ fn pairings(games: &[pgn::PgnGame], boards: u16) -> Rounds {
                 white: seat(game, "White"),
                 black: seat(game, "Black"),
                 result: "*".to_owned(),
+                white_team: None,
+                black_team: None,
             }
         })
         .collect();
-    Rounds::new(None, vec![(1, round)], Some(1))
+    Rounds::new(None, vec![(RoundNo::FIRST, round)], Some(RoundNo::FIRST))
 }
 
 /// The board of each incident: the first board of each zone.
@@ -167,6 +170,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         // A demo on one's own machine: the page opens without a login.
         arbiter_token: None,
         hosts: Vec::new(),
+        config_path: None,
         hub: HubConfig {
             event: "demo".into(),
             // The demo games are rapid games (15 min + 10 s) in a fully supervised hall.
@@ -175,6 +179,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
                 ..Rules::default()
             },
             time_control: Some("900+10".parse().expect("a valid time control")),
+            sections: Vec::new(),
             debounce_ms: Some(crate::core::hall::DEFAULT_DEBOUNCE_MS),
             routing: routing(config.boards),
             alerts: AlertSettings::default(),
@@ -254,6 +259,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             speed: config.speed,
             heartbeat: Some(Duration::from_secs(5)),
             exit_when_done: false,
+            script: None,
             board_hw,
             clock_hw: format!("demo-clock-{n}"),
             key: Some(key),

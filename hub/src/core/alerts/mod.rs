@@ -23,7 +23,7 @@ pub use routing::Routing;
 pub use texts::Language;
 
 use super::arbiter::{GameResult, Side};
-use super::ids::{AlertId, BoardNo};
+use super::ids::{AlertId, BoardNo, RoundNo};
 use super::time::HubMs;
 
 /// Where an alert is in its life.
@@ -120,6 +120,10 @@ pub struct Incident {
     pub board: Option<BoardNo>,
     pub kind: AlertKind,
     pub occurrence: Occurrence,
+    /// The round of the game (or for a zone, the round in play) it happened in; 0 in alerts
+    /// kept from before rounds were.
+    #[serde(default)]
+    pub round: RoundNo,
 }
 
 /// Tells incidents of one kind at one board apart: the ply of an illegal move, the time a

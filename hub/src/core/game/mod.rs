@@ -170,6 +170,12 @@ impl Game {
         self.shown_successor = None;
     }
 
+    /// Where each stretch of legal moves starts: the game's start at ply 0, then the
+    /// position an illegal move left where it stood (A.5.2).
+    pub fn starts(&self) -> &[(usize, Chess)] {
+        &self.starts
+    }
+
     /// Where the stretch of legal moves holding move `ply` starts: the game's start (0), or
     /// the position an illegal move left where it stood (A.5.2), with the moves before it.
     pub fn start_of(&self, ply: usize) -> (usize, &Chess) {
@@ -214,6 +220,12 @@ impl Game {
 
     fn playing(&self) -> bool {
         self.status() == Status::Playing
+    }
+
+    /// Where the game stands by the rules, an arbiter's declaration aside, and the result
+    /// that gives.
+    pub fn ruled(&self) -> (Status, GameResult) {
+        (self.status, self.status.result(self.position.turn()))
     }
 
     pub fn result(&self) -> GameResult {

@@ -23,6 +23,8 @@ pub enum Deferred {
     Binding(RequestId),
     /// An enrolment may be confirmed with the key.
     Enrolment(RequestId, Enrolled),
+    /// A round's start may be confirmed with the rounds.
+    RoundStarted(RequestId),
 }
 
 /// Writes not yet durable, with what waits on each.

@@ -18,6 +18,7 @@
 
 mod durable;
 mod output;
+mod rounds;
 mod streams;
 mod timers;
 
@@ -29,24 +30,28 @@ use protocol::{topic, BoardNo, Downlink, DownlinkBody, Uplink};
 
 use self::durable::{Deferred, Pending};
 pub use self::output::{Count, Enrolled, Output, Position, Reply, RequestId, Write};
+pub use self::rounds::StartRequest;
 use self::streams::Streams;
 use self::timers::Timers;
 use super::alerts::desk::AlertError;
 use super::alerts::{Alert, AlertAction, AlertChange, AlertCommand, AlertDesk, AlertSettings};
 use super::alerts::{Change, Routing};
-use super::arbiter::{self, ArbiterAction, DecisionRecord, GameResult};
+use super::arbiter::{self, ArbiterAction, DecisionError, DecisionRecord};
+use super::archive::Archive;
 use super::bindings::Bindings;
 use super::hall::{Effect, Hall};
-use super::ids::{AlertId, DecisionId, HardwareId, Seq};
+use super::ids::{AlertId, DecisionId, HardwareId, RoundNo, Seq};
 use super::intake::Admission;
 use super::laws::Rules;
 use super::record::Record;
 use super::relay::Relay;
+use super::rounds::RoundStart;
+use super::sections::{Section, Sections};
 use super::setup::NodesReport;
 use super::time::HubMs;
 use super::trust::Trust;
 use crate::metrics::BadPayload;
-use crate::pairings::{Pairing, Rounds};
+use crate::pairings::Rounds;
 use crate::view::feed::{self, BroadcastSettings, FeedCache, FeedGame};
 use crate::view::pager;
 
@@ -64,10 +69,13 @@ pub const PAGER_COMMAND_FRESH_MS: u64 = 120_000;
 pub struct HubConfig {
     /// The event id in MQTT topics.
     pub event: String,
+    /// The rules of boards in no section (every board's, in a hall without sections).
     pub rules: Rules,
-    /// Every board's time control; without one the hub shows the clocks' readings but
-    /// cannot check them.
+    /// The time control of boards in no section; without one the hub shows the clocks'
+    /// readings but cannot check them.
     pub time_control: Option<TimeControl>,
+    /// The hall's sections, each with its boards, rules and time control.
+    pub sections: Vec<Section>,
     /// Boards whose node reports no clock: how long a move must stand to count.
     pub debounce_ms: Option<u64>,
     pub routing: Routing,
@@ -117,6 +125,8 @@ impl ArbiterEnrolment {
 
 /// What the journal holds, for [`Hub::restore`].
 pub struct Journaled<R> {
+    /// The rounds started, in order.
+    pub rounds: Vec<RoundStart>,
     /// Every board's events, each board's in sequence; a record that cannot be read is
     /// [`Replayed::Damaged`] in its place.
     pub records: R,
@@ -164,6 +174,10 @@ pub struct Hub {
     hall: Hall,
     desk: AlertDesk,
     relay: Relay,
+    /// The games of rounds that are over.
+    archive: Archive,
+    /// On a restart, each board's round starts still to fold in.
+    marks: rounds::Marks,
     rounds: Rounds,
     broadcast: BroadcastSettings,
     bindings: Bindings,
@@ -186,26 +200,27 @@ pub struct Hub {
     timers: Timers,
     /// Whether the round's scheduled start has been looked at for clocks not started.
     round_start_watched: bool,
+    /// Up to when the rounds' scheduled starts have been looked at.
+    schedule_checked: HubMs,
     /// The latest time the hub was given.
     now: HubMs,
 }
 
 impl Hub {
     pub fn new(config: HubConfig) -> Hub {
-        let hall = Hall::new(config.rules)
-            .with_time_control(config.time_control)
+        let sections = Sections::new(config.sections, config.rules, config.time_control);
+        let mut hall = Hall::new(config.rules)
+            .with_sections(sections)
             .with_debounce(config.debounce_ms);
-        let mut desk = AlertDesk::new(config.alerts, config.routing, config.rules);
-        desk.set_players(config.rounds.seating());
-        desk.set_round(
-            config.rounds.start_in_play().map(HubMs),
-            config.rounds.boards_to_play(),
-        );
-        Hub {
+        hall.round_started(Hub::first_start(&config.rounds));
+        let desk = AlertDesk::new(config.alerts, config.routing, config.rules);
+        let mut hub = Hub {
             event: config.event,
             hall,
             desk,
             relay: Relay::default(),
+            archive: Archive::default(),
+            marks: rounds::Marks::default(),
             rounds: config.rounds,
             broadcast: config.broadcast,
             bindings: Bindings::new(config.bindings),
@@ -222,8 +237,11 @@ impl Hub {
             lists_published_at: HubMs(0),
             timers: Timers::default(),
             round_start_watched: false,
+            schedule_checked: HubMs(0),
             now: HubMs(0),
-        }
+        };
+        hub.round_changed();
+        hub
     }
 
     /// Rebuilds the hall from the journal: each board's events in sequence, each arbiter's
@@ -263,18 +281,21 @@ impl Hub {
                 .or_default()
                 .push(decision);
         }
+        self.restore_rounds(journaled.rounds);
         let mut healed = Vec::new();
         let mut records = 0;
         for replayed in journaled.records {
             let record = match replayed.into() {
                 Replayed::Record(record) => record,
                 Replayed::Damaged { board, seq } => {
+                    self.catch_up_rounds(self.now, board, Some(seq));
                     healed.extend(self.damaged(board, seq));
                     continue;
                 }
             };
             self.now = self.now.max(record.at);
             let (board, seq) = (record.event.board, record.event.seq);
+            self.catch_up_rounds(record.at, board, Some(seq));
             self.streams.journaled(&record.event);
             for effect in self.hall.apply(&record) {
                 if let Effect::OutOfSequence { board, seq } = effect {
@@ -297,6 +318,11 @@ impl Hub {
         let mut rest: Vec<DecisionRecord> = decisions.into_values().flatten().collect();
         rest.sort_by_key(|d| d.id);
         healed.extend(self.fold_decisions(rest));
+        // Rounds that started after a board's last event.
+        for board in self.hall.boards() {
+            self.catch_up_rounds(self.now, board, None);
+        }
+        self.round_changed();
         self.hall.replayed();
         // The desk looks at each board when its deadline comes; nothing is looked at in
         // the past.
@@ -337,6 +363,23 @@ impl Hub {
     fn fold_decisions(&mut self, due: Vec<DecisionRecord>) -> Vec<AlertChange> {
         let mut changes = Vec::new();
         for decision in due {
+            let board_round = self.hall.board(decision.board).map(|b| b.round());
+            match (decision.round, board_round) {
+                // Taken in a round that started right before it: the board goes on first.
+                (Some(round), Some(now_playing)) if round > now_playing => {
+                    let next = Seq(decision.after_seq.0 + 1);
+                    self.catch_up_rounds(decision.at, decision.board, Some(next));
+                }
+                // Taken for a game of a round that is over.
+                (Some(round), Some(now_playing)) if round < now_playing => {
+                    if let Err(e) = self.decide_archived(round, &decision) {
+                        tracing::error!(id = decision.id.0, error = %e, "journaled decision no longer fits");
+                        self.count(Count::JournalRecordSkipped);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
             match self.hall.decide(&decision) {
                 Ok(effects) => {
                     for effect in &effects {
@@ -460,6 +503,7 @@ impl Hub {
                 if matches!(event, super::game::GameEvent::GameOver { .. }) {
                     let change = self.desk.watch_round_end(now, &self.hall);
                     self.record_alerts(change.into_iter().collect(), None);
+                    self.game_ended(now);
                 }
             }
             Effect::Clock { board, event } => tracing::debug!(board = board.0, ?event, "clock"),
@@ -473,11 +517,15 @@ impl Hub {
 
     /// An arbiter's decision at `board`: carried out and journaled; the answer waits for
     /// the flush.
+    ///
+    /// `round` names the game: the board's in play (`None`, or its round), or one of a round
+    /// that is over, which takes only a result.
     pub fn handle_decision(
         &mut self,
         now: HubMs,
         request: RequestId,
         board: BoardNo,
+        round: Option<RoundNo>,
         action: ArbiterAction,
     ) {
         self.now = self.now.max(now);
@@ -486,13 +534,25 @@ impl Hub {
             self.reply(request, Reply::Decision(Err(e.into())));
             return;
         }
+        let playing = self.hall.board(board).map(|b| b.round());
         let record = DecisionRecord {
             id: self.next_decision,
             board,
             at: now,
             after_seq: self.hall.board(board).map_or(Seq(0), |b| b.last_seq()),
+            round: round.or(playing),
             action,
         };
+        match (round, playing) {
+            (Some(round), Some(playing)) if round < playing => {
+                return self.decide_for_archive(request, round, record);
+            }
+            (Some(round), playing) if Some(round) != playing => {
+                let refusal = DecisionError::NoGame(board, round);
+                return self.reply(request, Reply::Decision(Err(refusal)));
+            }
+            _ => {}
+        }
         let effects = match self.hall.decide(&record) {
             Ok(effects) => effects,
             Err(e) => {
@@ -518,6 +578,39 @@ impl Hub {
             .and_then(|b| b.decisions().last().cloned())
             .expect("the decision was just recorded");
         self.pending.wait(at, Deferred::Decision(request, entry));
+        self.game_ended(now);
+    }
+
+    /// An arbiter's decision for a game of a round that is over: only its result changes.
+    fn decide_for_archive(&mut self, request: RequestId, round: RoundNo, record: DecisionRecord) {
+        let entry = match self.decide_archived(round, &record) {
+            Ok(entry) => entry,
+            Err(e) => return self.reply(request, Reply::Decision(Err(e))),
+        };
+        let at = self.write(Write::Decision(record.clone()));
+        self.next_decision = self.next_decision.next();
+        tracing::info!(board = record.board.0, round = round.0, id = record.id.0, arbiter = %record.action.arbiter, decision = ?record.action.decision, "arbiter's decision for a round that is over");
+        let changes = self.desk.on_decision(record.at, &record);
+        self.record_alerts(changes, None);
+        self.pending.wait(at, Deferred::Decision(request, entry));
+    }
+
+    /// Carries out a decision on an archived game, and journals the game as it now is.
+    fn decide_archived(
+        &mut self,
+        round: RoundNo,
+        record: &DecisionRecord,
+    ) -> Result<arbiter::AuditEntry, DecisionError> {
+        let edition = self.hall.sections().of(record.board).rules.edition;
+        let game = self
+            .archive
+            .get_mut(round, record.board)
+            .ok_or(DecisionError::NoGame(record.board, round))?;
+        let entry = game.decide(record, edition)?;
+        let game = Box::new(game.clone());
+        self.feed_cache.forget(record.board);
+        let _ = self.write(Write::Game(game));
+        Ok(entry)
     }
 
     /// An arbiter acknowledges or resolves an alert, from the API (`request`) or a pager
@@ -753,6 +846,10 @@ impl Hub {
                 Deferred::Enrolment(request, enrolled) => {
                     self.reply(request, Reply::Enrolled(enrolled));
                 }
+                Deferred::RoundStarted(request) => {
+                    let rounds = self.round_states();
+                    self.reply(request, Reply::RoundStarted(Ok(rounds)));
+                }
             }
         }
         self.publish_stale_lists(now);
@@ -772,6 +869,7 @@ impl Hub {
             self.timers.next(),
             self.desk.escalation_deadline(),
             round,
+            self.next_scheduled_start(),
             feed,
             lists,
         ]
@@ -795,6 +893,10 @@ impl Hub {
         }
         let changes = self.desk.escalate(now);
         self.record_alerts(changes, None);
+        if self.next_scheduled_start().is_some_and(|at| at <= now) {
+            self.schedule_checked = now;
+            self.start_when_due(now);
+        }
         self.publish_stale_lists(now);
         self.publish_feed(now);
     }
@@ -883,10 +985,10 @@ impl Hub {
         ) {
             return;
         }
-        let round = self.rounds.in_play().unwrap_or(1);
+        let round = self.hall.round_of(*board);
         if let Some(message) = feed::move_message(&self.hall, *board, round) {
             let due = now.plus_ms(self.broadcast.delay_ms);
-            let topic = topic::broadcast_move(&self.event, round, *board);
+            let topic = topic::broadcast_move(&self.event, round.index(), *board);
             self.feed_queue.push_back((due, topic, message));
         }
         self.publish_feed(now);
@@ -963,7 +1065,7 @@ impl Hub {
     pub fn nodes_report(&self, now: HubMs) -> NodesReport {
         let expected: Vec<BoardNo> = self
             .rounds
-            .games_in_play()
+            .games(self.round_in_play())
             .iter()
             .map(|p| p.board)
             .collect();
@@ -980,55 +1082,27 @@ impl Hub {
         report
     }
 
-    /// The results the hub has at the boards: a game over by the rules, or declared.
-    pub fn results(&self) -> BTreeMap<BoardNo, GameResult> {
-        self.hall
-            .boards()
-            .into_iter()
-            .filter_map(|n| {
-                let result = self.hall.board(n)?.game().result();
-                result.is_decided().then_some((n, result))
-            })
-            .collect()
-    }
-
-    /// A round's pairings; in the round in play, with the hub's results.
-    pub fn pairings(&self, round: usize) -> Option<Vec<Pairing>> {
-        let mut games = self.rounds.pairings.get(&round)?.clone();
-        if self.rounds.in_play() == Some(round) {
-            let results = self.results();
-            for game in &mut games {
-                if let Some(result) = results.get(&game.board) {
-                    result.pgn().clone_into(&mut game.result);
-                }
-            }
-        }
-        Some(games)
-    }
-
-    /// The pairing program's TRF with the hub's results.
-    pub fn results_trf(&self) -> Option<String> {
-        self.rounds.trf_with_results(&self.results())
+    /// The games of rounds that are over.
+    pub fn archive(&self) -> &Archive {
+        &self.archive
     }
 
     /// The public feed's games of `round` (one `board`, or all) at `now`; `None` for a
-    /// round not in play.
+    /// round that never started.
     pub fn feed(
         &mut self,
         now: HubMs,
-        round: usize,
+        round: RoundNo,
         board: Option<BoardNo>,
     ) -> Option<Vec<FeedGame>> {
-        feed::games(
-            &self.hall,
-            &self.relay,
-            &self.rounds,
-            &self.broadcast,
-            &self.event,
-            now,
-            round,
-            board,
-            &mut self.feed_cache,
-        )
+        let source = feed::FeedSource {
+            hall: &self.hall,
+            relay: &self.relay,
+            archive: &self.archive,
+            rounds: &self.rounds,
+            settings: &self.broadcast,
+            event_id: &self.event,
+        };
+        feed::games(&source, now, round, board, &mut self.feed_cache)
     }
 }

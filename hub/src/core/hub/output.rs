@@ -7,10 +7,13 @@ use protocol::{BoardNo, DownlinkBody};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertChange};
 use crate::core::arbiter::{AuditEntry, DecisionError, DecisionRecord};
+use crate::core::archive::PlayedGame;
 use crate::core::ids::HardwareId;
 use crate::core::record::Record;
+use crate::core::rounds::{RoundStart, StartError};
 use crate::core::setup::NodesReport;
 use crate::metrics::BadPayload;
+use crate::pairings::RoundState;
 
 /// Where a write stands in the journal's order: the shell reports back, through
 /// [`super::Hub::handle_durable`], the position up to which everything is flushed.
@@ -40,6 +43,11 @@ pub enum Write {
         hardware: HardwareId,
         key: Option<NodeKey>,
     },
+    /// A round started.
+    RoundStart(RoundStart),
+    /// A game of a round that is over, as the archive now holds it (replacing the stored
+    /// one).
+    Game(Box<PlayedGame>),
 }
 
 /// A node enrolled: what the technician writes into its key file.
@@ -59,6 +67,8 @@ pub enum Reply {
     Nodes(NodesReport),
     /// An enrolment is durable.
     Enrolled(Enrolled),
+    /// A round started (or was in play already): every round as it stands; or why not.
+    RoundStarted(Result<Vec<RoundState>, StartError>),
 }
 
 /// Something the metrics count.

@@ -18,9 +18,9 @@ use super::hall::Effect;
 use super::ids::BoardNo;
 use super::time::HubMs;
 
-/// When a board's moves and its end happened (hub time).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Timeline {
+/// When a game's moves and its end happened (hub time).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Timeline {
     /// When move `i + 1` was completed.
     completed_at: Vec<HubMs>,
     /// When the game ended (the rules, or the arbiter's result).
@@ -106,29 +106,60 @@ impl Relay {
 
     /// What the public sees of `board` at `now` with a delay of `delay_ms`.
     pub fn visible(&self, board: BoardNo, now: HubMs, delay_ms: u64) -> Visible {
-        let Some(timeline) = self.timelines.get(&board) else {
-            return Visible {
-                plies: 0,
-                ended: false,
-                flagged: false,
-                as_of: HubMs(0),
-            };
-        };
+        self.timelines
+            .get(&board)
+            .map_or(Visible::NOTHING, |t| t.visible(now, delay_ms))
+    }
+
+    /// When the first move of `board` was completed: the game's date.
+    pub fn started_at(&self, board: BoardNo) -> Option<HubMs> {
+        self.timelines.get(&board)?.started_at()
+    }
+
+    /// When move `ply` (from 1) of `board` was completed.
+    pub fn completed_at(&self, board: BoardNo, ply: usize) -> Option<HubMs> {
+        self.timelines
+            .get(&board)?
+            .completed_at
+            .get(ply.checked_sub(1)?)
+            .copied()
+    }
+
+    /// `board`'s game is over for the relay (its round ended): its timeline, for the
+    /// archive; the board's next game starts with none.
+    pub fn take(&mut self, board: BoardNo) -> Timeline {
+        self.timelines.remove(&board).unwrap_or_default()
+    }
+}
+
+impl Visible {
+    /// A game nobody has seen anything of.
+    pub const NOTHING: Visible = Visible {
+        plies: 0,
+        ended: false,
+        flagged: false,
+        as_of: HubMs(0),
+    };
+}
+
+impl Timeline {
+    /// What the public sees of the game at `now` with a delay of `delay_ms`.
+    pub fn visible(&self, now: HubMs, delay_ms: u64) -> Visible {
         let horizon = HubMs(now.0.saturating_sub(delay_ms));
-        let plies = timeline
+        let plies = self
             .completed_at
             .iter()
             .take_while(|at| **at <= horizon)
             .count();
-        let all_moves = plies == timeline.completed_at.len();
-        let ended = timeline.ended_at.is_some_and(|at| at <= horizon) && all_moves;
-        let flagged = timeline.flagged_at.is_some_and(|at| at <= horizon) && all_moves;
-        let last_move = plies.checked_sub(1).map(|i| timeline.completed_at[i]);
+        let all_moves = plies == self.completed_at.len();
+        let ended = self.ended_at.is_some_and(|at| at <= horizon) && all_moves;
+        let flagged = self.flagged_at.is_some_and(|at| at <= horizon) && all_moves;
+        let last_move = plies.checked_sub(1).map(|i| self.completed_at[i]);
         let as_of = [
             last_move,
-            ended.then_some(timeline.ended_at).flatten(),
-            flagged.then_some(timeline.flagged_at).flatten(),
-            Some(timeline.changed_at).filter(|at| *at <= horizon),
+            ended.then_some(self.ended_at).flatten(),
+            flagged.then_some(self.flagged_at).flatten(),
+            Some(self.changed_at).filter(|at| *at <= horizon),
         ]
         .into_iter()
         .flatten()
@@ -142,18 +173,15 @@ impl Relay {
         }
     }
 
-    /// When the first move of `board` was completed: the game's date.
-    pub fn started_at(&self, board: BoardNo) -> Option<HubMs> {
-        self.completed_at(board, 1)
+    /// When the first move was completed: the game's date.
+    pub fn started_at(&self) -> Option<HubMs> {
+        self.completed_at.first().copied()
     }
 
-    /// When move `ply` (from 1) of `board` was completed.
-    pub fn completed_at(&self, board: BoardNo, ply: usize) -> Option<HubMs> {
-        self.timelines
-            .get(&board)?
-            .completed_at
-            .get(ply.checked_sub(1)?)
-            .copied()
+    /// A result declared or withdrawn for the game at `at` (after it was archived).
+    pub fn result_changed(&mut self, at: HubMs, ended: bool) {
+        self.ended_at = ended.then_some(at);
+        self.changed_at = at;
     }
 }
 

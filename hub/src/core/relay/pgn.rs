@@ -9,16 +9,16 @@
 
 use std::fmt::Write;
 
+use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
-use shakmaty::{Chess, EnPassantMode, Position};
+use shakmaty::{Chess, Color, EnPassantMode, Position};
 
-use super::Visible;
 use crate::core::arbiter::GameResult;
 use crate::core::clock::MoveCheck;
 use crate::core::game::Game;
 
 /// A player as the feed names one.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Player {
     pub name: String,
     pub title: Option<String>,
@@ -28,7 +28,7 @@ pub struct Player {
 }
 
 /// The tags of one broadcast game.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tags {
     pub event: String,
     pub site: String,
@@ -41,6 +41,10 @@ pub struct Tags {
     pub time_control: Option<String>,
     /// Stable across polls and restarts: the event, round and board.
     pub game_id: String,
+    /// The teams of a team match (`WhiteTeam`, `BlackTeam`, as lichess's broadcasts read
+    /// them).
+    pub white_team: Option<String>,
+    pub black_team: Option<String>,
 }
 
 fn tag(out: &mut String, name: &str, value: &str) {
@@ -54,23 +58,80 @@ pub fn clock(ms: u64) -> String {
     format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// The game at `visible` with its `result` (`*` while it goes on), with `checks[i]` the
-/// clock at move `i + 1`: `[%clk]` is what the clock showed ([`MoveCheck::time_ms`]),
-/// `[%emt]` how long the mover's clock ran (where no clock reported, the time between the
-/// presses).
-pub fn render(
-    tags: &Tags,
-    game: &Game,
-    checks: &[MoveCheck],
-    visible: Visible,
-    result: GameResult,
-) -> String {
-    let clock_ms = |i: usize| checks.get(i).and_then(MoveCheck::time_ms);
-    let moves = game.moves();
-    let plies = visible.plies.min(moves.len());
+/// One move as the feed shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PgnMove {
+    pub san: String,
+    #[serde(with = "crate::core::color_serde")]
+    pub by: Color,
+    /// The move's number (the position's full move number before it).
+    pub number: u32,
+    /// What the mover's clock showed after it ([`MoveCheck::time_ms`]).
+    pub clock_ms: Option<u64>,
+    /// How long the mover's clock ran (where no clock reported, the time between presses).
+    pub emt_ms: Option<u64>,
+}
+
+/// What a game's PGN is rendered from: its moves with their clocks, and where each stretch
+/// of legal moves starts. Built from a game in play ([`PgnGame::of`]) and kept as it is when
+/// the game is archived, so a finished round's feed is rendered by the same code.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PgnGame {
+    /// Where each stretch starts: the ply and the position (FEN), the game's start first,
+    /// then the position an illegal move left where it stood (A.5.2).
+    pub starts: Vec<(usize, String)>,
+    pub moves: Vec<PgnMove>,
+}
+
+impl PgnGame {
+    /// `game` with `checks[i]` the clock at move `i + 1`.
+    pub fn of(game: &Game, checks: &[MoveCheck]) -> PgnGame {
+        let fen = |position: &Chess| Fen::from_position(position, EnPassantMode::Legal).to_string();
+        let starts: Vec<(usize, String)> = game
+            .starts()
+            .iter()
+            .map(|(from, position)| (*from, fen(position)))
+            .collect();
+        let moves = game.moves();
+        let mut out = Vec::with_capacity(moves.len());
+        let mut position = Chess::default();
+        for (i, m) in moves.iter().enumerate() {
+            if let Some((_, start)) = game.starts().iter().rev().find(|(from, _)| *from == i) {
+                position = start.clone();
+            }
+            let between_presses = i
+                .checked_sub(1)
+                .map(|before| m.at.0.saturating_sub(moves[before].at.0));
+            let check = checks.get(i);
+            out.push(PgnMove {
+                san: m.san.to_string(),
+                by: m.by,
+                number: position.fullmoves().get(),
+                clock_ms: check.and_then(MoveCheck::time_ms),
+                emt_ms: check.and_then(|c| c.used_ms).or(between_presses),
+            });
+            position.play_unchecked(m.m);
+        }
+        PgnGame { starts, moves: out }
+    }
+
+    /// Where the stretch holding move `ply` starts: its first ply and position.
+    fn start_of(&self, ply: usize) -> (usize, Option<&str>) {
+        self.starts
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= ply)
+            .map_or((0, None), |(from, fen)| (*from, Some(fen.as_str())))
+    }
+}
+
+/// The game's first `plies` moves with its `result` (`*` while it goes on): `[%clk]` is
+/// what the clock showed, `[%emt]` how long the mover's clock ran.
+pub fn render(tags: &Tags, game: &PgnGame, plies: usize, result: GameResult) -> String {
+    let moves = &game.moves;
+    let plies = plies.min(moves.len());
     // The moves before an illegal move that stood cannot be part of a legal game.
     let (from, start) = game.start_of(plies);
-    let start = start.clone();
 
     let mut out = String::new();
     tag(&mut out, "Event", &tags.event);
@@ -96,27 +157,32 @@ pub fn render(
             tag(&mut out, &format!("{side}Federation"), federation);
         }
     }
+    for (side, team) in [
+        ("WhiteTeam", &tags.white_team),
+        ("BlackTeam", &tags.black_team),
+    ] {
+        if let Some(team) = team {
+            tag(&mut out, side, team);
+        }
+    }
     if let Some(tc) = &tags.time_control {
         tag(&mut out, "TimeControl", tc);
     }
     tag(&mut out, "GameId", &tags.game_id);
     // The clocks as of the last move each side made.
-    for (side, color) in [
-        ("WhiteClock", shakmaty::Color::White),
-        ("BlackClock", shakmaty::Color::Black),
-    ] {
-        let last = (0..plies)
+    for (side, color) in [("WhiteClock", Color::White), ("BlackClock", Color::Black)] {
+        let last = moves[..plies]
+            .iter()
             .rev()
-            .find(|i| moves[*i].by == color)
-            .and_then(clock_ms);
+            .find(|m| m.by == color)
+            .and_then(|m| m.clock_ms);
         if let Some(ms) = last {
             tag(&mut out, side, &clock(ms));
         }
     }
-    if start != Chess::default() {
+    if let Some(fen) = start.filter(|fen| *fen != INITIAL_FEN) {
         tag(&mut out, "SetUp", "1");
-        let fen = Fen::from_position(&start, EnPassantMode::Legal);
-        tag(&mut out, "FEN", &fen.to_string());
+        tag(&mut out, "FEN", fen);
     }
     out.push('\n');
 
@@ -124,43 +190,39 @@ pub fn render(
     // `[%clk …]` command never spans lines), each word of a text comment.
     let mut tokens: Vec<String> = Vec::new();
     if from > 0 {
-        let earlier: Vec<String> = moves[..from].iter().map(|m| m.san.to_string()).collect();
+        let earlier: Vec<&str> = moves[..from].iter().map(|m| m.san.as_str()).collect();
         let note = format!(
             "{{An illegal move stood (A.5.2) after these moves: {}. The game goes on from the position it left.}}",
             earlier.join(" ")
         );
         tokens.extend(note.split(' ').map(str::to_owned));
     }
-    let mut position = start;
-    for i in from..plies {
-        let m = &moves[i];
-        let number = position.fullmoves();
-        if position.turn() == shakmaty::Color::White {
-            tokens.push(format!("{number}."));
+    for (i, m) in moves.iter().enumerate().take(plies).skip(from) {
+        if m.by == Color::White {
+            tokens.push(format!("{}.", m.number));
         } else if i == from {
-            tokens.push(format!("{number}..."));
+            tokens.push(format!("{}...", m.number));
         }
-        tokens.push(m.san.to_string());
+        tokens.push(m.san.clone());
         let mut comment = Vec::new();
-        if let Some(ms) = clock_ms(i) {
+        if let Some(ms) = m.clock_ms {
             comment.push(format!("[%clk {}]", clock(ms)));
         }
-        let between_presses = i
-            .checked_sub(1)
-            .map(|before| m.at.0.saturating_sub(moves[before].at.0));
-        if let Some(emt) = checks.get(i).and_then(|c| c.used_ms).or(between_presses) {
+        if let Some(emt) = m.emt_ms {
             comment.push(format!("[%emt {}]", clock(emt)));
         }
         if !comment.is_empty() {
             tokens.push(format!("{{{}}}", comment.join(" ")));
         }
-        position.play_unchecked(m.m);
     }
     tokens.push(result.pgn().to_owned());
     out.push_str(&wrap(&tokens, 79));
     out.push_str("\n\n");
     out
 }
+
+/// The standard start position's FEN, as [`Fen::from_position`] writes it.
+const INITIAL_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 /// The tokens in lines of at most `width` characters where they fit.
 fn wrap(tokens: &[String], width: usize) -> String {

@@ -20,7 +20,10 @@ impl AlertDesk {
     pub fn on_effect(&mut self, now: HubMs, hall: &Hall, effect: &Effect) -> Vec<AlertChange> {
         let (board_no, state) = match effect {
             Effect::Game { board, .. } | Effect::Clock { board, .. } => match hall.board(*board) {
-                Some(state) => (*board, state),
+                Some(state) => {
+                    self.board_rounds.insert(*board, state.round());
+                    (*board, state)
+                }
                 None => return Vec::new(),
             },
             Effect::Ack { .. } | Effect::OutOfSequence { .. } | Effect::NodeTimeStep { .. } => {
@@ -407,7 +410,10 @@ impl AlertDesk {
             AlertState::Resolved,
             Some(by),
             &note,
-            |a| answers.contains(&a.kind),
+            |a| {
+                answers.contains(&a.kind)
+                    && record.round.is_none_or(|round| a.incident.round == round)
+            },
         );
         if matches!(record.action.decision, Decision::Result { result, .. } if result != GameResult::Ongoing)
         {

@@ -137,6 +137,7 @@ impl AlertDesk {
                 board: Some(board),
                 kind,
                 occurrence,
+                round: self.round_of(board),
             },
             board: Some(board),
             zone: self.routing.zone_of(board).to_owned(),

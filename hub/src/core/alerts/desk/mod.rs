@@ -24,9 +24,9 @@ use shakmaty::{Board, Color};
 
 use super::catalogue::{AlertKind, Severity};
 use super::routing::Routing;
-use super::{Alert, Deadline, Facts, Incident};
+use super::{Alert, AlertChange, AlertState, Deadline, Facts, Incident};
 use crate::core::arbiter::{Decision, Side};
-use crate::core::ids::{AlertId, BoardNo};
+use crate::core::ids::{AlertId, BoardNo, RoundNo};
 use crate::core::laws::Rules;
 use crate::core::time::HubMs;
 
@@ -138,8 +138,11 @@ pub struct AlertDesk {
     next_id: AlertId,
     /// "White – Black" by board, for the round in play.
     players: BTreeMap<BoardNo, String>,
-    /// When the round in play is scheduled to start.
+    /// The round in play, and when it is scheduled to start.
+    round: RoundNo,
     round_start: Option<HubMs>,
+    /// The round each board plays, as last seen: its incidents are that game's.
+    board_rounds: BTreeMap<BoardNo, RoundNo>,
     /// The boards of the round in play whose game is to be played (not a forfeit or a bye
     /// the pairing file already scored).
     round_boards: Vec<BoardNo>,
@@ -178,7 +181,9 @@ impl AlertDesk {
             watched: HashMap::new(),
             next_id: AlertId(1),
             players: BTreeMap::new(),
+            round: RoundNo::FIRST,
             round_start: None,
+            board_rounds: BTreeMap::new(),
             round_boards: Vec::new(),
             in_trouble: BTreeMap::new(),
             escalations: BTreeSet::new(),
@@ -190,10 +195,40 @@ impl AlertDesk {
         self.players = players;
     }
 
-    /// The round in play: its scheduled start and the boards whose games are to be played.
-    pub fn set_round(&mut self, start: Option<HubMs>, boards: Vec<BoardNo>) {
+    /// The round in play: its number, its scheduled start and the boards whose games are
+    /// to be played.
+    pub fn set_round(&mut self, round: RoundNo, start: Option<HubMs>, boards: Vec<BoardNo>) {
+        self.round = round;
         self.round_start = start;
         self.round_boards = boards;
+    }
+
+    /// `board` begins its game of `round`: what was watched in the old game ends with it.
+    /// The old game's incidents keep their alerts, which an arbiter may still resolve.
+    pub fn new_game(&mut self, now: HubMs, board: BoardNo, round: RoundNo) -> Vec<AlertChange> {
+        use AlertKind::*;
+        let mut changes = self.close_where(
+            now,
+            board,
+            AlertState::Expired,
+            None,
+            "the board's next round began",
+            |a| {
+                a.incident.round != round
+                    && matches!(
+                        a.kind,
+                        TimeTrouble | FlagForecast | ClockSilent | OutOfSync | ClockNotStarted
+                    )
+            },
+        );
+        self.board_rounds.insert(board, round);
+        changes.extend(self.count_trouble(now, board, false));
+        changes
+    }
+
+    /// The round `board`'s incidents are of.
+    pub(super) fn round_of(&self, board: BoardNo) -> RoundNo {
+        self.board_rounds.get(&board).copied().unwrap_or(self.round)
     }
 
     /// Takes back the alerts stored before a restart, exactly as they were.

@@ -37,6 +37,7 @@ impl AlertDesk {
         let Some(state) = hall.board(board) else {
             return changes;
         };
+        self.board_rounds.insert(board, state.round());
         changes.extend(self.watch_clock_start(now, hall, board));
         if state.game().status() != Status::Playing || state.last_seq().0 == 0 {
             // What only matters while the game is played: expired with the game.
@@ -326,6 +327,7 @@ impl AlertDesk {
                 board: None,
                 kind,
                 occurrence: Occurrence::ONLY,
+                round: self.round,
             },
             board: None,
             zone: HALL_ZONE.to_owned(),
@@ -342,7 +344,7 @@ impl AlertDesk {
 
     /// Counts `board` in or out of its zone's boards in time trouble: several of them call
     /// for assistants (12.4).
-    fn count_trouble(
+    pub(super) fn count_trouble(
         &mut self,
         now: HubMs,
         board: BoardNo,
@@ -443,6 +445,7 @@ impl AlertDesk {
                         board: None,
                         kind,
                         occurrence: Occurrence::at(now.0),
+                        round: self.round,
                     },
                     board: None,
                     zone: zone.to_owned(),

@@ -1,0 +1,444 @@
+//! The hub's rounds: a round starts (the chief arbiter, the schedule, or the configuration
+//! for a new hub), every board it covers archives its game and begins the next, and what
+//! was played stays served.
+//!
+//! ```text
+//!  POST /api/rounds/{r}/start ─┐
+//!  [[rounds]] start, when due ─┼─► start_round ──► Write(RoundStart) ──► each board covered:
+//!  a new hub's first round  ───┘                   switch: its game ──► Write(Game), archive
+//!                                                          the board ──► a new game of r
+//!  restart: each board's events, and before the event after a start's mark, the switch
+//! ```
+
+use std::collections::{BTreeMap, VecDeque};
+
+use protocol::BoardNo;
+
+use super::durable::Deferred;
+use super::output::{Reply, RequestId, Write};
+use super::Hub;
+use crate::core::arbiter::GameResult;
+use crate::core::archive::PlayedGame;
+use crate::core::ids::{RoundNo, Seq};
+use crate::core::rounds::{RoundStart, StartError, BY_CONFIGURATION, BY_SCHEDULE};
+use crate::core::time::HubMs;
+use crate::pairings::{Pairing, RoundState};
+
+use crate::view::feed;
+
+/// How a round is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartRequest {
+    pub round: RoundNo,
+    /// One section only; `None`: every section.
+    pub section: Option<String>,
+    /// Start it although the round before is still being played (its games are archived as
+    /// they stand).
+    pub force: bool,
+    /// Who starts it.
+    pub by: String,
+}
+
+/// Each board's round starts still to fold in on a restart: before the event after the
+/// mark, the board goes on to the round.
+#[derive(Debug, Default)]
+pub(super) struct Marks {
+    pending: BTreeMap<BoardNo, VecDeque<(Seq, RoundNo)>>,
+}
+
+impl Hub {
+    /// A round starts on an arbiter's request: answered with the rounds once durable, or at
+    /// once with why not. Starting the round in play again changes nothing.
+    pub fn handle_round_start(&mut self, now: HubMs, request: RequestId, start: StartRequest) {
+        self.now = self.now.max(now);
+        match self.start_round(now, start) {
+            Ok(Some(at)) => self.pending.wait(at, Deferred::RoundStarted(request)),
+            Ok(None) => {
+                let rounds = self.round_states();
+                self.reply(request, Reply::RoundStarted(Ok(rounds)));
+            }
+            Err(e) => self.reply(request, Reply::RoundStarted(Err(e))),
+        }
+    }
+
+    /// Starts a round: journaled, then every board it covers goes on to it. `Ok(None)` for
+    /// the round already in play (nothing changes).
+    fn start_round(
+        &mut self,
+        now: HubMs,
+        request: StartRequest,
+    ) -> Result<Option<super::Position>, StartError> {
+        let section = request.section.as_deref();
+        if section.is_some() && self.hall.sections().named(section).is_none() {
+            return Err(StartError::UnknownSection(
+                request.section.clone().unwrap_or_default(),
+            ));
+        }
+        let book = self.hall.rounds();
+        let covered_rounds: Vec<Option<RoundNo>> = match section {
+            Some(_) => vec![book.in_play(section)],
+            None => self
+                .section_names()
+                .iter()
+                .map(|s| book.in_play(s.as_deref()))
+                .collect(),
+        };
+        if covered_rounds.iter().all(|r| *r == Some(request.round)) {
+            return Ok(None);
+        }
+        if book.started(request.round, section) {
+            return Err(StartError::StartedBefore(request.round));
+        }
+        if !request.force {
+            let still = self.still_played(section);
+            if let Some(&(round, _)) = still.first() {
+                return Err(StartError::StillPlayed {
+                    round,
+                    boards: still.into_iter().map(|(_, b)| b).collect(),
+                });
+            }
+        }
+        let covers = |hub: &Hub, board: BoardNo| {
+            section.is_none() || hub.hall.sections().of(board).name.as_deref() == section
+        };
+        let boards: Vec<BoardNo> = self
+            .hall
+            .boards()
+            .into_iter()
+            .filter(|b| covers(self, *b))
+            .collect();
+        let start = RoundStart {
+            ordinal: book.next_ordinal(),
+            round: request.round,
+            section: request.section.clone(),
+            at: now,
+            by: request.by,
+            forced: request.force,
+            after: boards
+                .iter()
+                .filter_map(|b| Some((*b, self.hall.board(*b)?.last_seq())))
+                .collect(),
+        };
+        tracing::warn!(round = start.round.0, section = ?start.section, by = %start.by, forced = start.forced, "round started");
+        let at = self.write(Write::RoundStart(start.clone()));
+        self.hall.round_started(start);
+        for board in boards {
+            self.switch(now, board, request.round, true);
+        }
+        self.round_changed();
+        Ok(Some(at))
+    }
+
+    /// The rounds' names of every section, the hall's own (`None`) first.
+    fn section_names(&self) -> Vec<Option<String>> {
+        std::iter::once(None)
+            .chain(self.hall.sections().all().iter().map(|s| s.name.clone()))
+            .collect()
+    }
+
+    /// The games of the round in play (in `section`, or every section) not yet over: by the
+    /// pairings where there are some, else every board whose game began.
+    fn still_played(&self, section: Option<&str>) -> Vec<(RoundNo, BoardNo)> {
+        let sections = self.hall.sections();
+        let in_section =
+            |board: BoardNo| section.is_none() || sections.of(board).name.as_deref() == section;
+        let mut still = Vec::new();
+        for board in self.hall.boards().into_iter().filter(|b| in_section(*b)) {
+            let Some(state) = self.hall.board(board) else {
+                continue;
+            };
+            let round = state.round();
+            let paired = self.rounds.games(round);
+            let to_play = if paired.is_empty() {
+                state.played() && !state.game().moves().is_empty()
+            } else {
+                paired.iter().any(|p| p.board == board && p.result == "*")
+            };
+            if to_play && !state.game().result().is_decided() {
+                still.push((round, board));
+            }
+        }
+        still
+    }
+
+    /// `board` goes on to its game of `round`: the game in play is archived if anything
+    /// happened in it (and journaled when `live`: on a restart it is in the journal already).
+    fn switch(&mut self, now: HubMs, board: BoardNo, round: RoundNo, live: bool) {
+        let Some(state) = self.hall.board(board) else {
+            return;
+        };
+        if state.round() == round {
+            return;
+        }
+        let old_round = state.round();
+        if state.played() {
+            let finished = state.finished(now);
+            let timeline = self.relay.take(board);
+            let tags = feed::tags(
+                &self.hall,
+                &self.rounds,
+                &self.broadcast,
+                &self.event,
+                old_round,
+                board,
+            );
+            let game = PlayedGame {
+                round: old_round,
+                board,
+                detail: finished.detail,
+                standing: finished.standing,
+                ruled: finished.ruled,
+                pgn: finished.pgn,
+                timeline,
+                tags,
+                flag_result: finished.flag_result,
+            };
+            if live {
+                let _ = self.write(Write::Game(Box::new(game.clone())));
+            }
+            self.archive.insert(game);
+        } else {
+            let _ = self.relay.take(board);
+        }
+        self.feed_cache.forget(board);
+        self.hall.new_game(board, round);
+        let changes = self.desk.new_game(now, board, round);
+        self.record_alerts(changes, None);
+        if live {
+            // What the desk watched in the old game is no more; the new game's, from now.
+            self.watch(now, board);
+        }
+    }
+
+    /// The round in play changed: the desk learns its players, its boards and its start.
+    pub(super) fn round_changed(&mut self) {
+        let round = self.round_in_play();
+        self.desk.set_players(self.rounds.seating(round));
+        self.desk.set_round(
+            round,
+            self.rounds.start(round).map(HubMs),
+            self.rounds.boards_to_play(round),
+        );
+        self.round_start_watched = false;
+    }
+
+    /// The round a hub begins in: the configuration's, until the journal says otherwise.
+    pub(super) fn first_start(rounds: &crate::pairings::Rounds) -> RoundStart {
+        RoundStart {
+            ordinal: 1,
+            round: rounds.first_round(),
+            section: None,
+            at: HubMs(0),
+            by: BY_CONFIGURATION.to_owned(),
+            forced: false,
+            after: BTreeMap::new(),
+        }
+    }
+
+    /// The journal's rounds; a journal with none (a new hub, or one from before rounds were
+    /// kept) begins in the configuration's, which is journaled now.
+    pub(super) fn restore_rounds(&mut self, starts: Vec<RoundStart>) {
+        if starts.is_empty() {
+            let first = Hub::first_start(&self.rounds);
+            let _ = self.write(Write::RoundStart(first));
+        } else {
+            self.hall
+                .set_rounds(crate::core::rounds::RoundBook::new(starts));
+        }
+    }
+
+    /// The pairings and the scheduled starts as the pairing files now give them.
+    pub fn set_rounds(&mut self, rounds: crate::pairings::Rounds) {
+        self.rounds = rounds;
+        // The players' names are in every rendered game.
+        self.feed_cache = feed::FeedCache::default();
+        self.round_changed();
+    }
+
+    /// The round the hall plays (the hall's own boards'; a section may play another).
+    pub fn round_in_play(&self) -> RoundNo {
+        self.hall.rounds().in_play(None).unwrap_or(RoundNo::FIRST)
+    }
+
+    /// On a restart, before `board`'s event `seq` (or, with `None`, after its last): the
+    /// rounds that started before it.
+    pub(super) fn catch_up_rounds(&mut self, at: HubMs, board: BoardNo, seq: Option<Seq>) {
+        let book = self.hall.rounds().clone();
+        let sections = self.hall.sections().clone();
+        let pending = self
+            .marks
+            .pending
+            .entry(board)
+            .or_insert_with(|| book.marks(&sections, board).into());
+        if self.hall.board(board).is_none() {
+            // The board was first heard of in the round of the last start before its first
+            // event.
+            let mut first = None;
+            while let Some(&(mark, round)) = pending.front() {
+                if mark.0 > 0 {
+                    break;
+                }
+                first = Some(round);
+                pending.pop_front();
+            }
+            self.hall.ensure(board, first.unwrap_or(RoundNo::FIRST));
+        }
+        loop {
+            let Some(pending) = self.marks.pending.get_mut(&board) else {
+                return;
+            };
+            let due = pending
+                .front()
+                .is_some_and(|(mark, _)| seq.is_none_or(|seq| *mark < seq));
+            if !due {
+                return;
+            }
+            let (_, round) = pending.pop_front().expect("a front");
+            self.switch(at, board, round, false);
+        }
+    }
+
+    /// Every round with pairings or started: how far each is.
+    pub fn round_states(&self) -> Vec<RoundState> {
+        let mut rounds: Vec<RoundNo> = self.rounds.pairings.keys().copied().collect();
+        rounds.extend(self.hall.rounds().rounds());
+        rounds.extend(self.archive.rounds());
+        rounds.sort_unstable();
+        rounds.dedup();
+        let in_play: Vec<RoundNo> = self
+            .section_names()
+            .iter()
+            .filter_map(|s| self.hall.rounds().in_play(s.as_deref()))
+            .collect();
+        rounds
+            .into_iter()
+            .map(|round| {
+                let in_play = in_play.contains(&round);
+                match self.pairings(round) {
+                    Some(games) => {
+                        RoundState::of(round, in_play, games.iter().map(|p| p.result.as_str()))
+                    }
+                    None => {
+                        let results = self.results_of(round);
+                        RoundState::of(round, in_play, results.values().map(|r| r.pgn()))
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The results the hub has of `round`, by board: over by the rules or declared, or
+    /// still `*`, for every board that played it.
+    pub fn results_of(&self, round: RoundNo) -> BTreeMap<BoardNo, GameResult> {
+        let mut results: BTreeMap<BoardNo, GameResult> = self
+            .archive
+            .round(round)
+            .map(|g| (g.board, g.standing.result))
+            .collect();
+        for board in self.hall.boards() {
+            let Some(state) = self.hall.board(board) else {
+                continue;
+            };
+            if state.round() == round && state.played() {
+                results.insert(board, state.game().result());
+            }
+        }
+        results
+    }
+
+    /// A round's pairings with the hub's results where it has them (a game over by the
+    /// rules, or declared), else the file's.
+    pub fn pairings(&self, round: RoundNo) -> Option<Vec<Pairing>> {
+        let mut games = self.rounds.pairings.get(&round)?.clone();
+        let results = self.results_of(round);
+        for game in &mut games {
+            if let Some(result) = results.get(&game.board).filter(|r| r.is_decided()) {
+                result.pgn().clone_into(&mut game.result);
+            }
+        }
+        Some(games)
+    }
+
+    /// The pairing program's TRF with the hub's results of every round.
+    pub fn results_trf(&self) -> Option<String> {
+        let mut results = BTreeMap::new();
+        for round in self.rounds.pairings.keys() {
+            for (board, result) in self.results_of(*round) {
+                results.insert((*round, board), result);
+            }
+        }
+        self.rounds.trf_with_results(&results)
+    }
+
+    /// The board's game of `round`: in play, or archived.
+    pub fn board_detail(
+        &self,
+        now: HubMs,
+        round: RoundNo,
+        board: BoardNo,
+    ) -> Option<serde_json::Value> {
+        match self.hall.board(board) {
+            Some(state) if state.round() == round => serde_json::to_value(state.detail(now)).ok(),
+            _ => self.archive.get(round, board).map(PlayedGame::detail),
+        }
+    }
+
+    /// A scheduled round start that is due starts the round, unless the round before is
+    /// still played: then it waits until a game ends ([`Hub::game_ended`]).
+    pub(super) fn start_when_due(&mut self, now: HubMs) {
+        let Some(round) = self.due_round(now) else {
+            return;
+        };
+        let request = StartRequest {
+            round,
+            section: None,
+            force: false,
+            by: BY_SCHEDULE.to_owned(),
+        };
+        match self.start_round(now, request) {
+            Ok(_) => {}
+            Err(StartError::StillPlayed {
+                round: playing,
+                boards,
+            }) => {
+                tracing::info!(
+                    round = round.0,
+                    playing = playing.0,
+                    ?boards,
+                    "a round is due; it starts when the one before is over"
+                );
+            }
+            Err(e) => {
+                tracing::warn!(round = round.0, error = %e, "a scheduled round could not start")
+            }
+        }
+    }
+
+    /// The first round after the one in play whose scheduled start has come.
+    fn due_round(&self, now: HubMs) -> Option<RoundNo> {
+        let in_play = self.round_in_play();
+        self.rounds
+            .starts
+            .iter()
+            .find(|(round, at)| **round > in_play && HubMs(**at) <= now)
+            .map(|(round, _)| *round)
+    }
+
+    /// A game ended: a round that is due may start now.
+    pub(super) fn game_ended(&mut self, now: HubMs) {
+        if self.due_round(now).is_some() {
+            self.start_when_due(now);
+        }
+    }
+
+    /// When the next round's scheduled start comes, if it has not.
+    pub(super) fn next_scheduled_start(&self) -> Option<HubMs> {
+        let in_play = self.round_in_play();
+        self.rounds
+            .starts
+            .iter()
+            .filter(|(round, _)| **round > in_play)
+            .map(|(_, at)| HubMs(*at))
+            .find(|at| *at > self.schedule_checked)
+    }
+}

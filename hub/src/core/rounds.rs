@@ -1,0 +1,216 @@
+//! The event's rounds as the hall plays them: which round each board's game belongs to.
+//!
+//! A round starts for the whole hall or for one section (the chief arbiter over the API, or
+//! the configuration's scheduled start). The start is journaled (tree `rounds`) with every
+//! board it covers that the hall knew then and that board's last event: the board's events
+//! after it are its next game's. A board first heard of later begins in the round its
+//! section plays. So a restart folds each board's events into the same games: before the
+//! event after a start's mark, the board goes on to that round.
+//!
+//! ```text
+//!  board 7's events:  1 2 3 … 212 │ 213 … 455 │ 456 …
+//!  starts:         round 1 (after 0)  round 2 (after 212)  round 3 (after 455)
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::{BoardNo, RoundNo, Seq};
+use super::sections::Sections;
+use super::time::HubMs;
+
+/// Who started the round a new hub begins in.
+pub const BY_CONFIGURATION: &str = "configuration";
+/// Who starts a round at its scheduled time.
+pub const BY_SCHEDULE: &str = "schedule";
+
+/// A round started: journaled, and folded on every restart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundStart {
+    /// In the order rounds started, from 1.
+    pub ordinal: u32,
+    pub round: RoundNo,
+    /// The section it starts in; `None`: every section.
+    pub section: Option<String>,
+    pub at: HubMs,
+    /// Who started it: an arbiter, [`BY_SCHEDULE`], or [`BY_CONFIGURATION`] (the round a
+    /// new hub begins in).
+    pub by: String,
+    /// Started while the round before was still being played.
+    pub forced: bool,
+    /// Every board it covers that the hall knew then, and the board's last event: the
+    /// board's next game begins after it.
+    pub after: BTreeMap<BoardNo, Seq>,
+}
+
+impl RoundStart {
+    /// Whether it starts `board`'s next game (the board is in its section).
+    pub fn covers(&self, sections: &Sections, board: BoardNo) -> bool {
+        self.section.is_none() || sections.of(board).name == self.section
+    }
+
+    /// Where `board`'s next game begins: after this event of the board's.
+    pub fn mark(&self, board: BoardNo) -> Seq {
+        self.after.get(&board).copied().unwrap_or(Seq(0))
+    }
+}
+
+/// Why a round cannot start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    /// A round that was started before cannot start again: its games are kept as they were.
+    #[error("round {0} was started before")]
+    StartedBefore(RoundNo),
+    /// Boards still play the round in play; `force` starts the next one all the same.
+    #[error("round {round} is still being played on boards {boards:?}; start with \"force\": true to end it")]
+    StillPlayed {
+        round: RoundNo,
+        boards: Vec<BoardNo>,
+    },
+    /// The configuration names no such section.
+    #[error("no section {0:?}")]
+    UnknownSection(String),
+    /// Rounds are numbered 1 to [`RoundNo::MAX`].
+    #[error("round {0} is not a round number (1 to 999)")]
+    NotARound(u64),
+    /// The pairing files could not be read again before the start.
+    #[error("the pairings cannot be read: {0}")]
+    Pairings(String),
+}
+
+/// Every round start, in order.
+#[derive(Debug, Clone, Default)]
+pub struct RoundBook {
+    starts: Vec<RoundStart>,
+}
+
+impl RoundBook {
+    /// The starts the journal holds, in order.
+    pub fn new(mut starts: Vec<RoundStart>) -> RoundBook {
+        starts.sort_by_key(|s| s.ordinal);
+        RoundBook { starts }
+    }
+
+    pub fn starts(&self) -> &[RoundStart] {
+        &self.starts
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The next start's ordinal.
+    pub fn next_ordinal(&self) -> u32 {
+        self.starts.last().map_or(1, |s| s.ordinal + 1)
+    }
+
+    pub fn push(&mut self, start: RoundStart) {
+        self.starts.push(start);
+    }
+
+    /// The round `section` plays (`None`: the hall's own boards); `None` before any round
+    /// started.
+    pub fn in_play(&self, section: Option<&str>) -> Option<RoundNo> {
+        self.starts
+            .iter()
+            .rev()
+            .find(|s| s.section.is_none() || s.section.as_deref() == section)
+            .map(|s| s.round)
+    }
+
+    /// The round `board` plays now.
+    pub fn of_board(&self, sections: &Sections, board: BoardNo) -> Option<RoundNo> {
+        self.in_play(sections.of(board).name.as_deref())
+    }
+
+    /// Whether `round` started in `section` (`None`: in any).
+    pub fn started(&self, round: RoundNo, section: Option<&str>) -> bool {
+        self.starts.iter().any(|s| {
+            s.round == round
+                && (section.is_none() || s.section.is_none() || s.section.as_deref() == section)
+        })
+    }
+
+    /// Every round that started, in order, without repeats.
+    pub fn rounds(&self) -> Vec<RoundNo> {
+        let mut rounds: Vec<RoundNo> = self.starts.iter().map(|s| s.round).collect();
+        rounds.sort_unstable();
+        rounds.dedup();
+        rounds
+    }
+
+    /// For a restart: the rounds `board` goes on to, each with the event after which it
+    /// does, in order.
+    pub fn marks(&self, sections: &Sections, board: BoardNo) -> Vec<(Seq, RoundNo)> {
+        self.starts
+            .iter()
+            .filter(|s| s.covers(sections, board))
+            .map(|s| (s.mark(board), s.round))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::laws::Rules;
+    use crate::core::sections::Section;
+
+    fn start(ordinal: u32, round: u16, section: Option<&str>, after: &[(u16, u64)]) -> RoundStart {
+        RoundStart {
+            ordinal,
+            round: RoundNo(round),
+            section: section.map(str::to_owned),
+            at: HubMs(u64::from(ordinal) * 1000),
+            by: "IA Berg".into(),
+            forced: false,
+            after: after.iter().map(|(b, s)| (BoardNo(*b), Seq(*s))).collect(),
+        }
+    }
+
+    #[test]
+    fn each_section_plays_its_own_round_and_boards_go_on_after_their_marks() {
+        let sections = Sections::new(
+            vec![Section {
+                name: Some("rapid".into()),
+                boards: vec![11..=20],
+                rules: Rules::default(),
+                time_control: None,
+            }],
+            Rules::default(),
+            None,
+        );
+        let book = RoundBook::new(vec![
+            start(3, 3, Some("rapid"), &[(11, 300)]),
+            start(1, 1, None, &[]),
+            start(2, 2, None, &[(1, 212), (11, 250)]),
+        ]);
+        assert_eq!(book.in_play(None), Some(RoundNo(2)));
+        assert_eq!(book.of_board(&sections, BoardNo(1)), Some(RoundNo(2)));
+        // The rapid section plays two rounds a day.
+        assert_eq!(book.of_board(&sections, BoardNo(11)), Some(RoundNo(3)));
+        assert_eq!(
+            book.marks(&sections, BoardNo(1)),
+            [(Seq(0), RoundNo(1)), (Seq(212), RoundNo(2))]
+        );
+        // Board 11 is in the rapid section: the hall's start and the section's.
+        assert_eq!(
+            book.marks(&sections, BoardNo(11)),
+            [
+                (Seq(0), RoundNo(1)),
+                (Seq(250), RoundNo(2)),
+                (Seq(300), RoundNo(3))
+            ]
+        );
+        // A board the hall first heard of in round 2 begins there.
+        assert_eq!(
+            book.marks(&sections, BoardNo(5)),
+            [(Seq(0), RoundNo(1)), (Seq(0), RoundNo(2))]
+        );
+        assert!(book.started(RoundNo(3), Some("rapid")));
+        assert!(!book.started(RoundNo(3), None.or(Some("other"))));
+        assert_eq!(book.rounds(), [RoundNo(1), RoundNo(2), RoundNo(3)]);
+        assert_eq!(book.next_ordinal(), 4);
+    }
+}

@@ -1,0 +1,144 @@
+//! The rounds over HTTP: which rounds there are and how far each is, starting the next,
+//! and any round's games.
+//!
+//! - `GET /api/rounds`: every round with pairings or started (`round`, `in_play`, `games`,
+//!   `finished`, `complete`).
+//! - `GET /api/rounds/{r}`: one of them.
+//! - `GET /api/rounds/{r}/pairings`: its games with the hub's results.
+//! - `POST /api/rounds/{r}/start` (arbiters): `{"force": false, "section": null, "by": "…"}`,
+//!   all optional; idempotent; 409 while the round in play is still being played (unless
+//!   forced) or for a round started before.
+//! - `GET /api/rounds/{r}/boards/{n}` (arbiters): the board's game of that round, the fields
+//!   of `GET /api/boards/{n}`.
+//! - `POST /api/rounds/{r}/boards/{n}/decisions` (arbiters): a decision for that game; a
+//!   round that is over takes only a result.
+
+use axum::extract::{Path, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+
+use super::api::{Api, ApiError, Query};
+use super::http::board_number;
+use crate::core::arbiter::{ArbiterAction, AuditEntry};
+use crate::core::hub::StartRequest;
+use crate::core::ids::RoundNo;
+use crate::pairings::{Pairing, RoundState};
+
+/// What anyone may read.
+pub(super) fn public() -> Router<Api> {
+    Router::new()
+        .route("/api/rounds", get(rounds))
+        .route("/api/rounds/{r}", get(round_state))
+        .route("/api/rounds/{r}/pairings", get(pairings))
+}
+
+/// What only the arbiters may read or do.
+pub(super) fn arbiters() -> Router<Api> {
+    Router::new()
+        .route("/api/rounds/{r}/start", post(start))
+        .route("/api/rounds/{r}/boards/{n}", get(board))
+        .route("/api/rounds/{r}/boards/{n}/decisions", post(decide))
+}
+
+/// A round number from a path.
+pub(super) fn round_number(r: &str) -> Result<RoundNo, ApiError> {
+    r.parse::<u64>()
+        .ok()
+        .and_then(RoundNo::new)
+        .ok_or_else(|| ApiError::BadRound(r.to_owned()))
+}
+
+async fn rounds(State(api): State<Api>) -> Result<Json<Vec<RoundState>>, ApiError> {
+    api.ask(Query::Rounds).await.map(Json)
+}
+
+async fn round_state(
+    State(api): State<Api>,
+    Path(r): Path<String>,
+) -> Result<Json<RoundState>, ApiError> {
+    let round = round_number(&r)?;
+    api.ask(Query::Rounds)
+        .await?
+        .into_iter()
+        .find(|s| s.round == round)
+        .map(Json)
+        .ok_or(ApiError::UnknownRound(round))
+}
+
+/// `[{"board", "white": {"name", "fide_id", "rating", "title", "federation",
+/// "start_rank"}, "black": {…}, "result", "white_team", "black_team"}]`.
+async fn pairings(
+    State(api): State<Api>,
+    Path(r): Path<String>,
+) -> Result<Json<Vec<Pairing>>, ApiError> {
+    let round = round_number(&r)?;
+    api.ask(|reply| Query::Pairings(round, reply))
+        .await?
+        .map(Json)
+        .ok_or(ApiError::UnknownRound(round))
+}
+
+/// Body of `POST /api/rounds/{r}/start`; every field optional.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartBody {
+    #[serde(default)]
+    force: bool,
+    section: Option<String>,
+    by: Option<String>,
+}
+
+async fn start(
+    State(api): State<Api>,
+    Path(r): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<Vec<RoundState>>, ApiError> {
+    let round = round_number(&r)?;
+    // An empty body starts the round as it is (`curl -X POST`).
+    let body: StartBody = if body.iter().all(u8::is_ascii_whitespace) {
+        StartBody::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| ApiError::BadQuery(format!("the body: {e}")))?
+    };
+    let by = body.by.unwrap_or_else(|| "http".to_owned());
+    if by.chars().count() > crate::core::arbiter::MAX_NAME_CHARS || by.chars().any(char::is_control)
+    {
+        return Err(ApiError::BadQuery(format!(
+            "\"by\": an arbiter's name of at most {} characters",
+            crate::core::arbiter::MAX_NAME_CHARS
+        )));
+    }
+    let request = StartRequest {
+        round,
+        section: body.section,
+        force: body.force,
+        by,
+    };
+    api.ask(|reply| Query::StartRound(request, reply))
+        .await?
+        .map(Json)
+        .map_err(ApiError::NotStarted)
+}
+
+async fn board(
+    State(api): State<Api>,
+    Path((r, n)): Path<(String, String)>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let (round, n) = (round_number(&r)?, board_number(&n)?);
+    api.ask(|reply| Query::Board(n, Some(round), reply))
+        .await?
+        .map(Json)
+        .ok_or(ApiError::UnknownBoard(n))
+}
+
+async fn decide(
+    State(api): State<Api>,
+    Path((r, n)): Path<(String, String)>,
+    Json(action): Json<ArbiterAction>,
+) -> Result<Json<AuditEntry>, ApiError> {
+    let (round, n) = (round_number(&r)?, board_number(&n)?);
+    api.ask(|reply| Query::Decide(n, Some(round), action, reply))
+        .await?
+        .map(Json)
+        .map_err(ApiError::Refused)
+}
