@@ -293,7 +293,7 @@ async fn main() -> anyhow::Result<()> {
                         .unwrap_or_else(|| "default".to_owned()),
                     rules,
                     time_control,
-                    sections: Vec::new(),
+                    sections: file.sections,
                     debounce_ms: (debounce_ms > 0).then_some(debounce_ms),
                     routing: file.routing,
                     alerts: file.alerts,

@@ -134,6 +134,7 @@ fn round(games: &[(u16, &str, &str)], start: Option<u64>) -> Rounds {
             result: "*".into(),
             white_team: None,
             black_team: None,
+            section: None,
         })
         .collect();
     Rounds {

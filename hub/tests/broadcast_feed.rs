@@ -349,73 +349,9 @@ async fn a_press_reaches_the_feed_within_milliseconds() {
     assert!(pct(0.99) < Duration::from_secs(1));
 }
 
-/// One request a stand-in for lichess received.
-#[derive(Debug, Clone)]
-struct Pushed {
-    at: Instant,
-    request_line: String,
-    authorization: Option<String>,
-    content_type: Option<String>,
-    body: String,
-}
-
-/// A stand-in for lichess's `POST /api/broadcast/round/{id}/push`: it records each request
-/// and answers the first with 503 (lichess busy), the others as lichess does.
-fn lichess_stand_in() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<Pushed>>>) {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = received.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request_line = String::new();
-            if reader.read_line(&mut request_line).is_err() {
-                continue;
-            }
-            let mut headers = BTreeMap::new();
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some((k, v)) = line.split_once(": ") {
-                    headers.insert(k.to_ascii_lowercase(), v.to_owned());
-                }
-            }
-            let length: usize = headers
-                .get("content-length")
-                .map_or(0, |l| l.parse().unwrap());
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let mut pushes = log.lock().unwrap();
-            pushes.push(Pushed {
-                at: Instant::now(),
-                request_line: request_line.trim_end().to_owned(),
-                authorization: headers.get("authorization").cloned(),
-                content_type: headers.get("content-type").cloned(),
-                body: String::from_utf8(body).unwrap(),
-            });
-            let response = if pushes.len() == 1 {
-                "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                    .to_owned()
-            } else {
-                let body = r#"{"games":[]}"#;
-                format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
-            };
-            let mut stream = stream;
-            let _ = stream.write_all(response.as_bytes());
-        }
-    });
-    (port, received)
-}
-
 #[test]
 fn the_round_is_pushed_to_lichess_with_the_token_and_retried_after_a_failure() {
-    let (lichess, received) = lichess_stand_in();
+    let (lichess, received) = support::lichess::stand_in();
     let dir = tempfile::tempdir().unwrap();
     let (hub, _) = Hub::configured(
         dir.path(),

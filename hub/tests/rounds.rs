@@ -244,10 +244,16 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
     let dir = tempfile::tempdir().unwrap();
     let trf_path = dir.path().join("event.trf");
     std::fs::write(&trf_path, trf(1)).unwrap();
+    let (lichess, pushed) = support::lichess::stand_in();
     let (mut hub, _) = Hub::configured(
         dir.path(),
-        "[event]\nname = \"Rounds test\"\ntime_control = \"900+10\"\n\n[laws]\ngame_type = \"rapid\"\n\n\
-         [pairings]\ntrf = \"event.trf\"\n",
+        &format!(
+            "[event]\nname = \"Rounds test\"\ntime_control = \"900+10\"\n\n[laws]\ngame_type = \"rapid\"\n\n\
+             [pairings]\ntrf = \"event.trf\"\n\n[broadcast]\nfolder = \"livechess\"\n\n\
+             [broadcast.lichess]\nurl = \"http://127.0.0.1:{lichess}\"\nround_id = \"round-one\"\ntoken = \"lip_t\"\n\n\
+             [[rounds]]\nnumber = 2\nlichess_round_id = \"round-two\"\n\n\
+             [[rounds]]\nnumber = 3\nlichess_round_id = \"round-three\"\n"
+        ),
     );
     let rounds_of = |hub: &Hub| http_json(hub.http, "/api/rounds");
     assert_eq!(rounds_of(&hub)[0]["round"], 1);
@@ -339,6 +345,53 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
     };
     assert_eq!(trf_results(&exported).len(), 18);
     assert_eq!(trf_results(&exported), expected);
+
+    // The LiveChess folder keeps a folder per round, each as its feed; lichess got each
+    // round in its own lichess round.
+    let folder = dir.path().join("livechess");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    for round in 1..=3 {
+        let (_, feed) = http_get(hub.http, &format!("/broadcast/round/{round}/games.pgn")).unwrap();
+        let file = folder.join(format!("round-{round}/games.pgn"));
+        while std::fs::read_to_string(&file).ok().as_deref() != Some(feed.as_str()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the folder's round {round} never caught up"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let id = ["round-one", "round-two", "round-three"][round - 1];
+        let request = format!("POST /api/broadcast/round/{id}/push HTTP/1.1");
+        loop {
+            let last = pushed
+                .lock()
+                .unwrap()
+                .iter()
+                .rev()
+                .find(|p| p.request_line == request)
+                .map(|p| p.body.clone());
+            // A finished round's games as its last push had them (a result entered after
+            // the next round began is the folder's and the feed's, not lichess's).
+            if last
+                .as_deref()
+                .is_some_and(|body| body.matches("[Event ").count() == 3)
+            {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "round {round} never reached lichess round {id}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let tournament: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("tournament.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        tournament["rounds"],
+        json!([{"count": 3, "live": 0}, {"count": 3, "live": 0}, {"count": 3, "live": 0}])
+    );
 
     // A restart folds the journal into the same event: every round as it was.
     let before = (games, rounds_of(&hub));

@@ -15,7 +15,10 @@ const state = {
   delayMs: 0,
   round: null,
   zones: [],
+  matches: [],           // the round's team matches: {teams: [a, b], boards: [...]}
+  matchViews: [],        // each match's score element
   boardOpen: null,       // the board of the board view
+  boardRound: null,      // its round, when it is one that is over
   arbiterName: localStorage.getItem("zeitnot.arbiter") || "",
   // The alerts' language; the stream speaks English, the API all six.
   lang: params.get("lang") || localStorage.getItem("zeitnot.lang") || "en",
@@ -97,7 +100,31 @@ function buildHall() {
   document.body.classList.toggle("compact", state.tiles.size > COMPACT_FROM);
   hall.replaceChildren();
   state.views.clear();
+  state.matchViews = [];
   const boards = [...state.tiles.keys()].sort((a, b) => a - b);
+  if (state.matches.length) {
+    // A team round: each match's boards together under its score.
+    const inMatch = new Set();
+    const matches = el("div", { class: "matches" });
+    hall.append(matches);
+    for (const m of state.matches) {
+      const score = el("span", { class: "score" });
+      const head = el("h3", { class: "match-head" }, m.teams[0] + " – " + m.teams[1] + " ", score);
+      const row = el("div", { class: "row" });
+      for (const b of m.boards) { row.append(tileView(b).root); inMatch.add(b); }
+      matches.append(el("section", { class: "match", "data-teams": m.teams.join(" – ") }, head, row));
+      state.matchViews.push({ match: m, score });
+    }
+    const rest = boards.filter((b) => !inMatch.has(b));
+    if (rest.length) {
+      const row = el("div", { class: "row" });
+      for (const b of rest) row.append(tileView(b).root);
+      hall.append(el("section", { class: "zone" }, el("h2", {}, "Other boards"), row));
+    }
+    for (const b of boards) renderTile(state.tiles.get(b));
+    renderMatches();
+    return;
+  }
   for (const zone of layout(boards)) {
     const section = el("section", { class: "zone", "data-zone": zone.name }, el("h2", {}, "Zone " + zone.name));
     for (const row of zone.rows) {
@@ -173,6 +200,28 @@ function renderTile(tile) {
   return true;
 }
 
+/** A team match's score as its games finish: a win is a point to the winner's team. */
+function matchScore(m) {
+  const points = { [m.teams[0]]: 0, [m.teams[1]]: 0 };
+  for (const b of m.boards) {
+    const t = state.tiles.get(b);
+    if (!t || !t.white_team || !t.black_team) continue;
+    if (t.result === "1-0") points[t.white_team] += 1;
+    else if (t.result === "0-1") points[t.black_team] += 1;
+    else if (t.result === "1/2-1/2") { points[t.white_team] += 0.5; points[t.black_team] += 0.5; }
+  }
+  return [points[m.teams[0]], points[m.teams[1]]];
+}
+
+const half = (x) => (Math.floor(x) || (x % 1 ? "" : "0")) + (x % 1 ? "½" : "");
+
+function renderMatches() {
+  for (const { match, score } of state.matchViews || []) {
+    const [a, b] = matchScore(match);
+    setText(score, half(a) + "–" + half(b));
+  }
+}
+
 function tickTile(tile, v) {
   const c = tile.clock;
   setText(v.wclk, c ? clockText(shown(c, "white")) : "");
@@ -190,6 +239,7 @@ function onHall(data) {
   state.delayMs = hall.delay_ms;
   state.round = hall.round;
   state.zones = hall.zones;
+  state.matches = hall.matches || [];
   document.body.classList.toggle("spectators", hall.audience === "spectators");
   $("event").textContent = hall.event_name || hall.event;
   const start = hall.round_start ? new Date(hall.round_start).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : null;
@@ -209,12 +259,19 @@ function onUpdate(data) {
   const update = JSON.parse(data);
   const t1 = performance.now();
   state.offset = update.now - Date.now();
+  if (update.round !== undefined && update.round !== state.round) {
+    // The next round began: its pairings, its matches, its boards.
+    connect();
+    refreshRounds();
+    return;
+  }
   let added = false;
   for (const tile of update.tiles) {
     state.tiles.set(tile.board, tile);
     if (!renderTile(tile)) added = true;
   }
   if (added) buildHall();
+  renderMatches();
   if (update.alerts) {
     for (const a of update.alerts) {
       if (a.state === "raised" || a.state === "acknowledged") state.alerts.set(a.id, a);
@@ -504,10 +561,14 @@ let boardLoad = 0;
 async function loadBoard(board) {
   const mine = ++boardLoad;
   const arbiters = state.audience === "arbiters";
-  const response = await fetch(arbiters ? "/api/boards/" + board : "/api/public/boards/" + board);
+  // A board's game of a round that is over, or the one it plays.
+  const round = state.boardRound;
+  const url = round != null && arbiters ? "/api/rounds/" + round + "/boards/" + board
+    : arbiters ? "/api/boards/" + board : "/api/public/boards/" + board;
+  const response = await fetch(url);
   if (mine !== boardLoad || state.boardOpen !== board) return;
-  const tile = state.tiles.get(board);
-  $("board-title").textContent = "Board " + board;
+  const tile = round == null ? state.tiles.get(board) : null;
+  $("board-title").textContent = "Board " + board + (round != null ? " · round " + round : "");
   $("board-players").textContent = tile ? playerText(tile.white) + " – " + playerText(tile.black) : "";
   if (!response.ok) {
     $("board-result").textContent = "no moves yet";
@@ -533,12 +594,51 @@ function openBoard(board) {
   location.hash = "#/board/" + board;
 }
 
+// ---- the rounds: the one in play, and looking back -------------------------------------
+
+async function refreshRounds() {
+  const rounds = await fetch("/api/rounds").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+  const list = $("rounds");
+  list.replaceChildren(...rounds.map((r) => el("li", {
+    class: "round-item" + (r.in_play ? " in-play" : "") + (r.complete ? " complete" : ""),
+    "data-round": r.round,
+    onclick: () => { location.hash = "#/round/" + r.round; },
+  }, "Round " + r.round, el("span", { class: "state" },
+    (r.in_play ? "in play · " : "") + r.finished + "/" + r.games + " finished"))));
+}
+
+/** A round's games with their results (its pairings, else the boards that played it). */
+async function loadRound(round) {
+  $("round-title").textContent = "Round " + round;
+  $("round-pgn").href = "/broadcast/round/" + round + "/games.pgn";
+  const response = await fetch("/api/rounds/" + round + "/pairings");
+  const body = $("round-games").querySelector("tbody");
+  if (!response.ok) {
+    body.replaceChildren(el("tr", {}, el("td", { colspan: 4 }, "No pairings for this round: its games are in the PGN.")));
+    return;
+  }
+  const games = await response.json();
+  body.replaceChildren(...games.map((g) => el("tr", {
+    "data-board": g.board,
+    onclick: () => { if (state.audience === "arbiters") location.hash = "#/round/" + round + "/board/" + g.board; },
+  }, el("td", {}, String(g.board)),
+  el("td", {}, playerText(g.white) + (g.white_team ? " (" + g.white_team + ")" : "")),
+  el("td", { class: "result" }, g.result),
+  el("td", {}, playerText(g.black) + (g.black_team ? " (" + g.black_team + ")" : "")))));
+  $("round-view").dataset.loaded = round;
+}
+
 function route() {
-  const m = location.hash.match(/^#\/board\/(\d+)$/);
-  state.boardOpen = m ? Number(m[1]) : null;
+  const board = location.hash.match(/^#\/(?:round\/(\d+)\/)?board\/(\d+)$/);
+  const round = location.hash.match(/^#\/round\/(\d+)$/);
+  state.boardOpen = board ? Number(board[2]) : null;
+  state.boardRound = board && board[1] ? Number(board[1]) : null;
   $("board-view").hidden = state.boardOpen == null;
   delete $("board-view").dataset.loaded;
   if (state.boardOpen != null) loadBoard(state.boardOpen);
+  $("round-view").hidden = !round;
+  delete $("round-view").dataset.loaded;
+  if (round) loadRound(Number(round[1]));
 }
 
 // ---- login ------------------------------------------------------------------------------------
@@ -584,6 +684,7 @@ async function start() {
     else showLogin("Wrong token.");
   };
   $("board-close").onclick = () => { location.hash = ""; };
+  $("round-close").onclick = () => { location.hash = ""; };
   $("bind-form").onsubmit = bindNode;
   $("lang").value = state.lang;
   $("lang").onchange = () => {
@@ -592,7 +693,7 @@ async function start() {
     state.translated.clear();
     renderAlerts();
   };
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && state.boardOpen != null) location.hash = ""; });
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && location.hash) location.hash = ""; });
   window.addEventListener("hashchange", route);
   connect();
   route();
@@ -606,6 +707,8 @@ async function start() {
   }, 1000);
   refreshNodes();
   setInterval(refreshNodes, 5000);
+  refreshRounds();
+  setInterval(refreshRounds, 10000);
   if (!spectatorPage) {
     refreshHealth();
     setInterval(refreshHealth, 5000);

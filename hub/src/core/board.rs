@@ -44,21 +44,8 @@ pub struct BoardState {
     game: Game,
     /// Events applied since the game began: a game of none was never played.
     game_events: u64,
-    events_accepted: u64,
-    /// When any message of this board's node last arrived (duplicates included).
-    last_heard: Option<HubMs>,
-    hello: Option<Hello>,
-    /// What the node last reported of its e-board's and clock's connections.
-    health: Option<NodeHealth>,
-    /// The node's times as one steady timeline: its last is "now" on the board's own clock.
-    timebase: Timebase,
-    /// The node's clock steps taken out, and when the last came.
-    node_time_steps: u32,
-    last_node_time_step: Option<(Step, HubMs)>,
-    /// The node's time of its last accepted event, on the timeline.
-    last_node_ms: NodeMs,
-    /// When the hub received that event: node time runs on from there.
-    last_applied_at: HubMs,
+    /// The board's node, the same all event long.
+    node: NodeState,
     clock: BoardClock,
     rules: Rules,
     /// What the flags that fell mean (6.9), worked out when they fell.
@@ -69,6 +56,28 @@ pub struct BoardState {
     debounce_ms: Option<u64>,
     /// The section's time control, for each new game's clock.
     time_control: Option<TimeControl>,
+}
+
+/// What the hub knows of a board's node, whatever game the board plays: kept with a round's
+/// start ([`super::rounds::RoundStart`]), so a restart resumes the board there without reading
+/// the finished rounds' events again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct NodeState {
+    pub events_accepted: u64,
+    /// When any message of this board's node last arrived (duplicates included).
+    pub last_heard: Option<HubMs>,
+    pub hello: Option<Hello>,
+    /// What the node last reported of its e-board's and clock's connections.
+    pub health: Option<NodeHealth>,
+    /// The node's times as one steady timeline: its last is "now" on the board's own clock.
+    pub timebase: Timebase,
+    /// The node's clock steps taken out, and when the last came.
+    pub node_time_steps: u32,
+    pub last_node_time_step: Option<(Step, HubMs)>,
+    /// The node's time of its last accepted event, on the timeline.
+    pub last_node_ms: NodeMs,
+    /// When the hub received that event: node time runs on from there.
+    pub last_applied_at: HubMs,
 }
 
 /// What the archive keeps of a board's game when its round is over.
@@ -85,6 +94,8 @@ pub struct FinishedGame {
 #[derive(Debug, Clone, Serialize)]
 pub struct BoardSummary {
     pub board: BoardNo,
+    /// The round of the game.
+    pub round: RoundNo,
     pub last_seq: Seq,
     pub events_accepted: u64,
     pub node_connected: bool,
@@ -227,7 +238,7 @@ impl BoardState {
             number,
             round,
             game_events: 0,
-            last_applied_at: HubMs::default(),
+            node: NodeState::default(),
             clock: BoardClock::new(time_control.clone()),
             time_control,
             rules,
@@ -235,19 +246,11 @@ impl BoardState {
             decisions: Vec::new(),
             intake: Intake::default(),
             game: Game::new(Chess::default(), rules),
-            events_accepted: 0,
-            last_heard: None,
-            hello: None,
-            health: None,
-            last_node_ms: NodeMs(0),
-            timebase: Timebase::default(),
-            node_time_steps: 0,
-            last_node_time_step: None,
         }
     }
 
     pub fn admit(&mut self, now: HubMs, seq: Seq) -> Admission {
-        self.last_heard = Some(now);
+        self.node.last_heard = Some(now);
         self.intake.admit(now, seq)
     }
 
@@ -262,26 +265,26 @@ impl BoardState {
         if !self.intake.accept(event.seq) {
             return None;
         }
-        self.events_accepted += 1;
+        self.node.events_accepted += 1;
         self.game_events += 1;
         if let UplinkBody::Pace { node_ms_per_s } = event.body {
-            self.timebase.set_pace(node_ms_per_s);
+            self.node.timebase.set_pace(node_ms_per_s);
         }
-        let (at, step) = self.timebase.place(record.at, event.node_ms);
+        let (at, step) = self.node.timebase.place(record.at, event.node_ms);
         if let Some(step) = step {
-            self.node_time_steps += 1;
-            self.last_node_time_step = Some((step, record.at));
+            self.node.node_time_steps += 1;
+            self.node.last_node_time_step = Some((step, record.at));
         }
-        self.last_node_ms = self.last_node_ms.max(at);
-        self.last_applied_at = self.last_applied_at.max(record.at);
-        self.last_heard = Some(self.last_heard.map_or(record.at, |t| t.max(record.at)));
+        self.node.last_node_ms = self.node.last_node_ms.max(at);
+        self.node.last_applied_at = self.node.last_applied_at.max(record.at);
+        self.node.last_heard = Some(self.node.last_heard.map_or(record.at, |t| t.max(record.at)));
         let mut clock_events = Vec::new();
         let mut game_events = Vec::new();
         // Moves completed without a press (a game-ending move set down, 6.2.1; a board
         // without a clock) still count on the clock model.
         let unpressed = match &event.body {
             UplinkBody::Hello(hello) => {
-                self.hello = Some(hello.clone());
+                self.node.hello = Some(hello.clone());
                 // A node (re)started: it did not see the board meanwhile.
                 self.game.node_blind();
                 // A node that reports no clock: moves are inferred from a stable board.
@@ -306,11 +309,11 @@ impl BoardState {
                 self.game.observe(at)
             }
             UplinkBody::Health(health) => {
-                if health.board_connected && !self.health.is_some_and(|h| h.board_connected) {
+                if health.board_connected && !self.node.health.is_some_and(|h| h.board_connected) {
                     // The board is back after the node could not read it.
                     self.game.node_blind();
                 }
-                self.health = Some(*health);
+                self.node.health = Some(*health);
                 self.game.observe(at)
             }
             UplinkBody::Heartbeat | UplinkBody::Pace { .. } => self.game.observe(at),
@@ -389,6 +392,40 @@ impl BoardState {
         Ok(events.into_iter().map(BoardEvent::Game).collect())
     }
 
+    /// Board `number` as a restart resumes it where round `round` started: its node as the
+    /// start kept it, its events up to `mark` journaled and durable (not read again), and a
+    /// new game.
+    pub fn resumed(
+        number: BoardNo,
+        round: RoundNo,
+        rules: Rules,
+        time_control: Option<TimeControl>,
+        debounce_ms: Option<u64>,
+        node: NodeState,
+        mark: Seq,
+    ) -> BoardState {
+        let mut board = BoardState::new(number, round, rules, time_control, debounce_ms);
+        board.node = node;
+        board.intake = Intake::resumed(mark);
+        board.new_game(round);
+        board
+    }
+
+    /// The board's node, as a round's start keeps it.
+    pub fn node(&self) -> &NodeState {
+        &self.node
+    }
+
+    /// The board's number.
+    pub fn number(&self) -> BoardNo {
+        self.number
+    }
+
+    /// The rules the board plays under (its section's).
+    pub fn rules(&self) -> Rules {
+        self.rules
+    }
+
     /// The round of the game in play.
     pub fn round(&self) -> RoundNo {
         self.round
@@ -426,7 +463,7 @@ impl BoardState {
     /// goes on. Take what is kept of the old game ([`BoardState::finished`]) first.
     pub fn new_game(&mut self, round: RoundNo) {
         let mut game = Game::new(Chess::default(), self.rules);
-        if let Some(hello) = &self.hello {
+        if let Some(hello) = &self.node.hello {
             game.infer_moves_after(self.debounce_ms.filter(|_| hello.clock_hw.is_empty()));
         }
         self.game = game;
@@ -480,16 +517,17 @@ impl BoardState {
     /// The board's own time now: its last event's, plus what passed at the hub since.
     pub fn node_now(&self, now: HubMs) -> NodeMs {
         NodeMs(
-            self.last_node_ms
+            self.node
+                .last_node_ms
                 .0
-                .saturating_add(now.since(self.last_applied_at)),
+                .saturating_add(now.since(self.node.last_applied_at)),
         )
     }
 
     /// How often the node's clock stepped (taken out of its times), and the last step with
     /// when it came.
     pub fn node_time_steps(&self) -> (u32, Option<(Step, HubMs)>) {
-        (self.node_time_steps, self.last_node_time_step)
+        (self.node.node_time_steps, self.node.last_node_time_step)
     }
 
     pub fn clock(&self) -> &BoardClock {
@@ -591,16 +629,16 @@ impl BoardState {
                     white: model.remaining(Color::White),
                     black: model.remaining(Color::Black),
                 };
-                (ms, None, self.last_node_ms)
+                (ms, None, self.node.last_node_ms)
             }
         };
         // Node time maps onto hub time by the offset of the board's last event.
-        let behind = self.last_node_ms.0.saturating_sub(node_at.0);
+        let behind = self.node.last_node_ms.0.saturating_sub(node_at.0);
         Some(ClockFace {
             white_ms: ms.white,
             black_ms: ms.black,
             running: running.map(super::color_name),
-            at: self.last_applied_at.0.saturating_sub(behind),
+            at: self.node.last_applied_at.0.saturating_sub(behind),
             time_trouble: self.time_trouble(self.node_now(now)),
             flag: self.flag_shown(),
         })
@@ -642,25 +680,26 @@ impl BoardState {
     }
 
     pub fn node_connected(&self, now: HubMs) -> bool {
-        self.last_heard
+        self.node
+            .last_heard
             .is_some_and(|t| now.since(t) < NODE_SILENT_MS)
     }
 
     /// What the board's node said about itself when it started.
     pub fn hello(&self) -> Option<&Hello> {
-        self.hello.as_ref()
+        self.node.hello.as_ref()
     }
 
     /// What the node last reported of its e-board's and clock's connections, and since when
     /// (ms before `now` on the board's own clock).
     pub fn health(&self, now: HubMs) -> Option<(NodeHealth, u64)> {
-        let health = self.health?;
+        let health = self.node.health?;
         Some((health, self.node_now(now).0.saturating_sub(health.since.0)))
     }
 
     /// When any message of the board's node last arrived.
     pub fn last_heard(&self) -> Option<HubMs> {
-        self.last_heard
+        self.node.last_heard
     }
 
     /// What the flags that fell mean, once one fell.
@@ -675,8 +714,9 @@ impl BoardState {
     pub fn summary(&self, now: HubMs) -> BoardSummary {
         BoardSummary {
             board: self.number,
+            round: self.round,
             last_seq: self.last_seq(),
-            events_accepted: self.events_accepted,
+            events_accepted: self.node.events_accepted,
             node_connected: self.node_connected(now),
             fen: self.game.fen(),
             status: self.game.status(),
@@ -696,10 +736,10 @@ impl BoardState {
                 .map(|m| m.san.to_string())
                 .collect(),
             claimable: self.game.claimable(),
-            node_software: self.hello.as_ref().map(|h| h.software.clone()),
+            node_software: self.node.hello.as_ref().map(|h| h.software.clone()),
             illegal_moves: self.game.illegal_moves().to_vec(),
             result_signal: self.game.result_signal(),
-            board_sync: self.game.sync(self.last_node_ms),
+            board_sync: self.game.sync(self.node.last_node_ms),
             clock: self.clock_view(now),
             decisions: self.decisions.clone(),
             setup_claims: self.setup_claims(),

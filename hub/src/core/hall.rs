@@ -21,7 +21,7 @@ use protocol::time_control::TimeControl;
 use protocol::{BoardNo, Seq, Uplink};
 
 use super::arbiter::{DecisionError, DecisionRecord};
-use super::board::{BoardDetail, BoardEvent, BoardState, BoardSummary, Urgency};
+use super::board::{BoardDetail, BoardEvent, BoardState, BoardSummary, NodeState, Urgency};
 use super::claim::{ClaimCheck, ClaimRequest};
 use super::clock::ClockEvent;
 use super::game::GameEvent;
@@ -96,6 +96,22 @@ impl Hall {
             rounds: RoundBook::default(),
             debounce_ms: Some(DEFAULT_DEBOUNCE_MS),
         }
+    }
+
+    /// A restart resumes `board` where `round` started, its node as the start kept it and
+    /// its events up to `mark` not read again.
+    pub fn resume(&mut self, board: BoardNo, round: RoundNo, node: NodeState, mark: Seq) {
+        let section = self.sections.of(board);
+        let state = BoardState::resumed(
+            board,
+            round,
+            section.rules,
+            section.time_control.clone(),
+            self.debounce_ms,
+            node,
+            mark,
+        );
+        self.boards.insert(board, state);
     }
 
     /// `board`, if never heard of, begins in `round` (a restart: the round its first event

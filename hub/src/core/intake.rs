@@ -38,6 +38,17 @@ pub struct Intake {
 }
 
 impl Intake {
+    /// A board whose events up to `accepted` are journaled and durable (a restart that
+    /// resumes it where a round started, without reading them again).
+    pub fn resumed(accepted: Seq) -> Intake {
+        let accepted = (accepted.0 > 0).then_some(accepted);
+        Intake {
+            accepted,
+            durable: accepted,
+            resend_asked: None,
+        }
+    }
+
     pub fn expected(&self) -> Seq {
         self.accepted.map_or(Seq::FIRST, Seq::next)
     }

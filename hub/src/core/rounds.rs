@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::board::NodeState;
 use super::ids::{BoardNo, RoundNo, Seq};
 use super::sections::Sections;
 use super::time::HubMs;
@@ -42,6 +43,10 @@ pub struct RoundStart {
     /// Every board it covers that the hall knew then, and the board's last event: the
     /// board's next game begins after it.
     pub after: BTreeMap<BoardNo, Seq>,
+    /// Those boards' nodes as they stood then: a restart resumes each board here, without
+    /// reading the events of the rounds before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nodes: BTreeMap<BoardNo, NodeState>,
 }
 
 impl RoundStart {
@@ -141,14 +146,51 @@ impl RoundBook {
     }
 
     /// For a restart: the rounds `board` goes on to, each with the event after which it
-    /// does, in order.
-    pub fn marks(&self, sections: &Sections, board: BoardNo) -> Vec<(Seq, RoundNo)> {
+    /// does, in order; only those after the start with ordinal `after` (the one it resumes
+    /// at), if any.
+    pub fn marks(
+        &self,
+        sections: &Sections,
+        board: BoardNo,
+        after: Option<u32>,
+    ) -> Vec<(Seq, RoundNo)> {
         self.starts
             .iter()
-            .filter(|s| s.covers(sections, board))
+            .filter(|s| s.covers(sections, board) && after.is_none_or(|o| s.ordinal > o))
             .map(|s| (s.mark(board), s.round))
             .collect()
     }
+
+    /// For a restart: where each board resumes without reading its events again: the last
+    /// start that kept the board's node, its round, ordinal and mark. A board's events up to
+    /// the mark are its finished games', which the archive holds.
+    pub fn resume_points(&self) -> BTreeMap<BoardNo, Resume> {
+        let mut points = BTreeMap::new();
+        for start in &self.starts {
+            for (board, node) in &start.nodes {
+                points.insert(
+                    *board,
+                    Resume {
+                        round: start.round,
+                        ordinal: start.ordinal,
+                        mark: start.mark(*board),
+                        node: node.clone(),
+                    },
+                );
+            }
+        }
+        points
+    }
+}
+
+/// Where a restart resumes a board: a round's start that kept its node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    pub round: RoundNo,
+    pub ordinal: u32,
+    /// The board's last event before the round: its earlier events are not read again.
+    pub mark: Seq,
+    pub node: NodeState,
 }
 
 #[cfg(test)]
@@ -166,6 +208,7 @@ mod tests {
             by: "IA Berg".into(),
             forced: false,
             after: after.iter().map(|(b, s)| (BoardNo(*b), Seq(*s))).collect(),
+            nodes: BTreeMap::new(),
         }
     }
 
@@ -191,12 +234,12 @@ mod tests {
         // The rapid section plays two rounds a day.
         assert_eq!(book.of_board(&sections, BoardNo(11)), Some(RoundNo(3)));
         assert_eq!(
-            book.marks(&sections, BoardNo(1)),
+            book.marks(&sections, BoardNo(1), None),
             [(Seq(0), RoundNo(1)), (Seq(212), RoundNo(2))]
         );
         // Board 11 is in the rapid section: the hall's start and the section's.
         assert_eq!(
-            book.marks(&sections, BoardNo(11)),
+            book.marks(&sections, BoardNo(11), None),
             [
                 (Seq(0), RoundNo(1)),
                 (Seq(250), RoundNo(2)),
@@ -205,7 +248,7 @@ mod tests {
         );
         // A board the hall first heard of in round 2 begins there.
         assert_eq!(
-            book.marks(&sections, BoardNo(5)),
+            book.marks(&sections, BoardNo(5), None),
             [(Seq(0), RoundNo(1)), (Seq(0), RoundNo(2))]
         );
         assert!(book.started(RoundNo(3), Some("rapid")));

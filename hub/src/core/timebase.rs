@@ -32,7 +32,7 @@ pub const STEP_SLACK_MS: u64 = 60_000;
 pub const REAL_TIME: u32 = 1_000;
 
 /// How a node's clock stepped, in ms of node time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Step {
     /// Ahead of anything the node's earlier times and the hub's clock allow.
     Ahead(u64),
@@ -41,8 +41,8 @@ pub enum Step {
 }
 
 /// One board's node time, corrected for steps. Part of the fold: the same records give the
-/// same corrections on every replay.
-#[derive(Debug, Clone)]
+/// same corrections on every replay, and a round's start keeps it with the board's node.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Timebase {
     /// Added to the node's times: the steps taken out so far.
     correction: i128,

@@ -54,10 +54,15 @@ pub enum Query {
     ),
     /// Every alert.
     Alerts(oneshot::Sender<Vec<Alert>>),
-    /// A round's pairings, with the hub's results.
-    Pairings(RoundNo, oneshot::Sender<Option<Vec<Pairing>>>),
+    /// A round's pairings (of one section, or the whole hall), with the hub's results.
+    Pairings(
+        RoundNo,
+        Option<String>,
+        oneshot::Sender<Option<Vec<Pairing>>>,
+    ),
     /// The pairing program's TRF with the hub's results of every round.
-    ResultsTrf(oneshot::Sender<Option<String>>),
+    /// (Of a section, or the hall's own.)
+    ResultsTrf(Option<String>, oneshot::Sender<Option<String>>),
     /// The hall's nodes and the technician's warnings.
     Nodes(oneshot::Sender<NodesReport>),
     /// Every round with pairings or started, and how far each is.
@@ -84,6 +89,7 @@ pub enum Query {
     Broadcast(
         RoundNo,
         Option<BoardNo>,
+        Option<String>,
         oneshot::Sender<Option<Vec<FeedGame>>>,
     ),
     /// An arbiter acknowledges or resolves an alert; answered once it is durable.
@@ -204,7 +210,7 @@ impl IntoResponse for ApiError {
             ApiError::NotStarted(e) => (StatusCode::CONFLICT, format!("{e}\n")).into_response(),
             ApiError::NoTrf => (
                 StatusCode::NOT_FOUND,
-                "no TRF file configured ([pairings] trf)\n",
+                "no TRF file configured for that ([pairings] trf, or a section's pairings; ?section=NAME)\n",
             )
                 .into_response(),
             ApiError::BadQuery(why) => {

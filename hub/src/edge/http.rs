@@ -187,6 +187,7 @@ async fn time_trouble(
 async fn broadcast_pgn(
     State(api): State<Api>,
     Path((round, file)): Path<(String, String)>,
+    axum::extract::Query(query): axum::extract::Query<SectionQuery>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
     let round = super::rounds::round_number(&round)?;
@@ -202,7 +203,7 @@ async fn broadcast_pgn(
         ),
     };
     let games = api
-        .ask(|reply| Query::Broadcast(round, board, reply))
+        .ask(|reply| Query::Broadcast(round, board, query.section, reply))
         .await?
         .ok_or(ApiError::UnknownRound(round))?;
     if board.is_some() && games.is_empty() {
@@ -389,9 +390,22 @@ fn check_hardware(hardware: &HardwareId) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The pairing program's TRF with the hub's results of the round in play entered.
-async fn results_trf(State(api): State<Api>) -> Result<Response, ApiError> {
-    let trf = api.ask(Query::ResultsTrf).await?.ok_or(ApiError::NoTrf)?;
+/// Which section a request is about (`?section=NAME`); none: the whole hall.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct SectionQuery {
+    pub(super) section: Option<String>,
+}
+
+/// The pairing program's TRF (the hall's, or `?section=NAME`'s) with the hub's results of
+/// every round entered.
+async fn results_trf(
+    State(api): State<Api>,
+    axum::extract::Query(query): axum::extract::Query<SectionQuery>,
+) -> Result<Response, ApiError> {
+    let trf = api
+        .ask(|reply| Query::ResultsTrf(query.section, reply))
+        .await?
+        .ok_or(ApiError::NoTrf)?;
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], trf).into_response())
 }
 

@@ -1,9 +1,12 @@
-//! Pushing the round to a lichess broadcast: `POST {url}/api/broadcast/round/{id}/push` with
-//! the configured token, the round as plain-text PGN, at most 100 games a request (lichess's
-//! limit), whenever the public feed changed; failures are retried with a growing wait.
+//! Pushing the round in play to a lichess broadcast: `POST
+//! {url}/api/broadcast/round/{id}/push` with the configured token, the round as plain-text
+//! PGN, at most 100 games a request (lichess's limit), whenever the public feed changed;
+//! failures are retried with a growing wait. Each round of the event is its own lichess
+//! round: its id from `[[rounds]] lichess_round_id`, or `[broadcast.lichess] round_id` for
+//! the round the hub began in.
 //!
 //! The shell hands the latest feed to a task over a watch channel: a push that is slow or
-//! failing never holds the hub up, and only the newest round is ever sent.
+//! failing never holds the hub up, and only the newest state is ever sent.
 
 use std::time::Duration;
 
@@ -14,11 +17,31 @@ use tokio::sync::watch;
 pub struct LichessTarget {
     /// `https://lichess.org`, or a test server.
     pub url: String,
-    /// The broadcast round's id on lichess.
+    /// The broadcast round's id on lichess for the round the hub begins in.
     pub round_id: String,
+    /// Each round's lichess round id (`[[rounds]] lichess_round_id`).
+    pub round_ids: std::collections::BTreeMap<crate::core::ids::RoundNo, String>,
     /// A personal API token with the `study:write` scope.
     pub token: String,
 }
+
+impl LichessTarget {
+    /// The lichess round `round` is pushed to: its own, or for the round the hub began in
+    /// (`first`), the broadcast's; `None`: not pushed.
+    pub fn round_id(
+        &self,
+        round: crate::core::ids::RoundNo,
+        first: crate::core::ids::RoundNo,
+    ) -> Option<&str> {
+        self.round_ids
+            .get(&round)
+            .map(String::as_str)
+            .or_else(|| (round == first).then_some(self.round_id.as_str()))
+    }
+}
+
+/// What the pusher is handed: a lichess round id and its games' PGNs.
+pub type Push = (String, Vec<String>);
 
 /// Games a single push may carry (lichess's limit).
 pub const GAMES_PER_PUSH: usize = 100;
@@ -37,9 +60,9 @@ pub fn batches(games: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Runs the pusher until the sender is dropped: every change of the feed (the games' PGNs)
+/// Runs the pusher until the sender is dropped: every change of the feed (a round's games)
 /// is pushed, newest first.
-pub async fn run(target: LichessTarget, mut feed: watch::Receiver<Vec<String>>) {
+pub async fn run(target: LichessTarget, mut feed: watch::Receiver<Push>) {
     let client = match reqwest::Client::builder()
         .timeout(Duration::from_secs(20))
         .user_agent(concat!("zeitnot-hub/", env!("CARGO_PKG_VERSION")))
@@ -51,13 +74,12 @@ pub async fn run(target: LichessTarget, mut feed: watch::Receiver<Vec<String>>) 
             return;
         }
     };
-    let endpoint = format!(
-        "{}/api/broadcast/round/{}/push",
-        target.url.trim_end_matches('/'),
-        target.round_id
-    );
     while feed.changed().await.is_ok() {
-        let games = feed.borrow_and_update().clone();
+        let (round_id, games) = feed.borrow_and_update().clone();
+        let endpoint = format!(
+            "{}/api/broadcast/round/{round_id}/push",
+            target.url.trim_end_matches('/'),
+        );
         let mut wait = RETRY_FIRST;
         'retry: loop {
             for body in batches(&games) {

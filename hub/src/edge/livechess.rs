@@ -17,6 +17,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::core::ids::{BoardNo, RoundNo};
 use crate::pairings::{Pairing, Seat};
 use crate::view::feed::FeedGame;
 
@@ -78,50 +79,60 @@ fn replace(path: &Path, contents: &[u8]) -> io::Result<()> {
     std::fs::rename(&aside, path)
 }
 
-/// Writes the folder for `round` (1-based): the tournament, the round's index and games.
-/// `earlier` holds the game counts of rounds before it; `written` the fingerprints of the
-/// game files as last written, so only games that changed are written again.
-#[allow(clippy::too_many_arguments)]
-pub fn write(
+/// The result a feed game shows (its `Result` tag).
+fn result(pgn: &str) -> String {
+    pgn.lines()
+        .find_map(|l| l.strip_prefix("[Result \"")?.strip_suffix("\"]"))
+        .unwrap_or("*")
+        .to_owned()
+}
+
+/// A round as `tournament.json` counts it: its games, and how many are still played.
+pub fn round_count(games: &[FeedGame]) -> (usize, usize) {
+    let live = games.iter().filter(|g| result(&g.pgn) == "*").count();
+    (games.len(), live)
+}
+
+/// Writes `tournament.json`: the event and every round's count of games and of those still
+/// played, the first round first.
+pub fn write_tournament(
     folder: &Path,
     event_id: &str,
     event_name: &str,
-    round: usize,
-    earlier: &[usize],
-    games: &[FeedGame],
-    pairings: Option<&[Pairing]>,
-    written: &mut std::collections::HashMap<protocol::BoardNo, u64>,
+    rounds: &[(usize, usize)],
 ) -> io::Result<()> {
-    let round_dir = folder.join(format!("round-{round}"));
-    std::fs::create_dir_all(&round_dir)?;
-    let result = |pgn: &str| {
-        pgn.lines()
-            .find_map(|l| l.strip_prefix("[Result \"")?.strip_suffix("\"]"))
-            .unwrap_or("*")
-            .to_owned()
-    };
-    let live = games.iter().filter(|g| result(&g.pgn) == "*").count();
-    let mut rounds: Vec<RoundCount> = earlier
-        .iter()
-        .map(|count| RoundCount {
-            count: *count,
-            live: 0,
-        })
-        .collect();
-    rounds.push(RoundCount {
-        count: games.len(),
-        live,
-    });
+    std::fs::create_dir_all(folder)?;
     let tournament = Tournament {
         id: event_id,
         name: event_name,
-        rounds,
+        rounds: rounds
+            .iter()
+            .map(|(count, live)| RoundCount {
+                count: *count,
+                live: *live,
+            })
+            .collect(),
     };
+    let tournament = serde_json::to_string_pretty(&tournament).expect("it serializes");
+    replace(&folder.join("tournament.json"), tournament.as_bytes())
+}
+
+/// Writes the folder of `round`: its index and its games. `written` holds the fingerprints
+/// of the round's game files as last written, so only games that changed are written again.
+pub fn write_round(
+    folder: &Path,
+    round: RoundNo,
+    games: &[FeedGame],
+    pairings: &[Pairing],
+    written: &mut std::collections::HashMap<BoardNo, u64>,
+) -> io::Result<()> {
+    let round_dir = folder.join(format!("round-{round}"));
+    std::fs::create_dir_all(&round_dir)?;
     let index = Index {
         pairings: games
             .iter()
             .map(|g| {
-                let pairing = pairings.and_then(|p| p.iter().find(|p| p.board == g.board));
+                let pairing = pairings.iter().find(|p| p.board == g.board);
                 let result = result(&g.pgn);
                 IndexPairing {
                     white: name(pairing.map(|p| &p.white)),
@@ -146,7 +157,5 @@ pub fn write(
     replace(&round_dir.join("games.pgn"), all.as_bytes())?;
     let index = serde_json::to_string_pretty(&index).expect("the index serializes");
     replace(&round_dir.join("index.json"), index.as_bytes())?;
-    let tournament = serde_json::to_string_pretty(&tournament).expect("it serializes");
-    replace(&folder.join("tournament.json"), tournament.as_bytes())?;
     Ok(())
 }

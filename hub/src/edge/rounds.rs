@@ -70,9 +70,10 @@ async fn round_state(
 async fn pairings(
     State(api): State<Api>,
     Path(r): Path<String>,
+    axum::extract::Query(query): axum::extract::Query<super::http::SectionQuery>,
 ) -> Result<Json<Vec<Pairing>>, ApiError> {
     let round = round_number(&r)?;
-    api.ask(|reply| Query::Pairings(round, reply))
+    api.ask(|reply| Query::Pairings(round, query.section, reply))
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownRound(round))

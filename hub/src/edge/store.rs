@@ -323,6 +323,44 @@ impl Journal {
         })
     }
 
+    /// Every record, each board's in sequence order, but those of a board up to its mark in
+    /// `after` (where a restart resumes it): a key range each, not read at all.
+    pub fn replay_after(
+        &self,
+        after: std::collections::BTreeMap<BoardNo, Seq>,
+    ) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
+        let mut ranges = Vec::new();
+        let mut from = key(BoardNo(0), Seq(0));
+        for (board, mark) in after {
+            ranges.push(from..key(board, Seq(0)));
+            from = key(board, Seq(mark.0.saturating_add(1)));
+        }
+        ranges
+            .into_iter()
+            .map(|range| self.events.range(range))
+            .chain(std::iter::once(self.events.range(from..)))
+            .flatten()
+            .map(|entry| {
+                let (key, value) = entry?;
+                decode(&key, &value)
+            })
+    }
+
+    /// `board`'s first events, up to `up_to` (a board's head, for telling another node's
+    /// stream from a resend).
+    pub fn head(
+        &self,
+        board: BoardNo,
+        up_to: Seq,
+    ) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
+        self.events
+            .range(key(board, Seq(1))..=key(board, up_to))
+            .map(|entry| {
+                let (key, value) = entry?;
+                decode(&key, &value)
+            })
+    }
+
     /// The record journaled as `board`'s event `seq`, if any.
     pub fn record(&self, board: BoardNo, seq: Seq) -> Result<Option<Record>, StoreError> {
         let key = key(board, seq);
@@ -482,6 +520,34 @@ mod tests {
             ]
         );
         assert_eq!(journal.seqs(BoardNo(1)).unwrap(), [Seq(1), Seq(2), Seq(10)]);
+    }
+
+    #[test]
+    fn replay_after_leaves_out_each_boards_events_up_to_its_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path()).unwrap();
+        for board in [1, 2, 3] {
+            for seq in 1..=5 {
+                journal.append(&record(board, seq)).unwrap();
+            }
+        }
+        let after = [(BoardNo(1), Seq(3)), (BoardNo(3), Seq(5))].into();
+        let replayed: Vec<(u16, u64)> = journal
+            .replay_after(after)
+            .map(|r| {
+                let r = r.unwrap();
+                (r.event.board.0, r.event.seq.0)
+            })
+            .collect();
+        assert_eq!(
+            replayed,
+            [(1, 4), (1, 5), (2, 1), (2, 2), (2, 3), (2, 4), (2, 5)]
+        );
+        let head: Vec<u64> = journal
+            .head(BoardNo(3), Seq(2))
+            .map(|r| r.unwrap().event.seq.0)
+            .collect();
+        assert_eq!(head, [1, 2]);
     }
 
     #[test]

@@ -82,6 +82,7 @@ pub fn read(text: &str) -> Result<Vec<Pairing>, CsvError> {
             result: get("result").unwrap_or("*").to_owned(),
             white_team: None,
             black_team: None,
+            section: None,
         });
     }
     let mut boards: Vec<BoardNo> = pairings.iter().map(|p| p.board).collect();

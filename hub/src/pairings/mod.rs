@@ -2,8 +2,10 @@
 //!
 //! - [`csv`]: one round's pairings from a spreadsheet.
 //! - [`trf`]: FIDE Tournament Report Files (TRF-2006/16, TRF-2025/26).
+//! - [`teams`]: team matches from a TRF-2025/26 team file.
 
 pub mod csv;
+pub mod teams;
 pub mod trf;
 
 use std::collections::BTreeMap;
@@ -37,9 +39,11 @@ pub struct Pairing {
     /// In a team match: the teams White and Black play for.
     pub white_team: Option<String>,
     pub black_team: Option<String>,
+    /// The section it is played in; `null` in a hall without sections.
+    pub section: Option<String>,
 }
 
-fn seat(player: &Player) -> Seat {
+pub(super) fn seat(player: &Player) -> Seat {
     Seat {
         name: player.name.clone(),
         fide_id: player.fide_id,
@@ -60,7 +64,7 @@ fn score(code: Option<char>) -> f32 {
 }
 
 /// White's result as a PGN-like string.
-fn result_text(white: Option<char>, black: Option<char>) -> String {
+pub(super) fn result_text(white: Option<char>, black: Option<char>) -> String {
     match (white, black) {
         (Some('1' | 'W'), _) => "1-0",
         (Some('0' | 'L'), _) => "0-1",
@@ -75,8 +79,12 @@ fn result_text(white: Option<char>, black: Option<char>) -> String {
 
 /// The games of `round` (1-based), boards numbered as pairing programs list them: the pair
 /// with the most points before the round first, then the higher rating, then the better
-/// start rank. TRF files hold no board numbers; byes get no board.
+/// start rank. TRF files hold no board numbers; byes get no board. A team file's games go
+/// match by match ([`teams`]).
 pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
+    if let Some(games) = teams::round_pairings(trf, round) {
+        return games;
+    }
     let before = |p: &Player| -> f32 {
         p.rounds
             .iter()
@@ -110,6 +118,7 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
                 result: result_text(entry.result, black_entry.and_then(|e| e.result)),
                 white_team: None,
                 black_team: None,
+                section: None,
             },
         ));
     }
@@ -129,9 +138,10 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
 /// round is in play is the hall's to say (the journaled round starts).
 #[derive(Debug, Clone, Default)]
 pub struct Rounds {
+    /// Each round's games, on the hall's boards, every section's.
     pub pairings: BTreeMap<RoundNo, Vec<Pairing>>,
-    /// The tournament file, for results back out.
-    pub trf: Option<Trf>,
+    /// The tournament files, for results back out: the hall's (`None`) and each section's.
+    pub trfs: BTreeMap<Option<String>, Trf>,
     /// The round a new hub begins in (`[event] round`); by default the last with pairings.
     pub first: Option<RoundNo>,
     /// Each round's scheduled start (Unix ms), as the regulations give it.
@@ -157,9 +167,35 @@ impl Rounds {
         pairings.extend(csv);
         Rounds {
             pairings,
-            trf,
+            trfs: trf.map(|trf| (None, trf)).into_iter().collect(),
             first,
             starts: BTreeMap::new(),
+        }
+    }
+
+    /// Adds `section`'s own pairings, their boards numbered within the section (`boards`,
+    /// in order: its first board is their board 1).
+    pub fn add_section(&mut self, section: &str, boards: &[BoardNo], rounds: Rounds) {
+        for (round, games) in rounds.pairings {
+            let hall = self.pairings.entry(round).or_default();
+            for mut game in games {
+                let Some(board) = boards.get(usize::from(game.board.0).wrapping_sub(1)) else {
+                    tracing::warn!(
+                        section,
+                        board = game.board.0,
+                        "a pairing past the section's boards: left out"
+                    );
+                    continue;
+                };
+                game.board = *board;
+                game.section = Some(section.to_owned());
+                hall.retain(|g| g.board != game.board);
+                hall.push(game);
+            }
+            hall.sort_by_key(|g| g.board);
+        }
+        for (_, trf) in rounds.trfs {
+            self.trfs.insert(Some(section.to_owned()), trf);
         }
     }
 
@@ -186,6 +222,11 @@ impl Rounds {
             .collect()
     }
 
+    /// The team matches of `round` (none outside a team event).
+    pub fn matches(&self, round: RoundNo) -> Vec<teams::Match> {
+        teams::matches(self.games(round))
+    }
+
     /// When `round` is scheduled to start.
     pub fn start(&self, round: RoundNo) -> Option<u64> {
         self.starts.get(&round).copied()
@@ -199,15 +240,16 @@ impl Rounds {
             .collect()
     }
 
-    /// The TRF with the hub's `results` (by round and board) entered, for the pairing
-    /// program; `None` without a TRF.
+    /// `section`'s TRF (`None`: the hall's) with the hub's `results` (by round and board)
+    /// entered, for the pairing program; `None` without one.
     pub fn trf_with_results(
         &self,
+        section: Option<&str>,
         results: &BTreeMap<(RoundNo, BoardNo), GameResult>,
     ) -> Option<String> {
-        let mut trf = self.trf.clone()?;
+        let mut trf = self.trfs.get(&section.map(str::to_owned))?.clone();
         for (round, games) in &self.pairings {
-            for pairing in games {
+            for pairing in games.iter().filter(|p| p.section.as_deref() == section) {
                 let codes = match results.get(&(*round, pairing.board)) {
                     Some(GameResult::WhiteWins) => ('1', '0'),
                     Some(GameResult::BlackWins) => ('0', '1'),

@@ -5,9 +5,10 @@
 //! federation 54–56, FIDE id 58–68, birth date 70–79, points 81–84, rank 86–89, then one
 //! 10-column block per round from column 92: opponent 92–95, colour 97 (`w`, `b`, `-`),
 //! result 99 (`1 0 = + - W D L H F U Z`). Other records (`012` name … `122` time control,
-//! `222` time control as PGN, `310` teams, `XXR` rounds, …) are kept as they are, and a
-//! player's record is written back as read with only the results the hub set changed, so the
-//! pairing program reads back exactly what it wrote plus the results.
+//! `222` time control as PGN, `310` teams with their players in board order, `XXR` rounds,
+//! …) are kept as they are, and a player's record is written back as read with only the
+//! results the hub set changed, so the pairing program reads back exactly what it wrote plus
+//! the results.
 
 use std::fmt;
 
@@ -58,11 +59,13 @@ pub struct Player {
     raw: String,
 }
 
-/// A team record (`310`): number and name.
+/// A team record (`310`, TRF-2025/2026): number, name, and its players in board order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Team {
     pub number: u32,
     pub name: String,
+    /// The players' start ranks, first board first (columns 74–77, then every 5).
+    pub members: Vec<u32>,
 }
 
 /// One line of the file: a player, or any other record kept verbatim.
@@ -99,6 +102,8 @@ fn field(line: &str, from: usize, to: usize) -> Option<&str> {
 }
 
 const ROUND_COLUMN: usize = 92;
+/// Where a team record (`310`) lists its first player.
+const TEAM_MEMBERS_COLUMN: usize = 74;
 const ROUND_WIDTH: usize = 10;
 
 impl Trf {
@@ -122,7 +127,23 @@ impl Trf {
                         .and_then(|n| n.parse().ok())
                         .ok_or_else(|| bad("310: no team number in columns 5-7".into()))?;
                     let name = field(line, 9, 40).unwrap_or_default().to_owned();
-                    trf.teams.push(Team { number, name });
+                    let mut members = Vec::new();
+                    for column in (TEAM_MEMBERS_COLUMN..).step_by(5) {
+                        let Some(rank) = field(line, column, column + 3) else {
+                            break;
+                        };
+                        let rank = rank.parse().map_err(|_| {
+                            bad(format!(
+                                "310: team {number}'s player {rank:?} is not a start rank"
+                            ))
+                        })?;
+                        members.push(rank);
+                    }
+                    trf.teams.push(Team {
+                        number,
+                        name,
+                        members,
+                    });
                 }
                 trf.lines.push(Line::Other(line.to_owned()));
             }

@@ -77,6 +77,9 @@ struct Hall<'a> {
     /// The spectators' delay, ms.
     delay_ms: u64,
     zones: Vec<ZoneLayout<'a>>,
+    /// The round's team matches (a team event): the page groups their boards and keeps
+    /// their scores.
+    matches: Vec<crate::pairings::teams::Match>,
     tiles: Vec<&'a Tile>,
     /// Arbiters only: the open alerts.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,6 +90,8 @@ struct Hall<'a> {
 #[derive(Serialize)]
 struct Update<'a> {
     now: u64,
+    /// The round in play: a page that shows another fetches the hall again.
+    round: crate::core::ids::RoundNo,
     tiles: &'a [Tile],
     /// Alerts that changed, in any state: a page drops those no longer open.
     #[serde(skip_serializing_if = "<[Alert]>::is_empty")]
@@ -116,6 +121,7 @@ impl Shell {
         }
         let update = Update {
             now: now.0,
+            round: self.hub.round_in_play(),
             tiles: &tiles,
             alerts: &alerts,
         };
@@ -190,6 +196,7 @@ impl Shell {
             round_start: hub.rounds().start(hub.round_in_play()),
             delay_ms: hub.broadcast().delay_ms,
             zones,
+            matches: hub.rounds().matches(hub.round_in_play()),
             tiles: self.live.pages(audience).sent.all().collect(),
             alerts,
         };

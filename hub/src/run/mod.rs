@@ -143,6 +143,7 @@ pub async fn serve(
     tracing::info!(
         records = restored.records,
         boards = restored.boards,
+        resumed = restored.resumed,
         alerts = restored.alerts,
         healed = restored.healed,
         "journal replayed"
@@ -298,9 +299,20 @@ fn restored_hub(
     metrics: &Metrics,
     clock: &mut HubClock,
 ) -> anyhow::Result<(Hub, Restored)> {
+    let (hub, restored) = restore(config, journal, metrics)?;
+    clock.not_before(hub.latest());
+    Ok((hub, restored))
+}
+
+/// The core `hub serve` starts with: `config`'s, folded over what `journal` holds (the
+/// benchmarks time it).
+pub fn restore(
+    config: &HubConfig,
+    journal: &Journal,
+    metrics: &Metrics,
+) -> anyhow::Result<(Hub, Restored)> {
     let mut hub = Hub::new(config.clone());
     let restored = hub.restore(journaled(journal, metrics)?);
-    clock.not_before(hub.latest());
     Ok((hub, restored))
 }
 
@@ -328,6 +340,9 @@ pub fn enrol_offline(
     let mut enrolled = None;
     for output in hub.poll_all_durable(now) {
         match output {
+            // The round a new hub begins in is the serving hub's to journal, from its
+            // configuration.
+            Output::Write(_, Write::RoundStart(_)) => {}
             Output::Write(_, write) => journal.write(&write)?,
             Output::Reply(_, Reply::Enrolled(answer)) => enrolled = Some(answer),
             _ => {}
@@ -385,27 +400,45 @@ fn journaled<'a>(
         .decisions()
         .filter_map(|decision| decision.map_err(|e| skipped("decision", &e)).ok())
         .collect();
-    let rounds = journal
+    let rounds: Vec<crate::core::rounds::RoundStart> = journal
         .rounds()
         .filter_map(|start| start.map_err(|e| skipped("round start", &e)).ok())
         .collect();
+    // Boards resume where a round's start kept their node: the events of their finished
+    // rounds are not read (the archive has those games), only each board's head.
+    let resume = Hub::resume_points(&rounds);
+    let marks: std::collections::BTreeMap<BoardNo, protocol::Seq> =
+        resume.iter().map(|(board, r)| (*board, r.mark)).collect();
+    let games = journal
+        .games()
+        .filter_map(|game| game.map_err(|e| skipped("archived game", &e)).ok())
+        .collect();
+    let mut heads = Vec::new();
+    for (board, mark) in &marks {
+        let up_to = protocol::Seq(mark.0.min(crate::core::hub::STREAM_HEAD));
+        heads.extend(journal.head(*board, up_to).filter_map(Result::ok));
+    }
     // A damaged record takes its place in the board's sequence (the core goes on after it
     // and tells the arbiter); a key that is not a board's event at all is skipped.
-    let records = journal.replay().filter_map(move |record| match record {
-        Ok(record) => Some(Replayed::Record(record)),
-        Err(StoreError::Unreadable { board, seq, why }) => {
-            tracing::error!(%board, %seq, %why, "journal record unreadable");
-            Some(Replayed::Damaged { board, seq })
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "journal record skipped");
-            metrics.journal_records_skipped();
-            None
-        }
-    });
+    let records = journal
+        .replay_after(marks)
+        .filter_map(move |record| match record {
+            Ok(record) => Some(Replayed::Record(record)),
+            Err(StoreError::Unreadable { board, seq, why }) => {
+                tracing::error!(%board, %seq, %why, "journal record unreadable");
+                Some(Replayed::Damaged { board, seq })
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "journal record skipped");
+                metrics.journal_records_skipped();
+                None
+            }
+        });
     Ok(Journaled {
         rounds,
+        games,
         records,
+        heads,
         decisions,
         alerts,
         bindings: journal.bindings().context("reading the bindings")?,
@@ -733,9 +766,11 @@ impl Shell {
                 self.hub.handle_decision(now, request, board, round, action);
             }
             Query::Alerts(reply) => drop(reply.send(hub.desk().alerts().cloned().collect())),
-            Query::Pairings(round, reply) => drop(reply.send(hub.pairings(round))),
-            Query::Broadcast(round, board, reply) => {
-                drop(reply.send(hub.feed(now, round, board)));
+            Query::Pairings(round, section, reply) => {
+                drop(reply.send(hub.section_pairings(round, section.as_deref())));
+            }
+            Query::Broadcast(round, board, section, reply) => {
+                drop(reply.send(hub.section_feed(now, round, board, section.as_deref())));
             }
             Query::Rounds(reply) => drop(reply.send(hub.round_states())),
             Query::StartRound(start, reply) => {
@@ -763,7 +798,9 @@ impl Shell {
             }
             Query::ArbiterEnrolment(name, reply) => drop(reply.send(hub.arbiter_enrolment(&name))),
             Query::BrokerUsers(reply) => drop(reply.send(hub.broker_users())),
-            Query::ResultsTrf(reply) => drop(reply.send(hub.results_trf())),
+            Query::ResultsTrf(section, reply) => {
+                drop(reply.send(hub.results_trf(section.as_deref())));
+            }
             Query::AlertCommand(id, command, reply) => {
                 let request = self.request(Waiting::Alert(reply));
                 self.hub

@@ -35,6 +35,11 @@ pub struct Tile {
     pub board: BoardNo,
     pub white: Option<Seat>,
     pub black: Option<Seat>,
+    /// In a team match: the teams White and Black play for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub white_team: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub black_team: Option<String>,
     /// Completed moves shown.
     pub ply: usize,
     /// `"24. Nf3"` or `"24… Nf3"`.
@@ -118,6 +123,8 @@ pub fn arbiter_tile(
     Tile {
         board,
         white: pairing.map(|p| p.white.clone()),
+        white_team: pairing.and_then(|p| p.white_team.clone()),
+        black_team: pairing.and_then(|p| p.black_team.clone()),
         black: pairing.map(|p| p.black.clone()),
         ply,
         last_move: state.and_then(|s| last_move(s, ply)),
@@ -180,6 +187,8 @@ pub fn spectator_tile(
     Tile {
         board,
         white: pairing.map(|p| p.white.clone()),
+        white_team: pairing.and_then(|p| p.white_team.clone()),
+        black_team: pairing.and_then(|p| p.black_team.clone()),
         black: pairing.map(|p| p.black.clone()),
         ply: plies,
         last_move: state.and_then(|s| last_move(s, plies)),
@@ -368,6 +377,8 @@ mod tests {
             board: BoardNo(board),
             white: None,
             black: None,
+            white_team: None,
+            black_team: None,
             ply,
             last_move: None,
             result: GameResult::Ongoing,

@@ -146,6 +146,7 @@ impl TestHub {
         let mut bindings = BTreeMap::new();
         let mut enrolments = BTreeMap::new();
         let mut rounds = Vec::new();
+        let mut games = BTreeMap::new();
         for write in &self.journal {
             match write {
                 Write::Event(record) => records.push(record.clone()),
@@ -162,15 +163,22 @@ impl TestHub {
                     None => drop(enrolments.remove(hardware)),
                 },
                 Write::RoundStart(start) => rounds.push(start.clone()),
-                Write::Game(_) => {}
+                Write::Game(game) => drop(games.insert((game.round, game.board), (**game).clone())),
             }
         }
         // The journal holds each board's events together, in sequence.
         records.sort_by_key(|r| (r.event.board, r.event.seq));
         let mut restarted = TestHub::new(self.config.clone());
         let now = self.hub.latest();
+        let heads = records
+            .iter()
+            .filter(|r| r.event.seq.0 <= hub::core::hub::STREAM_HEAD)
+            .cloned()
+            .collect();
         let _ = restarted.hub.restore(Journaled {
             rounds,
+            games: games.into_values().collect(),
+            heads,
             records,
             decisions,
             alerts: alerts.into_values().collect(),

@@ -7,6 +7,7 @@ pub mod clocked;
 pub mod events;
 pub mod hall;
 pub mod hub;
+pub mod lichess;
 pub mod live;
 pub mod oracle;
 

@@ -135,6 +135,7 @@ fn pairings(games: &[pgn::PgnGame], boards: u16) -> Rounds {
                 result: "*".to_owned(),
                 white_team: None,
                 black_team: None,
+                section: None,
             }
         })
         .collect();

@@ -32,12 +32,13 @@ use self::durable::{Deferred, Pending};
 pub use self::output::{Count, Enrolled, Output, Position, Reply, RequestId, Write};
 pub use self::rounds::StartRequest;
 use self::streams::Streams;
+pub use self::streams::HEAD as STREAM_HEAD;
 use self::timers::Timers;
 use super::alerts::desk::AlertError;
 use super::alerts::{Alert, AlertAction, AlertChange, AlertCommand, AlertDesk, AlertSettings};
 use super::alerts::{Change, Routing};
 use super::arbiter::{self, ArbiterAction, DecisionError, DecisionRecord};
-use super::archive::Archive;
+use super::archive::{Archive, PlayedGame};
 use super::bindings::Bindings;
 use super::hall::{Effect, Hall};
 use super::ids::{AlertId, DecisionId, HardwareId, RoundNo, Seq};
@@ -127,9 +128,16 @@ impl ArbiterEnrolment {
 pub struct Journaled<R> {
     /// The rounds started, in order.
     pub rounds: Vec<RoundStart>,
+    /// The games of finished rounds as the journal keeps them (tree `games`).
+    pub games: Vec<PlayedGame>,
     /// Every board's events, each board's in sequence; a record that cannot be read is
-    /// [`Replayed::Damaged`] in its place.
+    /// [`Replayed::Damaged`] in its place. Those of finished rounds may be left out where a
+    /// round's start kept the board's node ([`Hub::resume_points`]): the archive has their
+    /// games.
     pub records: R,
+    /// Each board's first events (up to [`STREAM_HEAD`]) where `records` leaves them out:
+    /// a node that starts again from 1 is still told apart from a resend.
+    pub heads: Vec<Record>,
     pub decisions: Vec<DecisionRecord>,
     /// Every alert's latest state.
     pub alerts: Vec<Alert>,
@@ -162,8 +170,12 @@ impl From<Record> for Replayed {
 /// What a restart found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Restored {
+    /// Records replayed.
     pub records: u64,
     pub boards: usize,
+    /// Boards resumed where a round's start kept their node, their finished rounds' events
+    /// not read.
+    pub resumed: usize,
     pub alerts: usize,
     /// Alerts a crash had kept from being written, raised again.
     pub healed: usize,
@@ -174,8 +186,9 @@ pub struct Hub {
     hall: Hall,
     desk: AlertDesk,
     relay: Relay,
-    /// The games of rounds that are over.
+    /// The games of rounds that are over, and how often it changed.
     archive: Archive,
+    archive_changes: u64,
     /// On a restart, each board's round starts still to fold in.
     marks: rounds::Marks,
     rounds: Rounds,
@@ -220,6 +233,7 @@ impl Hub {
             desk,
             relay: Relay::default(),
             archive: Archive::default(),
+            archive_changes: 0,
             marks: rounds::Marks::default(),
             rounds: config.rounds,
             broadcast: config.broadcast,
@@ -282,10 +296,34 @@ impl Hub {
                 .push(decision);
         }
         self.restore_rounds(journaled.rounds);
+        // Boards resumed where a round started: their finished games from the archive,
+        // their events before not read again.
+        let resumed = self.resume_boards(journaled.games, journaled.heads);
+        let before_resume =
+            |board: BoardNo, seq: Seq| resumed.get(&board).is_some_and(|r| seq <= r.mark);
+        decisions.retain(|(board, after), due| {
+            due.retain(|d| {
+                let taken_before = match (d.round, resumed.get(board)) {
+                    (Some(round), Some(resume)) => round < resume.round,
+                    (None, Some(resume)) => *after < resume.mark,
+                    (_, None) => false,
+                };
+                !taken_before
+            });
+            !due.is_empty()
+        });
         let mut healed = Vec::new();
         let mut records = 0;
         for replayed in journaled.records {
-            let record = match replayed.into() {
+            let replayed = replayed.into();
+            let (board, seq) = match &replayed {
+                Replayed::Record(record) => (record.event.board, record.event.seq),
+                Replayed::Damaged { board, seq } => (*board, *seq),
+            };
+            if before_resume(board, seq) {
+                continue;
+            }
+            let record = match replayed {
                 Replayed::Record(record) => record,
                 Replayed::Damaged { board, seq } => {
                     self.catch_up_rounds(self.now, board, Some(seq));
@@ -333,6 +371,7 @@ impl Hub {
         let restored = Restored {
             records,
             boards: self.hall.len(),
+            resumed: resumed.len(),
             alerts,
             healed: healed.len(),
         };
@@ -608,6 +647,7 @@ impl Hub {
             .ok_or(DecisionError::NoGame(record.board, round))?;
         let entry = game.decide(record, edition)?;
         let game = Box::new(game.clone());
+        self.archive_changes += 1;
         self.feed_cache.forget(record.board);
         let _ = self.write(Write::Game(game));
         Ok(entry)
@@ -1085,6 +1125,12 @@ impl Hub {
     /// The games of rounds that are over.
     pub fn archive(&self) -> &Archive {
         &self.archive
+    }
+
+    /// How often the archive changed (a game archived, a result entered for one): what
+    /// follows it looks again when this moves.
+    pub fn archive_changes(&self) -> u64 {
+        self.archive_changes
     }
 
     /// The public feed's games of `round` (one `board`, or all) at `now`; `None` for a

@@ -20,7 +20,7 @@ use super::Hub;
 use crate::core::arbiter::GameResult;
 use crate::core::archive::PlayedGame;
 use crate::core::ids::{RoundNo, Seq};
-use crate::core::rounds::{RoundStart, StartError, BY_CONFIGURATION, BY_SCHEDULE};
+use crate::core::rounds::{Resume, RoundStart, StartError, BY_CONFIGURATION, BY_SCHEDULE};
 use crate::core::time::HubMs;
 use crate::pairings::{Pairing, RoundState};
 
@@ -118,6 +118,10 @@ impl Hub {
                 .iter()
                 .filter_map(|b| Some((*b, self.hall.board(*b)?.last_seq())))
                 .collect(),
+            nodes: boards
+                .iter()
+                .filter_map(|b| Some((*b, self.hall.board(*b)?.node().clone())))
+                .collect(),
         };
         tracing::warn!(round = start.round.0, section = ?start.section, by = %start.by, forced = start.forced, "round started");
         let at = self.write(Write::RoundStart(start.clone()));
@@ -197,6 +201,7 @@ impl Hub {
                 let _ = self.write(Write::Game(Box::new(game.clone())));
             }
             self.archive.insert(game);
+            self.archive_changes += 1;
         } else {
             let _ = self.relay.take(board);
         }
@@ -232,6 +237,7 @@ impl Hub {
             by: BY_CONFIGURATION.to_owned(),
             forced: false,
             after: BTreeMap::new(),
+            nodes: BTreeMap::new(),
         }
     }
 
@@ -260,6 +266,49 @@ impl Hub {
         self.hall.rounds().in_play(None).unwrap_or(RoundNo::FIRST)
     }
 
+    /// Where a restart may resume each board without reading its finished rounds' events
+    /// again: the journal's round starts that kept the board's node.
+    pub fn resume_points(starts: &[RoundStart]) -> BTreeMap<BoardNo, Resume> {
+        crate::core::rounds::RoundBook::new(starts.to_vec()).resume_points()
+    }
+
+    /// A restart resumes every board a round's start kept the node of: its finished games
+    /// from `games` (the journal's archive), its first events for its stream (`heads`), its
+    /// node as the start kept it, and from there the rounds that started after.
+    pub(super) fn resume_boards(
+        &mut self,
+        games: Vec<PlayedGame>,
+        heads: Vec<crate::core::record::Record>,
+    ) -> BTreeMap<BoardNo, Resume> {
+        let resumed = self.hall.rounds().resume_points();
+        for game in games {
+            // A board replayed whole archives its games again as it goes.
+            if resumed
+                .get(&game.board)
+                .is_some_and(|r| game.round < r.round)
+            {
+                self.archive.insert(game);
+                self.archive_changes += 1;
+            }
+        }
+        for record in heads
+            .iter()
+            .filter(|r| resumed.contains_key(&r.event.board))
+        {
+            self.streams.journaled(&record.event);
+        }
+        let book = self.hall.rounds().clone();
+        let sections = self.hall.sections().clone();
+        for (board, resume) in &resumed {
+            self.hall
+                .resume(*board, resume.round, resume.node.clone(), resume.mark);
+            self.streams.resume(*board, resume.mark);
+            let marks = book.marks(&sections, *board, Some(resume.ordinal));
+            self.marks.pending.insert(*board, marks.into());
+        }
+        resumed
+    }
+
     /// On a restart, before `board`'s event `seq` (or, with `None`, after its last): the
     /// rounds that started before it.
     pub(super) fn catch_up_rounds(&mut self, at: HubMs, board: BoardNo, seq: Option<Seq>) {
@@ -269,7 +318,7 @@ impl Hub {
             .marks
             .pending
             .entry(board)
-            .or_insert_with(|| book.marks(&sections, board).into());
+            .or_insert_with(|| book.marks(&sections, board, None).into());
         if self.hall.board(board).is_none() {
             // The board was first heard of in the round of the last start before its first
             // event.
@@ -359,15 +408,54 @@ impl Hub {
         Some(games)
     }
 
-    /// The pairing program's TRF with the hub's results of every round.
-    pub fn results_trf(&self) -> Option<String> {
+    /// A round's pairings of `section` (`None`: every section's); `None` for a section or
+    /// a round without any.
+    pub fn section_pairings(&self, round: RoundNo, section: Option<&str>) -> Option<Vec<Pairing>> {
+        let mut games = self.pairings(round)?;
+        if let Some(name) = section {
+            self.hall.sections().named(Some(name))?;
+            games.retain(|p| p.section.as_deref() == Some(name));
+        }
+        Some(games)
+    }
+
+    /// The feed of `round` (one `board`, or all) of `section` (`None`: the whole hall);
+    /// `None` for a round that never started or a section there is not.
+    pub fn section_feed(
+        &mut self,
+        now: HubMs,
+        round: RoundNo,
+        board: Option<BoardNo>,
+        section: Option<&str>,
+    ) -> Option<Vec<feed::FeedGame>> {
+        if section.is_some() {
+            self.hall.sections().named(section)?;
+        }
+        let mut games = self.feed(now, round, board)?;
+        if section.is_some() {
+            let sections = self.hall.sections();
+            games.retain(|g| sections.of(g.board).name.as_deref() == section);
+        }
+        Some(games)
+    }
+
+    /// The pairing program's TRF of `section` (`None`: the hall's own, or the one section's
+    /// when only a section has one) with the hub's results of every round.
+    pub fn results_trf(&self, section: Option<&str>) -> Option<String> {
+        let trfs = &self.rounds.trfs;
+        let section = match section {
+            None if !trfs.contains_key(&None) && trfs.len() == 1 => {
+                trfs.keys().next().and_then(Option::as_deref)
+            }
+            other => other,
+        };
         let mut results = BTreeMap::new();
         for round in self.rounds.pairings.keys() {
             for (board, result) in self.results_of(*round) {
                 results.insert((*round, board), result);
             }
         }
-        self.rounds.trf_with_results(&results)
+        self.rounds.trf_with_results(section, &results)
     }
 
     /// The board's game of `round`: in play, or archived.

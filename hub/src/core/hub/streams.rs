@@ -17,10 +17,26 @@ use crate::core::time::HubMs;
 /// How often the same board's node is told again to continue at the same point.
 pub const CONTINUE_RETRY_MS: u64 = 1_000;
 
+/// How many of a board's first events are kept: a node that starts again from 1 (a node
+/// swapped in, or one that lost its outbox) sends at most its window of them before it is
+/// told where to continue.
+pub const HEAD: u64 = 512;
+/// How many of a board's latest events are kept: a resend is of what the node has not seen
+/// acknowledged, at most its window.
+pub const RECENT: usize = 1_024;
+
+/// One board's stream: fingerprints of its first events and of its latest.
+#[derive(Debug, Default)]
+struct Stream {
+    head: Vec<u64>,
+    /// The fingerprints of events `recent_from + 1`, `recent_from + 2`, …
+    recent: std::collections::VecDeque<u64>,
+    recent_from: u64,
+}
+
 #[derive(Debug, Default)]
 pub struct Streams {
-    /// Per board, the fingerprint of each journaled event, by sequence number − 1.
-    journaled: HashMap<BoardNo, Vec<u64>>,
+    journaled: HashMap<BoardNo, Stream>,
     /// The last `ContinueAt` sent to each board, and when.
     continued: HashMap<BoardNo, (Seq, HubMs)>,
 }
@@ -32,20 +48,45 @@ fn print(event: &Uplink) -> u64 {
 impl Streams {
     /// `event` was journaled (live or on replay), next in its board's sequence.
     pub fn journaled(&mut self, event: &Uplink) {
-        let prints = self.journaled.entry(event.board).or_default();
-        let index = usize::try_from(event.seq.0.saturating_sub(1)).unwrap_or(usize::MAX);
-        if index == prints.len() {
-            prints.push(print(event));
+        let stream = self.journaled.entry(event.board).or_default();
+        let seq = event.seq.0;
+        let fingerprint = print(event);
+        if seq <= HEAD && seq == stream.head.len() as u64 + 1 {
+            stream.head.push(fingerprint);
+        }
+        if seq == stream.recent_from + stream.recent.len() as u64 + 1 {
+            stream.recent.push_back(fingerprint);
+            if stream.recent.len() > RECENT {
+                stream.recent.pop_front();
+                stream.recent_from += 1;
+            }
         }
     }
 
-    /// Whether a duplicate of a journaled number differs from what the journal holds.
+    /// A restart resumed `board` after its event `mark` without reading the events before
+    /// (its head was read): its stream goes on from there.
+    pub fn resume(&mut self, board: BoardNo, mark: Seq) {
+        let stream = self.journaled.entry(board).or_default();
+        stream.recent.clear();
+        stream.recent_from = mark.0;
+    }
+
+    /// Whether a duplicate of a journaled number differs from what the journal holds (as far
+    /// as its first and latest events are kept).
     pub fn diverges(&self, event: &Uplink) -> bool {
-        let index = usize::try_from(event.seq.0.saturating_sub(1)).unwrap_or(usize::MAX);
-        self.journaled
-            .get(&event.board)
-            .and_then(|prints| prints.get(index))
-            .is_some_and(|journaled| *journaled != print(event))
+        let Some(stream) = self.journaled.get(&event.board) else {
+            return false;
+        };
+        let seq = event.seq.0;
+        let kept = if seq <= HEAD {
+            stream
+                .head
+                .get(usize::try_from(seq.saturating_sub(1)).unwrap_or(usize::MAX))
+        } else {
+            seq.checked_sub(stream.recent_from + 1)
+                .and_then(|i| stream.recent.get(usize::try_from(i).unwrap_or(usize::MAX)))
+        };
+        kept.is_some_and(|journaled| *journaled != print(event))
     }
 
     /// Where the board's node is to continue (after `accepted`), if it is due to be told.
@@ -82,6 +123,34 @@ mod tests {
             "another node's second event"
         );
         assert!(!streams.diverges(&event(3, 300)), "not journaled yet");
+    }
+
+    #[test]
+    fn a_board_keeps_its_first_and_latest_events_and_resumes_after_a_mark() {
+        let mut streams = Streams::default();
+        for seq in 1..=5_000 {
+            streams.journaled(&event(seq, seq * 10));
+        }
+        // A node starting again from 1 is told apart; so is a late resend gone wrong.
+        assert!(streams.diverges(&event(1, 999)));
+        assert!(streams.diverges(&event(4_990, 1)));
+        assert!(!streams.diverges(&event(4_990, 49_900)), "a resend");
+        // What lies between is no longer kept: taken for a resend.
+        assert!(!streams.diverges(&event(2_000, 1)));
+        // A restart that resumed the board after 9,000 without reading the events before:
+        // its head (read again) and what follows are kept.
+        let mut resumed = Streams::default();
+        for seq in 1..=HEAD {
+            resumed.journaled(&event(seq, seq * 10));
+        }
+        resumed.resume(BoardNo(3), Seq(9_000));
+        resumed.journaled(&event(9_001, 90_010));
+        assert!(
+            resumed.diverges(&event(1, 999)),
+            "a new node is still told apart"
+        );
+        assert!(resumed.diverges(&event(9_001, 1)));
+        assert!(!resumed.diverges(&event(9_001, 90_010)));
     }
 
     #[test]

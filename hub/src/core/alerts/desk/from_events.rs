@@ -21,7 +21,7 @@ impl AlertDesk {
         let (board_no, state) = match effect {
             Effect::Game { board, .. } | Effect::Clock { board, .. } => match hall.board(*board) {
                 Some(state) => {
-                    self.board_rounds.insert(*board, state.round());
+                    self.seen(state);
                     (*board, state)
                 }
                 None => return Vec::new(),
@@ -49,7 +49,7 @@ impl AlertDesk {
         event: &GameEvent,
         changes: &mut Vec<AlertChange>,
     ) {
-        let edition = self.rules.edition;
+        let edition = state.rules().edition;
         match event {
             GameEvent::IllegalMove(illegal) => {
                 let lost = illegal.ruling.penalty == Penalty::GameLost;
@@ -203,7 +203,7 @@ impl AlertDesk {
         event: &ClockEvent,
         changes: &mut Vec<AlertChange>,
     ) {
-        let edition = self.rules.edition;
+        let edition = state.rules().edition;
         match event {
             ClockEvent::FlagFall { .. } => {
                 let Some(ruling) = state.flag_ruling() else {

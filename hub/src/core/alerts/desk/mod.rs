@@ -141,8 +141,9 @@ pub struct AlertDesk {
     /// The round in play, and when it is scheduled to start.
     round: RoundNo,
     round_start: Option<HubMs>,
-    /// The round each board plays, as last seen: its incidents are that game's.
-    board_rounds: BTreeMap<BoardNo, RoundNo>,
+    /// The round each board plays and its rules (its section's), as last seen: its
+    /// incidents are that game's.
+    board_rounds: BTreeMap<BoardNo, (RoundNo, Rules)>,
     /// The boards of the round in play whose game is to be played (not a forfeit or a bye
     /// the pairing file already scored).
     round_boards: Vec<BoardNo>,
@@ -221,14 +222,31 @@ impl AlertDesk {
                     )
             },
         );
-        self.board_rounds.insert(board, round);
+        let rules = self.rules_of(board);
+        self.board_rounds.insert(board, (round, rules));
         changes.extend(self.count_trouble(now, board, false));
         changes
     }
 
     /// The round `board`'s incidents are of.
     pub(super) fn round_of(&self, board: BoardNo) -> RoundNo {
-        self.board_rounds.get(&board).copied().unwrap_or(self.round)
+        self.board_rounds
+            .get(&board)
+            .map_or(self.round, |(round, _)| *round)
+    }
+
+    /// The rules `board` plays under: its section's.
+    pub(super) fn rules_of(&self, board: BoardNo) -> Rules {
+        self.board_rounds
+            .get(&board)
+            .map_or(self.rules, |(_, rules)| *rules)
+    }
+
+    /// Notes the round and the rules of `state`'s board.
+    pub(super) fn seen(&mut self, state: &crate::core::board::BoardState) {
+        let board = state.number();
+        self.board_rounds
+            .insert(board, (state.round(), state.rules()));
     }
 
     /// Takes back the alerts stored before a restart, exactly as they were.

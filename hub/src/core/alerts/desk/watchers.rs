@@ -37,7 +37,7 @@ impl AlertDesk {
         let Some(state) = hall.board(board) else {
             return changes;
         };
-        self.board_rounds.insert(board, state.round());
+        self.seen(state);
         changes.extend(self.watch_clock_start(now, hall, board));
         if state.game().status() != Status::Playing || state.last_seq().0 == 0 {
             // What only matters while the game is played: expired with the game.
@@ -167,7 +167,7 @@ impl AlertDesk {
                 board,
                 AlertKind::LateArrival,
                 Occurrence::at(color as u64),
-                AlertKind::LateArrival.article(self.rules.edition),
+                AlertKind::LateArrival.article(state.rules().edition),
             );
             changes.extend(self.raise(now, Draft { facts, ..draft }));
         }
@@ -176,7 +176,7 @@ impl AlertDesk {
 
     /// The side in time trouble at `node_now`, if one is.
     fn short_of_time(&self, state: &BoardState, node_now: protocol::NodeMs) -> Option<Color> {
-        if self.rules.game_type != GameType::Standard {
+        if state.rules().game_type != GameType::Standard {
             return None;
         }
         let shown = state.clock().shown_at(node_now)?;
@@ -240,7 +240,7 @@ impl AlertDesk {
                 due.push(now.plus_ms(left));
             }
             // Time trouble begins when the running side's time goes under the limit.
-            if self.rules.game_type == GameType::Standard {
+            if state.rules().game_type == GameType::Standard {
                 if let Some(shown) = clock.shown_at(node_now) {
                     let limit = self
                         .settings
@@ -393,7 +393,8 @@ impl AlertDesk {
             }
             (None, true) => {
                 let occurrence = Occurrence::watched(now, sub);
-                let draft = self.draft(board, kind, occurrence, kind.article(self.rules.edition));
+                let edition = self.rules_of(board).edition;
+                let draft = self.draft(board, kind, occurrence, kind.article(edition));
                 let change = self.raise(
                     now,
                     Draft {

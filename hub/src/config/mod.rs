@@ -55,6 +55,8 @@ use crate::edge::lichess::LichessTarget;
 use crate::pairings::{self, trf::Trf, Rounds};
 use crate::view::feed::BroadcastSettings;
 
+mod sections;
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -78,6 +80,8 @@ struct File {
     nodes: Vec<NodeSection>,
     #[serde(default)]
     access: AccessSection,
+    #[serde(default)]
+    sections: Vec<sections::SectionTable>,
 }
 
 /// Who may see the arbiters' view over HTTP.
@@ -145,6 +149,8 @@ struct RoundSection {
     start: Option<Spanned<String>>,
     /// A CSV of this round's pairings; it takes precedence over the TRF's.
     pairings: Option<Spanned<String>>,
+    /// The lichess broadcast round this round is pushed to.
+    lichess_round_id: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -177,11 +183,30 @@ enum GameTypeName {
     Blitz,
 }
 
+impl From<GameTypeName> for GameType {
+    fn from(name: GameTypeName) -> GameType {
+        match name {
+            GameTypeName::Standard => GameType::Standard,
+            GameTypeName::Rapid => GameType::Rapid,
+            GameTypeName::Blitz => GameType::Blitz,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum SupervisionName {
     Full,
     Partial,
+}
+
+impl From<SupervisionName> for Supervision {
+    fn from(name: SupervisionName) -> Supervision {
+        match name {
+            SupervisionName::Full => Supervision::Full,
+            SupervisionName::Partial => Supervision::Partial,
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -209,7 +234,7 @@ struct ZoneSection {
 /// `12` or `"1-25"`.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-enum BoardsItem {
+pub(super) enum BoardsItem {
     One(u16),
     Range(String),
 }
@@ -250,6 +275,8 @@ pub struct EventConfig {
     /// The pairing files it names: the hub reads them again when they change (the pairing
     /// program exports the next round's pairings into the same file).
     pub pairing_files: Vec<std::path::PathBuf>,
+    /// `[[sections]]`: boards with their own rules, time control and pairings.
+    pub sections: Vec<crate::core::sections::Section>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -309,11 +336,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         ),
         None => None,
     };
-    let game_type = file.laws.game_type.map(|g| match g {
-        GameTypeName::Standard => GameType::Standard,
-        GameTypeName::Rapid => GameType::Rapid,
-        GameTypeName::Blitz => GameType::Blitz,
-    });
+    let game_type = file.laws.game_type.map(GameType::from);
     let mut zones = Vec::new();
     for (i, zone) in file.zones.iter().enumerate() {
         let mut boards = Vec::new();
@@ -405,8 +428,12 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         None => None,
     };
     let mut rounds = Rounds::new(trf, csv_rounds, first);
+    let mut lichess_rounds = std::collections::BTreeMap::new();
     for (i, round) in file.rounds.iter().enumerate() {
         let number = round_no(&round.number, &format!("rounds[{i}].number"))?;
+        if let Some(id) = &round.lichess_round_id {
+            lichess_rounds.insert(number, id.clone());
+        }
         if let Some(start) = &round.start {
             let at = start_time(start.get_ref())
                 .map_err(|why| invalid(start.span(), &format!("rounds[{i}].start"), why))?;
@@ -437,16 +464,42 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             return Err(invalid(node.hardware.span(), &field, why));
         }
     }
+    let hall_rules = {
+        let edition = edition.unwrap_or_default();
+        Rules {
+            edition,
+            game_type: game_type.unwrap_or_else(|| {
+                time_control
+                    .as_ref()
+                    .map_or(GameType::Standard, |tc| laws::speed(tc, edition))
+            }),
+            supervision: file
+                .laws
+                .supervision
+                .map(Supervision::from)
+                .unwrap_or_default(),
+            chess960: file.laws.chess960,
+        }
+    };
+    let hall = sections::Hall {
+        rules: hall_rules,
+        time_control: time_control.as_ref(),
+        base,
+        invalid: &invalid,
+    };
+    let (sections, section_files) = sections::read(&file.sections, &hall, &mut rounds)?;
     let pairing_files = file
         .pairings
         .trf
         .iter()
         .chain(file.rounds.iter().filter_map(|r| r.pairings.as_ref()))
         .map(|name| base.join(name.get_ref()))
+        .chain(section_files)
         .collect();
     Ok(EventConfig {
         rounds,
         pairing_files,
+        sections,
         bindings,
         arbiter_token: file.access.arbiter_token,
         hosts: file.access.hosts,
@@ -459,6 +512,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             lichess: file.broadcast.lichess.map(|l| LichessTarget {
                 url: l.url.unwrap_or_else(|| "https://lichess.org".to_owned()),
                 round_id: l.round_id,
+                round_ids: lichess_rounds,
                 token: l.token,
             }),
             flag_results_at_once: file.broadcast.flag_results == Some(FlagResults::AtOnce),
@@ -467,10 +521,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         name: file.event.name,
         edition,
         game_type,
-        supervision: file.laws.supervision.map(|s| match s {
-            SupervisionName::Full => Supervision::Full,
-            SupervisionName::Partial => Supervision::Partial,
-        }),
+        supervision: file.laws.supervision.map(Supervision::from),
         chess960: file.laws.chess960,
         time_control,
         routing,
@@ -521,7 +572,7 @@ fn start_time(text: &str) -> Result<u64, String> {
     u64::try_from(seconds * 1000).map_err(|_| wrong())
 }
 
-fn board_range(item: &BoardsItem) -> Result<RangeInclusive<u16>, String> {
+pub(super) fn board_range(item: &BoardsItem) -> Result<RangeInclusive<u16>, String> {
     let number = |s: &str| {
         s.trim()
             .parse::<u16>()

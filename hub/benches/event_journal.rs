@@ -1,0 +1,257 @@
+//! A whole event's journal (issue 17): `--rounds` rounds on `--boards` boards, every board
+//! playing a real classical game each round (FIDE World Cup 2025) as a live DGT board reports
+//! it: the pieces lifted and set down, a press per move, and a clock reading every
+//! `--clock-every-s` seconds while a clock runs. The journal is written through the hub's own
+//! core (every event folded, every round started over the same path as `POST
+//! /api/rounds/{r}/start`, every finished game archived), the last round stopped halfway, as
+//! if the hub crashed during it.
+//!
+//! Then it prints the journal's size on disk, and the time a restart takes (`hub serve`'s
+//! own restore: the boards resumed where the last round started, only that round's events
+//! replayed) beside the baseline in the same run: the same journal replayed whole, every
+//! round's events through the core.
+//!
+//! `cargo bench -p zeitnot-hub --bench event_journal -- --boards 500 --rounds 11`
+
+use std::path::Path;
+use std::time::Instant;
+
+use board_node::source::{Reading, Timed};
+use board_node::{pgn, replay};
+use hub::core::hub::{Hub, HubConfig, Journaled, Output, Replayed, RequestId, StartRequest};
+use hub::core::ids::RoundNo;
+use hub::core::time::HubMs;
+use hub::edge::store::Journal;
+use hub::metrics::Metrics;
+use protocol::{BoardNo, ClockReport, Color, NodeMs, Seq, Uplink};
+
+struct Args {
+    boards: u16,
+    rounds: u16,
+    clock_every_ms: u64,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        boards: 500,
+        rounds: 11,
+        clock_every_ms: 1_000,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().and_then(|v| v.parse::<u64>().ok());
+        match flag.as_str() {
+            "--boards" => args.boards = value().map_or(args.boards, |v| v as u16),
+            "--rounds" => args.rounds = value().map_or(args.rounds, |v| v as u16),
+            "--clock-every-s" => {
+                args.clock_every_ms = value().map_or(args.clock_every_ms, |v| v * 1000)
+            }
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    args
+}
+
+/// `script` with a clock reading every `every_ms` while a clock runs, as a DGT clock
+/// reports its display (`SEND_UPDATE_NICE`: on every change of the seconds shown).
+fn with_running_clock(script: Vec<Timed>, every_ms: u64) -> Vec<Timed> {
+    let mut out = Vec::with_capacity(script.len() * 8);
+    // The last clock report, and when the next reading of its running side is due.
+    let mut last: Option<(u64, ClockReport, u64)> = None;
+    for timed in script {
+        if let Some((at, clock, next)) = &mut last {
+            if let Some(running) = clock.running {
+                while *next < timed.game_ms {
+                    let ran = u32::try_from(*next - *at).unwrap_or(u32::MAX);
+                    let mut shown = *clock;
+                    shown.pressed_by = None;
+                    match running {
+                        Color::White => shown.white_ms = clock.white_ms.saturating_sub(ran),
+                        Color::Black => shown.black_ms = clock.black_ms.saturating_sub(ran),
+                    }
+                    out.push(Timed::at(*next, Reading::Clock(shown)));
+                    *next += every_ms;
+                }
+            }
+        }
+        if let Reading::Clock(report) = &timed.reading {
+            last = Some((timed.game_ms, *report, timed.game_ms + every_ms));
+        }
+        out.push(timed);
+    }
+    out
+}
+
+fn du(path: &Path) -> u64 {
+    walk(path)
+        .iter()
+        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+        .sum()
+}
+
+fn walk(path: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
+}
+
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let args = args();
+    let text = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/data/real/pgn-clocks/fide_world_cup_2025_classical.pgn"),
+    )
+    .expect("the real classical games in ../shared/data/real");
+    let games = pgn::read_games(&text).expect("the classical games");
+    let tc: protocol::time_control::TimeControl = "40/5400+30:1800+30".parse().unwrap();
+    let config = HubConfig {
+        event: "bench".into(),
+        time_control: Some(tc.clone()),
+        ..HubConfig::default()
+    };
+    let dir = tempfile::tempdir_in(
+        std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "../target".into()),
+    )
+    .expect("a directory for the journal");
+    let data = dir.path().join("journal");
+    println!(
+        "event_journal: {} rounds x {} boards, real classical games, a clock reading every {} s while a clock runs; the last round stopped halfway",
+        args.rounds,
+        args.boards,
+        args.clock_every_ms / 1000
+    );
+
+    // Write the event through the core, as `hub serve` would have.
+    let started = Instant::now();
+    let metrics = Metrics::default();
+    let journal = Journal::open(&data).expect("the journal");
+    let (mut hub, _) = hub::run::restore(&config, &journal, &metrics).expect("a new hub");
+    let mut events = 0u64;
+    let mut writes = 0u64;
+    let mut seqs = vec![0u64; usize::from(args.boards) + 1];
+    let mut now = 1_790_000_000_000u64;
+    let carry = |hub: &mut Hub, at: u64, writes: &mut u64| {
+        for output in hub.poll_all_durable(HubMs(at)) {
+            if let Output::Write(_, write) = output {
+                journal.write(&write).expect("a journal write");
+                *writes += 1;
+            }
+        }
+    };
+    for round in 1..=args.rounds {
+        if round > 1 {
+            let start = StartRequest {
+                round: RoundNo(round),
+                section: None,
+                force: true,
+                by: "bench".into(),
+            };
+            hub.handle_round_start(HubMs(now), RequestId(u64::from(round)), start);
+            carry(&mut hub, now, &mut writes);
+        }
+        let mut longest = 0;
+        let mut played_ms = 0;
+        for board in 1..=args.boards {
+            let game = &games[(usize::from(board) * 7 + usize::from(round) * 13) % games.len()];
+            let mut script =
+                with_running_clock(replay::script(game, Some(&tc)), args.clock_every_ms);
+            if round == args.rounds {
+                script.truncate(script.len() / 2);
+            }
+            played_ms += script.last().map_or(0, |t| t.game_ms);
+            for timed in script {
+                let seq = &mut seqs[usize::from(board)];
+                *seq += 1;
+                let at = now + timed.game_ms;
+                longest = longest.max(timed.game_ms);
+                let event =
+                    Uplink::new(BoardNo(board), Seq(*seq), NodeMs(at), timed.reading.body());
+                hub.handle_uplink(HubMs(at), event);
+                carry(&mut hub, at, &mut writes);
+                events += 1;
+            }
+        }
+        journal.flush().expect("a flush");
+        now += longest + 3_600_000;
+        println!(
+            "  round {round:>2}: {events:>11} events journaled so far (games of {:.1} h on average), {:.0} s",
+            played_ms as f64 / f64::from(args.boards) / 3_600_000.0,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    drop(hub);
+    journal.flush().expect("a flush");
+    drop(journal);
+    let written_s = started.elapsed().as_secs_f64();
+    let bytes = du(&data);
+    println!(
+        "journal   {events} events, {writes} writes in {written_s:.0} s; on disk {:.2} GiB ({:.0} B an event)",
+        bytes as f64 / f64::from(1u32 << 30),
+        bytes as f64 / events as f64
+    );
+
+    // The restart `hub serve` makes: boards resumed where the last round started.
+    let journal = Journal::open(&data).expect("the journal again");
+    let t = Instant::now();
+    let (hub, restored) = hub::run::restore(&config, &journal, &metrics).expect("the restore");
+    let restart_s = t.elapsed().as_secs_f64();
+    let rss = rss_mib();
+    println!(
+        "restart   {restart_s:.2} s: {} records replayed, {} boards resumed, {} archived games; RSS {rss:.0} MiB",
+        restored.records,
+        restored.resumed,
+        hub.archive().len()
+    );
+    let summary = serde_json::to_string(&hub.round_states()).unwrap();
+    drop(hub);
+
+    // The baseline: the same journal replayed whole (the round starts without the nodes they
+    // kept), every round's events through the core.
+    let t = Instant::now();
+    let mut rounds: Vec<_> = journal.rounds().map(Result::unwrap).collect();
+    for start in &mut rounds {
+        start.nodes.clear();
+    }
+    let mut full = Hub::new(config.clone());
+    let replayed = full.restore(Journaled {
+        rounds,
+        games: Vec::new(),
+        records: journal.replay().map(|r| Replayed::Record(r.unwrap())),
+        heads: Vec::new(),
+        decisions: journal.decisions().map(Result::unwrap).collect(),
+        alerts: journal.alerts().map(Result::unwrap).collect(),
+        bindings: Default::default(),
+        enrolments: Default::default(),
+        hall_secret: None,
+    });
+    let baseline_s = t.elapsed().as_secs_f64();
+    assert_eq!(
+        serde_json::to_string(&full.round_states()).unwrap(),
+        summary,
+        "the restart and the full replay give the same event"
+    );
+    println!(
+        "baseline  full replay {baseline_s:.2} s: {} records",
+        replayed.records
+    );
+    println!(
+        "ratio     restart / full replay: {:.3}",
+        restart_s / baseline_s
+    );
+}
