@@ -29,6 +29,8 @@ struct Args {
     boards: u16,
     rounds: u16,
     clock_every_ms: u64,
+    /// A journal written by an earlier run (`--data DIR`, kept): measured again, not written.
+    data: Option<std::path::PathBuf>,
 }
 
 fn args() -> Args {
@@ -36,9 +38,14 @@ fn args() -> Args {
         boards: 500,
         rounds: 11,
         clock_every_ms: 1_000,
+        data: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--data" {
+            args.data = it.next().map(Into::into);
+            continue;
+        }
         let mut value = || it.next().and_then(|v| v.parse::<u64>().ok());
         match flag.as_str() {
             "--boards" => args.boards = value().map_or(args.boards, |v| v as u16),
@@ -111,46 +118,32 @@ fn rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-fn main() {
-    let args = args();
-    let text = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/data/real/pgn-clocks/fide_world_cup_2025_classical.pgn"),
-    )
-    .expect("the real classical games in ../shared/data/real");
-    let games = pgn::read_games(&text).expect("the classical games");
-    let tc: protocol::time_control::TimeControl = "40/5400+30:1800+30".parse().unwrap();
-    let config = HubConfig {
-        event: "bench".into(),
-        time_control: Some(tc.clone()),
-        ..HubConfig::default()
-    };
-    let dir = tempfile::tempdir_in(
-        std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "../target".into()),
-    )
-    .expect("a directory for the journal");
-    let data = dir.path().join("journal");
-    println!(
-        "event_journal: {} rounds x {} boards, real classical games, a clock reading every {} s while a clock runs; the last round stopped halfway",
-        args.rounds,
-        args.boards,
-        args.clock_every_ms / 1000
-    );
-
-    // Write the event through the core, as `hub serve` would have.
+/// Writes the event through the core, as `hub serve` would have.
+fn write_event(
+    args: &Args,
+    config: &HubConfig,
+    tc: &protocol::time_control::TimeControl,
+    games: &[pgn::PgnGame],
+    data: &Path,
+) {
     let started = Instant::now();
     let metrics = Metrics::default();
-    let journal = Journal::open(&data).expect("the journal");
-    let (mut hub, _) = hub::run::restore(&config, &journal, &metrics).expect("a new hub");
+    let journal = Journal::open(data).expect("the journal");
+    let (mut hub, _) = hub::run::restore(config, &journal, &metrics).expect("a new hub");
     let mut events = 0u64;
     let mut writes = 0u64;
     let mut seqs = vec![0u64; usize::from(args.boards) + 1];
     let mut now = 1_790_000_000_000u64;
+    // The hub's flusher group-commits continuously; flushing every 50,000 writes keeps sled's
+    // dirty pages as few here.
     let carry = |hub: &mut Hub, at: u64, writes: &mut u64| {
         for output in hub.poll_all_durable(HubMs(at)) {
             if let Output::Write(_, write) = output {
                 journal.write(&write).expect("a journal write");
                 *writes += 1;
+                if (*writes).is_multiple_of(50_000) {
+                    journal.flush().expect("a flush");
+                }
             }
         }
     };
@@ -170,7 +163,7 @@ fn main() {
         for board in 1..=args.boards {
             let game = &games[(usize::from(board) * 7 + usize::from(round) * 13) % games.len()];
             let mut script =
-                with_running_clock(replay::script(game, Some(&tc)), args.clock_every_ms);
+                with_running_clock(replay::script(game, Some(tc)), args.clock_every_ms);
             if round == args.rounds {
                 script.truncate(script.len() / 2);
             }
@@ -190,24 +183,71 @@ fn main() {
         journal.flush().expect("a flush");
         now += longest + 3_600_000;
         println!(
-            "  round {round:>2}: {events:>11} events journaled so far (games of {:.1} h on average), {:.0} s",
+            "  round {round:>2}: {events:>11} events journaled so far (games of {:.1} h on average), {:.0} s, RSS {:.0} MiB, {} alerts",
             played_ms as f64 / f64::from(args.boards) / 3_600_000.0,
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            rss_mib(),
+            hub.desk().alerts().count()
         );
     }
     drop(hub);
     journal.flush().expect("a flush");
     drop(journal);
     let written_s = started.elapsed().as_secs_f64();
-    let bytes = du(&data);
+    let bytes = du(data);
     println!(
-        "journal   {events} events, {writes} writes in {written_s:.0} s; on disk {:.2} GiB ({:.0} B an event)",
-        bytes as f64 / f64::from(1u32 << 30),
+        "journal   {events} events, {writes} writes in {written_s:.0} s ({:.0} B an event on disk)",
         bytes as f64 / events as f64
+    );
+}
+
+fn main() {
+    let args = args();
+    let text = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/data/real/pgn-clocks/fide_world_cup_2025_classical.pgn"),
+    )
+    .expect("the real classical games in ../shared/data/real");
+    let games = pgn::read_games(&text).expect("the classical games");
+    let tc: protocol::time_control::TimeControl = "40/5400+30:1800+30".parse().unwrap();
+    let config = HubConfig {
+        event: "bench".into(),
+        time_control: Some(tc.clone()),
+        ..HubConfig::default()
+    };
+    let dir = tempfile::tempdir_in(
+        std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "../target".into()),
+    )
+    .expect("a directory for the journal");
+    let data = args
+        .data
+        .clone()
+        .unwrap_or_else(|| dir.path().join("journal"));
+    println!(
+        "event_journal: {} rounds x {} boards, real classical games, a clock reading every {} s while a clock runs; the last round stopped halfway",
+        args.rounds,
+        args.boards,
+        args.clock_every_ms / 1000
+    );
+
+    let metrics = Metrics::default();
+    if data.join("db").exists() {
+        println!("journal   as written before in {}", data.display());
+    } else {
+        write_event(&args, &config, &tc, &games, &data);
+    }
+    println!(
+        "journal   on disk {:.2} GiB",
+        du(&data) as f64 / f64::from(1u32 << 30)
     );
 
     // The restart `hub serve` makes: boards resumed where the last round started.
+    let before = rss_mib();
     let journal = Journal::open(&data).expect("the journal again");
+    println!(
+        "memory    {before:.0} MiB before the journal is opened, {:.0} MiB once open",
+        rss_mib()
+    );
     let t = Instant::now();
     let (hub, restored) = hub::run::restore(&config, &journal, &metrics).expect("the restore");
     let restart_s = t.elapsed().as_secs_f64();

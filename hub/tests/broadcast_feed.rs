@@ -80,13 +80,7 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it()
     replays.push(Replay::new(9, WOMENS_RAPID, 3, 8.0));
     replays.push(Replay::new(10, WOMENS_RAPID, 29, 8.0));
     let boards: Vec<u16> = replays.iter().map(|r| r.board).collect();
-    let nodes: Vec<Node> = replays
-        .iter()
-        .map(|r| Node::start(r, &hub, dir.path()))
-        .collect();
-    for node in nodes {
-        node.finish(Duration::from_secs(90));
-    }
+    Node::play_all(&replays, &hub, dir.path());
     let (status, headers, feed) = get(hub.http, "/broadcast/round/1/games.pgn", &[]);
     assert_eq!(status, 200);
     assert_eq!(

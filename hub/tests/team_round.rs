@@ -73,13 +73,7 @@ fn a_team_rounds_match_scores_on_the_page_and_teams_in_the_feed() {
             ..Replay::new(i as u16 + 1, FILE, *game, 5.0)
         })
         .collect();
-    let nodes: Vec<Node> = replays
-        .iter()
-        .map(|r| Node::start(r, &hub, dir.path()))
-        .collect();
-    for node in nodes {
-        node.finish(Duration::from_secs(90));
-    }
+    Node::play_all(&replays, &hub, dir.path());
     let mut score = [0.0, 0.0];
     for (i, replay) in replays.iter().enumerate() {
         let text = std::fs::read(&replay.pgn).unwrap();

@@ -357,6 +357,9 @@ function alertItem(a) {
   const li = el("li", { class: "alert-item " + a.severity, "data-alert": a.id, "data-state": a.state, "data-kind": a.kind, "data-board": a.board ?? "" },
     el("div", { class: "head" },
       el("span", {}, a.board ? "Board " + a.board : "Zone " + a.zone),
+      // An alert of an earlier round's game, still open.
+      a.incident && a.incident.round && state.round && a.incident.round !== state.round
+        ? el("span", { class: "article" }, "round " + a.incident.round) : null,
       a.article ? el("span", { class: "article" }, "Art. " + a.article) : null,
       el("span", { class: "state" }, acked)),
     el("div", { class: "text" }, words.text),

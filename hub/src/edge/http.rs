@@ -417,6 +417,8 @@ struct AlertsQuery {
     state: Option<String>,
     zone: Option<String>,
     board: Option<BoardNo>,
+    /// The round of the game (or the round in play, for a zone) it happened in.
+    round: Option<u16>,
     /// The language of `text` and `action`: en (default), nb, sv, da, fi, hu.
     lang: Option<String>,
 }
@@ -444,6 +446,7 @@ async fn alerts(
         .filter(|a| state.as_ref().is_none_or(|s| s.contains(&a.state)))
         .filter(|a| query.zone.as_ref().is_none_or(|z| &a.zone == z))
         .filter(|a| query.board.is_none_or(|b| a.board == Some(b)))
+        .filter(|a| query.round.is_none_or(|r| a.incident.round.0 == r))
         .map(|a| a.in_language(language))
         .collect();
     alerts.sort_by(crate::core::alerts::by_urgency);
@@ -498,6 +501,16 @@ async fn resolve(
     alert_command(api, id, AlertAction::Resolve, &body).await
 }
 
+/// A JSON body that may be left out (a bare `POST`, `curl -X POST`): its defaults then.
+pub(super) fn optional_body<T: Default + serde::de::DeserializeOwned>(
+    body: &[u8],
+) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::BadQuery(format!("body: {e}")))
+}
+
 /// Acknowledges or resolves; idempotent: doing it again answers with the alert unchanged.
 async fn alert_command(
     api: Api,
@@ -506,11 +519,7 @@ async fn alert_command(
     body: &[u8],
 ) -> Result<Json<Alert>, ApiError> {
     // The body is optional: a bare POST acknowledges as "http".
-    let body: AlertBody = if body.iter().all(u8::is_ascii_whitespace) {
-        AlertBody::default()
-    } else {
-        serde_json::from_slice(body).map_err(|e| ApiError::BadQuery(format!("body: {e}")))?
-    };
+    let body: AlertBody = optional_body(body)?;
     let command = AlertCommand {
         action,
         by: body.by.unwrap_or_else(|| "http".to_owned()),

@@ -95,12 +95,7 @@ async fn start(
     body: axum::body::Bytes,
 ) -> Result<Json<Vec<RoundState>>, ApiError> {
     let round = round_number(&r)?;
-    // An empty body starts the round as it is (`curl -X POST`).
-    let body: StartBody = if body.iter().all(u8::is_ascii_whitespace) {
-        StartBody::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| ApiError::BadQuery(format!("the body: {e}")))?
-    };
+    let body: StartBody = super::http::optional_body(&body)?;
     let by = body.by.unwrap_or_else(|| "http".to_owned());
     if by.chars().count() > crate::core::arbiter::MAX_NAME_CHARS || by.chars().any(char::is_control)
     {

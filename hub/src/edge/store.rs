@@ -47,6 +47,8 @@ use crate::core::record::Record;
 use crate::core::rounds::RoundStart;
 use crate::core::time::HubMs;
 
+/// The pages sled keeps in memory.
+const CACHE_BYTES: u64 = 64 * 1024 * 1024;
 /// A probe's size: room for a few hundred events at least before the hall is rebuilt.
 const PROBE_BYTES: usize = 256 * 1024;
 const JOURNAL_FORMAT: u8 = 1;
@@ -106,6 +108,9 @@ impl Journal {
             // The flusher thread decides when to flush (group commit); sled's own timer
             // only adds a second, uncoordinated flusher (see NOTES: concurrent flushes).
             .flush_every_ms(None)
+            // sled caches up to 1 GiB of pages by default, growing with every page written:
+            // an append-mostly journal reads its pages once, at a start.
+            .cache_capacity(CACHE_BYTES)
             .open()?;
         let events = db.open_tree("journal")?;
         let decisions = db.open_tree("decisions")?;

@@ -93,16 +93,7 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
             .sum()
     };
     let mut games: Vec<(f32, u16, u32, Pairing)> = Vec::new();
-    for white in &trf.players {
-        let Some(entry) = white.rounds.get(round.wrapping_sub(1)) else {
-            continue;
-        };
-        if entry.color != Some('w') {
-            continue;
-        }
-        let Some(black) = entry.opponent.and_then(|o| trf.player(o)) else {
-            continue;
-        };
+    for (white, entry, black) in trf.games(round) {
         let black_entry = black.rounds.get(round - 1).copied();
         let points = before(white).max(before(black));
         let rating = white.rating.max(black.rating).unwrap_or(0);

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::trf::{Player, Trf};
+use super::trf::{Player, RoundEntry, Trf};
 use super::{result_text, seat, Pairing};
 use crate::core::ids::BoardNo;
 
@@ -35,18 +35,9 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Option<Vec<Pairing>> {
     }
     // The games, by the two teams that play them (the better team first): each with the
     // better place of its two players in their lists.
-    type Game<'a> = (usize, &'a Player, &'a Player);
+    type Game<'a> = (usize, &'a Player, RoundEntry, &'a Player);
     let mut matches: BTreeMap<(u32, u32), Vec<Game>> = BTreeMap::new();
-    for white in &trf.players {
-        let Some(entry) = white.rounds.get(round.wrapping_sub(1)) else {
-            continue;
-        };
-        if entry.color != Some('w') {
-            continue;
-        }
-        let Some(black) = entry.opponent.and_then(|o| trf.player(o)) else {
-            continue;
-        };
+    for (white, entry, black) in trf.games(round) {
         let (Some(w), Some(b)) = (place.get(&white.start_rank), place.get(&black.start_rank))
         else {
             continue;
@@ -55,24 +46,23 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Option<Vec<Pairing>> {
         matches
             .entry(key)
             .or_default()
-            .push((w.2.min(b.2), white, black));
+            .push((w.2.min(b.2), white, entry, black));
     }
     let mut games = Vec::new();
     for (_, mut boards) in matches {
         boards.sort_by_key(|(order, ..)| *order);
-        for (_, white, black) in boards {
+        for (_, white, entry, black) in boards {
             let team = |p: &Player| {
                 place
                     .get(&p.start_rank)
                     .map(|(_, i, _)| trf.teams[*i].name.clone())
             };
             let black_entry = black.rounds.get(round - 1).copied();
-            let white_entry = white.rounds[round - 1];
             games.push(Pairing {
                 board: BoardNo(u16::try_from(games.len() + 1).unwrap_or(u16::MAX)),
                 white: seat(white),
                 black: seat(black),
-                result: result_text(white_entry.result, black_entry.and_then(|e| e.result)),
+                result: result_text(entry.result, black_entry.and_then(|e| e.result)),
                 white_team: team(white),
                 black_team: team(black),
                 section: None,

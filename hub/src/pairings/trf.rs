@@ -192,6 +192,19 @@ impl Trf {
         self.header("222").and_then(|t| t.parse().ok())
     }
 
+    /// The games of `round` (1-based): each White player with his round's entry, and his
+    /// opponent. Byes and unpaired rounds have none.
+    pub fn games(&self, round: usize) -> impl Iterator<Item = (&Player, RoundEntry, &Player)> {
+        self.players.iter().filter_map(move |white| {
+            let entry = *white.rounds.get(round.checked_sub(1)?)?;
+            if entry.color != Some('w') {
+                return None;
+            }
+            let black = self.player(entry.opponent?)?;
+            Some((white, entry, black))
+        })
+    }
+
     pub fn player(&self, start_rank: u32) -> Option<&Player> {
         self.players.iter().find(|p| p.start_rank == start_rank)
     }

@@ -593,6 +593,20 @@ impl Node {
         self.child = spawn_node(&self.args, &self.log);
     }
 
+    /// Plays every game of `replays` on its board's node, enrolled with `hub`, to the end;
+    /// each node's last report (every event acknowledged, or the test fails).
+    pub fn play_all(replays: &[Replay], hub: &Hub, dir: &Path) -> Vec<serde_json::Value> {
+        let nodes: Vec<Node> = replays.iter().map(|r| Node::start(r, hub, dir)).collect();
+        nodes
+            .into_iter()
+            .map(|node| {
+                let report = node.finish(Duration::from_secs(120));
+                assert_eq!(report["acked"], report["events"], "{report}");
+                report
+            })
+            .collect()
+    }
+
     /// Waits for the node to exit and returns its last stdout line as JSON.
     pub fn finish(mut self, timeout: Duration) -> serde_json::Value {
         let deadline = Instant::now() + timeout;

@@ -218,10 +218,20 @@ impl Hub {
     /// The round in play changed: the desk learns its players, its boards and its start.
     pub(super) fn round_changed(&mut self) {
         let round = self.round_in_play();
+        // White's clocks start at the scheduled start (6.5); a round started without one
+        // began when it was started.
+        let started = self
+            .hall
+            .rounds()
+            .starts()
+            .iter()
+            .rev()
+            .find(|s| s.round == round && s.by != BY_CONFIGURATION)
+            .map(|s| s.at);
         self.desk.set_players(self.rounds.seating(round));
         self.desk.set_round(
             round,
-            self.rounds.start(round).map(HubMs),
+            self.rounds.start(round).map(HubMs).or(started),
             self.rounds.boards_to_play(round),
         );
         self.round_start_watched = false;
@@ -297,14 +307,15 @@ impl Hub {
         {
             self.streams.journaled(&record.event);
         }
-        let book = self.hall.rounds().clone();
-        let sections = self.hall.sections().clone();
         for (board, resume) in &resumed {
+            let marks =
+                self.hall
+                    .rounds()
+                    .marks(self.hall.sections(), *board, Some(resume.ordinal));
+            self.marks.pending.insert(*board, marks.into());
             self.hall
                 .resume(*board, resume.round, resume.node.clone(), resume.mark);
             self.streams.resume(*board, resume.mark);
-            let marks = book.marks(&sections, *board, Some(resume.ordinal));
-            self.marks.pending.insert(*board, marks.into());
         }
         resumed
     }
@@ -312,13 +323,11 @@ impl Hub {
     /// On a restart, before `board`'s event `seq` (or, with `None`, after its last): the
     /// rounds that started before it.
     pub(super) fn catch_up_rounds(&mut self, at: HubMs, board: BoardNo, seq: Option<Seq>) {
-        let book = self.hall.rounds().clone();
-        let sections = self.hall.sections().clone();
-        let pending = self
-            .marks
-            .pending
-            .entry(board)
-            .or_insert_with(|| book.marks(&sections, board, None).into());
+        if !self.marks.pending.contains_key(&board) {
+            let marks = self.hall.rounds().marks(self.hall.sections(), board, None);
+            self.marks.pending.insert(board, marks.into());
+        }
+        let pending = self.marks.pending.get_mut(&board).expect("inserted");
         if self.hall.board(board).is_none() {
             // The board was first heard of in the round of the last start before its first
             // event.
