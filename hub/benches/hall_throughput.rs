@@ -1,7 +1,8 @@
 //! Hall throughput: N simulated board nodes drive real game events through the embedded
 //! broker into the hub (sequencing, rules, sled journal, group-commit flush, acknowledgement),
 //! and, in the same run, the same payloads through a bare broker pass-through (N publishers →
-//! one subscriber) as the baseline.
+//! one subscriber) as the baseline. The hub is a `hub serve` process, the baseline the same
+//! broker alone (`hub broker`), each in a process of its own; the nodes are in this one.
 //!
 //! `cargo bench -p zeitnot-hub --bench hall_throughput -- [--nodes N] [--events M] [--window W]
 //! [--rate R] [--external-port P]`
@@ -12,7 +13,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hub::edge::{broker, descriptors};
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::seal::{self, NodeKey};
 use protocol::{topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
@@ -22,8 +22,8 @@ use tokio::sync::{oneshot, Mutex};
 mod common;
 
 use common::{
-    connect_nodes, connected, enrol_nodes, free_addr, node_events, percentile, print_hub_counters,
-    settle, start_hub,
+    connect_nodes, connected, enrol_nodes, node_events, percentile, print_hub_counters, settle,
+    BrokerProcess, HubProcess,
 };
 
 #[derive(Clone, Copy)]
@@ -200,16 +200,17 @@ async fn through_hub(
     // The hub of an earlier phase still runs: with a shared external broker each phase needs
     // its own event id, or the old hub would answer the new nodes.
     let event = format!("bench-{phase}");
-    let (_data, running) = start_hub(&event, args.external).await;
-    let keys = enrol_nodes(running.http, 1..=args.nodes).await;
+    let hub = HubProcess::start(&event, args.external).await;
+    let keys = enrol_nodes(hub.http, 1..=args.nodes).await;
     let nodes_total = args.nodes;
     let latencies = Arc::new(Mutex::new(Vec::new()));
 
-    let nodes = connect_nodes(&running.broker, &event, &keys, |n, options| {
+    let nodes = connect_nodes(&hub.broker, &event, &keys, |n, options| {
         options.subscribe = vec![topic::downlink(&event, BoardNo(n))];
     })
     .await;
     let began = Instant::now();
+    let cpu_before = hub.cpu_s();
     let mut tasks = Vec::new();
     for (n, client, mut events) in nodes {
         let bodies = bodies[usize::from(n) - 1].clone();
@@ -285,8 +286,13 @@ async fn through_hub(
         task.await.expect("node task");
     }
     let elapsed = began.elapsed();
+    println!(
+        "          the hub process: {:.0} % of a core, RSS {} KiB",
+        (hub.cpu_s() - cpu_before) / elapsed.as_secs_f64() * 100.0,
+        hub.rss_kib()
+    );
     print_hub_counters(
-        running.http,
+        hub.http,
         &[
             "zeitnot_duplicates",
             "zeitnot_gap",
@@ -326,23 +332,23 @@ fn main() {
             mean_size,
             args.window
         );
-        let base_port = match args.external {
-            Some(port) => port,
+        // 10,000 nodes' connections in this process.
+        common::many_open_files(u64::from(args.nodes) * 2 + 4_096);
+        let broker_process;
+        let base_broker = match args.external {
+            Some(port) => {
+                println!("broker: external, 127.0.0.1:{port}");
+                BrokerAddr {
+                    host: "127.0.0.1".into(),
+                    port,
+                }
+            }
             None => {
-                let addr = free_addr();
-                let connections = descriptors::broker_connections(descriptors::raise_limit());
-                broker::start(addr, None, connections).expect("baseline broker");
-                addr.port()
+                println!("broker: rumqttd as the hub embeds it; the baseline's alone (hub broker), the hub's in hub serve");
+                broker_process = BrokerProcess::start().await;
+                broker_process.broker.clone()
             }
         };
-        let base_broker = BrokerAddr {
-            host: "127.0.0.1".into(),
-            port: base_port,
-        };
-        match args.external {
-            Some(port) => println!("broker: external, 127.0.0.1:{port}"),
-            None => println!("broker: embedded rumqttd, one instance per run"),
-        }
         let ms = |lat: &[Duration], p| percentile(lat, p).as_secs_f64() * 1e3;
 
         println!("-- saturated: every node sends as fast as its window allows");
@@ -396,6 +402,6 @@ fn main() {
             ms(&hub_lat, 0.99)
         );
     });
-    // The embedded brokers have no shutdown; leave without waiting for their threads.
+    // The nodes' sessions end with the process.
     std::process::exit(0);
 }

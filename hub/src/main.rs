@@ -165,6 +165,14 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// The MQTT broker the hub embeds, alone and open to anyone (no logins): the baseline
+    /// the benchmarks compare the hub with. Not for a hall.
+    #[command(hide = true)]
+    Broker {
+        /// Listen address.
+        #[arg(long, default_value = "127.0.0.1:1883")]
+        mqtt: SocketAddr,
+    },
     /// A demo hall: embedded broker, hub and simulated boards replaying real games.
     Demo {
         /// Number of simulated boards.
@@ -242,7 +250,8 @@ async fn main() -> anyhow::Result<()> {
         | Command::AlertReport { .. }
         | Command::Enrol { .. }
         | Command::EnrolArbiter { .. }
-        | Command::BrokerUsers { .. } => "warn",
+        | Command::BrokerUsers { .. }
+        | Command::Broker { .. } => "warn",
     };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -421,6 +430,16 @@ async fn main() -> anyhow::Result<()> {
                 hub::cmd::enrol::write_key_file(&path, &enrolled.key)?;
             }
             println!("{}", hub::cmd::enrol::answer_json(&enrolled));
+            Ok(())
+        }
+        Command::Broker { mqtt } => {
+            // The broker the hub embeds, alone and open: what the hub's figures are compared
+            // with, on the same footing (a process of its own, the same configuration).
+            let limit = hub::edge::descriptors::raise_limit();
+            let connections = hub::edge::descriptors::broker_connections(limit);
+            hub::edge::broker::start(mqtt, None, connections)?;
+            println!("{{\"mqtt\": \"{mqtt}\", \"connections\": {connections}}}");
+            shutdown_signal().await;
             Ok(())
         }
         Command::Demo {

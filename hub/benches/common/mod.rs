@@ -120,16 +120,21 @@ pub async fn print_hub_counters(http: std::net::SocketAddr, shown: &[&str]) {
 /// Enrols the simulated nodes of `boards` (hardware `bench-N`) as a technician does, over
 /// the hub's API; returns their keys, board 1's first.
 pub async fn enrol_nodes(http: SocketAddr, boards: std::ops::RangeInclusive<u16>) -> Vec<NodeKey> {
+    use futures_util::StreamExt;
     let client = reqwest::Client::new();
-    let mut keys = Vec::new();
-    for n in boards {
-        let key =
-            hub::cmd::enrol::over_http(&client, http, None, &format!("bench-{n}"), BoardNo(n))
-                .await
-                .expect("enrolment");
-        keys.push(key);
-    }
-    keys
+    // Many at once, as a technician's script would: each waits for a journal flush.
+    futures_util::stream::iter(boards)
+        .map(|n| {
+            let client = client.clone();
+            async move {
+                hub::cmd::enrol::over_http(&client, http, None, &format!("bench-{n}"), BoardNo(n))
+                    .await
+                    .expect("enrolment")
+            }
+        })
+        .buffered(64)
+        .collect()
+        .await
 }
 
 /// MQTT options of a pager (a screen, a witness) of `event` logged in as pagers are, with
@@ -175,4 +180,204 @@ pub async fn start_hub(event: &str, external: Option<u16>) -> (tempfile::TempDir
     let (ready_tx, ready) = tokio::sync::oneshot::channel();
     tokio::spawn(run::serve(config, Some(ready_tx), std::future::pending()));
     (data, ready.await.expect("hub ready"))
+}
+
+/// A `hub serve` process with its embedded broker, its journal in a directory of its own:
+/// the hall's hub as it runs, measured from outside (its CPU and memory are its own).
+pub struct HubProcess {
+    child: std::process::Child,
+    pub http: SocketAddr,
+    pub broker: BrokerAddr,
+    args: Vec<String>,
+    pub log: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl HubProcess {
+    /// Starts `hub serve` for `event` (on its embedded broker, or on the external broker at
+    /// `external`) and waits until it answers.
+    pub async fn start(event: &str, external: Option<u16>) -> HubProcess {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (http, mqtt) = (free_addr(), free_addr());
+        let mut args = vec![
+            "serve".to_owned(),
+            "--data".into(),
+            dir.path().join("journal").display().to_string(),
+            "--http".into(),
+            http.to_string(),
+            "--event".into(),
+            event.into(),
+        ];
+        let port = match external {
+            Some(port) => {
+                args.extend(["--broker".into(), format!("mqtt://127.0.0.1:{port}")]);
+                port
+            }
+            None => {
+                args.extend(["--mqtt".into(), mqtt.to_string()]);
+                mqtt.port()
+            }
+        };
+        let log = dir.path().join("hub.log");
+        let child = spawn_hub(&args, &log);
+        let hub = HubProcess {
+            child,
+            http,
+            broker: BrokerAddr {
+                host: "127.0.0.1".into(),
+                port,
+            },
+            args,
+            log,
+            _dir: dir,
+        };
+        hub.ready().await;
+        hub
+    }
+
+    /// Waits until `/healthz` answers ok.
+    pub async fn ready(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            if reqwest::get(format!("http://{}/healthz", self.http))
+                .await
+                .is_ok_and(|r| r.status().is_success())
+            {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "the hub did not start: {}", self.tail());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// SIGKILL: no shutdown, no last flush.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on the same journal and addresses (not waiting for it).
+    pub fn respawn(&mut self) {
+        self.child = spawn_hub(&self.args, &self.log);
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Resident memory, KiB.
+    pub fn rss_kib(&self) -> u64 {
+        proc_status(self.pid(), "VmRSS:")
+    }
+
+    /// CPU time used so far (user and system), in seconds.
+    pub fn cpu_s(&self) -> f64 {
+        cpu_seconds(self.pid())
+    }
+
+    pub fn tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+}
+
+impl Drop for HubProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn_hub(args: &[String], log: &std::path::Path) -> std::process::Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .expect("the hub's log");
+    std::process::Command::new(env!("CARGO_BIN_EXE_hub"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("starting hub serve")
+}
+
+/// The broker the hub embeds, alone (`hub broker`), in a process of its own: the baseline.
+pub struct BrokerProcess {
+    child: std::process::Child,
+    pub broker: BrokerAddr,
+}
+
+impl BrokerProcess {
+    pub async fn start() -> BrokerProcess {
+        let mqtt = free_addr();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_hub"))
+            .args(["broker", "--mqtt", &mqtt.to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("starting hub broker");
+        let broker = BrokerAddr {
+            host: "127.0.0.1".into(),
+            port: mqtt.port(),
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while tokio::net::TcpStream::connect(mqtt).await.is_err() {
+            assert!(std::time::Instant::now() < deadline, "the broker did not start");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        BrokerProcess { child, broker }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for BrokerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A line of `/proc/PID/status` in KiB (`VmRSS:`, `VmHWM:`).
+pub fn proc_status(pid: u32, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The CPU time a process has used (user and system), in seconds.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command's closing parenthesis: utime and stime are 14 and 15.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // Field 14 is the 12th after the state (field 3).
+    (ticks(11) + ticks(12)) / clock_ticks()
+}
+
+/// Clock ticks per second (`getconf CLK_TCK`): 100 on Linux.
+fn clock_ticks() -> f64 {
+    100.0
+}
+
+/// Raises this process's open-files limit as far as it may (a root process: its hard
+/// limit too): one process holding 10,000 nodes' connections needs more than a shell's
+/// 1,024 or 20,000.
+pub fn many_open_files(wanted: u64) -> u64 {
+    let (_, hard) = rlimit::Resource::NOFILE.get().unwrap_or((1024, 1024));
+    let target = wanted.max(hard);
+    if rlimit::Resource::NOFILE.set(target, target).is_ok() {
+        return target;
+    }
+    let _ = rlimit::Resource::NOFILE.set(hard, hard);
+    hard
 }

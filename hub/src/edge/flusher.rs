@@ -9,11 +9,21 @@
 //!
 //! A flush that fails (a full disk) is reported, and the thread ends: sled keeps an IO error
 //! for good, so only a journal opened again can flush again (the shell's recovery).
+//!
+//! Flushes are at least [`MIN_INTERVAL`] apart: a hall of 10,000 boards appends an event
+//! every 100 µs, and a flush each (a write and its wake-ups of sled's IO threads) would cost
+//! more than the rules. The hub wakes the thread once for the writes made while it flushes
+//! or waits, not once per write.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// The shortest time between two flushes: what an acknowledgement may wait at most for the
+/// writes that come after it to share its flush.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
 
 use tokio::sync::mpsc as async_mpsc;
 
@@ -32,8 +42,18 @@ pub enum Flushed {
 }
 
 pub struct Flusher {
-    appended: Sender<Position>,
+    /// Wakes the thread: sent when the first write after its last look arrives.
+    wake: Sender<()>,
+    /// What the thread has to make durable: the latest position appended, and whether it has
+    /// been told.
+    latest: Arc<Latest>,
     thread: JoinHandle<Result<(), StoreError>>,
+}
+
+#[derive(Debug, Default)]
+struct Latest {
+    position: AtomicU64,
+    told: AtomicBool,
 }
 
 impl Flusher {
@@ -44,29 +64,38 @@ impl Flusher {
         metrics: Arc<Metrics>,
         durable: async_mpsc::UnboundedSender<Flushed>,
     ) -> std::io::Result<Flusher> {
-        let (appended, pending) = mpsc::channel();
+        let (wake, woken) = mpsc::channel();
+        let latest = Arc::new(Latest::default());
+        let seen = latest.clone();
         let thread = std::thread::Builder::new()
             .name("journal-flusher".into())
-            .spawn(move || run(&journal, generation, &metrics, &pending, &durable))?;
-        Ok(Flusher { appended, thread })
+            .spawn(move || run(&journal, generation, &metrics, &woken, &seen, &durable))?;
+        Ok(Flusher {
+            wake,
+            latest,
+            thread,
+        })
     }
 
     /// Call after the write at `position` was appended to the journal.
     pub fn appended(&self, position: Position) {
-        // The thread only stops when this sender is dropped or a flush failed, which it
-        // reported.
-        let _ = self.appended.send(position);
+        self.latest.position.fetch_max(position.0, Ordering::SeqCst);
+        if !self.latest.told.swap(true, Ordering::SeqCst) {
+            // The thread only stops when this sender is dropped or a flush failed, which it
+            // reported.
+            let _ = self.wake.send(());
+        }
     }
 
     /// Lets the thread go without waiting for it: it ends after the flush it may be in (a
     /// failing disk can hold one for long), and what it reports then is stale.
     pub fn abandon(self) {
-        drop(self.appended);
+        drop(self.wake);
     }
 
     /// Flushes what is pending and stops the thread.
     pub fn stop(self) -> Result<(), StoreError> {
-        drop(self.appended);
+        drop(self.wake);
         self.thread.join().unwrap_or(Ok(()))
     }
 }
@@ -75,12 +104,21 @@ fn run(
     journal: &Journal,
     generation: u64,
     metrics: &Metrics,
-    pending: &Receiver<Position>,
+    woken: &Receiver<()>,
+    latest: &Latest,
     durable: &async_mpsc::UnboundedSender<Flushed>,
 ) -> Result<(), StoreError> {
-    while let Ok(first) = pending.recv() {
-        let up_to = pending.try_iter().fold(first, Position::max);
+    let mut flushed_at: Option<Instant> = None;
+    while woken.recv().is_ok() {
+        // Writes that come meanwhile share this flush.
+        if let Some(wait) = flushed_at.and_then(|at| MIN_INTERVAL.checked_sub(at.elapsed())) {
+            std::thread::sleep(wait);
+        }
+        // From here on a write wakes the thread again; everything before is in this flush.
+        latest.told.store(false, Ordering::SeqCst);
+        let up_to = Position(latest.position.load(Ordering::SeqCst));
         let started = Instant::now();
+        flushed_at = Some(started);
         if let Err(e) = journal.flush() {
             tracing::error!(error = %e, "journal flush failed; nothing is acknowledged until it recovers");
             let reason = e.to_string();
