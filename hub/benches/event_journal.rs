@@ -16,14 +16,17 @@
 use std::path::Path;
 use std::time::Instant;
 
-use board_node::source::{Reading, Timed};
 use board_node::{pgn, replay};
 use hub::core::hub::{Hub, HubConfig, Journaled, Output, Replayed, RequestId, StartRequest};
 use hub::core::ids::RoundNo;
 use hub::core::time::HubMs;
 use hub::edge::store::Journal;
 use hub::metrics::Metrics;
-use protocol::{BoardNo, ClockReport, Color, NodeMs, Seq, Uplink};
+use protocol::{BoardNo, NodeMs, Seq, Uplink};
+
+mod common;
+
+use common::{classical_games, with_running_clock, CLASSICAL_TIME_CONTROL};
 
 struct Args {
     boards: u16,
@@ -57,36 +60,6 @@ fn args() -> Args {
         }
     }
     args
-}
-
-/// `script` with a clock reading every `every_ms` while a clock runs, as a DGT clock
-/// reports its display (`SEND_UPDATE_NICE`: on every change of the seconds shown).
-fn with_running_clock(script: Vec<Timed>, every_ms: u64) -> Vec<Timed> {
-    let mut out = Vec::with_capacity(script.len() * 8);
-    // The last clock report, and when the next reading of its running side is due.
-    let mut last: Option<(u64, ClockReport, u64)> = None;
-    for timed in script {
-        if let Some((at, clock, next)) = &mut last {
-            if let Some(running) = clock.running {
-                while *next < timed.game_ms {
-                    let ran = u32::try_from(*next - *at).unwrap_or(u32::MAX);
-                    let mut shown = *clock;
-                    shown.pressed_by = None;
-                    match running {
-                        Color::White => shown.white_ms = clock.white_ms.saturating_sub(ran),
-                        Color::Black => shown.black_ms = clock.black_ms.saturating_sub(ran),
-                    }
-                    out.push(Timed::at(*next, Reading::Clock(shown)));
-                    *next += every_ms;
-                }
-            }
-        }
-        if let Reading::Clock(report) = &timed.reading {
-            last = Some((timed.game_ms, *report, timed.game_ms + every_ms));
-        }
-        out.push(timed);
-    }
-    out
 }
 
 fn du(path: &Path) -> u64 {
@@ -203,13 +176,8 @@ fn write_event(
 
 fn main() {
     let args = args();
-    let text = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/data/real/pgn-clocks/fide_world_cup_2025_classical.pgn"),
-    )
-    .expect("the real classical games in ../shared/data/real");
-    let games = pgn::read_games(&text).expect("the classical games");
-    let tc: protocol::time_control::TimeControl = "40/5400+30:1800+30".parse().unwrap();
+    let games = classical_games();
+    let tc: protocol::time_control::TimeControl = CLASSICAL_TIME_CONTROL.parse().unwrap();
     let config = HubConfig {
         event: "bench".into(),
         time_control: Some(tc.clone()),

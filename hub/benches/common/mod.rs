@@ -5,6 +5,7 @@
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 
+use board_node::source::{Reading, Timed};
 use board_node::{pgn, replay};
 use hub::core::hub::HubConfig;
 use hub::run::{self, BrokerChoice, Running, ServeConfig};
@@ -12,6 +13,7 @@ use link::{BrokerAddr, LinkEvent};
 use protocol::identity;
 use protocol::seal::NodeKey;
 use protocol::{BoardNo, UplinkBody};
+use protocol::{ClockReport, Color};
 
 const GAMES: &[u8] = include_bytes!("../../demo/world-cup-2025-rapid.pgn");
 
@@ -32,6 +34,50 @@ pub fn node_events(board: u16, events: usize) -> Vec<UplinkBody> {
         .take(events)
         .collect()
 }
+
+/// `script` with a clock reading every `every_ms` while a clock runs, as a DGT clock
+/// reports its display (`SEND_UPDATE_NICE`: on every change of the seconds shown).
+pub fn with_running_clock(script: Vec<Timed>, every_ms: u64) -> Vec<Timed> {
+    let mut out = Vec::with_capacity(script.len() * 8);
+    // The last clock report, and when the next reading of its running side is due.
+    let mut last: Option<(u64, ClockReport, u64)> = None;
+    for timed in script {
+        if let Some((at, clock, next)) = &mut last {
+            if let Some(running) = clock.running {
+                while *next < timed.game_ms {
+                    let ran = u32::try_from(*next - *at).unwrap_or(u32::MAX);
+                    let mut shown = *clock;
+                    shown.pressed_by = None;
+                    match running {
+                        Color::White => shown.white_ms = clock.white_ms.saturating_sub(ran),
+                        Color::Black => shown.black_ms = clock.black_ms.saturating_sub(ran),
+                    }
+                    out.push(Timed::at(*next, Reading::Clock(shown)));
+                    *next += every_ms;
+                }
+            }
+        }
+        if let Reading::Clock(report) = &timed.reading {
+            last = Some((timed.game_ms, *report, timed.game_ms + every_ms));
+        }
+        out.push(timed);
+    }
+    out
+}
+
+/// The real classical games (FIDE World Cup 2025) with their clock times, from
+/// `../shared/data/real/`.
+pub fn classical_games() -> Vec<pgn::PgnGame> {
+    let text = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/data/real/pgn-clocks/fide_world_cup_2025_classical.pgn"),
+    )
+    .expect("the real classical games in ../shared/data/real");
+    pgn::read_games(&text).expect("the classical games")
+}
+
+/// The classical games' time control: 90 minutes for 40 moves, then 30, 30 s per move.
+pub const CLASSICAL_TIME_CONTROL: &str = "40/5400+30:1800+30";
 
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
@@ -197,6 +243,11 @@ impl HubProcess {
     /// Starts `hub serve` for `event` (on its embedded broker, or on the external broker at
     /// `external`) and waits until it answers.
     pub async fn start(event: &str, external: Option<u16>) -> HubProcess {
+        HubProcess::start_with(event, external, &[]).await
+    }
+
+    /// [`HubProcess::start`] with more of `hub serve`'s flags.
+    pub async fn start_with(event: &str, external: Option<u16>, more: &[&str]) -> HubProcess {
         let dir = tempfile::tempdir().expect("temp dir");
         let (http, mqtt) = (free_addr(), free_addr());
         let mut args = vec![
@@ -218,6 +269,7 @@ impl HubProcess {
                 mqtt.port()
             }
         };
+        args.extend(more.iter().map(|a| (*a).to_owned()));
         let log = dir.path().join("hub.log");
         let child = spawn_hub(&args, &log);
         let hub = HubProcess {
@@ -245,7 +297,11 @@ impl HubProcess {
             {
                 return;
             }
-            assert!(std::time::Instant::now() < deadline, "the hub did not start: {}", self.tail());
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the hub did not start: {}",
+                self.tail()
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -322,7 +378,10 @@ impl BrokerProcess {
         };
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while tokio::net::TcpStream::connect(mqtt).await.is_err() {
-            assert!(std::time::Instant::now() < deadline, "the broker did not start");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the broker did not start"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         BrokerProcess { child, broker }
@@ -359,7 +418,12 @@ pub fn cpu_seconds(pid: u32) -> f64 {
         .map_or("", |(_, rest)| rest)
         .split_whitespace()
         .collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // Field 14 is the 12th after the state (field 3).
     (ticks(11) + ticks(12)) / clock_ticks()
 }

@@ -17,6 +17,9 @@ use std::time::Instant;
 
 type PubWithProp = (Publish, Option<PublishProperties>);
 
+/// Zeitnot's patch: topics remembered without a matching filter, at most (see `matches`).
+const MAX_CACHED_TOPICS: usize = 100_000;
+
 #[derive(Clone)]
 pub struct PublishData {
     pub publish: Publish,
@@ -135,7 +138,13 @@ impl DataLog {
                     .map(|(_, filter_idx)| *filter_idx)
                     .collect();
 
-                if !v.is_empty() {
+                // Zeitnot's patch: remember a topic that no filter matches as well, up to a
+                // bound. Upstream cached only matched topics, so every publish to a topic
+                // nobody subscribes to (the hub's live feed between screens) compared it with
+                // every filter in the broker: at 10,000 boards, 10,000 downlink filters per
+                // publish. A filter subscribed later is added to the cached topics it matches
+                // (`next_native_offset`), so the cache stays exact.
+                if !v.is_empty() || self.publish_filters.len() < MAX_CACHED_TOPICS {
                     self.publish_filters.insert(topic.to_owned(), v.clone());
                 }
 

@@ -1,0 +1,675 @@
+//! A hall's day at its own pace, with the hub killed in the middle: `--boards` simulated
+//! board nodes each play a real classical game (FIDE World Cup 2025, `../shared/data/real/`)
+//! as a live DGT board reports it (the pieces lifted and set down, a press per move, a clock
+//! reading every second while a clock runs, a heartbeat after 5 s of silence), the games' time
+//! running `--speed` times as fast as the clock on the wall so that a board's presses come
+//! every 30-60 s as in a hall (each node announces its pace, as replaying nodes do). Each node
+//! keeps what the hub has not acknowledged and resends it as `board-node` does: on reconnect,
+//! on `ResendFrom`, and after 3 s without progress; a resent event is the same bytes.
+//!
+//! `--flags` more boards have a flag fall each, spread over the run: a pager measures board
+//! event -> alert. At `--kill-at` seconds the hub gets SIGKILL while every node is connected;
+//! it is started again on the same journal after `--down` seconds, and the nodes reconnect
+//! with their jittered backoff.
+//!
+//! In the same run, the baseline: a probe makes round trips through a bare broker (`hub
+//! broker`, the broker the hub embeds) to an echo client and back, the same two broker
+//! passes as an event and its acknowledgement.
+//!
+//! Prints the acknowledgement percentiles beside the baseline's, the pager's, the hub's CPU
+//! share and memory per board (`rss_per_board_kib`: the hub's RSS with the hall, less an idle
+//! hub's, per board), the restart (`ready_s`: the journal replayed and the hub answering;
+//! `recovered_s`: every node acknowledged up to date), `lost` (events a node produced that the
+//! hub never acknowledged, or asked for again after acknowledging them) and, the independent
+//! check, every board's moves on the hub's API against the source PGN.
+//!
+//! `cargo bench -p zeitnot-hub --bench hall_day -- [--boards N] [--seconds S] [--kill-at K]
+//! [--down D] [--speed X] [--flags F]`
+
+mod common;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use board_node::source::Timed;
+use board_node::{pgn::PgnGame, replay};
+use common::{
+    classical_games, connect_nodes, connected, enrol_nodes, pager_login, percentile,
+    print_hub_counters, with_running_clock, BrokerProcess, HubProcess, CLASSICAL_TIME_CONTROL,
+};
+use link::{self, LinkEvent, LinkOptions};
+use protocol::seal::{self, NodeKey};
+use protocol::{
+    topic, BoardNo, ClockReport, Color, DownlinkBody, Hello, NodeMs, Seq, Uplink, UplinkBody,
+};
+use rumqttc::QoS;
+use shakmaty::san::SanPlus;
+
+const EVENT: &str = "hall-day";
+/// As `board-node`: events in flight, the resend timeout, the heartbeat after silence.
+const WINDOW: u64 = 256;
+const ACK_TIMEOUT: Duration = Duration::from_secs(3);
+const HEARTBEAT: Duration = Duration::from_secs(5);
+
+struct Args {
+    boards: u16,
+    seconds: f64,
+    kill_at: f64,
+    down: f64,
+    speed: f64,
+    flags: u16,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        boards: 10_000,
+        seconds: 180.0,
+        kill_at: 100.0,
+        down: 1.0,
+        speed: 2.0,
+        flags: 100,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().and_then(|v| v.parse::<f64>().ok());
+        match flag.as_str() {
+            "--boards" => args.boards = value().map_or(args.boards, |v| v as u16),
+            "--seconds" => args.seconds = value().unwrap_or(args.seconds),
+            "--kill-at" => args.kill_at = value().unwrap_or(args.kill_at),
+            "--down" => args.down = value().unwrap_or(args.down),
+            "--speed" => args.speed = value().unwrap_or(args.speed),
+            "--flags" => args.flags = value().map_or(args.flags, |v| v as u16),
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    args
+}
+
+/// What a node sends when: `at` after the run began, `node_ms` on the node's clock.
+struct Step {
+    at: Duration,
+    node_ms: u64,
+    body: UplinkBody,
+}
+
+/// A board's events over the run: hello, its pace, then its game's readings.
+fn timeline(game: &PgnGame, args: &Args, start: Duration, epoch_ms: u64) -> Vec<Step> {
+    let tc = CLASSICAL_TIME_CONTROL.parse().expect("time control");
+    // A reading every second of the wall's time is one every `speed` seconds of the game's.
+    let every_ms = (1_000.0 * args.speed) as u64;
+    let script = with_running_clock(replay::script(game, Some(&tc)), every_ms);
+    let real = |game_ms: u64| start + Duration::from_secs_f64(game_ms as f64 / 1e3 / args.speed);
+    let end = Duration::from_secs_f64(args.seconds);
+    let mut steps = vec![
+        Step {
+            at: start,
+            node_ms: epoch_ms,
+            body: UplinkBody::Hello(Hello {
+                software: "hall-day bench".into(),
+                board_hw: String::new(),
+                clock_hw: String::new(),
+                highest_seq: Seq(0),
+            }),
+        },
+        Step {
+            at: start,
+            node_ms: epoch_ms,
+            body: UplinkBody::Pace {
+                node_ms_per_s: (args.speed * 1000.0) as u32,
+            },
+        },
+    ];
+    let mut last = (start, 0u64);
+    for Timed { game_ms, reading } in script {
+        let at = real(game_ms);
+        if at > end {
+            break;
+        }
+        // Silence on the board: the node says it is alive.
+        while at - last.0 > HEARTBEAT {
+            last.0 += HEARTBEAT;
+            last.1 += (HEARTBEAT.as_secs_f64() * 1e3 * args.speed) as u64;
+            steps.push(Step {
+                at: last.0,
+                node_ms: epoch_ms + last.1,
+                body: UplinkBody::Heartbeat,
+            });
+        }
+        steps.push(Step {
+            at,
+            node_ms: epoch_ms + game_ms,
+            body: reading.body(),
+        });
+        last = (at, game_ms);
+    }
+    steps
+}
+
+/// A flag board: its game starts (the start position, White's clock running) and White's
+/// flag falls at `flag_at`.
+fn flag_timeline(args: &Args, flag_at: Duration, epoch_ms: u64) -> Vec<Step> {
+    let base_ms = 5_400_000;
+    let report = |white_ms, flag| ClockReport {
+        white_ms,
+        black_ms: base_ms,
+        running: Some(Color::White),
+        white_flag: flag,
+        black_flag: false,
+        pressed_by: None,
+    };
+    let start = board_node::sensors::placement(&shakmaty::Board::default());
+    let ran_ms = (flag_at.as_secs_f64() * 1e3 * args.speed) as u64;
+    vec![
+        Step {
+            at: Duration::ZERO,
+            node_ms: epoch_ms,
+            body: UplinkBody::Hello(Hello {
+                software: "hall-day bench".into(),
+                board_hw: String::new(),
+                clock_hw: String::new(),
+                highest_seq: Seq(0),
+            }),
+        },
+        Step {
+            at: Duration::ZERO,
+            node_ms: epoch_ms,
+            body: UplinkBody::Pace {
+                node_ms_per_s: (args.speed * 1000.0) as u32,
+            },
+        },
+        Step {
+            at: Duration::ZERO,
+            node_ms: epoch_ms,
+            body: UplinkBody::Placement(start),
+        },
+        Step {
+            at: Duration::ZERO,
+            node_ms: epoch_ms,
+            body: UplinkBody::Clock(report(base_ms, false)),
+        },
+        Step {
+            at: flag_at,
+            node_ms: epoch_ms + ran_ms,
+            body: UplinkBody::Clock(report(0, true)),
+        },
+    ]
+}
+
+/// What the run shares with every node: when it began, stops, and the hub came back.
+struct Run {
+    began: Instant,
+    end: Instant,
+    drain_until: Instant,
+    respawned: OnceLock<Instant>,
+}
+
+/// What a node saw.
+#[derive(Default)]
+struct NodeReport {
+    produced: u64,
+    /// Moves completed (presses) among the events produced.
+    presses: usize,
+    acked: u64,
+    /// Each event's first publish and its acknowledgement.
+    acks: Vec<(Instant, Instant)>,
+    /// When the node was acknowledged everything it had produced before the hub came back.
+    caught_up: Option<Instant>,
+    /// Events the hub asked for again after acknowledging them.
+    asked_again: u64,
+    continue_at: u64,
+    resends: u64,
+    /// When the last event went out for the first time (a flag board's flag).
+    last_sent: Option<Instant>,
+}
+
+/// A board node as `board-node` behaves toward the hub, with its outbox in memory.
+async fn node(
+    board: u16,
+    key: NodeKey,
+    steps: Vec<Step>,
+    run: Arc<Run>,
+    client: rumqttc::AsyncClient,
+    mut link: tokio::sync::mpsc::Receiver<LinkEvent>,
+) -> NodeReport {
+    let topic = topic::uplink(EVENT, BoardNo(board));
+    let mut report = NodeReport::default();
+    // Unacknowledged: sequence number, sealed bytes, first publish.
+    let mut outbox: VecDeque<(u64, Vec<u8>, Option<Instant>)> = VecDeque::new();
+    let mut sent_up_to = 0u64;
+    let mut connected = true;
+    let mut last_progress = Instant::now();
+    let mut next = 0usize;
+    let mut retransmit = tokio::time::interval(Duration::from_millis(500));
+    let send_window = |outbox: &mut VecDeque<(u64, Vec<u8>, Option<Instant>)>,
+                       sent_up_to: &mut u64,
+                       acked: u64,
+                       report: &mut NodeReport| {
+        for (seq, bytes, first) in outbox.iter_mut() {
+            if *seq <= *sent_up_to {
+                continue;
+            }
+            if *seq > acked + WINDOW
+                || client
+                    .try_publish(topic.clone(), QoS::AtLeastOnce, false, bytes.clone())
+                    .is_err()
+            {
+                break;
+            }
+            let now = Instant::now();
+            if first.is_none() {
+                *first = Some(now);
+                report.last_sent = Some(now);
+            }
+            *sent_up_to = *seq;
+        }
+    };
+    loop {
+        // A node stays connected until the run ends, whether or not it has more to say.
+        let producing = Instant::now() < run.end;
+        if !producing && (outbox.is_empty() || Instant::now() > run.drain_until) {
+            break;
+        }
+        let due = steps.get(next).map_or(run.end, |step| run.began + step.at);
+        tokio::select! {
+            () = tokio::time::sleep_until(due.into()), if producing => {
+                let Some(step) = steps.get(next).filter(|_| due < run.end) else { continue };
+                next += 1;
+                report.produced += 1;
+                if matches!(&step.body, UplinkBody::Clock(c) if c.pressed_by.is_some()) {
+                    report.presses += 1;
+                }
+                let message = Uplink::new(BoardNo(board), Seq(report.produced), NodeMs(step.node_ms), step.body.clone());
+                outbox.push_back((report.produced, seal::seal_uplink(Some(&key), EVENT, &message), None));
+                if connected {
+                    send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
+                }
+            }
+            () = tokio::time::sleep_until(run.drain_until.into()), if !producing => {}
+            event = link.recv() => match event {
+                Some(LinkEvent::Connected) => {
+                    connected = true;
+                    // A node with nothing unacknowledged is up to date once it is back.
+                    if let (None, Some(back)) = (report.caught_up, run.respawned.get()) {
+                        let owed = steps.partition_point(|s| run.began + s.at <= *back);
+                        if report.acked >= owed as u64 {
+                            report.caught_up = Some(Instant::now());
+                        }
+                    }
+                    sent_up_to = report.acked;
+                    last_progress = Instant::now();
+                    send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
+                }
+                Some(LinkEvent::Disconnected) => connected = false,
+                Some(LinkEvent::Message { payload, .. }) => {
+                    let Ok(sealed) = seal::open_downlink(&payload) else { continue };
+                    assert!(sealed.verify(&key, EVENT), "a downlink not sealed by the hub");
+                    match sealed.message.body {
+                        DownlinkBody::Ack { up_to_seq } if up_to_seq.0 > report.acked => {
+                            let now = Instant::now();
+                            while outbox.front().is_some_and(|(seq, ..)| *seq <= up_to_seq.0) {
+                                let (_, _, first) = outbox.pop_front().expect("front");
+                                report.acks.push((first.unwrap_or(now), now));
+                            }
+                            report.acked = up_to_seq.0;
+                            last_progress = now;
+                            if report.caught_up.is_none() {
+                                if let Some(back) = run.respawned.get() {
+                                    let owed = steps.partition_point(|s| run.began + s.at <= *back);
+                                    if report.acked >= owed as u64 {
+                                        report.caught_up = Some(now);
+                                    }
+                                }
+                            }
+                            send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
+                        }
+                        DownlinkBody::Ack { .. } => {}
+                        DownlinkBody::ResendFrom { seq } => {
+                            report.asked_again += report.acked.saturating_sub(seq.0.saturating_sub(1));
+                            sent_up_to = seq.0.saturating_sub(1).max(report.acked);
+                            send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
+                        }
+                        DownlinkBody::ContinueAt { .. } => report.continue_at += 1,
+                    }
+                }
+                None => break,
+            },
+            _ = retransmit.tick() => {
+                if connected && !outbox.is_empty() && last_progress.elapsed() > ACK_TIMEOUT {
+                    report.resends += 1;
+                    sent_up_to = report.acked;
+                    last_progress = Instant::now();
+                    send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
+                }
+            }
+        }
+    }
+    report
+}
+
+/// The baseline: round trips through the bare broker, prober -> broker -> echo -> broker ->
+/// prober, `rate` a second until `until`.
+async fn broker_round_trips(broker: &BrokerProcess, rate: f64, until: Instant) -> Vec<Duration> {
+    let mut echo_options = LinkOptions::new("hall-day-echo");
+    echo_options.subscribe = vec!["probe/ping".into()];
+    let (echo, mut echo_events) = link::start(&broker.broker, echo_options);
+    connected(&mut echo_events).await;
+    tokio::spawn(async move {
+        while let Some(event) = echo_events.recv().await {
+            if let LinkEvent::Message { payload, .. } = event {
+                let _ = echo.try_publish("probe/pong", QoS::AtLeastOnce, false, payload);
+            }
+        }
+    });
+    let mut options = LinkOptions::new("hall-day-prober");
+    options.subscribe = vec!["probe/pong".into()];
+    let (prober, mut events) = link::start(&broker.broker, options);
+    connected(&mut events).await;
+    common::settle().await;
+    let origin = Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+    let mut round_trips = Vec::new();
+    while Instant::now() < until {
+        tokio::select! {
+            _ = tick.tick() => {
+                let sent = origin.elapsed().as_micros() as u64;
+                let _ = prober.try_publish("probe/ping", QoS::AtLeastOnce, false, sent.to_be_bytes().to_vec());
+            }
+            Some(LinkEvent::Message { payload, .. }) = events.recv() => {
+                if let Ok(sent) = <[u8; 8]>::try_from(payload.as_slice()) {
+                    let now = origin.elapsed().as_micros() as u64;
+                    round_trips.push(Duration::from_micros(now.saturating_sub(u64::from_be_bytes(sent))));
+                }
+            }
+        }
+    }
+    round_trips
+}
+
+fn main() {
+    let args = args();
+    let total = args.boards + args.flags;
+    common::many_open_files(u64::from(total) * 2 + 4_096);
+    common::block_on(async move {
+        println!(
+            "hall_day: {} boards playing real classical games at {}x (a press every 30-60 s, a clock reading a second, heartbeats) + {} flag falls, {} s; SIGKILL at {} s, restarted {} s later",
+            args.boards, args.speed, args.flags, args.seconds, args.kill_at, args.down
+        );
+        let games = classical_games();
+        let bare = BrokerProcess::start().await;
+        let mut hub =
+            HubProcess::start_with(EVENT, None, &["--time-control", CLASSICAL_TIME_CONTROL]).await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let idle_rss = hub.rss_kib();
+
+        let setup = Instant::now();
+        let keys = enrol_nodes(hub.http, 1..=total).await;
+        let enrolled_rss = hub.rss_kib();
+        let mut pager_options = pager_login(hub.http, EVENT, "pager").await;
+        pager_options.subscribe = vec![topic::alerts(EVENT, "+")];
+        let (_pager, mut pager_events) = link::start(&hub.broker, pager_options);
+        connected(&mut pager_events).await;
+        let flag_alerts: Arc<Mutex<HashMap<u16, Instant>>> = Arc::default();
+        {
+            let flag_alerts = flag_alerts.clone();
+            tokio::spawn(async move {
+                while let Some(event) = pager_events.recv().await {
+                    if let LinkEvent::Message { payload, .. } = event {
+                        let now = Instant::now();
+                        let Ok(alert) = serde_json::from_slice::<serde_json::Value>(&payload)
+                        else {
+                            continue;
+                        };
+                        if alert["change"] == "raised" && alert["kind"] == "flag_fall" {
+                            if let Some(board) = alert["board"].as_u64() {
+                                flag_alerts
+                                    .lock()
+                                    .unwrap()
+                                    .entry(board as u16)
+                                    .or_insert(now);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        let nodes = connect_nodes(&hub.broker, EVENT, &keys, |n, options| {
+            options.subscribe = vec![topic::downlink(EVENT, BoardNo(n))];
+            options.request_capacity = 1_024;
+            // A restart's reconnect storm: the nodes' jittered backoff, as in the hall.
+            options.backoff_max = Duration::from_secs(2);
+        })
+        .await;
+        println!(
+            "setup     {} nodes enrolled and connected in {:.1} s; hub RSS idle {} KiB, enrolled {} KiB, connected {} KiB",
+            total,
+            setup.elapsed().as_secs_f64(),
+            idle_rss,
+            enrolled_rss,
+            hub.rss_kib()
+        );
+
+        let began = Instant::now() + Duration::from_secs(1);
+        let run = Arc::new(Run {
+            began,
+            end: began + Duration::from_secs_f64(args.seconds),
+            drain_until: began + Duration::from_secs_f64(args.seconds + 60.0),
+            respawned: OnceLock::new(),
+        });
+        let epoch_ms = 1_790_000_000_000;
+        let mut tasks = Vec::new();
+        let mut sources = Vec::new();
+        for ((n, client, link), key) in nodes.into_iter().zip(keys) {
+            let (steps, game) = if n <= args.boards {
+                // The round starts over the first ten seconds, not all at one instant.
+                let start = Duration::from_millis(u64::from(n) * 10_000 / u64::from(args.boards));
+                let game = &games[usize::from(n) * 7 % games.len()];
+                (timeline(game, &args, start, epoch_ms), Some(game.clone()))
+            } else {
+                let k = n - args.boards;
+                let flag_at = Duration::from_secs_f64(
+                    args.seconds * f64::from(k) / f64::from(args.flags + 1),
+                );
+                (flag_timeline(&args, flag_at, epoch_ms), None)
+            };
+            sources.push((n, game));
+            tasks.push(tokio::spawn(node(n, key, steps, run.clone(), client, link)));
+        }
+        let baseline = tokio::spawn({
+            let until = run.end;
+            async move { broker_round_trips(&bare, 50.0, until).await }
+        });
+
+        // The steady hall, then the kill.
+        tokio::time::sleep_until((began + Duration::from_secs(20)).into()).await;
+        let (cpu_from, from) = (hub.cpu_s(), Instant::now());
+        let kill_at = began + Duration::from_secs_f64(args.kill_at);
+        tokio::time::sleep_until(kill_at.into()).await;
+        let steady_cpu = (hub.cpu_s() - cpu_from) / from.elapsed().as_secs_f64();
+        let rss_before = hub.rss_kib();
+        let killed = Instant::now();
+        hub.kill();
+        tokio::time::sleep(Duration::from_secs_f64(args.down)).await;
+        hub.respawn();
+        let back = Instant::now();
+        run.respawned.set(back).expect("one restart");
+        hub.ready().await;
+        let ready_s = back.elapsed().as_secs_f64();
+        let cpu_after = (hub.cpu_s(), Instant::now());
+
+        let mut reports = Vec::new();
+        for task in tasks {
+            reports.push(task.await.expect("node task"));
+        }
+        let cpu_after = (hub.cpu_s() - cpu_after.0) / cpu_after.1.elapsed().as_secs_f64();
+        let rss_after = hub.rss_kib();
+        let mut round_trips = baseline.await.expect("baseline");
+
+        // Recovery: every node acknowledged what it had produced before the hub came back.
+        let mut caught_up: Vec<Instant> = reports.iter().filter_map(|r| r.caught_up).collect();
+        caught_up.sort();
+        let recovered = caught_up.last().copied();
+        let since_back: Vec<Duration> = caught_up.iter().map(|at| *at - back).collect();
+        let lost: u64 = reports
+            .iter()
+            .map(|r| r.produced - r.acked + r.asked_again)
+            .sum();
+        let produced: u64 = reports.iter().map(|r| r.produced).sum();
+        let acked_before_kill: usize = reports
+            .iter()
+            .map(|r| r.acks.iter().filter(|(_, ack)| *ack < killed).count())
+            .sum();
+        let resends: u64 = reports.iter().map(|r| r.resends).sum();
+        let continue_at: u64 = reports.iter().map(|r| r.continue_at).sum();
+
+        // Acknowledgements outside the restart: sent and acknowledged before the kill, or sent
+        // after every node had caught up.
+        let settled = recovered.unwrap_or(run.drain_until);
+        let mut acks: Vec<Duration> = reports
+            .iter()
+            .flat_map(|r| r.acks.iter())
+            .filter(|(sent, ack)| *ack < killed || *sent > settled)
+            .map(|(sent, ack)| *ack - *sent)
+            .collect();
+        acks.sort();
+        round_trips.sort();
+        let mut alerts = Vec::new();
+        let mut flags_in_restart = 0;
+        {
+            let raised = flag_alerts.lock().unwrap();
+            for (n, report) in (1u16..).zip(&reports) {
+                if n <= args.boards {
+                    continue;
+                }
+                let Some(sent) = report.last_sent else {
+                    continue;
+                };
+                if (killed..settled).contains(&sent) {
+                    flags_in_restart += 1;
+                } else if let Some(at) = raised.get(&n) {
+                    alerts.push(at.saturating_duration_since(sent));
+                }
+            }
+        }
+        alerts.sort();
+
+        let ms = |lat: &[Duration], p| percentile(lat, p).as_secs_f64() * 1e3;
+        let line = |lat: &[Duration]| {
+            format!(
+                "p50 {:>7.2} ms  p90 {:>7.2} ms  p99 {:>7.2} ms  max {:>8.2} ms  ({} samples)",
+                ms(lat, 0.5),
+                ms(lat, 0.9),
+                ms(lat, 0.99),
+                ms(lat, 1.0),
+                lat.len()
+            )
+        };
+        println!(
+            "events    {produced} produced by the nodes, {:.0} events/s",
+            produced as f64 / args.seconds
+        );
+        println!(
+            "baseline  bare broker round trip (node -> broker -> echo -> broker -> node):  {}",
+            line(&round_trips)
+        );
+        println!(
+            "hub       publish -> durable acknowledgement, outside the restart:           {}",
+            line(&acks)
+        );
+        println!(
+            "ratio     hub / baseline  p50 {:.1}x  p99 {:.1}x",
+            ms(&acks, 0.5) / ms(&round_trips, 0.5).max(1e-6),
+            ms(&acks, 0.99) / ms(&round_trips, 0.99).max(1e-6)
+        );
+        println!(
+            "alerts    board event -> hub -> journal -> pager (flag_fall): {} of {} ({} in the restart not counted)  {}",
+            alerts.len(),
+            args.flags - flags_in_restart,
+            flags_in_restart,
+            line(&alerts)
+        );
+        println!(
+            "cpu       hub process {:.0} % of a core in the steady hall (20 s to the kill), {:.0} % from the restart to the end",
+            steady_cpu * 100.0,
+            cpu_after * 100.0
+        );
+        println!(
+            "memory    hub RSS idle {} KiB, with the hall {} KiB before the kill, {} KiB at the end; rss_per_board_kib {:.1}",
+            idle_rss,
+            rss_before,
+            rss_after,
+            rss_before.saturating_sub(idle_rss) as f64 / f64::from(total)
+        );
+        println!(
+            "restart   journal of {acked_before_kill} acknowledged events at the kill; ready_s {ready_s:.2} (replayed, answering); recovered_s {} (every node acknowledged up to date); {} of {} nodes caught up",
+            recovered.map_or("never".into(), |at| format!("{:.2}", (at - back).as_secs_f64())),
+            caught_up.len(),
+            reports.len()
+        );
+        println!(
+            "          nodes caught up after the restart: {}",
+            line(&since_back)
+        );
+        println!("lost {lost}");
+        println!(
+            "          {resends} resends after 3 s without progress, {continue_at} ContinueAt"
+        );
+        print_hub_counters(
+            hub.http,
+            &[
+                "zeitnot_duplicates",
+                "zeitnot_gap",
+                "zeitnot_resend",
+                "zeitnot_acks",
+                "zeitnot_refused",
+            ],
+        )
+        .await;
+
+        // The independent check: every board's moves on the hub's API against the PGN.
+        let client = reqwest::Client::new();
+        let http = hub.http;
+        use futures_util::StreamExt;
+        let wrong: Vec<u16> =
+            futures_util::stream::iter(sources.into_iter().zip(reports.iter().map(|r| r.presses)))
+                .filter_map(|((n, game), presses)| {
+                    let client = client.clone();
+                    async move {
+                        let game = game?;
+                        let detail: serde_json::Value = client
+                            .get(format!("http://{http}/api/boards/{n}"))
+                            .send()
+                            .await
+                            .ok()?
+                            .bytes()
+                            .await
+                            .ok()
+                            .and_then(|body| serde_json::from_slice(&body).ok())?;
+                        let mut position = game.start.clone();
+                        let want: Vec<String> = game.plies[..presses.min(game.plies.len())]
+                            .iter()
+                            .map(|p| {
+                                SanPlus::from_move_and_play_unchecked(&mut position, p.m)
+                                    .to_string()
+                            })
+                            .collect();
+                        let have: Vec<String> =
+                            serde_json::from_value(detail["moves"].clone()).unwrap_or_default();
+                        (have != want).then_some(n)
+                    }
+                })
+                .collect()
+                .await;
+        println!(
+            "moves     {} of {} boards as the source PGN has them{}",
+            args.boards as usize - wrong.len(),
+            args.boards,
+            if wrong.is_empty() {
+                String::new()
+            } else {
+                format!("; differ: {:?}", &wrong[..wrong.len().min(20)])
+            }
+        );
+    });
+    std::process::exit(0);
+}
