@@ -203,6 +203,14 @@ impl LinkTx {
         Ok(len)
     }
 
+    /// Zeitnot's patch (vendor/README.md): tells the router that packets were pushed into
+    /// [`LinkTx::buffer`], so that a caller publishing many at once wakes it once.
+    pub fn notify_router(&mut self) -> Result<(), LinkError> {
+        self.router_tx
+            .send((self.connection_id, Event::DeviceData))?;
+        Ok(())
+    }
+
     pub(crate) async fn notify(&mut self) -> Result<(), LinkError> {
         self.router_tx
             .send_async((self.connection_id, Event::DeviceData))
@@ -336,7 +344,9 @@ impl LinkRx {
             router_tx,
             router_rx,
             send_buffer: outgoing_data_buffer,
-            cache: VecDeque::with_capacity(100),
+            // Zeitnot's patch (vendor/README.md): grows to what the connection uses
+            // (upstream: 100 notifications, 25 KB, for every connection).
+            cache: VecDeque::new(),
         }
     }
 

@@ -51,8 +51,10 @@ impl<P: Protocol> Network<P> {
     ) -> Network<P> {
         Network {
             socket,
-            read: BytesMut::with_capacity(10 * 1024),
-            write: BytesMut::with_capacity(10 * 1024),
+            // Zeitnot's patch (vendor/README.md): 1 KiB each to start, grown as a packet needs
+            // (upstream: 10 KiB each for every connection).
+            read: BytesMut::with_capacity(1024),
+            write: BytesMut::with_capacity(1024),
             max_incoming_size,
             max_connection_buffer_len,
             // Overwritten by keepalive value in connect packet, otherwise we

@@ -120,7 +120,8 @@ impl<P: Protocol> RemoteLink<P> {
             network,
             link_tx,
             link_rx,
-            notifications: VecDeque::with_capacity(100),
+            // Zeitnot's patch (vendor/README.md): grows to what the connection uses.
+            notifications: VecDeque::new(),
             will_delay_interval,
         })
     }

@@ -32,7 +32,9 @@ impl Incoming {
     #[inline]
     pub(crate) fn new(client_id: String) -> Self {
         Self {
-            buffer: Arc::new(Mutex::new(VecDeque::with_capacity(MAX_CHANNEL_CAPACITY))),
+            // Zeitnot's patch (vendor/README.md): buffers start empty and grow to what the
+            // connection uses, instead of 200 packets (78 KB) per connection up front.
+            buffer: Arc::new(Mutex::new(VecDeque::new())),
             meter: Default::default(),
             client_id,
         }
@@ -72,13 +74,12 @@ impl Outgoing {
     #[inline]
     pub(crate) fn new(client_id: String) -> (Self, Receiver<()>) {
         let (handle, rx) = flume::bounded(MAX_CHANNEL_CAPACITY);
-        let data_buffer = VecDeque::with_capacity(MAX_CHANNEL_CAPACITY);
-        let inflight_buffer = VecDeque::with_capacity(MAX_INFLIGHT);
-        let unacked_pubrels = VecDeque::with_capacity(MAX_INFLIGHT);
-
-        // Ensure that there won't be any new allocations
-        assert!(MAX_INFLIGHT <= inflight_buffer.capacity());
-        assert!(MAX_CHANNEL_CAPACITY <= data_buffer.capacity());
+        // Zeitnot's patch (vendor/README.md): these start empty and grow to what the
+        // connection uses (upstream reserves 200 notifications and 100 packets in flight,
+        // 53 KB, for every connection).
+        let data_buffer = VecDeque::new();
+        let inflight_buffer = VecDeque::new();
+        let unacked_pubrels = VecDeque::new();
 
         let outgoing = Self {
             client_id,

@@ -388,9 +388,11 @@ pub struct AckLog {
 impl AckLog {
     /// New log
     pub fn new() -> AckLog {
+        // Zeitnot's patch (vendor/README.md): grows to what the connection uses (upstream
+        // reserves 100 acknowledgements twice, 45 KB, for every connection).
         AckLog {
-            committed: VecDeque::with_capacity(100),
-            recorded: VecDeque::with_capacity(100),
+            committed: VecDeque::new(),
+            recorded: VecDeque::new(),
         }
     }
 

@@ -27,16 +27,20 @@ impl<T> Segment<T>
 where
     T: Storage + Clone,
 {
+    // Zeitnot's patch (vendor/README.md): a segment grows to what it holds. Upstream reserves
+    // 1,024 entries (about 300 KB) in every segment of every filter, a node's downlink filter
+    // as much as the hall's uplinks, and a node's filter fills its segments with
+    // acknowledgements over a round.
     pub(crate) fn with_offset(absolute_offset: u64) -> Self {
         Self {
-            data: Vec::with_capacity(1024),
+            data: Vec::new(),
             absolute_offset,
             total_size: 0,
         }
     }
     pub(crate) fn new() -> Self {
         Self {
-            data: Vec::with_capacity(1024),
+            data: Vec::new(),
             absolute_offset: 0,
             total_size: 0,
         }
