@@ -3,7 +3,9 @@
 //!
 //! Sending is a sliding window over the outbox: at most [`WINDOW`] events are unacknowledged
 //! on the wire; after a reconnect, a `ResendFrom`, or [`ACK_TIMEOUT`] without progress, the
-//! window restarts at the oldest unacknowledged event.
+//! window restarts at the oldest unacknowledged event. Each timeout in a row doubles the next,
+//! up to [`MAX_ACK_TIMEOUT`] (as TCP backs off its retransmissions): a hub that is slow, not
+//! gone, is not buried under every node's window again every three seconds.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -24,6 +26,8 @@ use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 pub const WINDOW: u64 = 256;
 /// Without an acknowledgement for this long, everything unacknowledged is sent again.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(3);
+/// The longest the timeout grows to while acknowledgements stay away.
+pub const MAX_ACK_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a stopped node goes on delivering what the hub has not acknowledged. What is
 /// still unacknowledged then stays in the outbox (on disk) for the next start.
 pub const DRAIN: Duration = Duration::from_secs(3);
@@ -171,6 +175,7 @@ pub async fn run<S: Source>(
         connected: false,
         sent_up_to: outbox.acked()?,
         last_progress: Instant::now(),
+        ack_timeout: ACK_TIMEOUT,
     };
 
     let highest_seq = outbox.highest_seq()?;
@@ -240,6 +245,7 @@ pub async fn run<S: Source>(
                 LinkEvent::Connected => {
                     tracing::info!(board = config.board.0, "connected to the broker");
                     sender.connected = true;
+                    sender.progressed();
                     sender.restart_at(outbox.acked()?);
                     sender.send_window(&outbox)?;
                 }
@@ -254,7 +260,7 @@ pub async fn run<S: Source>(
                     Ok(seal::Sealed { message, .. }) if message.board == config.board => match message.body {
                         DownlinkBody::Ack { up_to_seq } => {
                             match outbox.ack(up_to_seq)? {
-                                Acked::Trimmed(_) => sender.last_progress = Instant::now(),
+                                Acked::Trimmed(_) => sender.progressed(),
                                 Acked::Stale => {}
                                 Acked::NeverSent { highest } => {
                                     refused_acks += 1;
@@ -285,9 +291,10 @@ pub async fn run<S: Source>(
             _ = retransmit.tick() => {
                 if sender.connected
                     && outbox.oldest_unacked()?.is_some()
-                    && sender.last_progress.elapsed() > ACK_TIMEOUT
+                    && sender.last_progress.elapsed() > sender.ack_timeout
                 {
-                    tracing::debug!(board = config.board.0, "no acknowledgement; resending");
+                    tracing::debug!(board = config.board.0, timeout = ?sender.ack_timeout, "no acknowledgement; resending");
+                    sender.timed_out();
                     sender.restart_at(outbox.acked()?);
                     sender.send_window(&outbox)?;
                 }
@@ -323,9 +330,22 @@ struct Sender {
     /// The highest sequence number published in the current window.
     sent_up_to: Seq,
     last_progress: Instant,
+    /// How long without an acknowledgement before the window is sent again.
+    ack_timeout: Duration,
 }
 
 impl Sender {
+    /// An acknowledgement came (or the connection is new): the timeout starts over.
+    fn progressed(&mut self) {
+        self.last_progress = Instant::now();
+        self.ack_timeout = ACK_TIMEOUT;
+    }
+
+    /// The window is sent again for want of an acknowledgement: the next wait is longer.
+    fn timed_out(&mut self) {
+        self.ack_timeout = (self.ack_timeout * 2).min(MAX_ACK_TIMEOUT);
+    }
+
     fn restart_at(&mut self, acked: Seq) {
         self.sent_up_to = acked;
         self.last_progress = Instant::now();
@@ -340,6 +360,11 @@ impl Sender {
         let room = (acked.0 + WINDOW).saturating_sub(self.sent_up_to.0);
         if room == 0 {
             return Ok(());
+        }
+        if self.sent_up_to <= acked {
+            // Nothing was in flight: the wait for an acknowledgement starts now, not at the
+            // last one (an idle board's next event is not resent at once).
+            self.last_progress = Instant::now();
         }
         let from = Seq(self.sent_up_to.0.max(acked.0) + 1);
         for (seq, bytes) in outbox.unacked_from(from, room as usize)? {
