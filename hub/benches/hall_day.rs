@@ -5,18 +5,23 @@
 //! running `--speed` times as fast as the clock on the wall so that a board's presses come
 //! every 30-60 s as in a hall (each node announces its pace, as replaying nodes do). Each node
 //! keeps what the hub has not acknowledged and resends it as `board-node` does: on reconnect,
-//! on `ResendFrom`, and after 3 s without progress; a resent event is the same bytes.
+//! on `ResendFrom`, and after 3 s without progress (then 6, 12, … up to 30 s); a resent event
+//! is the same bytes. The nodes are this process's tasks, each with its own MQTT connection
+//! (`common::bare_session`: the same packets as rumqttc's, without its event loop, so that
+//! the load generator leaves the machine's cores to the hub it measures), and their events
+//! are sealed before the run.
 //!
-//! `--flags` more boards have a flag fall each, spread over the run: a pager measures board
-//! event -> alert. At `--kill-at` seconds the hub gets SIGKILL while every node is connected;
-//! it is started again on the same journal after `--down` seconds, and the nodes reconnect
-//! with their jittered backoff.
+//! The hall's last `--flags` boards have a flag fall each instead, spread over the run: a
+//! pager measures board event -> alert. At `--kill-at` seconds the hub gets SIGKILL while
+//! every node is connected; it is started again on the same journal after `--down` seconds,
+//! and the nodes reconnect with their jittered backoff.
 //!
 //! In the same run, the baseline: a probe makes round trips through a bare broker (`hub
 //! broker`, the broker the hub embeds) to an echo client and back, the same two broker
 //! passes as an event and its acknowledgement.
 //!
-//! Prints the acknowledgement percentiles beside the baseline's, the pager's, the hub's CPU
+//! Prints the acknowledgement percentiles beside the baseline's (all outside the restart, and
+//! those of the steady hall, after the round's start), the pager's, the hub's CPU
 //! share and memory per board (`rss_per_board_kib`: the hub's RSS with the hall, less an idle
 //! hub's, per board), the restart (`ready_s`: the journal replayed and the hub answering;
 //! `recovered_s`: every node acknowledged up to date), `lost` (events a node produced that the
@@ -29,27 +34,30 @@
 mod common;
 
 use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use board_node::node::{ACK_TIMEOUT, MAX_ACK_TIMEOUT, WINDOW};
 use board_node::source::Timed;
 use board_node::{pgn::PgnGame, replay};
+use common::bare_session::BareSession;
 use common::{
-    classical_games, connect_nodes, connected, enrol_nodes, pager_login, percentile,
-    print_hub_counters, with_running_clock, BrokerProcess, HubProcess, CLASSICAL_TIME_CONTROL,
+    classical_games, connected, enrol_nodes, pager_login, percentile, print_hub_counters,
+    with_running_clock, BrokerProcess, HubProcess, CLASSICAL_TIME_CONTROL,
 };
+use link::backoff::Backoff;
 use link::{self, LinkEvent, LinkOptions};
 use protocol::seal::{self, NodeKey};
 use protocol::{
-    topic, BoardNo, ClockReport, Color, DownlinkBody, Hello, NodeMs, Seq, Uplink, UplinkBody,
+    identity, topic, BoardNo, ClockReport, Color, DownlinkBody, Hello, NodeMs, Seq, Uplink,
+    UplinkBody,
 };
 use rumqttc::QoS;
 use shakmaty::san::SanPlus;
 
 const EVENT: &str = "hall-day";
-/// As `board-node`: events in flight, the resend timeout, the heartbeat after silence.
-const WINDOW: u64 = 256;
-const ACK_TIMEOUT: Duration = Duration::from_secs(3);
+/// As `board-node`'s heartbeat after silence.
 const HEARTBEAT: Duration = Duration::from_secs(5);
 
 struct Args {
@@ -196,6 +204,71 @@ fn flag_timeline(args: &Args, flag_at: Duration, epoch_ms: u64) -> Vec<Step> {
     ]
 }
 
+/// A board's events as its node will send them: when, the sealed bytes (made before the run:
+/// signing is the nodes' work, not the load generator's), and whether the event is a press.
+struct Planned {
+    at: Duration,
+    frame: Vec<u8>,
+    press: bool,
+}
+
+fn plan(board: u16, key: &NodeKey, steps: Vec<Step>) -> Vec<Planned> {
+    (1u64..)
+        .zip(steps)
+        .map(|(seq, step)| {
+            let press = matches!(&step.body, UplinkBody::Clock(c) if c.pressed_by.is_some());
+            let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(step.node_ms), step.body);
+            Planned {
+                at: step.at,
+                frame: seal::seal_uplink(Some(key), EVENT, &message),
+                press,
+            }
+        })
+        .collect()
+}
+
+/// Every board's events, sealed before the run on every core: the flag boards are the last.
+fn plan_hall(args: &Args, playing: u16, games: &[PgnGame], keys: &[NodeKey]) -> Vec<Vec<Planned>> {
+    let signed = Instant::now();
+    let epoch_ms = 1_790_000_000_000;
+    let board = |n: u16| {
+        let steps = if n <= playing {
+            // The round starts over the first ten seconds, not all at one instant.
+            let start = Duration::from_millis(u64::from(n) * 10_000 / u64::from(playing));
+            timeline(
+                &games[usize::from(n) * 7 % games.len()],
+                args,
+                start,
+                epoch_ms,
+            )
+        } else {
+            let k = n - playing;
+            let flag_at =
+                Duration::from_secs_f64(args.seconds * f64::from(k) / f64::from(args.flags + 1));
+            flag_timeline(args, flag_at, epoch_ms)
+        };
+        plan(n, &keys[usize::from(n) - 1], steps)
+    };
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let boards: Vec<u16> = (1..=args.boards).collect();
+    let plans: Vec<Vec<Planned>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = boards
+            .chunks(boards.len().div_ceil(threads).max(1))
+            .map(|chunk| scope.spawn(|| chunk.iter().map(|&n| board(n)).collect::<Vec<_>>()))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("planner"))
+            .collect()
+    });
+    println!(
+        "plan      {} events sealed in {:.1} s",
+        plans.iter().map(Vec::len).sum::<usize>(),
+        signed.elapsed().as_secs_f64()
+    );
+    plans
+}
+
 /// What the run shares with every node: when it began, stops, and the hub came back.
 struct Run {
     began: Instant,
@@ -223,124 +296,197 @@ struct NodeReport {
     last_sent: Option<Instant>,
 }
 
-/// A board node as `board-node` behaves toward the hub, with its outbox in memory.
-async fn node(
-    board: u16,
-    key: NodeKey,
-    steps: Vec<Step>,
-    run: Arc<Run>,
-    client: rumqttc::AsyncClient,
-    mut link: tokio::sync::mpsc::Receiver<LinkEvent>,
-) -> NodeReport {
-    let topic = topic::uplink(EVENT, BoardNo(board));
-    let mut report = NodeReport::default();
-    // Unacknowledged: sequence number, sealed bytes, first publish.
-    let mut outbox: VecDeque<(u64, Vec<u8>, Option<Instant>)> = VecDeque::new();
-    let mut sent_up_to = 0u64;
-    let mut connected = true;
-    let mut last_progress = Instant::now();
-    let mut next = 0usize;
-    let mut retransmit = tokio::time::interval(Duration::from_millis(500));
-    let send_window = |outbox: &mut VecDeque<(u64, Vec<u8>, Option<Instant>)>,
-                       sent_up_to: &mut u64,
-                       acked: u64,
-                       report: &mut NodeReport| {
-        for (seq, bytes, first) in outbox.iter_mut() {
-            if *seq <= *sent_up_to {
+/// Where and as whom a node logs in.
+struct Login {
+    broker: SocketAddr,
+    client_id: String,
+    user: String,
+    password: String,
+    downlink: String,
+}
+
+impl Login {
+    fn of(broker: SocketAddr, board: u16, key: &NodeKey) -> Login {
+        let n = BoardNo(board);
+        Login {
+            broker,
+            client_id: format!("{}bench", identity::node_client_prefix(EVENT, n)),
+            user: identity::node_user(n),
+            password: identity::node_password(key),
+            downlink: topic::downlink(EVENT, n),
+        }
+    }
+
+    async fn session(&self) -> std::io::Result<BareSession> {
+        BareSession::connect(
+            self.broker,
+            &self.client_id,
+            (&self.user, &self.password),
+            std::slice::from_ref(&self.downlink),
+        )
+        .await
+    }
+}
+
+/// A node's outbox in memory: what the hub has not acknowledged, sent up to where.
+#[derive(Default)]
+struct Outbox {
+    /// Unacknowledged: sequence number and first publish (the bytes are `steps[seq - 1]`).
+    unacked: VecDeque<(u64, Option<Instant>)>,
+    sent_up_to: u64,
+}
+
+impl Outbox {
+    /// Publishes what is unsent within the window past `acked`, as `board-node` does.
+    fn send(
+        &mut self,
+        session: &mut BareSession,
+        topic: &str,
+        steps: &[Planned],
+        report: &mut NodeReport,
+    ) {
+        for (seq, first) in &mut self.unacked {
+            if *seq <= self.sent_up_to {
                 continue;
             }
-            if *seq > acked + WINDOW
-                || client
-                    .try_publish(topic.clone(), QoS::AtLeastOnce, false, bytes.clone())
-                    .is_err()
-            {
+            if *seq > report.acked + WINDOW {
                 break;
             }
+            session.publish(topic, &steps[*seq as usize - 1].frame);
             let now = Instant::now();
             if first.is_none() {
                 *first = Some(now);
                 report.last_sent = Some(now);
             }
-            *sent_up_to = *seq;
+            self.sent_up_to = *seq;
+        }
+    }
+}
+
+/// A board node as `board-node` behaves toward the hub, with its outbox in memory: it
+/// reconnects with jittered backoff, resends what is unacknowledged on reconnect, on
+/// `ResendFrom` and after 3 s without progress.
+async fn node(
+    board: u16,
+    key: NodeKey,
+    steps: Vec<Planned>,
+    run: Arc<Run>,
+    login: Login,
+    session: BareSession,
+) -> NodeReport {
+    let topic = topic::uplink(EVENT, BoardNo(board));
+    let mut report = NodeReport::default();
+    let mut outbox = Outbox::default();
+    let mut session = Some(session);
+    let mut backoff = Backoff::new(
+        Duration::from_millis(100),
+        Duration::from_secs(2),
+        u64::from(board),
+    );
+    let mut reconnect_at = Instant::now();
+    let mut last_progress = Instant::now();
+    let mut ack_timeout = ACK_TIMEOUT;
+    let mut next = 0usize;
+    // Everything produced before the hub came back: acknowledged, the node is up to date.
+    let owed = |back: &Instant| steps.partition_point(|s| run.began + s.at <= *back) as u64;
+    let caught_up = |report: &mut NodeReport, now: Instant| {
+        if let (None, Some(back)) = (report.caught_up, run.respawned.get()) {
+            if report.acked >= owed(back) {
+                report.caught_up = Some(now);
+            }
         }
     };
     loop {
         // A node stays connected until the run ends, whether or not it has more to say.
         let producing = Instant::now() < run.end;
-        if !producing && (outbox.is_empty() || Instant::now() > run.drain_until) {
+        if !producing && (outbox.unacked.is_empty() || Instant::now() > run.drain_until) {
             break;
         }
         let due = steps.get(next).map_or(run.end, |step| run.began + step.at);
+        // As board-node: no progress for the timeout, everything unacknowledged again, and
+        // the next timeout twice as long.
+        let resend_due = last_progress + ack_timeout;
+        let connected = session.is_some();
+        let message = async {
+            match session.as_mut() {
+                Some(s) => s.message().await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut lost_session = false;
         tokio::select! {
             () = tokio::time::sleep_until(due.into()), if producing => {
                 let Some(step) = steps.get(next).filter(|_| due < run.end) else { continue };
                 next += 1;
                 report.produced += 1;
-                if matches!(&step.body, UplinkBody::Clock(c) if c.pressed_by.is_some()) {
-                    report.presses += 1;
+                report.presses += usize::from(step.press);
+                if outbox.unacked.is_empty() {
+                    last_progress = Instant::now();
                 }
-                let message = Uplink::new(BoardNo(board), Seq(report.produced), NodeMs(step.node_ms), step.body.clone());
-                outbox.push_back((report.produced, seal::seal_uplink(Some(&key), EVENT, &message), None));
-                if connected {
-                    send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
+                outbox.unacked.push_back((report.produced, None));
+                if let Some(s) = session.as_mut() {
+                    outbox.send(s, &topic, &steps, &mut report);
                 }
             }
             () = tokio::time::sleep_until(run.drain_until.into()), if !producing => {}
-            event = link.recv() => match event {
-                Some(LinkEvent::Connected) => {
-                    connected = true;
-                    // A node with nothing unacknowledged is up to date once it is back.
-                    if let (None, Some(back)) = (report.caught_up, run.respawned.get()) {
-                        let owed = steps.partition_point(|s| run.began + s.at <= *back);
-                        if report.acked >= owed as u64 {
-                            report.caught_up = Some(Instant::now());
-                        }
-                    }
-                    sent_up_to = report.acked;
-                    last_progress = Instant::now();
-                    send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
+            () = tokio::time::sleep_until(resend_due.into()), if connected && !outbox.unacked.is_empty() => {
+                report.resends += 1;
+                outbox.sent_up_to = report.acked;
+                last_progress = Instant::now();
+                ack_timeout = (ack_timeout * 2).min(MAX_ACK_TIMEOUT);
+                if let Some(s) = session.as_mut() {
+                    outbox.send(s, &topic, &steps, &mut report);
                 }
-                Some(LinkEvent::Disconnected) => connected = false,
-                Some(LinkEvent::Message { payload, .. }) => {
+            }
+            () = tokio::time::sleep_until(reconnect_at.into()), if !connected => {
+                match login.session().await {
+                    Ok(mut s) => {
+                        backoff.reset();
+                        // A node with nothing unacknowledged is up to date once it is back.
+                        caught_up(&mut report, Instant::now());
+                        outbox.sent_up_to = report.acked;
+                        last_progress = Instant::now();
+                        ack_timeout = ACK_TIMEOUT;
+                        outbox.send(&mut s, &topic, &steps, &mut report);
+                        session = Some(s);
+                    }
+                    Err(_) => reconnect_at = Instant::now() + backoff.next_wait(),
+                }
+            }
+            payload = message => match payload {
+                Err(_) => lost_session = true,
+                Ok(payload) => {
                     let Ok(sealed) = seal::open_downlink(&payload) else { continue };
                     assert!(sealed.verify(&key, EVENT), "a downlink not sealed by the hub");
+                    let s = session.as_mut().expect("a message comes on a session");
                     match sealed.message.body {
                         DownlinkBody::Ack { up_to_seq } if up_to_seq.0 > report.acked => {
                             let now = Instant::now();
-                            while outbox.front().is_some_and(|(seq, ..)| *seq <= up_to_seq.0) {
-                                let (_, _, first) = outbox.pop_front().expect("front");
+                            while outbox.unacked.front().is_some_and(|(seq, _)| *seq <= up_to_seq.0) {
+                                let (_, first) = outbox.unacked.pop_front().expect("front");
                                 report.acks.push((first.unwrap_or(now), now));
                             }
                             report.acked = up_to_seq.0;
                             last_progress = now;
-                            if report.caught_up.is_none() {
-                                if let Some(back) = run.respawned.get() {
-                                    let owed = steps.partition_point(|s| run.began + s.at <= *back);
-                                    if report.acked >= owed as u64 {
-                                        report.caught_up = Some(now);
-                                    }
-                                }
-                            }
-                            send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
+                            ack_timeout = ACK_TIMEOUT;
+                            caught_up(&mut report, now);
+                            outbox.send(s, &topic, &steps, &mut report);
                         }
                         DownlinkBody::Ack { .. } => {}
                         DownlinkBody::ResendFrom { seq } => {
                             report.asked_again += report.acked.saturating_sub(seq.0.saturating_sub(1));
-                            sent_up_to = seq.0.saturating_sub(1).max(report.acked);
-                            send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
+                            outbox.sent_up_to = seq.0.saturating_sub(1).max(report.acked);
+                            outbox.send(s, &topic, &steps, &mut report);
                         }
                         DownlinkBody::ContinueAt { .. } => report.continue_at += 1,
                     }
                 }
-                None => break,
             },
-            _ = retransmit.tick() => {
-                if connected && !outbox.is_empty() && last_progress.elapsed() > ACK_TIMEOUT {
-                    report.resends += 1;
-                    sent_up_to = report.acked;
-                    last_progress = Instant::now();
-                    send_window(&mut outbox, &mut sent_up_to, report.acked, &mut report);
-                }
+        }
+        if let Some(s) = session.as_mut() {
+            if lost_session || s.flush().await.is_err() {
+                session = None;
+                reconnect_at = Instant::now() + backoff.next_wait();
             }
         }
     }
@@ -388,12 +534,14 @@ async fn broker_round_trips(broker: &BrokerProcess, rate: f64, until: Instant) -
 
 fn main() {
     let args = args();
-    let total = args.boards + args.flags;
+    // The hall's last `flags` boards are the flag boards; the others play.
+    let total = args.boards;
+    let playing = args.boards - args.flags.min(args.boards);
     common::many_open_files(u64::from(total) * 2 + 4_096);
     common::block_on(async move {
         println!(
-            "hall_day: {} boards playing real classical games at {}x (a press every 30-60 s, a clock reading a second, heartbeats) + {} flag falls, {} s; SIGKILL at {} s, restarted {} s later",
-            args.boards, args.speed, args.flags, args.seconds, args.kill_at, args.down
+            "hall_day: {} boards, {} playing real classical games at {}x (a press every 30-60 s, a clock reading a second, heartbeats), {} with a flag fall; {} s, SIGKILL at {} s, restarted {} s later",
+            args.boards, playing, args.speed, args.flags, args.seconds, args.kill_at, args.down
         );
         let games = classical_games();
         let bare = BrokerProcess::start().await;
@@ -433,17 +581,37 @@ fn main() {
                 }
             });
         }
-        let nodes = connect_nodes(&hub.broker, EVENT, &keys, |n, options| {
-            options.subscribe = vec![topic::downlink(EVENT, BoardNo(n))];
-            options.request_capacity = 1_024;
-            // A restart's reconnect storm: the nodes' jittered backoff, as in the hall.
-            options.backoff_max = Duration::from_secs(2);
-        })
-        .await;
+        let enrolled_s = setup.elapsed().as_secs_f64();
+        let plans = plan_hall(&args, playing, &games, &keys);
+        let connecting = Instant::now();
+        let broker: SocketAddr = hub
+            .broker
+            .to_string()
+            .parse()
+            .expect("the broker's address");
+        let logins: Vec<Login> = (1u16..)
+            .zip(&keys)
+            .map(|(n, key)| Login::of(broker, n, key))
+            .collect();
+        // Many at once, as a hall's nodes come up; each retries until the broker lets it in.
+        use futures_util::StreamExt;
+        let sessions: Vec<BareSession> = futures_util::stream::iter(&logins)
+            .map(|login| async move {
+                loop {
+                    match login.session().await {
+                        Ok(session) => break session,
+                        Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                    }
+                }
+            })
+            .buffered(256)
+            .collect()
+            .await;
         println!(
-            "setup     {} nodes enrolled and connected in {:.1} s; hub RSS idle {} KiB, enrolled {} KiB, connected {} KiB",
+            "setup     {} nodes enrolled in {:.1} s, connected in {:.1} s; hub RSS idle {} KiB, enrolled {} KiB, connected {} KiB",
             total,
-            setup.elapsed().as_secs_f64(),
+            enrolled_s,
+            connecting.elapsed().as_secs_f64(),
             idle_rss,
             enrolled_rss,
             hub.rss_kib()
@@ -456,24 +624,20 @@ fn main() {
             drain_until: began + Duration::from_secs_f64(args.seconds + 60.0),
             respawned: OnceLock::new(),
         });
-        let epoch_ms = 1_790_000_000_000;
         let mut tasks = Vec::new();
         let mut sources = Vec::new();
-        for ((n, client, link), key) in nodes.into_iter().zip(keys) {
-            let (steps, game) = if n <= args.boards {
-                // The round starts over the first ten seconds, not all at one instant.
-                let start = Duration::from_millis(u64::from(n) * 10_000 / u64::from(args.boards));
-                let game = &games[usize::from(n) * 7 % games.len()];
-                (timeline(game, &args, start, epoch_ms), Some(game.clone()))
-            } else {
-                let k = n - args.boards;
-                let flag_at = Duration::from_secs_f64(
-                    args.seconds * f64::from(k) / f64::from(args.flags + 1),
-                );
-                (flag_timeline(&args, flag_at, epoch_ms), None)
-            };
+        for (((n, login), session), steps) in (1u16..).zip(logins).zip(sessions).zip(plans) {
+            let game = (n <= playing).then(|| games[usize::from(n) * 7 % games.len()].clone());
             sources.push((n, game));
-            tasks.push(tokio::spawn(node(n, key, steps, run.clone(), client, link)));
+            let key = keys[usize::from(n) - 1].clone();
+            tasks.push(tokio::spawn(node(
+                n,
+                key,
+                steps,
+                run.clone(),
+                login,
+                session,
+            )));
         }
         let baseline = tokio::spawn({
             let until = run.end;
@@ -482,10 +646,12 @@ fn main() {
 
         // The steady hall, then the kill.
         tokio::time::sleep_until((began + Duration::from_secs(20)).into()).await;
-        let (cpu_from, from) = (hub.cpu_s(), Instant::now());
+        let me = std::process::id();
+        let (cpu_from, nodes_from, from) = (hub.cpu_s(), common::cpu_seconds(me), Instant::now());
         let kill_at = began + Duration::from_secs_f64(args.kill_at);
         tokio::time::sleep_until(kill_at.into()).await;
         let steady_cpu = (hub.cpu_s() - cpu_from) / from.elapsed().as_secs_f64();
+        let nodes_cpu = (common::cpu_seconds(me) - nodes_from) / from.elapsed().as_secs_f64();
         let rss_before = hub.rss_kib();
         let killed = Instant::now();
         hub.kill();
@@ -532,13 +698,23 @@ fn main() {
             .map(|(sent, ack)| *ack - *sent)
             .collect();
         acks.sort();
+        // The steady hall: sent from 20 s into the run (the round's start, every board's
+        // first position and clock within ten seconds, is over) until the kill.
+        let steady_from = began + Duration::from_secs(20);
+        let mut steady: Vec<Duration> = reports
+            .iter()
+            .flat_map(|r| r.acks.iter())
+            .filter(|(sent, ack)| *sent > steady_from && *ack < killed)
+            .map(|(sent, ack)| *ack - *sent)
+            .collect();
+        steady.sort();
         round_trips.sort();
         let mut alerts = Vec::new();
         let mut flags_in_restart = 0;
         {
             let raised = flag_alerts.lock().unwrap();
             for (n, report) in (1u16..).zip(&reports) {
-                if n <= args.boards {
+                if n <= playing {
                     continue;
                 }
                 let Some(sent) = report.last_sent else {
@@ -577,6 +753,10 @@ fn main() {
             line(&acks)
         );
         println!(
+            "          of which the steady hall (from 20 s to the kill):                {}",
+            line(&steady)
+        );
+        println!(
             "ratio     hub / baseline  p50 {:.1}x  p99 {:.1}x",
             ms(&acks, 0.5) / ms(&round_trips, 0.5).max(1e-6),
             ms(&acks, 0.99) / ms(&round_trips, 0.99).max(1e-6)
@@ -589,9 +769,10 @@ fn main() {
             line(&alerts)
         );
         println!(
-            "cpu       hub process {:.0} % of a core in the steady hall (20 s to the kill), {:.0} % from the restart to the end",
+            "cpu       hub process {:.0} % of a core in the steady hall (20 s to the kill), {:.0} % from the restart to the end; the simulated nodes (this process) {:.0} %",
             steady_cpu * 100.0,
-            cpu_after * 100.0
+            cpu_after * 100.0,
+            nodes_cpu * 100.0
         );
         println!(
             "memory    hub RSS idle {} KiB, with the hall {} KiB before the kill, {} KiB at the end; rss_per_board_kib {:.1}",
@@ -629,22 +810,22 @@ fn main() {
         // The independent check: every board's moves on the hub's API against the PGN.
         let client = reqwest::Client::new();
         let http = hub.http;
-        use futures_util::StreamExt;
-        let wrong: Vec<u16> =
+        // A board the hub cannot show counts as wrong.
+        let mut wrong: Vec<u16> =
             futures_util::stream::iter(sources.into_iter().zip(reports.iter().map(|r| r.presses)))
-                .filter_map(|((n, game), presses)| {
+                .map(|((n, game), presses)| {
                     let client = client.clone();
                     async move {
                         let game = game?;
-                        let detail: serde_json::Value = client
-                            .get(format!("http://{http}/api/boards/{n}"))
-                            .send()
-                            .await
-                            .ok()?
-                            .bytes()
-                            .await
-                            .ok()
-                            .and_then(|body| serde_json::from_slice(&body).ok())?;
+                        let detail: Option<serde_json::Value> = async {
+                            let answer = client
+                                .get(format!("http://{http}/api/boards/{n}"))
+                                .send()
+                                .await
+                                .ok()?;
+                            serde_json::from_slice(&answer.bytes().await.ok()?).ok()
+                        }
+                        .await;
                         let mut position = game.start.clone();
                         let want: Vec<String> = game.plies[..presses.min(game.plies.len())]
                             .iter()
@@ -653,17 +834,20 @@ fn main() {
                                     .to_string()
                             })
                             .collect();
-                        let have: Vec<String> =
-                            serde_json::from_value(detail["moves"].clone()).unwrap_or_default();
-                        (have != want).then_some(n)
+                        let have: Option<Vec<String>> =
+                            detail.and_then(|d| serde_json::from_value(d["moves"].clone()).ok());
+                        (have.as_ref() != Some(&want)).then_some(n)
                     }
                 })
+                .buffer_unordered(32)
+                .filter_map(std::future::ready)
                 .collect()
                 .await;
+        wrong.sort_unstable();
         println!(
             "moves     {} of {} boards as the source PGN has them{}",
-            args.boards as usize - wrong.len(),
-            args.boards,
+            usize::from(playing) - wrong.len(),
+            playing,
             if wrong.is_empty() {
                 String::new()
             } else {

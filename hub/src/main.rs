@@ -437,7 +437,7 @@ async fn main() -> anyhow::Result<()> {
             // with, on the same footing (a process of its own, the same configuration).
             let limit = hub::edge::descriptors::raise_limit();
             let connections = hub::edge::descriptors::broker_connections(limit);
-            hub::edge::broker::start(mqtt, None, connections)?;
+            hub::edge::broker::start(mqtt, None, connections, None)?;
             println!("{{\"mqtt\": \"{mqtt}\", \"connections\": {connections}}}");
             shutdown_signal().await;
             Ok(())

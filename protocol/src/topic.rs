@@ -47,6 +47,11 @@ pub fn broadcast_move(event: &str, round: usize, board: BoardNo) -> String {
     format!("{ROOT}/{event}/broadcast/{round}/board/{}", board.0)
 }
 
+/// Every board's live feed of `event`, every round (what a broadcast screen subscribes to).
+pub fn broadcast_filter(event: &str) -> String {
+    format!("{ROOT}/{event}/broadcast/#")
+}
+
 /// The hub's status for the pagers: whether its journal works (retained).
 pub fn hub_status(event: &str) -> String {
     format!("{ROOT}/{event}/status")

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each bench uses its own part
 
+pub mod bare_session;
+
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 

@@ -6,14 +6,25 @@ use std::collections::BTreeMap;
 
 use super::ids::{BoardNo, HardwareId};
 
-/// Hardware id → board.
+/// Hardware id → board, and board → hardware id (one each way, so that binding one node in
+/// a hall of thousands looks up two entries instead of scanning every binding).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Bindings(BTreeMap<HardwareId, BoardNo>);
+pub struct Bindings {
+    by_hardware: BTreeMap<HardwareId, BoardNo>,
+    by_board: BTreeMap<BoardNo, HardwareId>,
+}
 
 impl Bindings {
     /// The configuration's bindings (checked there: no board or hardware twice).
     pub fn new(configured: BTreeMap<HardwareId, BoardNo>) -> Bindings {
-        Bindings(configured)
+        let by_board = configured
+            .iter()
+            .map(|(hardware, board)| (*board, hardware.clone()))
+            .collect();
+        Bindings {
+            by_hardware: configured,
+            by_board,
+        }
     }
 
     /// Binds `hardware` to `board` (`None`: unbinds it); the board's earlier hardware is
@@ -24,29 +35,31 @@ impl Bindings {
         board: Option<BoardNo>,
     ) -> Vec<(HardwareId, Option<BoardNo>)> {
         let mut changes = vec![(hardware.clone(), board)];
-        match board {
-            Some(board) => {
-                let replaced: Vec<HardwareId> = self
-                    .0
-                    .iter()
-                    .filter(|(hw, b)| **b == board && *hw != hardware)
-                    .map(|(hw, _)| hw.clone())
-                    .collect();
-                for hw in replaced {
-                    self.0.remove(&hw);
-                    changes.push((hw, None));
-                }
-                self.0.insert(hardware.clone(), board);
+        if let Some(left) = self.by_hardware.remove(hardware) {
+            self.by_board.remove(&left);
+        }
+        if let Some(board) = board {
+            if let Some(replaced) = self.by_board.insert(board, hardware.clone()) {
+                self.by_hardware.remove(&replaced);
+                changes.push((replaced, None));
             }
-            None => {
-                self.0.remove(hardware);
-            }
+            self.by_hardware.insert(hardware.clone(), board);
         }
         changes
     }
 
+    /// The board `hardware` is bound to.
+    pub fn board_of(&self, hardware: &HardwareId) -> Option<BoardNo> {
+        self.by_hardware.get(hardware).copied()
+    }
+
+    /// The hardware bound to `board`.
+    pub fn hardware_on(&self, board: BoardNo) -> Option<&HardwareId> {
+        self.by_board.get(&board)
+    }
+
     pub fn map(&self) -> &BTreeMap<HardwareId, BoardNo> {
-        &self.0
+        &self.by_hardware
     }
 }
 
@@ -64,5 +77,6 @@ mod tests {
         assert_eq!(bindings.map()[&b], BoardNo(7));
         assert_eq!(bindings.bind(&b, None), [(b, None)]);
         assert!(bindings.map().is_empty());
+        assert_eq!(bindings.hardware_on(BoardNo(7)), None);
     }
 }

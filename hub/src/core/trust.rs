@@ -76,12 +76,22 @@ impl Trust {
     }
 
     /// Bindings or keys changed: which key each board's messages must carry.
-    pub fn rebind(&mut self, bindings: &Bindings) {
+    pub fn rebind_all(&mut self, bindings: &Bindings) {
         self.by_board = bindings
             .map()
             .iter()
             .filter_map(|(hw, board)| Some((*board, self.keys.get(hw)?.clone())))
             .collect();
+    }
+
+    /// The bindings or keys of `boards` changed: which key their messages must carry.
+    pub fn rebind(&mut self, bindings: &Bindings, boards: impl IntoIterator<Item = BoardNo>) {
+        for board in boards {
+            match bindings.hardware_on(board).and_then(|hw| self.keys.get(hw)) {
+                Some(key) => self.by_board.insert(board, key.clone()),
+                None => self.by_board.remove(&board),
+            };
+        }
     }
 
     /// The key `board`'s downlinks are sealed with, if its node is enrolled.
@@ -144,7 +154,7 @@ mod tests {
         let key = trust.enrol(&hw, NodeKey::from_bytes([1; 32]));
         let mut bindings = Bindings::default();
         let _ = bindings.bind(&hw, Some(BoardNo(1)));
-        trust.rebind(&bindings);
+        trust.rebind(&bindings, [BoardNo(1)]);
         (trust, key)
     }
 
@@ -180,7 +190,9 @@ mod tests {
         trust.restore(hw.clone(), None);
         let mut bindings = Bindings::default();
         let _ = bindings.bind(&hw, Some(BoardNo(1)));
-        trust.rebind(&bindings);
+        trust.rebind(&bindings, [BoardNo(1)]);
+        assert_eq!(trust.board_key(BoardNo(1)), None);
+        trust.rebind_all(&bindings);
         assert_eq!(trust.board_key(BoardNo(1)), None);
         assert_eq!(
             trust.check("ev", &frame(Some(&key), 1)),

@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use rumqttd::local::{LinkRx, LinkTx};
 use rumqttd::{Broker, Config, ConnectionSettings, RouterConfig, SegmentConfig, ServerSettings};
 
 /// Who may connect: username → the password and how the client id must start
@@ -52,15 +53,18 @@ impl Users {
     }
 }
 
-/// Starts the broker on `listen` and returns once it accepts connections. With `users`,
-/// only they may connect (anonymous clients and wrong passwords are refused at CONNECT);
-/// without, anyone (an open hall). It holds `max_connections` at most
+/// Starts the broker on `listen` and returns once it accepts connections, with the hub's
+/// own session on it if `hub_client_id` names one: an in-process link
+/// ([`super::mqtt::connect_local`]).
+/// With `users`, only they may connect (anonymous clients and wrong passwords are refused at
+/// CONNECT); without, anyone (an open hall). It holds `max_connections` at most
 /// ([`super::descriptors::broker_connections`]).
 pub fn start(
     listen: SocketAddr,
     users: Option<Users>,
     max_connections: usize,
-) -> anyhow::Result<()> {
+    hub_client_id: Option<&str>,
+) -> anyhow::Result<Option<(LinkTx, LinkRx)>> {
     // rumqttd reports a bind failure only in its own thread's log; find out here instead.
     drop(TcpListener::bind(listen).with_context(|| format!("MQTT address {listen} is not free"))?);
 
@@ -98,21 +102,24 @@ pub fn start(
             max_outgoing_packet_count: 500,
             // rumqttd keeps each subscription filter's messages in an in-memory log of this
             // many segments and drops the oldest segment when it needs a new one, even if a
-            // subscriber has not read it. The hub's one wildcard filter carries the whole
-            // hall: with 10 × 1 MiB, an 800-board burst lost 17% of its QoS 1 messages.
-            // 8 × 8 MiB holds about a million events and bounds the broker's memory.
-            // Every other filter (a node's downlinks, each topic a client publishes to
-            // that nobody subscribes to: rumqttd makes a log for it) keeps what a slow
-            // subscriber needs, no more: an enrolled client publishing to made-up topics
-            // costs at most this per topic, and 10,000 nodes' acknowledgements do not
-            // pile up (acknowledgements are cumulative; a lost one is sent again).
+            // subscriber has not read it; it keeps each message in an entry of about 300
+            // bytes beside its own bytes. The hub's one wildcard filter carries the whole
+            // hall, and the hub takes its messages as the router forwards them (an
+            // in-process link), so its log has only to hold a burst: 8 × 2 MiB, about
+            // 160,000 events (15 s of a 10,000-board hall), about 64 MB. (With 10 × 1 MiB
+            // and the hub on TCP, an 800-board burst once lost 17% of its messages; the
+            // nodes resend whatever a log drops.)
+            // Every other filter (a node's downlinks above all) keeps what a slow subscriber
+            // needs, no more, so that 10,000 nodes' acknowledgements do not pile up
+            // (acknowledgements are cumulative; a lost one is made good by the next).
+            // A topic that no filter matches is kept in no log at all.
             max_segment_size: SMALL_SEGMENT,
             max_segment_count: 2,
             custom_segment: Some(HashMap::from([
                 (
                     protocol::topic::uplink_filter("+"),
                     SegmentConfig {
-                        max_segment_size: 8 * 1024 * 1024,
+                        max_segment_size: 2 * 1024 * 1024,
                         max_segment_count: 8,
                     },
                 ),
@@ -125,16 +132,34 @@ pub fn start(
                         max_segment_count: 2,
                     },
                 ),
+                // A screen following the live moves gets a whole burst of them.
+                (
+                    protocol::topic::broadcast_filter("+"),
+                    SegmentConfig {
+                        max_segment_size: 1024 * 1024,
+                        max_segment_count: 2,
+                    },
+                ),
             ])),
             ..RouterConfig::default()
         },
         v4: Some(HashMap::from([("1".to_owned(), server)])),
         ..Config::default()
     };
+    // The router runs from `new`; the hub's link is made before the network is served.
+    let mut broker = Broker::new(config);
+    let hub_link = match hub_client_id {
+        Some(id) => Some(
+            broker
+                .link(id)
+                .map_err(|e| anyhow::anyhow!("the hub's link to the embedded broker: {e}"))?,
+        ),
+        None => None,
+    };
     std::thread::Builder::new()
         .name("mqtt-broker".into())
         .spawn(move || {
-            if let Err(e) = Broker::new(config).start() {
+            if let Err(e) = broker.start() {
                 tracing::error!(error = %e, "embedded MQTT broker stopped");
             }
         })
@@ -156,11 +181,14 @@ pub fn start(
     if let Some((users, _)) = probe {
         users.remove(PROBE_USER);
     }
-    Ok(())
+    Ok(hub_link)
 }
 
-/// A log segment of a filter that is not the hall's uplinks or alerts.
-const SMALL_SEGMENT: usize = 16 * 1024;
+/// A log segment of a filter that is not the hall's uplinks, alerts or live moves: 1 KiB of
+/// messages (rumqttd's smallest), some ten acknowledgements of about 100 bytes, each kept in
+/// an entry of about 300 bytes (rumqttd's publish with its properties). Two of them are a
+/// node's share of the broker's memory, about 8 KB at most (with 16 KiB segments it was 100 KB).
+const SMALL_SEGMENT: usize = 1024;
 
 /// The readiness probe's one-time identity, removed once the broker answered it.
 const PROBE_USER: &str = "zeitnot-probe";

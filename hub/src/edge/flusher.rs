@@ -1,21 +1,25 @@
 //! Group commit.
 //!
-//! One OS thread owns flushing: it waits for the first write the hub appended, takes every
-//! other one appended meanwhile, calls sled's blocking `flush()` once for all of them, and
-//! then reports the journal position up to which everything is durable. Only then may the
-//! hub acknowledge an event, publish an alert or confirm a decision (the core's one queue
-//! of what waits, `core::hub`). A single flusher calling the blocking `flush()` also avoids
-//! the deadlocks reported for concurrent `flush_async` calls (sled issues 1308, 1357).
+//! One OS thread owns the journal's writes: it takes the first write the hub handed it,
+//! appends it and every other one handed over meanwhile to sled, calls sled's blocking
+//! `flush()` once for all of them, and then reports the journal position up to which
+//! everything is durable. Only then may the hub acknowledge an event, publish an alert or
+//! confirm a decision (the core's one queue of what waits, `core::hub`). A single thread
+//! calling the blocking `flush()` also avoids the deadlocks reported for concurrent
+//! `flush_async` calls (sled issues 1308, 1357).
 //!
-//! A flush that fails (a full disk) is reported, and the thread ends: sled keeps an IO error
-//! for good, so only a journal opened again can flush again (the shell's recovery).
+//! The appends are this thread's work, not the hub's loop's: at 10,000 boards sled's
+//! inserts (a board's page found, its delta chain consolidated, its leaf split) took half the
+//! loop's time, which the rules and the broker need. The hub hands each write over in order
+//! and goes on; the positions it reports are the only way anything becomes durable.
+//!
+//! A write or flush that fails (a full disk) is reported, and the thread ends: sled keeps an
+//! IO error for good, so only a journal opened again can write again (the shell's recovery).
 //!
 //! Flushes are at least [`MIN_INTERVAL`] apart: a hall of 10,000 boards appends an event
 //! every 100 µs, and a flush each (a write and its wake-ups of sled's IO threads) would cost
-//! more than the rules. The hub wakes the thread once for the writes made while it flushes
-//! or waits, not once per write.
+//! more than the rules.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -28,7 +32,7 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
 use tokio::sync::mpsc as async_mpsc;
 
 use super::store::{Journal, StoreError};
-use crate::core::hub::Position;
+use crate::core::hub::{Position, Write};
 use crate::metrics::Metrics;
 
 /// What the flusher of one opening of the journal (its `generation`: a journal opened
@@ -42,60 +46,42 @@ pub enum Flushed {
 }
 
 pub struct Flusher {
-    /// Wakes the thread: sent when the first write after its last look arrives.
-    wake: Sender<()>,
-    /// What the thread has to make durable: the latest position appended, and whether it has
-    /// been told.
-    latest: Arc<Latest>,
+    /// The writes to append, in order, each at its position.
+    writes: Sender<(Position, Write)>,
     thread: JoinHandle<Result<(), StoreError>>,
 }
 
-#[derive(Debug, Default)]
-struct Latest {
-    position: AtomicU64,
-    told: AtomicBool,
-}
-
 impl Flusher {
-    /// Starts the flusher thread; what it flushed arrives on `durable`.
+    /// Starts the thread; what it flushed arrives on `durable`.
     pub fn start(
         journal: Journal,
         generation: u64,
         metrics: Arc<Metrics>,
         durable: async_mpsc::UnboundedSender<Flushed>,
     ) -> std::io::Result<Flusher> {
-        let (wake, woken) = mpsc::channel();
-        let latest = Arc::new(Latest::default());
-        let seen = latest.clone();
+        let (writes, handed) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("journal-flusher".into())
-            .spawn(move || run(&journal, generation, &metrics, &woken, &seen, &durable))?;
-        Ok(Flusher {
-            wake,
-            latest,
-            thread,
-        })
+            .spawn(move || run(&journal, generation, &metrics, &handed, &durable))?;
+        Ok(Flusher { writes, thread })
     }
 
-    /// Call after the write at `position` was appended to the journal.
-    pub fn appended(&self, position: Position) {
-        self.latest.position.fetch_max(position.0, Ordering::SeqCst);
-        if !self.latest.told.swap(true, Ordering::SeqCst) {
-            // The thread only stops when this sender is dropped or a flush failed, which it
-            // reported.
-            let _ = self.wake.send(());
-        }
+    /// Hands over `write`, the journal's at `position`, to be appended and made durable.
+    pub fn write(&self, position: Position, write: Write) {
+        // The thread only stops when this sender is dropped or a write failed, which it
+        // reported.
+        let _ = self.writes.send((position, write));
     }
 
-    /// Lets the thread go without waiting for it: it ends after the flush it may be in (a
-    /// failing disk can hold one for long), and what it reports then is stale.
+    /// Lets the thread go without waiting for it: it ends after the writes and the flush it
+    /// may be in (a failing disk can hold one for long), and what it reports then is stale.
     pub fn abandon(self) {
-        drop(self.wake);
+        drop(self.writes);
     }
 
-    /// Flushes what is pending and stops the thread.
+    /// Writes and flushes what is pending and stops the thread.
     pub fn stop(self) -> Result<(), StoreError> {
-        drop(self.wake);
+        drop(self.writes);
         self.thread.join().unwrap_or(Ok(()))
     }
 }
@@ -104,27 +90,29 @@ fn run(
     journal: &Journal,
     generation: u64,
     metrics: &Metrics,
-    woken: &Receiver<()>,
-    latest: &Latest,
+    handed: &Receiver<(Position, Write)>,
     durable: &async_mpsc::UnboundedSender<Flushed>,
 ) -> Result<(), StoreError> {
+    let failed = |e: StoreError| {
+        tracing::error!(error = %e, "journal write or flush failed; nothing is acknowledged until it recovers");
+        let reason = e.to_string();
+        let _ = durable.send(Flushed::Failed { generation, reason });
+        e
+    };
     let mut flushed_at: Option<Instant> = None;
-    while woken.recv().is_ok() {
+    while let Ok((mut up_to, write)) = handed.recv() {
+        journal.write(&write).map_err(failed)?;
         // Writes that come meanwhile share this flush.
         if let Some(wait) = flushed_at.and_then(|at| MIN_INTERVAL.checked_sub(at.elapsed())) {
             std::thread::sleep(wait);
         }
-        // From here on a write wakes the thread again; everything before is in this flush.
-        latest.told.store(false, Ordering::SeqCst);
-        let up_to = Position(latest.position.load(Ordering::SeqCst));
+        while let Ok((at, write)) = handed.try_recv() {
+            journal.write(&write).map_err(failed)?;
+            up_to = at;
+        }
         let started = Instant::now();
         flushed_at = Some(started);
-        if let Err(e) = journal.flush() {
-            tracing::error!(error = %e, "journal flush failed; nothing is acknowledged until it recovers");
-            let reason = e.to_string();
-            let _ = durable.send(Flushed::Failed { generation, reason });
-            return Err(e);
-        }
+        journal.flush().map_err(failed)?;
         metrics.flushed(started.elapsed());
         if durable
             .send(Flushed::Durable { generation, up_to })

@@ -1,85 +1,246 @@
-//! The hub's MQTT client: one session subscribed to every board's uplink, which also
-//! publishes the downlinks. The same code serves the embedded and an external broker.
+//! The hub's MQTT session: subscribed to every board's uplink and the pagers' commands, it
+//! also publishes the downlinks, the alerts and the live feed.
 //!
-//! With an external broker the session is persistent (`clean_session = false`), so the
-//! broker queues the boards' events while the hub restarts; whatever it does not keep, the
-//! board nodes resend.
+//! On the embedded broker the session is rumqttd's in-process link: the hub's loop takes the
+//! messages the broker's router hands it and gives it what it publishes, without a TCP
+//! connection, an MQTT client, the broker's network thread or a task of ours in between
+//! (every event crossed them twice), and it wakes the router once for all it published in a
+//! turn. rumqttd's local links publish at QoS 0; nothing is lost by that in one process, and
+//! a pager or a node that loses its connection reads the retained lists or resends, as it
+//! would at QoS 1.
+//!
+//! With an external broker it is a `link` session (rumqttc), persistent (`clean_session =
+//! false`), so the broker queues the boards' events while the hub restarts; whatever it does
+//! not keep, the board nodes resend.
+
+use std::sync::Arc;
 
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::{topic, BoardNo, DownlinkBody};
 use rumqttc::{AsyncClient, QoS};
-use std::sync::Arc;
-
+use rumqttd::local::{LinkRx, LinkTx};
+use rumqttd::Notification;
 use tokio::sync::mpsc;
 
 use crate::metrics::Metrics;
 
+/// Messages from the broker waiting for the hub's loop.
+const INCOMING: usize = 65_536;
+
 pub struct HubLink {
-    client: AsyncClient,
+    session: Session,
     event: String,
     metrics: Arc<Metrics>,
 }
 
-/// Connects (and keeps reconnecting) to `addr` as the hub (`login`: its MQTT username and
-/// password); incoming messages arrive on the receiver.
-/// The client id ends in the journal's `session_secret`: stable across restarts, unknown to
-/// anyone else (a client that connects with the hub's id takes its session over).
-pub fn connect(
-    addr: &BrokerAddr,
-    event: &str,
-    session_secret: &str,
-    login: (String, String),
-    metrics: Arc<Metrics>,
-) -> (HubLink, mpsc::Receiver<LinkEvent>) {
-    let mut options = LinkOptions::new(format!(
+enum Session {
+    /// A client of an external broker.
+    Client(AsyncClient),
+    /// The embedded broker's in-process link, and whether packets wait in its buffer for
+    /// the router to be told.
+    Local(LinkTx, bool),
+}
+
+/// What the broker hands the hub.
+pub enum Incoming {
+    /// From the external broker's session (a `link` task).
+    Client(mpsc::Receiver<LinkEvent>),
+    /// Straight off the embedded broker's router; `connected` until said.
+    Local { rx: LinkRx, connected: bool },
+}
+
+/// The hub's client id: stable across restarts (an external broker keeps its persistent
+/// session) and ending in the journal's `session_secret`, unknown to anyone else (a client
+/// that connects with the hub's id takes its session over).
+pub fn client_id(event: &str, session_secret: &str) -> String {
+    format!(
         "{}{session_secret}",
         protocol::identity::hub_client_prefix(event)
-    ));
-    options.credentials = Some(login);
-    options.clean_session = false;
-    options.subscribe = vec![topic::uplink_filter(event), topic::pager_command(event)];
-    options.request_capacity = 65_536;
-    options.inflight = 1_000;
-    options.backoff_max = std::time::Duration::from_secs(2);
-    let (client, events) = link::start(addr, options);
-    (
-        HubLink {
-            client,
-            event: event.to_owned(),
-            metrics,
-        },
-        events,
     )
 }
 
+/// Connects (and keeps reconnecting) to the external broker at `addr` as the hub
+/// (`client_id`, and `login`: its MQTT username and password); incoming messages arrive on
+/// the receiver.
+pub fn connect(
+    addr: &BrokerAddr,
+    event: &str,
+    client_id: &str,
+    login: (String, String),
+    metrics: Arc<Metrics>,
+) -> (HubLink, Incoming) {
+    let mut options = LinkOptions::new(client_id);
+    options.credentials = Some(login);
+    options.clean_session = false;
+    options.subscribe = subscriptions(event);
+    options.request_capacity = INCOMING;
+    options.inflight = 1_000;
+    options.backoff_max = std::time::Duration::from_secs(2);
+    let (client, events) = link::start(addr, options);
+    let link = HubLink {
+        session: Session::Client(client),
+        event: event.to_owned(),
+        metrics,
+    };
+    (link, Incoming::Client(events))
+}
+
+/// The hub's session on the embedded broker's in-process `local` link
+/// ([`super::broker::start`]), subscribed here.
+pub fn connect_local(
+    local: (LinkTx, LinkRx),
+    event: &str,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<(HubLink, Incoming)> {
+    let (mut tx, rx) = local;
+    for filter in subscriptions(event) {
+        tx.subscribe(filter)
+            .map_err(|e| anyhow::anyhow!("subscribing on the embedded broker: {e}"))?;
+    }
+    let link = HubLink {
+        session: Session::Local(tx, false),
+        event: event.to_owned(),
+        metrics,
+    };
+    let incoming = Incoming::Local {
+        rx,
+        connected: false,
+    };
+    Ok((link, incoming))
+}
+
+/// What the hub subscribes to: every board's uplink, the pagers' commands.
+fn subscriptions(event: &str) -> Vec<String> {
+    vec![topic::uplink_filter(event), topic::pager_command(event)]
+}
+
+impl Incoming {
+    /// The next message (or news of the session); `None` once the session is gone for good.
+    /// Cancel-safe: nothing taken off the router is dropped with the future.
+    pub async fn recv(&mut self) -> Option<LinkEvent> {
+        match self {
+            Incoming::Client(events) => events.recv().await,
+            Incoming::Local { rx, connected } => {
+                if !*connected {
+                    *connected = true;
+                    return Some(LinkEvent::Connected);
+                }
+                loop {
+                    // `next` takes the router's whole batch at once, and returns its first.
+                    match rx.next().await {
+                        Ok(Some(notification)) => {
+                            if let Some(event) = Self::local_event(rx, notification) {
+                                return Some(event);
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(e) => return Self::closed(&e),
+                    }
+                }
+            }
+        }
+    }
+
+    /// A message that is there already, without waiting.
+    pub fn try_recv(&mut self) -> Option<LinkEvent> {
+        match self {
+            Incoming::Client(events) => events.try_recv().ok(),
+            Incoming::Local { rx, .. } => loop {
+                // A deadline now: what the router handed over, if anything.
+                let notification = rx.recv_deadline(std::time::Instant::now()).ok()??;
+                if let Some(event) = Self::local_event(rx, notification) {
+                    return Some(event);
+                }
+            },
+        }
+    }
+
+    /// A router notification as a message; the router is asked for more when it paused the
+    /// link (it does when a batch fills the link's buffer).
+    fn local_event(rx: &mut LinkRx, notification: Notification) -> Option<LinkEvent> {
+        match notification {
+            Notification::Forward(forward) => Some(LinkEvent::Message {
+                topic: String::from_utf8_lossy(&forward.publish.topic).into_owned(),
+                payload: forward.publish.payload.to_vec(),
+            }),
+            Notification::Unschedule => {
+                if let Err(e) = rx.ready() {
+                    tracing::error!(error = %e, "the embedded broker's router is gone");
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn closed(e: &rumqttd::local::LinkError) -> Option<LinkEvent> {
+        tracing::error!(error = %e, "the embedded broker's link to the hub closed");
+        None
+    }
+}
+
 impl HubLink {
-    /// Queues a JSON message (pagers, the live feed; QoS 1); `retain` for what a client
-    /// that connects later must see at once.
-    pub fn publish_json(&self, topic: String, payload: Vec<u8>, retain: bool) {
-        if let Err(e) = self
-            .client
-            .try_publish(topic, QoS::AtLeastOnce, retain, payload)
-        {
+    /// Queues a JSON message (pagers, the live feed; QoS 1 on an external broker); `retain`
+    /// for what a client that connects later must see at once.
+    pub fn publish_json(&mut self, topic: String, payload: Vec<u8>, retain: bool) {
+        if let Err(e) = self.publish(topic, QoS::AtLeastOnce, retain, payload) {
             tracing::warn!(error = %e, "JSON message not queued");
         }
     }
 
-    /// Queues a downlink's sealed `frame`. When the queue is full it is dropped: the node
-    /// resends after its timeout and the hub answers the duplicate with the acknowledgement
-    /// again.
-    pub fn send(&self, board: BoardNo, body: DownlinkBody, frame: Vec<u8>) {
-        match self.client.try_publish(
-            topic::downlink(&self.event, board),
-            QoS::AtLeastOnce,
-            false,
-            frame,
-        ) {
-            Ok(()) => {
-                if matches!(body, DownlinkBody::Ack { .. }) {
-                    self.metrics.ack_sent();
+    /// Queues a downlink's sealed `frame`. An acknowledgement goes at QoS 0: it is
+    /// cumulative, and a lost one is made good by the next, or by the node's resend, which
+    /// the hub answers with the acknowledgement again (QoS 1 would add two packets an event
+    /// through the broker for nothing). When the queue is full the downlink is dropped, and
+    /// the same holds.
+    pub fn send(&mut self, board: BoardNo, body: DownlinkBody, frame: Vec<u8>) {
+        let ack = matches!(body, DownlinkBody::Ack { .. });
+        let qos = if ack {
+            QoS::AtMostOnce
+        } else {
+            QoS::AtLeastOnce
+        };
+        match self.publish(topic::downlink(&self.event, board), qos, false, frame) {
+            Ok(()) if ack => self.metrics.ack_sent(),
+            Ok(()) => {}
+            Err(e) => tracing::debug!(board = board.0, error = %e, "downlink not queued"),
+        }
+    }
+
+    fn publish(
+        &mut self,
+        topic: String,
+        qos: QoS,
+        retain: bool,
+        payload: Vec<u8>,
+    ) -> Result<(), String> {
+        match &mut self.session {
+            Session::Client(client) => client
+                .try_publish(topic, qos, retain, payload)
+                .map_err(|e| e.to_string()),
+            Session::Local(tx, waiting) => {
+                let publish = rumqttd::protocol::Publish::new(
+                    bytes::Bytes::from(topic),
+                    bytes::Bytes::from(payload),
+                    retain,
+                );
+                tx.buffer()
+                    .push_back(rumqttd::protocol::Packet::Publish(publish, None));
+                *waiting = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// Hands what was published since the last call to the broker: on the embedded broker
+    /// the router is woken once for all of it (an external broker's client sends as it goes).
+    pub fn flush(&mut self) {
+        if let Session::Local(tx, waiting) = &mut self.session {
+            if std::mem::take(waiting) {
+                if let Err(e) = tx.notify_router() {
+                    tracing::error!(error = %e, "the embedded broker's router is gone");
                 }
             }
-            Err(e) => tracing::debug!(board = board.0, error = %e, "downlink not queued"),
         }
     }
 }

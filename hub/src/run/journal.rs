@@ -70,15 +70,11 @@ impl JournalLink {
         self.open.as_ref().map(|(journal, _)| journal)
     }
 
-    /// Appends `write` at `at` and hands it to the flusher. A failed append fails the
-    /// journal; while failed, nothing is written.
-    pub fn write(&mut self, at: Position, write: &Write) {
-        let Some((journal, flusher)) = &self.open else {
-            return;
-        };
-        match journal.write(write) {
-            Ok(()) => flusher.appended(at),
-            Err(e) => self.fail(e.to_string()),
+    /// Hands `write`, the journal's at `at`, to the flusher, which appends it and makes it
+    /// durable (or reports the journal failed). While failed, nothing is written.
+    pub fn write(&mut self, at: Position, write: Write) {
+        if let Some((_, flusher)) = &self.open {
+            flusher.write(at, write);
         }
     }
 

@@ -19,7 +19,7 @@ mod refusals;
 
 use self::journal::JournalLink;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -87,6 +87,11 @@ const PAGES_EVERY: Duration = Duration::from_millis(250);
 /// How often the pairing files are looked at for the next round's pairings.
 const PAIRINGS_EVERY: Duration = Duration::from_secs(5);
 
+/// The most messages from the broker taken in one turn of the loop, before what they caused
+/// is carried out: enough to share a turn's cost under load, few enough that the loop's
+/// other work (flushes reported, the pages, the API) waits a fraction of a millisecond.
+const BATCH: usize = 64;
+
 /// Where a started hub can be reached.
 #[derive(Debug, Clone)]
 pub struct Running {
@@ -136,10 +141,6 @@ pub async fn serve(
         .session_secret()
         .context("the hub's MQTT session id")?;
     let hall_secret = opened.hall_secret().context("the hall's secret")?;
-    let hub_login = (
-        identity::HUB_USER.to_owned(),
-        identity::hub_password(&hall_secret),
-    );
     tracing::info!(
         records = restored.records,
         boards = restored.boards,
@@ -149,15 +150,11 @@ pub async fn serve(
         "journal replayed"
     );
 
-    // The embedded broker lets in only the hall's own clients, unless the hall is open.
+    // The embedded broker lets in only the hall's own clients, unless the hall is open; the
+    // hub itself is in the same process (its own link, no login).
     let users = match (&config.broker, config.hub.open_hall) {
         (BrokerChoice::Embedded(_), false) => {
             let users = broker::Users::default();
-            users.set(
-                hub_login.0.clone(),
-                hub_login.1.clone(),
-                identity::hub_client_prefix(&event),
-            );
             users.set(
                 identity::PAGER_USER.into(),
                 identity::pager_password(&hall_secret),
@@ -167,7 +164,14 @@ pub async fn serve(
         }
         _ => None,
     };
-    let broker_addr = match &config.broker {
+    // The nodes the journal enrolled are let in from the broker's first connection on: after
+    // a restart they are all reconnecting.
+    let mut admitted = HashSet::new();
+    if let Some(users) = &users {
+        admit_nodes(users, &hub, &mut admitted);
+    }
+    let client_id = mqtt::client_id(&event, &session_secret);
+    let (broker_addr, (link, mut incoming)) = match &config.broker {
         BrokerChoice::Embedded(listen) => {
             let limit = descriptors::raise_limit();
             let max_connections = descriptors::broker_connections(limit);
@@ -176,26 +180,28 @@ pub async fn serve(
             } else {
                 tracing::info!(limit, max_connections, "open files");
             }
-            broker::start(*listen, users.clone(), max_connections)?;
+            let local = broker::start(*listen, users.clone(), max_connections, Some(&client_id))?
+                .expect("a link was asked for");
             let host = match listen.ip() {
                 ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
                 ip => ip,
             };
             tracing::info!(%listen, "embedded MQTT broker listening");
-            BrokerAddr {
+            let addr = BrokerAddr {
                 host: host.to_string(),
                 port: listen.port(),
-            }
+            };
+            (addr, mqtt::connect_local(local, &event, metrics.clone())?)
         }
-        BrokerChoice::External(addr) => addr.clone(),
+        BrokerChoice::External(addr) => {
+            let hub_login = (
+                identity::HUB_USER.to_owned(),
+                identity::hub_password(&hall_secret),
+            );
+            let session = mqtt::connect(addr, &event, &client_id, hub_login, metrics.clone());
+            (addr.clone(), session)
+        }
     };
-    let (link, mut incoming) = mqtt::connect(
-        &broker_addr,
-        &event,
-        &session_secret,
-        hub_login,
-        metrics.clone(),
-    );
     let (queries_tx, mut queries) = mpsc::channel(256);
     let access = crate::edge::access::Access::new(config.arbiter_token.clone())
         .with_hosts(config.hosts.clone())
@@ -234,13 +240,13 @@ pub async fn serve(
         told_journal_works: None,
         refusals: refusals::RefusalLog::default(),
         users,
-        node_users: BTreeSet::new(),
+        admitted,
         pairing_files: config.config_path.clone().map(pairings::PairingFiles::new),
     };
-    shell.admit_nodes();
     // What the restore asked for: alerts raised again, every zone's open list.
     shell.carry_out()?;
     shell.publish_status();
+    shell.link.flush();
     let mut retry = tokio::time::interval(journal::RETRY);
     let mut pairings_changed = tokio::time::interval(PAIRINGS_EVERY);
     let mut pages = tokio::time::interval(PAGES_EVERY);
@@ -249,11 +255,17 @@ pub async fn serve(
     let result = loop {
         let timeout = shell.sleep_until_due();
         tokio::select! {
-            Some(event) = incoming.recv() => match event {
-                LinkEvent::Message { topic, payload } => shell.on_message(&topic, &payload),
-                LinkEvent::Connected => tracing::info!("connected to the broker, subscribed"),
-                LinkEvent::Disconnected => tracing::warn!("lost the broker; reconnecting"),
-            },
+            Some(event) = incoming.recv() => {
+                shell.on_link_event(event);
+                // What else the broker handed over meanwhile, before the outputs are carried
+                // out once for all of it: under load one wake-up takes a batch.
+                for _ in 1..BATCH {
+                    match incoming.try_recv() {
+                        Some(event) => shell.on_link_event(event),
+                        None => break,
+                    }
+                }
+            }
             Some(flushed) = durable.recv() => match flushed {
                 Flushed::Durable { generation, up_to } if shell.journal.is_current(generation) => {
                     let now = shell.clock.now();
@@ -285,10 +297,45 @@ pub async fn serve(
             break Err(e);
         }
         shell.publish_status();
+        shell.link.flush();
     };
     server.abort();
     shell.journal.close()?;
     result
+}
+
+/// The embedded broker lets in exactly the enrolled nodes, each under its board's username
+/// with the password its key derives: every enrolled board of `hub`, and no other of the
+/// boards `admitted` held (at a start, and when the hall is rebuilt from the journal).
+fn admit_nodes(users: &broker::Users, hub: &Hub, admitted: &mut HashSet<BoardNo>) {
+    let enrolled: HashSet<BoardNo> = hub.enrolled_boards().map(|(board, _)| board).collect();
+    let gone: Vec<BoardNo> = admitted.difference(&enrolled).copied().collect();
+    admit_boards(users, hub, admitted, enrolled.into_iter().chain(gone));
+}
+
+/// The broker's logins of `boards` as `hub` has their nodes' keys now.
+fn admit_boards(
+    users: &broker::Users,
+    hub: &Hub,
+    admitted: &mut HashSet<BoardNo>,
+    boards: impl IntoIterator<Item = BoardNo>,
+) {
+    for board in boards {
+        match hub.board_key(board) {
+            Some(key) => {
+                users.set(
+                    identity::node_user(board),
+                    identity::node_password(key),
+                    identity::node_client_prefix(hub.event(), board),
+                );
+                admitted.insert(board);
+            }
+            None => {
+                users.remove(&identity::node_user(board));
+                admitted.remove(&board);
+            }
+        }
+    }
 }
 
 /// A core built from what the journal holds, the fold of a start and of a recovery alike;
@@ -480,8 +527,8 @@ struct Shell {
     pairing_files: Option<pairings::PairingFiles>,
     /// Who the embedded broker lets in (`None`: an external broker, or an open hall).
     users: Option<broker::Users>,
-    /// The nodes' usernames `users` holds now.
-    node_users: BTreeSet<String>,
+    /// The boards whose nodes `users` admits now.
+    admitted: HashSet<BoardNo>,
 }
 
 impl Shell {
@@ -518,39 +565,21 @@ impl Shell {
         self.told_journal_works = Some(works);
     }
 
-    /// The embedded broker lets in exactly the enrolled nodes, each under its board's
-    /// username with the password its key derives.
+    /// The embedded broker lets in exactly the enrolled nodes ([`admit_nodes`]).
     fn admit_nodes(&mut self) {
-        let Some(users) = &self.users else {
-            return;
-        };
-        let event = self.hub.event().to_owned();
-        let mut now = BTreeSet::new();
-        for (board, key) in self.hub.enrolled_boards() {
-            let user = identity::node_user(board);
-            users.set(
-                user.clone(),
-                identity::node_password(key),
-                identity::node_client_prefix(&event, board),
-            );
-            now.insert(user);
+        if let Some(users) = &self.users {
+            admit_nodes(users, &self.hub, &mut self.admitted);
         }
-        for gone in self.node_users.difference(&now) {
-            users.remove(gone);
-        }
-        self.node_users = now;
     }
 
     /// Carries out what the core asked, in order. Only a failing journal is an error.
     fn carry_out(&mut self) -> anyhow::Result<()> {
         while let Some(output) = self.hub.poll_output() {
             match output {
-                Output::Write(at, write) => {
-                    let enrolment =
-                        matches!(write, Write::Enrolment { .. } | Write::Binding { .. });
-                    self.journal.write(at, &write);
-                    if enrolment {
-                        self.admit_nodes();
+                Output::Write(at, write) => self.journal.write(at, write),
+                Output::NodeKeys(boards) => {
+                    if let Some(users) = &self.users {
+                        admit_boards(users, &self.hub, &mut self.admitted, boards);
                     }
                 }
                 Output::Downlink(board, body, frame) => self.link.send(board, body, frame),
@@ -650,6 +679,14 @@ impl Shell {
     }
 
     /// One message off the wire. Bad input is counted and logged, never fatal.
+    fn on_link_event(&mut self, event: LinkEvent) {
+        match event {
+            LinkEvent::Message { topic, payload } => self.on_message(&topic, &payload),
+            LinkEvent::Connected => tracing::info!("connected to the broker, subscribed"),
+            LinkEvent::Disconnected => tracing::warn!("lost the broker; reconnecting"),
+        }
+    }
+
     fn on_message(&mut self, topic: &str, payload: &[u8]) {
         if self.journal.failure().is_some() {
             // Nothing is taken that cannot be made durable; the nodes resend it later.

@@ -209,7 +209,7 @@ impl TestHub {
                 Output::Reply(request, reply) => replies.push((request, reply)),
                 Output::Downlink(board, body, _) => self.downlinks.push((board, body)),
                 Output::Publish { topic, payload, .. } => self.published.push((topic, payload)),
-                Output::Count(_) => {}
+                Output::Count(_) | Output::NodeKeys(_) => {}
             }
         }
         (changes, replies)

@@ -281,7 +281,7 @@ impl Hub {
         for (hardware, key) in journaled.enrolments {
             self.trust.restore(hardware, Some(key));
         }
-        self.trust.rebind(&self.bindings);
+        self.trust.rebind_all(&self.bindings);
         self.next_decision = journaled
             .decisions
             .iter()
@@ -726,10 +726,11 @@ impl Hub {
     ) {
         self.now = self.now.max(now);
         let mut last = None;
+        let left = self.bindings.board_of(hardware);
         for (hardware, board) in self.bindings.bind(hardware, board) {
             last = Some(self.write(Write::Binding { hardware, board }));
         }
-        self.trust.rebind(&self.bindings);
+        self.rebind(left.into_iter().chain(board));
         tracing::info!(%hardware, ?board, "node bound");
         if let Some(at) = last {
             self.pending.wait(at, Deferred::Binding(request));
@@ -757,10 +758,11 @@ impl Hub {
             });
         }
         let mut at = None;
+        let left = self.bindings.board_of(hardware);
         for (hardware, board) in self.bindings.bind(hardware, Some(board)) {
             at = Some(self.write(Write::Binding { hardware, board }));
         }
-        self.trust.rebind(&self.bindings);
+        self.rebind(left.into_iter().chain([board]));
         tracing::info!(%hardware, board = board.0, new_key = !known, "node enrolled");
         let enrolled = Enrolled {
             hardware: hardware.clone(),
@@ -782,10 +784,11 @@ impl Hub {
             key: None,
         });
         let mut at = None;
+        let left = self.bindings.board_of(hardware);
         for (hardware, board) in self.bindings.bind(hardware, None) {
             at = Some(self.write(Write::Binding { hardware, board }));
         }
-        self.trust.rebind(&self.bindings);
+        self.rebind(left);
         tracing::warn!(%hardware, "node key revoked");
         let at = at.expect("unbinding writes the hardware's own");
         self.pending.wait(at, Deferred::Binding(request));
@@ -841,6 +844,19 @@ impl Hub {
     /// Every board with an enrolled node, and the node's key: who the broker lets in.
     pub fn enrolled_boards(&self) -> impl Iterator<Item = (BoardNo, &NodeKey)> {
         self.trust.boards()
+    }
+
+    /// The key of the node enrolled for `board`.
+    pub fn board_key(&self, board: BoardNo) -> Option<&NodeKey> {
+        self.trust.board_key(board)
+    }
+
+    /// The bindings or keys of `boards` changed: the keys their messages must carry, and
+    /// the shell told.
+    fn rebind(&mut self, boards: impl IntoIterator<Item = BoardNo>) {
+        let boards: Vec<BoardNo> = boards.into_iter().collect();
+        self.trust.rebind(&self.bindings, boards.iter().copied());
+        self.outputs.push_back(Output::NodeKeys(boards));
     }
 
     /// Whether unsealed events are taken for boards nobody enrolled.

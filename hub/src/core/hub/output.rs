@@ -108,5 +108,9 @@ pub enum Output {
     },
     /// The answer to a request, once what it changed is durable.
     Reply(RequestId, Reply),
+    /// The node keys of these boards changed (a node enrolled, moved or revoked): whatever
+    /// lets nodes in by their keys (the embedded broker's logins) follows them. Only these:
+    /// a hall of thousands is enrolled one node at a time.
+    NodeKeys(Vec<BoardNo>),
     Count(Count),
 }

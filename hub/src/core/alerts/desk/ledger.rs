@@ -249,7 +249,7 @@ impl AlertDesk {
             });
         }
         self.open.remove(&id);
-        self.watched.retain(|_, v| *v != id);
+        self.watched.remove(id);
         let change = if state == AlertState::Resolved {
             Change::Resolved
         } else {

@@ -124,6 +124,50 @@ struct Draft {
 /// The condition a watcher's alert is about: one open alert each.
 type Watched = (Option<BoardNo>, String, AlertKind, u8);
 
+/// The open alert of each watched condition, found by condition, by alert and by board in
+/// constant time: a hall of 10,000 boards is watched board by board, and closing an alert
+/// or asking whether a board has one must not look at every other board's.
+#[derive(Debug, Clone, Default)]
+struct WatchedAlerts {
+    by_condition: HashMap<Watched, AlertId>,
+    by_alert: HashMap<AlertId, Watched>,
+    per_board: HashMap<Option<BoardNo>, usize>,
+}
+
+impl WatchedAlerts {
+    fn get(&self, condition: &Watched) -> Option<AlertId> {
+        self.by_condition.get(condition).copied()
+    }
+
+    fn insert(&mut self, condition: Watched, id: AlertId) {
+        let board = condition.0;
+        self.by_alert.insert(id, condition.clone());
+        match self.by_condition.insert(condition, id) {
+            Some(replaced) => drop(self.by_alert.remove(&replaced)),
+            None => *self.per_board.entry(board).or_default() += 1,
+        }
+    }
+
+    /// Alert `id` closed: its condition is no longer watched.
+    fn remove(&mut self, id: AlertId) {
+        let Some(condition) = self.by_alert.remove(&id) else {
+            return;
+        };
+        self.by_condition.remove(&condition);
+        if let Some(count) = self.per_board.get_mut(&condition.0) {
+            *count -= 1;
+            if *count == 0 {
+                self.per_board.remove(&condition.0);
+            }
+        }
+    }
+
+    /// Whether `board` has an open watched alert.
+    fn any_at(&self, board: Option<BoardNo>) -> bool {
+        self.per_board.contains_key(&board)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct AlertDesk {
     settings: AlertSettings,
@@ -134,7 +178,7 @@ pub struct AlertDesk {
     incidents: HashMap<Incident, AlertId>,
     open: BTreeSet<AlertId>,
     /// The open alert of each watched condition.
-    watched: HashMap<Watched, AlertId>,
+    watched: WatchedAlerts,
     next_id: AlertId,
     /// "White – Black" by board, for the round in play.
     players: BTreeMap<BoardNo, String>,
@@ -179,7 +223,7 @@ impl AlertDesk {
             alerts: BTreeMap::new(),
             incidents: HashMap::new(),
             open: BTreeSet::new(),
-            watched: HashMap::new(),
+            watched: WatchedAlerts::default(),
             next_id: AlertId(1),
             players: BTreeMap::new(),
             round: RoundNo::FIRST,

@@ -41,7 +41,7 @@ impl AlertDesk {
         changes.extend(self.watch_clock_start(now, hall, board));
         if state.game().status() != Status::Playing || state.last_seq().0 == 0 {
             // What only matters while the game is played: expired with the game.
-            if self.watched.keys().any(|(b, ..)| *b == Some(board)) {
+            if self.watched.any_at(Some(board)) {
                 changes.extend(self.game_ended(now, board));
             }
             changes.extend(self.count_trouble(now, board, false));
@@ -98,12 +98,15 @@ impl AlertDesk {
             .filter(|(color, _)| bonus_free(state, *color));
         for color in Color::ALL {
             let forecast = self.settings.flag_forecast_ms;
-            let is_open = self.watched.contains_key(&(
-                Some(board),
-                self.routing.zone_of(board).to_owned(),
-                AlertKind::FlagForecast,
-                color as u8,
-            ));
+            let is_open = self
+                .watched
+                .get(&(
+                    Some(board),
+                    self.routing.zone_of(board).to_owned(),
+                    AlertKind::FlagForecast,
+                    color as u8,
+                ))
+                .is_some();
             let soon = match to_flag {
                 Some((running, ms)) if running == color => ms <= forecast,
                 _ => false,
@@ -384,7 +387,7 @@ impl AlertDesk {
     ) -> Option<AlertChange> {
         let zone = self.routing.zone_of(board).to_owned();
         let key = (Some(board), zone, kind, sub);
-        match (self.watched.get(&key).copied(), on) {
+        match (self.watched.get(&key), on) {
             (None, false) => None,
             // Still on: the alert says how it started; no update per tick.
             (Some(_), true) => None,
@@ -418,7 +421,7 @@ impl AlertDesk {
     ) -> Option<AlertChange> {
         let kind = AlertKind::ZoneTimeTrouble;
         let key = (None, zone.to_owned(), kind, 0);
-        match (self.watched.get(&key).copied(), on) {
+        match (self.watched.get(&key), on) {
             (None, false) => None,
             (Some(id), true) => {
                 // Twice as many boards as the alert says: say so (a few updates even in a

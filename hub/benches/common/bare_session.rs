@@ -1,0 +1,151 @@
+//! A simulated node's MQTT 3.1.1 session, reduced to what a board node does: connect with its
+//! login, subscribe to its downlinks, publish its events at QoS 1, read what the broker sends.
+//!
+//! Ten thousand `link` sessions (rumqttc's event loop, a channel each way, a task each) cost
+//! this process more than a core, and it shares the machine with the hub it measures. Here a
+//! node is one socket its own task reads and writes: the packets on the wire are the same
+//! (rumqttc's own encoder and decoder write and read them), only the machinery around them is
+//! gone. The hub sees what a hall of `board-node`s would send it.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use rumqttc::mqttbytes::v4::{Connect, Packet, PubAck, Publish, Subscribe};
+use rumqttc::mqttbytes::QoS;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The largest packet read: a downlink, or a pager's alert.
+const MAX_PACKET: usize = 256 * 1024;
+/// The session's keep-alive: a ping goes out when nothing else did for half of it.
+const KEEP_ALIVE: Duration = Duration::from_secs(60);
+/// How long a connection may take to be accepted and subscribed (rumqttc's default).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub struct BareSession {
+    stream: TcpStream,
+    read: BytesMut,
+    write: BytesMut,
+    next_pkid: u16,
+    last_write: Instant,
+}
+
+impl BareSession {
+    /// CONNECT with `login` (CONNACK accepted), SUBSCRIBE to `filters` at QoS 1 (SUBACK read),
+    /// within [`CONNECT_TIMEOUT`] as a client gives up on a broker that does not answer.
+    pub async fn connect(
+        broker: SocketAddr,
+        client_id: &str,
+        login: (&str, &str),
+        filters: &[String],
+    ) -> std::io::Result<BareSession> {
+        tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            Self::handshake(broker, client_id, login, filters),
+        )
+        .await
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
+    }
+
+    async fn handshake(
+        broker: SocketAddr,
+        client_id: &str,
+        login: (&str, &str),
+        filters: &[String],
+    ) -> std::io::Result<BareSession> {
+        let stream = TcpStream::connect(broker).await?;
+        stream.set_nodelay(true)?;
+        let mut session = BareSession {
+            stream,
+            read: BytesMut::with_capacity(256),
+            write: BytesMut::with_capacity(256),
+            next_pkid: 0,
+            last_write: Instant::now(),
+        };
+        let mut connect = Connect::new(client_id);
+        connect.keep_alive = KEEP_ALIVE.as_secs() as u16;
+        connect.set_login(login.0, login.1);
+        session.queue(&Packet::Connect(connect));
+        session.flush().await?;
+        match session.packet().await? {
+            Packet::ConnAck(ack)
+                if ack.code == rumqttc::mqttbytes::v4::ConnectReturnCode::Success => {}
+            other => return Err(std::io::Error::other(format!("refused: {other:?}"))),
+        }
+        if !filters.is_empty() {
+            let mut subscribe = Subscribe::new_many(filters.iter().map(|f| {
+                rumqttc::mqttbytes::v4::SubscribeFilter::new(f.clone(), QoS::AtLeastOnce)
+            }));
+            subscribe.pkid = session.pkid();
+            session.queue(&Packet::Subscribe(subscribe));
+            session.flush().await?;
+            loop {
+                if let Packet::SubAck(_) = session.packet().await? {
+                    break;
+                }
+            }
+        }
+        Ok(session)
+    }
+
+    /// Queues `payload` on `topic` at QoS 1; [`Self::flush`] sends it.
+    pub fn publish(&mut self, topic: &str, payload: &[u8]) {
+        let mut publish = Publish::new(topic, QoS::AtLeastOnce, payload.to_vec());
+        publish.pkid = self.pkid();
+        self.queue(&Packet::Publish(publish));
+    }
+
+    /// Sends what is queued, with a ping if the session was quiet for half its keep-alive.
+    pub async fn flush(&mut self) -> std::io::Result<()> {
+        if self.write.is_empty() && self.last_write.elapsed() > KEEP_ALIVE / 2 {
+            self.queue(&Packet::PingReq);
+        }
+        if !self.write.is_empty() {
+            self.stream.write_all(&self.write).await?;
+            self.write.clear();
+            self.last_write = Instant::now();
+        }
+        Ok(())
+    }
+
+    /// The next message on a subscription (its payload). Acknowledgements of this session's
+    /// publishes and pings are read and dropped; a QoS 1 message's PUBACK is queued for the
+    /// next [`Self::flush`]. Cancel-safe: what was read stays in the buffer.
+    pub async fn message(&mut self) -> std::io::Result<Vec<u8>> {
+        loop {
+            if let Packet::Publish(publish) = self.packet().await? {
+                if publish.qos != QoS::AtMostOnce {
+                    self.queue(&Packet::PubAck(PubAck::new(publish.pkid)));
+                }
+                return Ok(publish.payload.to_vec());
+            }
+        }
+    }
+
+    /// The next whole packet off the socket.
+    async fn packet(&mut self) -> std::io::Result<Packet> {
+        loop {
+            match Packet::read(&mut self.read, MAX_PACKET) {
+                Ok(packet) => return Ok(packet),
+                Err(rumqttc::mqttbytes::Error::InsufficientBytes(_)) => {}
+                Err(e) => return Err(std::io::Error::other(format!("{e:?}"))),
+            }
+            if self.stream.read_buf(&mut self.read).await? == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+    }
+
+    fn queue(&mut self, packet: &Packet) {
+        packet
+            .write(&mut self.write, MAX_PACKET)
+            .expect("a packet under the limit");
+    }
+
+    /// Packet ids 1..=65535, round and round (the window is far smaller).
+    fn pkid(&mut self) -> u16 {
+        self.next_pkid = self.next_pkid.checked_add(1).unwrap_or(1);
+        self.next_pkid
+    }
+}
