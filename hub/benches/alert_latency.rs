@@ -177,7 +177,6 @@ fn main() {
                 let offset = pace.mul_f64(f64::from(n) / f64::from(args.nodes));
                 let keys = keys.clone();
                 tasks.push(tokio::spawn(async move {
-                    let _events = events;
                     for (i, body) in bodies.into_iter().enumerate() {
                         tokio::time::sleep_until((began + offset + pace * i as u32).into()).await;
                         let bytes = uplink(&keys, n, i as u64 + 1, body);
@@ -185,6 +184,7 @@ fn main() {
                             .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
                             .await;
                     }
+                    (client, events)
                 }));
             } else {
                 let k = n - args.nodes;
@@ -194,7 +194,6 @@ fn main() {
                 let flagged_at = flagged_at.clone();
                 let keys = keys.clone();
                 tasks.push(tokio::spawn(async move {
-                    let _events = events;
                     for bytes in opening(&keys, n) {
                         let _ = client
                             .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
@@ -206,11 +205,15 @@ fn main() {
                     let _ = client
                         .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
                         .await;
+                    (client, events)
                 }));
             }
         }
+        // The sessions stay open until the end: a session dropped right after its last
+        // publish was queued ended before sending it (half the flag falls never left).
+        let mut sessions = Vec::new();
         for task in tasks {
-            task.await.expect("node task");
+            sessions.push(task.await.expect("node task"));
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
         print_hub_counters(

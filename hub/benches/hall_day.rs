@@ -41,17 +41,17 @@ use std::time::{Duration, Instant};
 use board_node::node::{ACK_TIMEOUT, MAX_ACK_TIMEOUT, WINDOW};
 use board_node::source::Timed;
 use board_node::{pgn::PgnGame, replay};
-use common::bare_session::BareSession;
+use common::bare_session::{connect_all, BareSession, Login};
 use common::{
     classical_games, connected, enrol_nodes, pager_login, percentile, print_hub_counters,
     with_running_clock, BrokerProcess, HubProcess, CLASSICAL_TIME_CONTROL,
 };
+use futures_util::StreamExt;
 use link::backoff::Backoff;
 use link::{self, LinkEvent, LinkOptions};
 use protocol::seal::{self, NodeKey};
 use protocol::{
-    identity, topic, BoardNo, ClockReport, Color, DownlinkBody, Hello, NodeMs, Seq, Uplink,
-    UplinkBody,
+    topic, BoardNo, ClockReport, Color, DownlinkBody, Hello, NodeMs, Seq, Uplink, UplinkBody,
 };
 use rumqttc::QoS;
 use shakmaty::san::SanPlus;
@@ -297,37 +297,6 @@ struct NodeReport {
 }
 
 /// Where and as whom a node logs in.
-struct Login {
-    broker: SocketAddr,
-    client_id: String,
-    user: String,
-    password: String,
-    downlink: String,
-}
-
-impl Login {
-    fn of(broker: SocketAddr, board: u16, key: &NodeKey) -> Login {
-        let n = BoardNo(board);
-        Login {
-            broker,
-            client_id: format!("{}bench", identity::node_client_prefix(EVENT, n)),
-            user: identity::node_user(n),
-            password: identity::node_password(key),
-            downlink: topic::downlink(EVENT, n),
-        }
-    }
-
-    async fn session(&self) -> std::io::Result<BareSession> {
-        BareSession::connect(
-            self.broker,
-            &self.client_id,
-            (&self.user, &self.password),
-            std::slice::from_ref(&self.downlink),
-        )
-        .await
-    }
-}
-
 /// A node's outbox in memory: what the hub has not acknowledged, sent up to where.
 #[derive(Default)]
 struct Outbox {
@@ -591,22 +560,9 @@ fn main() {
             .expect("the broker's address");
         let logins: Vec<Login> = (1u16..)
             .zip(&keys)
-            .map(|(n, key)| Login::of(broker, n, key))
+            .map(|(n, key)| Login::node(broker, EVENT, n, key))
             .collect();
-        // Many at once, as a hall's nodes come up; each retries until the broker lets it in.
-        use futures_util::StreamExt;
-        let sessions: Vec<BareSession> = futures_util::stream::iter(&logins)
-            .map(|login| async move {
-                loop {
-                    match login.session().await {
-                        Ok(session) => break session,
-                        Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-                    }
-                }
-            })
-            .buffered(256)
-            .collect()
-            .await;
+        let sessions = connect_all(&logins).await;
         println!(
             "setup     {} nodes enrolled in {:.1} s, connected in {:.1} s; hub RSS idle {} KiB, enrolled {} KiB, connected {} KiB",
             total,
@@ -791,7 +747,12 @@ fn main() {
             "          nodes caught up after the restart: {}",
             line(&since_back)
         );
-        println!("lost {lost}");
+        let asked_again: u64 = reports.iter().map(|r| r.asked_again).sum();
+        let unacked_boards = reports.iter().filter(|r| r.acked < r.produced).count();
+        println!(
+            "lost {lost}: {} never acknowledged (on {unacked_boards} boards), {asked_again} asked for again after their acknowledgement",
+            lost - asked_again
+        );
         println!(
             "          {resends} resends after 3 s without progress, {continue_at} ContinueAt"
         );

@@ -13,24 +13,39 @@
 //! Saturated, each node keeps up to W events unacknowledged (by default 51,200 / N, between 4
 //! and 256: the hall's events in flight stay about the same at every size, so that an
 //! acknowledgement comes well within a node's 3 s resend timeout and the figure is the hub's
-//! rate, not a resend storm's). Paced, the hall sends R events/s in all (default 800) for ten
+//! rate, not a resend storm's). The baseline's publishers keep the same window of events not
+//! yet delivered to its subscriber (counted in this process), so that the bare broker holds no
+//! more in flight than the hub's does. The nodes are bare MQTT sessions
+//! (`common::bare_session`), so that the load generator leaves the cores to the brokers. Paced, the hall sends R events/s in all (default 800) for ten
 //! seconds, each node at an even share.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use board_node::node::{ACK_TIMEOUT, MAX_ACK_TIMEOUT};
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::seal::{self, NodeKey};
 use protocol::{topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
-use rumqttc::QoS;
-use tokio::sync::{oneshot, Mutex};
+use tokio::sync::{oneshot, Mutex, Notify};
 
 mod common;
 
+use common::bare_session::{connect_all, Login};
 use common::{
-    connect_nodes, connected, enrol_nodes, node_events, percentile, print_hub_counters, settle,
-    BrokerProcess, HubProcess,
+    connected, enrol_nodes, node_events, percentile, print_hub_counters, settle, BrokerProcess,
+    HubProcess,
 };
+
+/// The broker's socket address (a host name is resolved by the caller's system).
+fn broker_socket(broker: &BrokerAddr) -> std::net::SocketAddr {
+    use std::net::ToSocketAddrs;
+    (broker.host.as_str(), broker.port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .expect("the broker's address")
+}
 
 #[derive(Clone, Copy)]
 struct Args {
@@ -121,22 +136,30 @@ async fn baseline(
     connected(&mut sub_events).await;
     settle().await;
 
+    // Each node's events delivered to the subscriber, and a wake-up for the node: the
+    // publishers' window counts what is delivered, as the hub's nodes count what is
+    // acknowledged, so the broker holds at most the same events in flight.
+    let delivered: Arc<Vec<(AtomicUsize, Notify)>> = Arc::new(
+        (0..args.nodes)
+            .map(|_| (AtomicUsize::new(0), Notify::new()))
+            .collect(),
+    );
     let (done_tx, done) = oneshot::channel();
-    let received = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let received = Arc::new(AtomicUsize::new(0));
     let counted = received.clone();
+    let to_nodes = delivered.clone();
     let subscriber = tokio::spawn(async move {
         let received = counted;
         let mut latencies = Vec::with_capacity(total);
         while let Some(event) = sub_events.recv().await {
             if let LinkEvent::Message { payload, .. } = event {
-                received.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let sent = seal::open_uplink(&payload)
-                    .expect("own payload")
-                    .message
-                    .node_ms
-                    .0;
+                received.fetch_add(1, Ordering::Relaxed);
+                let message = seal::open_uplink(&payload).expect("own payload").message;
                 let now = start.elapsed().as_micros() as u64;
-                latencies.push(Duration::from_micros(now.saturating_sub(sent)));
+                latencies.push(Duration::from_micros(now.saturating_sub(message.node_ms.0)));
+                let (count, wake) = &to_nodes[usize::from(message.board.0) - 1];
+                count.fetch_add(1, Ordering::Relaxed);
+                wake.notify_one();
                 if latencies.len() == total {
                     break;
                 }
@@ -146,34 +169,59 @@ async fn baseline(
         latencies
     });
 
-    let mut publishers = Vec::new();
-    for n in 1..=args.nodes {
-        let mut options = LinkOptions::new(format!("baseline-node-{phase}-{n}"));
-        options.seed = u64::from(n);
-        let (client, events) = link::start(broker, options);
-        publishers.push((n, client, events));
-    }
-    for (_, _, events) in &mut publishers {
-        connected(events).await;
-    }
+    let logins: Vec<Login> = (1..=args.nodes)
+        .map(|n| Login {
+            broker: broker_socket(broker),
+            client_id: format!("baseline-node-{phase}-{n}"),
+            credentials: None,
+            filters: Vec::new(),
+        })
+        .collect();
+    let sessions = connect_all(&logins).await;
     let began = Instant::now();
     let nodes = args.nodes;
+    let window = args.window as usize;
     let mut tasks = Vec::new();
-    for (n, client, events) in publishers {
+    for (n, mut session) in (1..=args.nodes).zip(sessions) {
         let bodies = bodies[usize::from(n) - 1].clone();
         let event = event.clone();
+        let delivered = delivered.clone();
         tasks.push(tokio::spawn(async move {
-            let _events = events; // keep the session's task alive
             let topic = topic::uplink(&event, BoardNo(n));
-            for (i, body) in bodies.iter().enumerate() {
-                tokio::time::sleep_until(send_time(began, pace, n, nodes, i).into()).await;
-                let bytes = encode(&baseline_key(), &event, n, i as u64 + 1, body, start);
-                client
-                    .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
-                    .await
-                    .expect("publish queued");
+            let (count, wake) = &delivered[usize::from(n) - 1];
+            let mut sent = 0;
+            while sent < bodies.len() {
+                while sent < bodies.len()
+                    && sent - count.load(Ordering::Relaxed) < window
+                    && send_time(began, pace, n, nodes, sent) <= Instant::now()
+                {
+                    let bytes = encode(
+                        &baseline_key(),
+                        &event,
+                        n,
+                        sent as u64 + 1,
+                        &bodies[sent],
+                        start,
+                    );
+                    session.publish(&topic, &bytes);
+                    sent += 1;
+                }
+                session.flush().await.expect("publishing");
+                if sent == bodies.len() {
+                    break;
+                }
+                let due = send_time(began, pace, n, nodes, sent);
+                let open = sent - count.load(Ordering::Relaxed) < window;
+                tokio::select! {
+                    () = tokio::time::sleep_until(due.into()), if open => {}
+                    () = wake.notified() => {}
+                    // The broker's PUBACKs, read and dropped.
+                    received = session.receive() => { received.expect("the broker's session"); }
+                }
             }
+            // The session stays open until the phase ends.
             std::future::pending::<()>().await;
+            drop(session);
         }));
     }
     // The publishers' sessions end with the phase (10,000 of them per phase otherwise add up).
@@ -186,7 +234,7 @@ async fn baseline(
         tokio::select! {
             at = &mut done => break at.expect("subscriber finished"),
             () = tokio::time::sleep(Duration::from_millis(500)) => {
-                let now = received.load(std::sync::atomic::Ordering::Relaxed);
+                let now = received.load(Ordering::Relaxed);
                 if now != last.0 {
                     last = (now, Instant::now());
                 } else if last.1.elapsed() > Duration::from_secs(3) {
@@ -228,19 +276,19 @@ async fn through_hub(
     let nodes_total = args.nodes;
     let latencies = Arc::new(Mutex::new(Vec::new()));
 
-    let nodes = connect_nodes(&hub.broker, &event, &keys, |n, options| {
-        options.subscribe = vec![topic::downlink(&event, BoardNo(n))];
-    })
-    .await;
+    let logins: Vec<Login> = (1..=args.nodes)
+        .zip(&keys)
+        .map(|(n, key)| Login::node(broker_socket(&hub.broker), &event, n, key))
+        .collect();
+    let sessions = connect_all(&logins).await;
     let began = Instant::now();
     let cpu_before = hub.cpu_s();
     let mut tasks = Vec::new();
-    for (n, client, mut events) in nodes {
+    for ((n, mut session), key) in (1..=args.nodes).zip(sessions).zip(keys) {
         let bodies = bodies[usize::from(n) - 1].clone();
         let window = args.window;
         let latencies = latencies.clone();
         let event = event.clone();
-        let key = keys[usize::from(n) - 1].clone();
         tasks.push(tokio::spawn(async move {
             let topic = topic::uplink(&event, BoardNo(n));
             let total = bodies.len() as u64;
@@ -258,6 +306,8 @@ async fn through_hub(
                 .collect();
             let mut sent_at = vec![Instant::now(); bodies.len() + 1];
             let (mut sent, mut acked) = (0u64, 0u64);
+            // board-node's resend timer: doubled at each resend, reset by progress.
+            let mut ack_timeout = ACK_TIMEOUT;
             let mut mine = Vec::with_capacity(bodies.len());
             while acked < total {
                 while sent < total && sent - acked < window {
@@ -267,19 +317,16 @@ async fn through_hub(
                     }
                     sent += 1;
                     sent_at[sent as usize] = Instant::now();
-                    let bytes = frames[sent as usize - 1].clone();
-                    client
-                        .publish(topic.clone(), QoS::AtLeastOnce, false, bytes)
-                        .await
-                        .expect("publish queued");
+                    session.publish(&topic, &frames[sent as usize - 1]);
                 }
+                session.flush().await.expect("publishing");
                 let next_due = (sent < total)
                     .then(|| send_time(began, pace, n, nodes_total, sent as usize))
                     .filter(|due| *due > Instant::now());
-                let wait = next_due.map_or(Duration::from_secs(3), |due| due - Instant::now());
-                let received = tokio::time::timeout(wait, events.recv()).await;
+                let wait = next_due.map_or(ack_timeout, |due| due - Instant::now());
+                let received = tokio::time::timeout(wait, session.message()).await;
                 match received {
-                    Ok(Some(LinkEvent::Message { payload, .. })) => {
+                    Ok(Ok(payload)) => {
                         let sealed = seal::open_downlink(&payload).expect("hub downlink");
                         assert!(sealed.verify(&key, &event), "sealed by the hub");
                         match sealed.message.body {
@@ -289,17 +336,20 @@ async fn through_hub(
                                     mine.push(now - sent_at[s as usize]);
                                 }
                                 acked = up_to_seq.0;
+                                ack_timeout = ACK_TIMEOUT;
                             }
                             DownlinkBody::Ack { .. } => {}
                             DownlinkBody::ResendFrom { seq } => sent = seq.0 - 1,
                             DownlinkBody::ContinueAt { .. } => unreachable!("one node per board"),
                         }
                     }
-                    Ok(Some(_)) => {}
-                    Ok(None) => panic!("link closed"),
-                    // The next paced send is due; or no ack for 3 s: resend, as a real node does.
+                    Ok(Err(e)) => panic!("node {n}'s session: {e}"),
+                    // The next paced send is due; or no ack in time: resend, as a real node does.
                     Err(_) if next_due.is_some() => {}
-                    Err(_) => sent = acked,
+                    Err(_) => {
+                        sent = acked;
+                        ack_timeout = (ack_timeout * 2).min(MAX_ACK_TIMEOUT);
+                    }
                 }
             }
             latencies.lock().await.extend(mine);

@@ -10,6 +10,10 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use futures_util::StreamExt;
+use protocol::seal::NodeKey;
+use protocol::{identity, topic, BoardNo};
+
 use bytes::BytesMut;
 use rumqttc::mqttbytes::v4::{Connect, Packet, PubAck, Publish, Subscribe};
 use rumqttc::mqttbytes::QoS;
@@ -23,6 +27,61 @@ const KEEP_ALIVE: Duration = Duration::from_secs(60);
 /// How long a connection may take to be accepted and subscribed (rumqttc's default).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// What a session connects with.
+pub struct Login {
+    pub broker: SocketAddr,
+    pub client_id: String,
+    /// User and password; `None` on an open broker.
+    pub credentials: Option<(String, String)>,
+    pub filters: Vec<String>,
+}
+
+impl Login {
+    /// A board node's login to the hub's broker, subscribed to its downlinks.
+    pub fn node(broker: SocketAddr, event: &str, board: u16, key: &NodeKey) -> Login {
+        let n = BoardNo(board);
+        Login {
+            broker,
+            client_id: format!("{}bench", identity::node_client_prefix(event, n)),
+            credentials: Some((identity::node_user(n), identity::node_password(key))),
+            filters: vec![topic::downlink(event, n)],
+        }
+    }
+
+    pub async fn session(&self) -> std::io::Result<BareSession> {
+        let credentials = self
+            .credentials
+            .as_ref()
+            .map(|(user, password)| (user.as_str(), password.as_str()));
+        BareSession::connect(self.broker, &self.client_id, credentials, &self.filters).await
+    }
+}
+
+/// Connects every login, many at once as a hall's nodes come up; each retries until the
+/// broker lets it in. The sessions in the logins' order.
+pub async fn connect_all(logins: &[Login]) -> Vec<BareSession> {
+    futures_util::stream::iter(logins)
+        .map(|login| async move {
+            loop {
+                match login.session().await {
+                    Ok(session) => break session,
+                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            }
+        })
+        .buffered(256)
+        .collect()
+        .await
+}
+
+/// What [`BareSession::receive`] read.
+pub enum Received {
+    /// A message on a subscription: its payload.
+    Message(Vec<u8>),
+    /// The broker took one of this session's publishes.
+    PubAck,
+}
+
 pub struct BareSession {
     stream: TcpStream,
     read: BytesMut,
@@ -32,12 +91,12 @@ pub struct BareSession {
 }
 
 impl BareSession {
-    /// CONNECT with `login` (CONNACK accepted), SUBSCRIBE to `filters` at QoS 1 (SUBACK read),
+    /// CONNECT with `login` if any (CONNACK accepted), SUBSCRIBE to `filters` at QoS 1 (SUBACK read),
     /// within [`CONNECT_TIMEOUT`] as a client gives up on a broker that does not answer.
     pub async fn connect(
         broker: SocketAddr,
         client_id: &str,
-        login: (&str, &str),
+        login: Option<(&str, &str)>,
         filters: &[String],
     ) -> std::io::Result<BareSession> {
         tokio::time::timeout(
@@ -51,7 +110,7 @@ impl BareSession {
     async fn handshake(
         broker: SocketAddr,
         client_id: &str,
-        login: (&str, &str),
+        login: Option<(&str, &str)>,
         filters: &[String],
     ) -> std::io::Result<BareSession> {
         let stream = TcpStream::connect(broker).await?;
@@ -65,7 +124,9 @@ impl BareSession {
         };
         let mut connect = Connect::new(client_id);
         connect.keep_alive = KEEP_ALIVE.as_secs() as u16;
-        connect.set_login(login.0, login.1);
+        if let Some((user, password)) = login {
+            connect.set_login(user, password);
+        }
         session.queue(&Packet::Connect(connect));
         session.flush().await?;
         match session.packet().await? {
@@ -110,15 +171,29 @@ impl BareSession {
     }
 
     /// The next message on a subscription (its payload). Acknowledgements of this session's
-    /// publishes and pings are read and dropped; a QoS 1 message's PUBACK is queued for the
-    /// next [`Self::flush`]. Cancel-safe: what was read stays in the buffer.
+    /// publishes and pings are read and dropped. Cancel-safe, as [`Self::receive`].
     pub async fn message(&mut self) -> std::io::Result<Vec<u8>> {
         loop {
-            if let Packet::Publish(publish) = self.packet().await? {
-                if publish.qos != QoS::AtMostOnce {
-                    self.queue(&Packet::PubAck(PubAck::new(publish.pkid)));
+            if let Received::Message(payload) = self.receive().await? {
+                return Ok(payload);
+            }
+        }
+    }
+
+    /// The next message or acknowledgement of a publish (pings are read and dropped); a QoS 1
+    /// message's PUBACK is queued for the next [`Self::flush`]. Cancel-safe: what was read
+    /// stays in the buffer.
+    pub async fn receive(&mut self) -> std::io::Result<Received> {
+        loop {
+            match self.packet().await? {
+                Packet::Publish(publish) => {
+                    if publish.qos != QoS::AtMostOnce {
+                        self.queue(&Packet::PubAck(PubAck::new(publish.pkid)));
+                    }
+                    return Ok(Received::Message(publish.payload.to_vec()));
                 }
-                return Ok(publish.payload.to_vec());
+                Packet::PubAck(_) => return Ok(Received::PubAck),
+                _ => {}
             }
         }
     }
