@@ -292,6 +292,12 @@ struct NodeReport {
     asked_again: u64,
     continue_at: u64,
     resends: u64,
+    /// Sessions opened again after one was lost.
+    reconnects: u64,
+    /// Sessions lost, and attempts to open one that failed.
+    sessions_lost: u64,
+    failed_connects: u64,
+    connected_at_end: bool,
     /// When the last event went out for the first time (a flag board's flag).
     last_sent: Option<Instant>,
 }
@@ -410,6 +416,7 @@ async fn node(
             () = tokio::time::sleep_until(reconnect_at.into()), if !connected => {
                 match login.session().await {
                     Ok(mut s) => {
+                        report.reconnects += 1;
                         backoff.reset();
                         // A node with nothing unacknowledged is up to date once it is back.
                         caught_up(&mut report, Instant::now());
@@ -419,7 +426,10 @@ async fn node(
                         outbox.send(&mut s, &topic, &steps, &mut report);
                         session = Some(s);
                     }
-                    Err(_) => reconnect_at = Instant::now() + backoff.next_wait(),
+                    Err(_) => {
+                        report.failed_connects += 1;
+                        reconnect_at = Instant::now() + backoff.next_wait();
+                    }
                 }
             }
             payload = message => match payload {
@@ -454,11 +464,13 @@ async fn node(
         }
         if let Some(s) = session.as_mut() {
             if lost_session || s.flush().await.is_err() {
+                report.sessions_lost += 1;
                 session = None;
                 reconnect_at = Instant::now() + backoff.next_wait();
             }
         }
     }
+    report.connected_at_end = session.is_some();
     report
 }
 
@@ -753,6 +765,16 @@ fn main() {
             "lost {lost}: {} never acknowledged (on {unacked_boards} boards), {asked_again} asked for again after their acknowledgement",
             lost - asked_again
         );
+        for (n, r) in (1u16..)
+            .zip(&reports)
+            .filter(|(_, r)| r.acked < r.produced)
+            .take(5)
+        {
+            println!(
+                "          board {n}: produced {}, acknowledged up to {}, {} resends, {} reconnects, {} sessions lost, {} failed connects, connected at the end {}",
+                r.produced, r.acked, r.resends, r.reconnects, r.sessions_lost, r.failed_connects, r.connected_at_end
+            );
+        }
         println!(
             "          {resends} resends after 3 s without progress, {continue_at} ContinueAt"
         );
@@ -764,6 +786,7 @@ fn main() {
                 "zeitnot_resend",
                 "zeitnot_acks",
                 "zeitnot_refused",
+                "zeitnot_bad_payloads",
             ],
         )
         .await;
