@@ -241,6 +241,7 @@ pub async fn serve(
         refusals: refusals::RefusalLog::default(),
         users,
         admitted,
+        pager_commands: topic::pager_command(&event),
         pairing_files: config.config_path.clone().map(pairings::PairingFiles::new),
     };
     // What the restore asked for: alerts raised again, every zone's open list.
@@ -529,6 +530,9 @@ struct Shell {
     users: Option<broker::Users>,
     /// The boards whose nodes `users` admits now.
     admitted: HashSet<BoardNo>,
+    /// The pagers' commands' topic, made once: every message from the broker is compared
+    /// with it.
+    pager_commands: String,
 }
 
 impl Shell {
@@ -646,7 +650,7 @@ impl Shell {
             Count::AlertRaised => self.metrics.alert_raised(),
             Count::JournalRecordSkipped => self.metrics.journal_records_skipped(),
             Count::Refused(why) => {
-                let topic = topic::pager_command(self.hub.event());
+                let topic = self.pager_commands.clone();
                 self.refuse(why, &topic, "refused by the hub");
             }
             Count::Unauthenticated(board, refusal) => {
@@ -692,8 +696,7 @@ impl Shell {
             // Nothing is taken that cannot be made durable; the nodes resend it later.
             return;
         }
-        let event_id = self.hub.event().to_owned();
-        if topic == topic::pager_command(&event_id) {
+        if topic == self.pager_commands {
             return match pager::parse_command(payload) {
                 Ok((id, command, seal)) => {
                     let now = self.clock.now();
@@ -702,7 +705,7 @@ impl Shell {
                 Err(e) => self.refuse(BadPayload::PagerCommand, topic, &e.to_string()),
             };
         }
-        let Some(board) = topic::parse_uplink(&event_id, topic) else {
+        let Some(board) = topic::parse_uplink(self.hub.event(), topic) else {
             return self.refuse(BadPayload::ForeignTopic, topic, "not a board uplink topic");
         };
         let sealed = match seal::open_uplink(payload) {
