@@ -34,14 +34,13 @@
 mod common;
 
 use std::collections::{HashMap, VecDeque};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use board_node::node::{ACK_TIMEOUT, MAX_ACK_TIMEOUT, WINDOW};
 use board_node::source::Timed;
 use board_node::{pgn::PgnGame, replay};
-use common::bare_session::{connect_all, BareSession, Login};
+use common::bare_session::{connect_all, socket_addr, BareSession, Login};
 use common::{
     classical_games, connected, enrol_nodes, pager_login, percentile, print_hub_counters,
     with_running_clock, BrokerProcess, HubProcess, CLASSICAL_TIME_CONTROL,
@@ -565,11 +564,7 @@ fn main() {
         let enrolled_s = setup.elapsed().as_secs_f64();
         let plans = plan_hall(&args, playing, &games, &keys);
         let connecting = Instant::now();
-        let broker: SocketAddr = hub
-            .broker
-            .to_string()
-            .parse()
-            .expect("the broker's address");
+        let broker = socket_addr(&hub.broker);
         let logins: Vec<Login> = (1u16..)
             .zip(&keys)
             .map(|(n, key)| Login::node(broker, EVENT, n, key))

@@ -31,21 +31,11 @@ use tokio::sync::{oneshot, Mutex, Notify};
 
 mod common;
 
-use common::bare_session::{connect_all, Login};
+use common::bare_session::{connect_all, socket_addr, Login};
 use common::{
     connected, enrol_nodes, node_events, percentile, print_hub_counters, settle, BrokerProcess,
     HubProcess,
 };
-
-/// The broker's socket address (a host name is resolved by the caller's system).
-fn broker_socket(broker: &BrokerAddr) -> std::net::SocketAddr {
-    use std::net::ToSocketAddrs;
-    (broker.host.as_str(), broker.port)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut addrs| addrs.next())
-        .expect("the broker's address")
-}
 
 #[derive(Clone, Copy)]
 struct Args {
@@ -171,7 +161,7 @@ async fn baseline(
 
     let logins: Vec<Login> = (1..=args.nodes)
         .map(|n| Login {
-            broker: broker_socket(broker),
+            broker: socket_addr(broker),
             client_id: format!("baseline-node-{phase}-{n}"),
             credentials: None,
             filters: Vec::new(),
@@ -278,7 +268,7 @@ async fn through_hub(
 
     let logins: Vec<Login> = (1..=args.nodes)
         .zip(&keys)
-        .map(|(n, key)| Login::node(broker_socket(&hub.broker), &event, n, key))
+        .map(|(n, key)| Login::node(socket_addr(&hub.broker), &event, n, key))
         .collect();
     let sessions = connect_all(&logins).await;
     let began = Instant::now();

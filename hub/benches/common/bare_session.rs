@@ -27,6 +27,16 @@ const KEEP_ALIVE: Duration = Duration::from_secs(60);
 /// How long a connection may take to be accepted and subscribed (rumqttc's default).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The broker's socket address (a host name is resolved by the system).
+pub fn socket_addr(broker: &link::BrokerAddr) -> SocketAddr {
+    use std::net::ToSocketAddrs;
+    (broker.host.as_str(), broker.port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .expect("the broker's address")
+}
+
 /// What a session connects with.
 pub struct Login {
     pub broker: SocketAddr,
