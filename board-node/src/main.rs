@@ -28,9 +28,14 @@ struct Cli {
 enum Command {
     /// Play a real game from a PGN file as an e-board and clock would report it.
     Replay {
-        /// The MQTT broker: HOST:PORT or mqtt://HOST:PORT.
+        /// The MQTT broker: mqtts://HOST:PORT (TLS, with --ca-file), HOST:PORT or
+        /// mqtt://HOST:PORT (plain: a hub's loopback listener, a lab).
         #[arg(long)]
         broker: BrokerAddr,
+        /// The hall's CA certificate (PEM; the `ca` of the enrolment's answer): an mqtts://
+        /// broker is trusted only with a certificate it signed.
+        #[arg(long)]
+        ca_file: Option<PathBuf>,
         /// The board number in the hall.
         #[arg(long)]
         board: u16,
@@ -118,9 +123,14 @@ enum Command {
 /// The boards a live node serves.
 #[derive(clap::Args)]
 struct LiveArgs {
-    /// The MQTT broker: HOST:PORT or mqtt://HOST:PORT.
+    /// The MQTT broker: mqtts://HOST:PORT (TLS, with --ca-file), HOST:PORT or
+    /// mqtt://HOST:PORT (plain: a hub's loopback listener, a lab).
     #[arg(long)]
     broker: BrokerAddr,
+    /// The hall's CA certificate (PEM; the `ca` of the enrolment's answer): an mqtts://
+    /// broker is trusted only with a certificate it signed.
+    #[arg(long)]
+    ca_file: Option<PathBuf>,
     /// The outboxes' directory: each board keeps its own in `board-N` below it. Keep it on
     /// persistent storage.
     #[arg(long)]
@@ -193,6 +203,7 @@ impl LiveArgs {
     fn boards(self, family: &str, clock_hw: &str) -> anyhow::Result<Vec<(NodeConfig, PathBuf)>> {
         let LiveArgs {
             broker,
+            ca_file,
             outbox,
             boards,
             serials,
@@ -220,6 +231,7 @@ impl LiveArgs {
                 boards.len()
             );
         }
+        let tls = broker_tls(&broker, ca_file.as_deref())?;
         let mut configs = Vec::new();
         for (i, (board, serial)) in boards.iter().zip(&serials).enumerate() {
             let key = key_files.get(i).map(|f| read_key(f)).transpose()?;
@@ -239,6 +251,7 @@ impl LiveArgs {
                         .unwrap_or_else(|| format!("{family}-board-{board}")),
                     clock_hw: clock_hw.to_owned(),
                     key,
+                    tls: tls.clone(),
                 },
                 serial.clone(),
             ));
@@ -316,8 +329,28 @@ fn read_key(path: &std::path::Path) -> anyhow::Result<protocol::seal::NodeKey> {
     protocol::seal::NodeKey::parse(&text).with_context(|| format!("in {}", path.display()))
 }
 
+/// The TLS configuration of `broker`: for an mqtts:// broker, the hall CA in `ca_file`
+/// pinned; `None` for a plain one.
+fn broker_tls(
+    broker: &BrokerAddr,
+    ca_file: Option<&std::path::Path>,
+) -> anyhow::Result<Option<std::sync::Arc<rustls::ClientConfig>>> {
+    if !broker.tls {
+        return Ok(None);
+    }
+    let ca_file = ca_file.with_context(|| {
+        format!("{broker} is TLS: give the hall's CA certificate with --ca-file (the `ca` of the enrolment's answer)")
+    })?;
+    let pem = std::fs::read(ca_file).with_context(|| format!("reading {}", ca_file.display()))?;
+    let config =
+        link::tls::client_config(&pem).with_context(|| format!("in {}", ca_file.display()))?;
+    Ok(Some(config))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // The outbox and whatever the node writes: its user's only.
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -328,6 +361,7 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Replay {
             broker,
+            ca_file,
             board,
             pgn: path,
             game,
@@ -342,6 +376,7 @@ async fn main() -> anyhow::Result<()> {
             key_file,
         } => {
             let key = key_file.as_deref().map(read_key).transpose()?;
+            let tls = broker_tls(&broker, ca_file.as_deref())?;
             anyhow::ensure!(
                 protocol::topic::is_valid_event(&event),
                 "event id {event:?}: use letters, digits, '-', '_' or '.'"
@@ -374,6 +409,7 @@ async fn main() -> anyhow::Result<()> {
                     "replay".into()
                 },
                 key,
+                tls,
             };
             let report = node::run(config, Feed::Script(script), stopped()).await?;
             println!("{}", serde_json::to_string(&report)?);

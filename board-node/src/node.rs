@@ -53,6 +53,8 @@ pub struct NodeConfig {
     /// only downlinks sealed with it are acted on. `None`: events go unauthenticated (only
     /// a hall the organiser opened takes them) and every downlink is trusted.
     pub key: Option<NodeKey>,
+    /// For an `mqtts://` broker: TLS with the hall CA pinned (`--ca-file`).
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 impl NodeConfig {
@@ -163,6 +165,7 @@ pub async fn run<S: Source>(
     options.subscribe = vec![topic::downlink(&config.event, config.board)];
     options.seed = u64::from(config.board.0) ^ unix_ms();
     options.credentials = config.mqtt_credentials();
+    options.tls = config.tls.clone();
     if config.key.is_none() {
         tracing::warn!(board = config.board.0, "no key (--key-file): only a hall opened to unauthenticated boards takes this node's events, and any downlink is believed");
     }

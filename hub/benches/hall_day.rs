@@ -799,6 +799,7 @@ fn main() {
                         let detail: Option<serde_json::Value> = async {
                             let answer = client
                                 .get(format!("http://{http}/api/boards/{n}"))
+                                .bearer_auth(common::TOKEN)
                                 .send()
                                 .await
                                 .ok()?;

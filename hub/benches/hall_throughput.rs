@@ -401,10 +401,7 @@ fn main() {
         let base_broker = match args.external {
             Some(port) => {
                 println!("broker: external, 127.0.0.1:{port}");
-                BrokerAddr {
-                    host: "127.0.0.1".into(),
-                    port,
-                }
+                BrokerAddr::plain("127.0.0.1", port)
             }
             None => {
                 println!("broker: rumqttd as the hub embeds it; the baseline's alone (hub broker), the hub's in hub serve");

@@ -69,11 +69,25 @@ enum Command {
         /// the board counts as completed; 0 turns the inference off.
         #[arg(long, default_value_t = hub::core::hall::DEFAULT_DEBOUNCE_MS)]
         debounce_ms: u64,
-        /// The arbiters' token: the supervision page's login and the API's bearer token
-        /// [default: the configuration's [access] arbiter_token; without one the arbiters'
-        /// view is open to anyone who reaches the HTTP port].
+        /// The arbiters' token: the supervision page's login and the API's bearer token, at
+        /// least 16 characters [default: the configuration's [access] arbiter_token; without
+        /// one, the token the hub made at its first start and keeps in the data directory:
+        /// `hub login-link` prints it].
         #[arg(long, env = "ZEITNOT_ARBITER_TOKEN", hide_env_values = true)]
         arbiter_token: Option<String>,
+        /// What the public sees (feed, spectators' page, broadcast topics, LiveChess folder,
+        /// lichess) is this many seconds behind the boards; 0 is live, and warned about
+        /// [default: the configuration's [broadcast] delay_s, else 900].
+        #[arg(long)]
+        broadcast_delay_s: Option<u64>,
+        /// Which listeners speak TLS: auto (all but those on loopback), on, off
+        /// [default: the configuration's [access] tls, else auto].
+        #[arg(long, value_enum)]
+        tls: Option<hub::edge::tls::TlsChoice>,
+        /// The CA certificate (PEM) that signed an external mqtts:// broker's certificate
+        /// [default: the hall CA, which `hub broker-cert` issues the broker's from].
+        #[arg(long)]
+        broker_ca: Option<PathBuf>,
     },
     /// An arbiter's pager in the terminal: the zone's open alerts, the most urgent first,
     /// a bell on a new one. Type `a ID` (or `a` for the top one) to acknowledge, `r ID note`
@@ -144,10 +158,41 @@ enum Command {
         #[arg(long, value_enum, default_value = "node")]
         think_times: ThinkTimesArg,
     },
+    /// The arbiters' login link of the hub whose data directory is `--data`: the token it
+    /// made at its first start, as `http://HOST:PORT/?token=…`.
+    LoginLink {
+        /// Directory of the hub's journal.
+        #[arg(long, default_value = "zeitnot-data")]
+        data: PathBuf,
+        /// The hub's HTTP address, as `hub serve --http` has it.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        http: SocketAddr,
+        /// The page is HTTPS (the default for a listener off loopback).
+        #[arg(long)]
+        https: bool,
+    },
+    /// A server certificate and key for an external broker (Mosquitto) reached as `--name`,
+    /// signed by the hall CA of the hub whose data directory is `--data`: the nodes and
+    /// pagers that pin the hall CA then trust the broker (deploy/mosquitto/README.md).
+    BrokerCert {
+        /// Directory of the hub's journal.
+        #[arg(long, default_value = "zeitnot-data")]
+        data: PathBuf,
+        /// A name or IP address the broker is reached under; repeat for each.
+        #[arg(long = "name", required = true)]
+        names: Vec<String>,
+        /// Where to write the certificate (PEM).
+        #[arg(long)]
+        cert: PathBuf,
+        /// Where to write the key (PEM, mode 0600).
+        #[arg(long)]
+        key: PathBuf,
+    },
     /// Enrol a node for a board on a hub that is not running (while it runs: `POST
     /// /api/nodes/enrol`): prints `{"hardware","board","key"}` and writes the key to
     /// `--key-file` for the node's own `--key-file`. Enrolling the same hardware again hands
-    /// out the same key and moves it to the board given: a swap in one step.
+    /// out a new key (the old one stops working) and moves it to the board given: a swap in
+    /// one step.
     Enrol {
         /// Directory of the hub's journal.
         #[arg(long, default_value = "zeitnot-data")]
@@ -240,6 +285,8 @@ impl From<SupervisionArg> for Supervision {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // Whatever the hub writes (the journal, the token, key files) is its user's only.
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     let cli = Cli::parse();
     // The hall's service logs what it does; the demo and the report print their own
     // summary, and log only what goes wrong (RUST_LOG asks for more).
@@ -251,6 +298,8 @@ async fn main() -> anyhow::Result<()> {
         | Command::Enrol { .. }
         | Command::EnrolArbiter { .. }
         | Command::BrokerUsers { .. }
+        | Command::LoginLink { .. }
+        | Command::BrokerCert { .. }
         | Command::Broker { .. } => "warn",
     };
     tracing_subscriber::fmt()
@@ -275,6 +324,9 @@ async fn main() -> anyhow::Result<()> {
             chess960,
             debounce_ms,
             arbiter_token,
+            broadcast_delay_s,
+            tls,
+            broker_ca,
         } => {
             let file = event_config(config.as_deref())?;
             let time_control = time_control.or_else(|| file.time_control.clone());
@@ -295,6 +347,8 @@ async fn main() -> anyhow::Result<()> {
                 http,
                 arbiter_token: arbiter_token.or(file.arbiter_token),
                 hosts: file.hosts,
+                tls: tls.or(file.tls).unwrap_or_default(),
+                broker_ca,
                 config_path: config.clone(),
                 hub: HubConfig {
                     event: event
@@ -307,7 +361,13 @@ async fn main() -> anyhow::Result<()> {
                     routing: file.routing,
                     alerts: file.alerts,
                     rounds: file.rounds,
-                    broadcast: file.broadcast,
+                    broadcast: hub::view::feed::BroadcastSettings {
+                        delay_ms: broadcast_delay_s
+                            .or(file.delay_s)
+                            .unwrap_or(hub::config::DEFAULT_DELAY_S)
+                            * 1000,
+                        ..file.broadcast
+                    },
                     bindings: file.bindings,
                     open_hall: file.open_hall,
                 },
@@ -336,6 +396,39 @@ async fn main() -> anyhow::Result<()> {
             })
             .await
         }
+        Command::BrokerCert {
+            data,
+            names,
+            cert,
+            key,
+        } => {
+            let (cert_pem, key_pem) = hub::edge::hall_ca::issue_for(&data, &names)?;
+            std::fs::write(&cert, cert_pem)
+                .with_context(|| format!("writing {}", cert.display()))?;
+            hub::edge::secret_file::write(&key, key_pem.trim_end())?;
+            println!(
+                "{} and {}: the broker's certificate for {}, signed by the hall CA {}",
+                cert.display(),
+                key.display(),
+                names.join(", "),
+                hub::edge::hall_ca::ca_file(&data).display()
+            );
+            Ok(())
+        }
+        Command::LoginLink { data, http, https } => {
+            let file = hub::edge::login::token_file(&data);
+            let token = hub::edge::secret_file::read(&file)?.with_context(|| {
+                format!(
+                    "{} has no token: the hub makes it at its first start, unless the configuration or ZEITNOT_ARBITER_TOKEN gives one",
+                    file.display()
+                )
+            })?;
+            let scheme = if https { "https" } else { "http" };
+            for link in hub::edge::login::links(http, &token, scheme) {
+                println!("{link}");
+            }
+            Ok(())
+        }
         Command::BrokerUsers { data, config } => {
             let file = event_config(config.as_deref())?;
             let hub_config = HubConfig {
@@ -355,9 +448,11 @@ async fn main() -> anyhow::Result<()> {
                 "an arbiter's name of 1 to 64 characters"
             );
             let enrolment = hub::run::arbiter_offline(&data, &arbiter)?;
-            let json = enrolment.to_json();
+            let mut json: serde_json::Value = serde_json::from_str(&enrolment.to_json())?;
+            json["ca"] = hub::edge::hall_ca::ca_pem(&data)?.into();
+            let json = json.to_string();
             if let Some(path) = key_file {
-                hub::cmd::enrol::write_secret_file(&path, &json)?;
+                hub::edge::secret_file::write(&path, &json)?;
             }
             println!("{json}");
             Ok(())
@@ -429,7 +524,8 @@ async fn main() -> anyhow::Result<()> {
             if let Some(path) = key_file {
                 hub::cmd::enrol::write_key_file(&path, &enrolled.key)?;
             }
-            println!("{}", hub::cmd::enrol::answer_json(&enrolled));
+            let ca = hub::edge::hall_ca::ca_pem(&data)?;
+            println!("{}", hub::cmd::enrol::answer_json(&enrolled, &ca));
             Ok(())
         }
         Command::Broker { mqtt } => {
@@ -437,7 +533,7 @@ async fn main() -> anyhow::Result<()> {
             // with, on the same footing (a process of its own, the same configuration).
             let limit = hub::edge::descriptors::raise_limit();
             let connections = hub::edge::descriptors::broker_connections(limit);
-            hub::edge::broker::start(mqtt, None, connections, None)?;
+            hub::edge::broker::start(mqtt, None, connections, None, "", None)?;
             println!("{{\"mqtt\": \"{mqtt}\", \"connections\": {connections}}}");
             shutdown_signal().await;
             Ok(())

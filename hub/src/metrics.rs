@@ -77,6 +77,8 @@ pub struct Metrics {
     acks_sent: AtomicU64,
     live_updates: AtomicU64,
     live_bytes: AtomicU64,
+    logins_refused: AtomicU64,
+    http_connections_refused: AtomicU64,
     flushes: AtomicU64,
     flush_us_sum: AtomicU64,
     flush_buckets: [AtomicU64; FLUSH_BUCKETS_US.len()],
@@ -133,6 +135,16 @@ impl Metrics {
     /// Bytes sent to one supervision page.
     pub fn live_sent(&self, bytes: usize) {
         self.live_bytes.fetch_add(bytes as u64, Relaxed);
+    }
+
+    /// A login with a wrong token, or one throttled.
+    pub fn login_refused(&self) {
+        self.logins_refused.fetch_add(1, Relaxed);
+    }
+
+    /// An HTTP connection turned away at a connection cap.
+    pub fn http_connection_refused(&self) {
+        self.http_connections_refused.fetch_add(1, Relaxed);
     }
 
     pub fn flushed(&self, took: Duration) {
@@ -210,6 +222,16 @@ impl Metrics {
             "zeitnot_live_bytes_total",
             "Bytes sent to supervision pages over their event streams, all pages together.",
             self.live_bytes.load(Relaxed),
+        );
+        counter(
+            "zeitnot_logins_refused_total",
+            "Logins to the page refused: a wrong token, or too many wrong ones.",
+            self.logins_refused.load(Relaxed),
+        );
+        counter(
+            "zeitnot_http_connections_refused_total",
+            "HTTP connections closed at once: too many in all or from one address.",
+            self.http_connections_refused.load(Relaxed),
         );
         let _ = writeln!(
             out,

@@ -63,10 +63,7 @@ struct Pager {
 impl Pager {
     /// A pager of arbiter `name`, with the credentials the hub hands out.
     async fn connect(hub: &Hub, name: &str, dir: &std::path::Path) -> Pager {
-        let broker = BrokerAddr {
-            host: "127.0.0.1".into(),
-            port: hub.broker_port(),
-        };
+        let broker = BrokerAddr::plain("127.0.0.1", hub.broker_port());
         let file = hub.enrol_arbiter(name, dir);
         let credentials = hub::cmd::pager::PagerCredentials::read(&file).unwrap();
         let mut options = hub.pager_link(name, dir);
@@ -191,37 +188,30 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
         .into_iter()
         .map(|(board, game)| Node::start(&Replay::new(board, file, game, 25.0), &hub, dir.path()))
         .collect();
-    let nodes = {
-        let broker = BrokerAddr {
-            host: "127.0.0.1".into(),
-            port,
-        };
-        // One session for the three test boards, logged in as board 5's node: the embedded
-        // broker cannot hold a node to its topics; each board's events are sealed with its
-        // own key all the same.
-        let five = hub.enrol("board-5", 5, dir.path());
-        let (client, mut events) = link::start(&broker, five.node_link());
-        tokio::spawn(async move { while events.recv().await.is_some() {} });
-        client
-    };
-    tokio::time::sleep(Duration::from_millis(500)).await;
-
     // Board 5 (zone B): White's flag falls.
-    let mut b5 = TestBoard::start(5, nodes.clone(), &hub.enrol("board-5", 5, dir.path())).await;
+    // Each test board publishes through its own node's login, as real nodes do.
+    let board = |n: u16| {
+        let enrolled = hub.enrol(&format!("board-{n}"), n, dir.path());
+        async move {
+            let session = support::board::node_session(port, &enrolled).await;
+            TestBoard::start(n, session, &enrolled).await
+        }
+    };
+    let mut b5 = board(5).await;
     b5.play("e2e4").await;
     b5.play("e7e5").await;
     let flag_sent = b5
         .reading(Some(protocol::Color::White), Some(protocol::Color::White))
         .await;
     // Board 6 (zone B): Black moves the king two squares and presses.
-    let mut b6 = TestBoard::start(6, nodes.clone(), &hub.enrol("board-6", 6, dir.path())).await;
+    let mut b6 = board(6).await;
     b6.play("e2e4").await;
     let mut illegal = b6.position.board().clone();
     let king = illegal.remove_piece_at(Square::E8).unwrap();
     illegal.set_piece_at(Square::E6, king);
     let illegal_sent = b6.press_with(&illegal).await;
     // Board 2 (zone A): a player stops the clock.
-    let mut b2 = TestBoard::start(2, nodes.clone(), &hub.enrol("board-2", 2, dir.path())).await;
+    let mut b2 = board(2).await;
     b2.play("d2d4").await;
     let pause_sent = b2.reading(None, None).await;
     // Board 3's node dies mid-game.

@@ -260,10 +260,7 @@ fn with_a_delay_the_feed_never_shows_a_move_younger_than_the_delay() {
 async fn a_press_reaches_the_feed_within_milliseconds() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::embedded(dir.path());
-    let broker = BrokerAddr {
-        host: "127.0.0.1".into(),
-        port,
-    };
+    let broker = BrokerAddr::plain("127.0.0.1", port);
     let one = hub.enrol("board-1", 1, dir.path());
     let (client, mut events) = link::start(&broker, one.node_link());
     tokio::spawn(async move { while events.recv().await.is_some() {} });

@@ -9,7 +9,6 @@ mod support;
 
 use std::time::Duration;
 
-use link::LinkEvent;
 use serde_json::Value;
 use shakmaty::{Position, Square};
 use support::board::TestBoard;
@@ -80,15 +79,9 @@ async fn each_section_plays_under_its_own_clock_and_rules() {
         .collect();
 
     // Boards 5 (classical) and 15 (rapid): Black moves the king two squares and presses.
-    let broker = link::BrokerAddr {
-        host: "127.0.0.1".into(),
-        port,
-    };
     for board in [5, 15] {
         let enrolled = hub.enrol(&format!("board-{board}"), board, dir.path());
-        let (client, mut events) = link::start(&broker, enrolled.node_link());
-        while !matches!(events.recv().await, Some(LinkEvent::Connected)) {}
-        tokio::spawn(async move { while events.recv().await.is_some() {} });
+        let client = support::board::node_session(port, &enrolled).await;
         let mut test_board = TestBoard::start(board, client, &enrolled).await;
         test_board.play("e2e4").await;
         let mut illegal = test_board.position.board().clone();

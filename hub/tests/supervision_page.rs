@@ -10,15 +10,13 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use link::{self, BrokerAddr};
-use rumqttc::AsyncClient;
 use serde_json::Value;
 use shakmaty::{Position, Square};
 use support::board::TestBoard;
 use support::browser::Browser;
-use support::{http_get_with, Hub, Node, Replay};
+use support::{http_get_with, stranger_request, Hub, Node, Replay};
 
-const TOKEN: &str = "board-47-knows";
+const TOKEN: &str = "board-47-knows-the-hall";
 
 fn config(dir: &Path, delay_s: u64) -> String {
     std::fs::write(
@@ -59,19 +57,6 @@ zones = ["A", "B"]
 arbiter_token = "{TOKEN}"
 "#
     )
-}
-
-/// Test boards publishing through the hub's broker as event `default`, in one session
-/// logged in as the first one's node (`login`); each board's events are sealed with its key.
-async fn boards_client(port: u16, login: &support::Enrolment) -> AsyncClient {
-    let broker = BrokerAddr {
-        host: "127.0.0.1".into(),
-        port,
-    };
-    let (client, mut events) = link::start(&broker, login.node_link());
-    tokio::spawn(async move { while events.recv().await.is_some() {} });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    client
 }
 
 /// The status and the first event of a server-sent event stream.
@@ -123,10 +108,16 @@ fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
         "/api/nodes",
         "/api/time-trouble",
     ] {
-        let (status, _, _) = http_get_with(hub.http, path, &[]).unwrap();
+        let (status, _, _) = stranger_request(hub.http, "GET", path, &[], "").unwrap();
         assert_eq!(status, 401, "{path} without the token");
-        let (status, _, _) =
-            http_get_with(hub.http, path, &[("Authorization", "Bearer nope")]).unwrap();
+        let (status, _, _) = stranger_request(
+            hub.http,
+            "GET",
+            path,
+            &[("Authorization", "Bearer nope")],
+            "",
+        )
+        .unwrap();
         assert_eq!(status, 401, "{path} with a wrong token");
         let (status, _, body) =
             http_get_with(hub.http, path, &[("Authorization", &bearer)]).unwrap();
@@ -140,20 +131,47 @@ fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
         "/api/rounds/1/pairings",
         "/api/session",
     ] {
-        let (status, _, _) = http_get_with(hub.http, path, &[]).unwrap();
+        let (status, _, _) = stranger_request(hub.http, "GET", path, &[], "").unwrap();
         assert_eq!(status, 200, "{path}");
     }
     let (status, _) = first_event(hub.http, "/api/live", &[]);
     assert_eq!(status, 401, "the arbiters' stream without the token");
-    let (status, hall) = first_event(
-        hub.http,
-        "/api/live",
-        &[("Cookie", &format!("zeitnot_arbiter={TOKEN}"))],
+    // The token is no cookie: the page's cookie is a session's id, opened by a login.
+    let token_cookie = format!("zeitnot_arbiter={TOKEN}");
+    let (status, _) = first_event(hub.http, "/api/live", &[("Cookie", &token_cookie)]);
+    assert_eq!(status, 401, "the token itself as the cookie");
+    let login = format!(r#"{{"token": "{TOKEN}"}}"#);
+    let json = [("Content-Type", "application/json")];
+    let (status, headers, _) =
+        stranger_request(hub.http, "POST", "/api/session", &json, &login).unwrap();
+    assert_eq!(status, 204);
+    let set_cookie = &headers["set-cookie"];
+    assert!(
+        set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Strict"),
+        "{set_cookie}"
     );
+    let session = set_cookie.split(';').next().unwrap().to_owned();
+    assert!(
+        !session.contains(TOKEN),
+        "the cookie is not the token: {session}"
+    );
+    let (status, hall) = first_event(hub.http, "/api/live", &[("Cookie", &session)]);
     assert_eq!(status, 200);
     let hall: Value = serde_json::from_str(&hall).unwrap();
     assert_eq!(hall["audience"], "arbiters");
     assert!(hall["alerts"].is_array(), "arbiters get the open alerts");
+    // A log-out ends the session on the hub, not only in the browser.
+    let (status, _, _) = stranger_request(
+        hub.http,
+        "DELETE",
+        "/api/session",
+        &[("Cookie", &session)],
+        "",
+    )
+    .unwrap();
+    assert_eq!(status, 204);
+    let (status, _) = first_event(hub.http, "/api/live", &[("Cookie", &session)]);
+    assert_eq!(status, 401, "a session logged out");
     let (status, hall) = first_event(hub.http, "/api/public/live", &[]);
     assert_eq!(status, 200);
     let hall: Value = serde_json::from_str(&hall).unwrap();
@@ -228,7 +246,7 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
         })
         .collect();
     let five = hub.enrol("board-5", 5, dir.path());
-    let client = boards_client(port, &five).await;
+    let client = support::board::node_session(port, &five).await;
     let mut b5 = TestBoard::start(5, client.clone(), &five).await;
 
     let mut browser = Browser::start();
@@ -452,7 +470,7 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
     let (hub, port) = Hub::configured(dir.path(), &config(dir.path(), 3));
     let url = format!("http://{}", hub.http);
     let six = hub.enrol("board-6", 6, dir.path());
-    let client = boards_client(port, &six).await;
+    let client = support::board::node_session(port, &six).await;
     let mut b6 = TestBoard::start(6, client.clone(), &six).await;
 
     let mut browser = Browser::start();

@@ -134,7 +134,7 @@ fn a_team_rounds_match_scores_on_the_page_and_teams_in_the_feed() {
 
     // The page groups the match's boards under its teams and shows the score.
     let mut browser = Browser::start();
-    browser.open_page(&format!("http://{}/", hub.http));
+    browser.open_page(&format!("http://{}/?token={}", hub.http, hub.token));
     let header = format!("{} – {}", teams[0], teams[1]);
     let expected = format!("{}–{}", points(score[0]), points(score[1]));
     let shown = browser.expect(

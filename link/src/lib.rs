@@ -8,24 +8,43 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, NetworkOptions, Packet, QoS};
+use rumqttc::{
+    AsyncClient, Event, EventLoop, MqttOptions, NetworkOptions, Packet, QoS, TlsConfiguration,
+    Transport,
+};
 use tokio::sync::mpsc;
 
 pub mod backoff;
+pub mod tls;
 
 use crate::backoff::Backoff;
 
-/// Where the broker is: `mqtt://host:port` or `host:port`.
+/// Where the broker is: `mqtt://host:port` or `host:port` (plain TCP), `mqtts://host:port`
+/// (TLS, with the hall CA pinned: [`LinkOptions::tls`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerAddr {
     pub host: String,
     pub port: u16,
+    /// `mqtts://`: the session is TLS.
+    pub tls: bool,
+}
+
+impl BrokerAddr {
+    /// A plain-TCP broker at `host:port`.
+    pub fn plain(host: impl Into<String>, port: u16) -> BrokerAddr {
+        BrokerAddr {
+            host: host.into(),
+            port,
+            tls: false,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("broker address {0:?}: expected mqtt://HOST:PORT or HOST:PORT")]
+#[error("broker address {0:?}: expected mqtts://HOST:PORT, mqtt://HOST:PORT or HOST:PORT")]
 pub struct BadBrokerAddr(String);
 
 impl FromStr for BrokerAddr {
@@ -33,22 +52,38 @@ impl FromStr for BrokerAddr {
 
     fn from_str(s: &str) -> Result<BrokerAddr, BadBrokerAddr> {
         let bad = || BadBrokerAddr(s.to_owned());
-        let rest = s.strip_prefix("mqtt://").unwrap_or(s);
+        let (tls, rest) = match s.strip_prefix("mqtts://") {
+            Some(rest) => (true, rest),
+            None => (false, s.strip_prefix("mqtt://").unwrap_or(s)),
+        };
         let (host, port) = rest.rsplit_once(':').ok_or_else(bad)?;
         let port = port.trim_end_matches('/').parse().map_err(|_| bad())?;
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
         if host.is_empty() {
             return Err(bad());
         }
         Ok(BrokerAddr {
             host: host.to_owned(),
             port,
+            tls,
         })
     }
 }
 
 impl fmt::Display for BrokerAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.host, self.port)
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        match self.tls {
+            true => write!(f, "mqtts://{host}:{}", self.port),
+            false => write!(f, "{host}:{}", self.port),
+        }
     }
 }
 
@@ -84,6 +119,9 @@ pub struct LinkOptions {
     pub seed: u64,
     /// The MQTT username and password (see the README's *Security*); `None`: anonymous.
     pub credentials: Option<(String, String)>,
+    /// For an `mqtts://` broker: the TLS configuration, the hall CA pinned
+    /// ([`tls::client_config`]).
+    pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl LinkOptions {
@@ -98,6 +136,7 @@ impl LinkOptions {
             backoff_max: Duration::from_secs(5),
             seed: 0,
             credentials: None,
+            tls: None,
         }
     }
 }
@@ -113,6 +152,21 @@ pub fn start(addr: &BrokerAddr, options: LinkOptions) -> (AsyncClient, mpsc::Rec
         .set_max_packet_size(256 * 1024, 256 * 1024);
     if let Some((username, password)) = &options.credentials {
         mqtt.set_credentials(username.clone(), password.clone());
+    }
+    if addr.tls {
+        // Without the hall CA nothing is trusted: every attempt fails, and says why.
+        let config = options.tls.clone().unwrap_or_else(|| {
+            tracing::error!(%addr, "an mqtts:// broker needs the hall CA (--ca-file): no server will be trusted");
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            Arc::new(
+                rustls::ClientConfig::builder_with_provider(provider)
+                    .with_safe_default_protocol_versions()
+                    .expect("ring supports the default TLS versions")
+                    .with_root_certificates(rustls::RootCertStore::empty())
+                    .with_no_client_auth(),
+            )
+        });
+        mqtt.set_transport(Transport::tls_with_config(TlsConfiguration::Rustls(config)));
     }
     let (client, mut eventloop) = AsyncClient::new(mqtt, options.request_capacity);
     // Small request/response messages (an event, its acknowledgement) must not wait for
@@ -186,14 +240,23 @@ mod tests {
 
     #[test]
     fn broker_addresses_parse_with_or_without_scheme() {
-        let want = BrokerAddr {
-            host: "10.0.0.5".into(),
-            port: 1883,
-        };
+        let want = BrokerAddr::plain("10.0.0.5", 1883);
         assert_eq!("mqtt://10.0.0.5:1883".parse::<BrokerAddr>().unwrap(), want);
         assert_eq!("10.0.0.5:1883".parse::<BrokerAddr>().unwrap(), want);
         for bad in ["10.0.0.5", "mqtt://:1883", "host:port", "host:70000"] {
             assert!(bad.parse::<BrokerAddr>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn mqtts_is_tls_and_prints_back_as_it_was_given() {
+        let tls: BrokerAddr = "mqtts://hub.hall:8883".parse().unwrap();
+        assert!(tls.tls);
+        assert_eq!((tls.host.as_str(), tls.port), ("hub.hall", 8883));
+        assert_eq!(tls.to_string(), "mqtts://hub.hall:8883");
+        let v6: BrokerAddr = "mqtts://[::1]:8883".parse().unwrap();
+        assert_eq!(v6.host, "::1");
+        assert_eq!(v6.to_string(), "mqtts://[::1]:8883");
+        assert_eq!(BrokerAddr::plain("h", 1).to_string(), "h:1");
     }
 }

@@ -152,7 +152,9 @@ pub async fn print_hub_counters(http: std::net::SocketAddr, shown: &[&str]) {
     let Ok(mut stream) = tokio::net::TcpStream::connect(http).await else {
         return;
     };
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: {http}\r\nConnection: close\r\n\r\n");
+    let request = format!(
+        "GET /metrics HTTP/1.1\r\nHost: {http}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+    );
     let mut response = String::new();
     if stream.write_all(request.as_bytes()).await.is_ok()
         && stream.read_to_string(&mut response).await.is_ok()
@@ -165,6 +167,10 @@ pub async fn print_hub_counters(http: std::net::SocketAddr, shown: &[&str]) {
     }
 }
 
+/// The arbiters' token of every hub a benchmark starts (a process of its own on loopback,
+/// gone with the run): what the benchmarks' requests send.
+pub const TOKEN: &str = "a-benchmarks-arbiter-token";
+
 /// Enrols the simulated nodes of `boards` (hardware `bench-N`) as a technician does, over
 /// the hub's API; returns their keys, board 1's first.
 pub async fn enrol_nodes(http: SocketAddr, boards: std::ops::RangeInclusive<u16>) -> Vec<NodeKey> {
@@ -175,7 +181,7 @@ pub async fn enrol_nodes(http: SocketAddr, boards: std::ops::RangeInclusive<u16>
         .map(|n| {
             let client = client.clone();
             async move {
-                hub::cmd::enrol::over_http(&client, http, None, &format!("bench-{n}"), BoardNo(n))
+                hub::cmd::enrol::over_http(&client, http, TOKEN, &format!("bench-{n}"), BoardNo(n))
                     .await
                     .expect("enrolment")
             }
@@ -189,7 +195,7 @@ pub async fn enrol_nodes(http: SocketAddr, boards: std::ops::RangeInclusive<u16>
 /// the credentials the hub hands an arbiter (`POST /api/arbiters/enrol`).
 pub async fn pager_login(http: SocketAddr, event: &str, name: &str) -> link::LinkOptions {
     let client = reqwest::Client::new();
-    let answer = hub::cmd::enrol::arbiter_over_http(&client, http, None, name)
+    let answer = hub::cmd::enrol::arbiter_over_http(&client, http, TOKEN, name)
         .await
         .expect("the arbiter's credentials");
     let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
@@ -207,18 +213,17 @@ pub async fn pager_login(http: SocketAddr, event: &str, name: &str) -> link::Lin
 pub async fn start_hub(event: &str, external: Option<u16>) -> (tempfile::TempDir, Running) {
     let data = tempfile::tempdir().expect("temp dir");
     let broker = match external {
-        Some(port) => BrokerChoice::External(BrokerAddr {
-            host: "127.0.0.1".into(),
-            port,
-        }),
+        Some(port) => BrokerChoice::External(BrokerAddr::plain("127.0.0.1", port)),
         None => BrokerChoice::Embedded(free_addr()),
     };
     let config = ServeConfig {
         data: data.path().join("journal"),
         broker,
         http: "127.0.0.1:0".parse().unwrap(),
-        arbiter_token: None,
+        arbiter_token: Some(TOKEN.into()),
         hosts: Vec::new(),
+        tls: hub::edge::tls::TlsChoice::Auto,
+        broker_ca: None,
         config_path: None,
         hub: HubConfig {
             event: event.into(),
@@ -260,6 +265,11 @@ impl HubProcess {
             http.to_string(),
             "--event".into(),
             event.into(),
+            "--arbiter-token".into(),
+            TOKEN.into(),
+            // The benchmarks measure the hall as it is played, the feed included.
+            "--broadcast-delay-s".into(),
+            "0".into(),
         ];
         let port = match external {
             Some(port) => {
@@ -277,10 +287,7 @@ impl HubProcess {
         let hub = HubProcess {
             child,
             http,
-            broker: BrokerAddr {
-                host: "127.0.0.1".into(),
-                port,
-            },
+            broker: BrokerAddr::plain("127.0.0.1", port),
             args,
             log,
             _dir: dir,
@@ -374,10 +381,7 @@ impl BrokerProcess {
             .stdout(std::process::Stdio::null())
             .spawn()
             .expect("starting hub broker");
-        let broker = BrokerAddr {
-            host: "127.0.0.1".into(),
-            port: mqtt.port(),
-        };
+        let broker = BrokerAddr::plain("127.0.0.1", mqtt.port());
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while tokio::net::TcpStream::connect(mqtt).await.is_err() {
             assert!(

@@ -10,40 +10,28 @@ use protocol::BoardNo;
 
 use crate::core::hub::Enrolled;
 
-/// `{"hardware": "…", "board": N, "key": "…"}`, as `POST /api/nodes/enrol` answers.
-pub fn answer_json(enrolled: &Enrolled) -> String {
+/// `{"hardware": "…", "board": N, "key": "…", "ca": "…"}`, as `POST /api/nodes/enrol`
+/// answers.
+pub fn answer_json(enrolled: &Enrolled, ca: &str) -> String {
     serde_json::json!({
         "hardware": enrolled.hardware,
         "board": enrolled.board,
         "key": enrolled.key.to_text(),
+        "ca": ca,
     })
     .to_string()
 }
 
 /// Writes `key` as a node's `--key-file` holds it, readable by its owner only.
 pub fn write_key_file(path: &Path, key: &NodeKey) -> anyhow::Result<()> {
-    write_secret_file(path, &key.to_text())
+    crate::edge::secret_file::write(path, &key.to_text())
 }
 
-/// Writes `text` and a newline to `path`, readable by its owner only.
-pub fn write_secret_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options
-        .open(path)
-        .with_context(|| format!("writing the key file {}", path.display()))?;
-    writeln!(file, "{text}").with_context(|| format!("writing the key file {}", path.display()))
-}
-
-/// Arbiter `name`'s pager credentials from the hub whose HTTP API is at `http` (from its own
-/// machine, or with `token`): the JSON `hub pager --key-file` reads.
+/// Arbiter `name`'s pager credentials from the hub whose HTTP API is at `http` (with the arbiters' `token`): the JSON `hub pager --key-file` reads.
 pub async fn arbiter_over_http(
     client: &reqwest::Client,
     http: SocketAddr,
-    token: Option<&str>,
+    token: &str,
     name: &str,
 ) -> anyhow::Result<String> {
     let body = serde_json::json!({ "arbiter": name });
@@ -55,18 +43,15 @@ pub async fn arbiter_over_http(
 async fn technician_post(
     client: &reqwest::Client,
     http: SocketAddr,
-    token: Option<&str>,
+    token: &str,
     path: &str,
     body: serde_json::Value,
 ) -> anyhow::Result<String> {
-    let mut request = client
+    let response = client
         .post(format!("http://{http}{path}"))
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body.to_string());
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request
+        .bearer_auth(token)
+        .body(body.to_string())
         .send()
         .await
         .with_context(|| format!("POST {path}"))?;
@@ -82,12 +67,11 @@ async fn technician_post(
     Ok(text)
 }
 
-/// Enrols `hardware` for `board` with the hub whose HTTP API is at `http` (from its own
-/// machine, or with `token`); returns the key.
+/// Enrols `hardware` for `board` with the hub whose HTTP API is at `http` (with the arbiters' `token`); returns the key.
 pub async fn over_http(
     client: &reqwest::Client,
     http: SocketAddr,
-    token: Option<&str>,
+    token: &str,
     hardware: &str,
     board: BoardNo,
 ) -> anyhow::Result<NodeKey> {

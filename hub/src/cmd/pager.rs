@@ -38,6 +38,8 @@ pub struct PagerCredentials {
     pub mqtt_password: String,
     /// The hub's public key: only what it signed is shown.
     pub hub_key: ed25519_dalek::VerifyingKey,
+    /// The hall CA's certificate (PEM), pinned for an `mqtts://` broker.
+    pub ca: Option<String>,
 }
 
 impl PagerCredentials {
@@ -49,6 +51,8 @@ impl PagerCredentials {
             key: String,
             mqtt_password: String,
             hub_key: String,
+            #[serde(default)]
+            ca: Option<String>,
         }
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading the key file {}", path.display()))?;
@@ -62,6 +66,7 @@ impl PagerCredentials {
             mqtt_password: file.mqtt_password,
             hub_key: crate::view::pager::hub_key(&file.hub_key)
                 .with_context(|| format!("the hub_key in {}", path.display()))?,
+            ca: file.ca.filter(|ca| !ca.is_empty()),
         })
     }
 }
@@ -281,6 +286,15 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
         topic::open_alerts(&config.event, zone),
         topic::hub_status(&config.event),
     ];
+    if config.broker.tls {
+        use anyhow::Context;
+        let ca = config
+            .credentials
+            .as_ref()
+            .and_then(|c| c.ca.as_deref())
+            .context("an mqtts:// broker: the key file (POST /api/arbiters/enrol) carries the hall CA it pins")?;
+        options.tls = Some(link::tls::client_config(ca.as_bytes())?);
+    }
     let (client, mut incoming) = link::start(&config.broker, options);
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdin_open = true;

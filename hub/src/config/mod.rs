@@ -33,9 +33,11 @@
 //! language = "sv"
 //!
 //! [access]
-//! arbiter_token = "…"          # the supervision page's login; without it the page is open
+//! arbiter_token = "…"          # the page's login and the API's token (16+ characters);
+//!                               # without it the hub makes one and prints its login link
 //! hosts = ["hub.local"]        # names the hub is reached under besides its IP addresses
 //! open_hall = false             # true: take unsealed events from boards nobody enrolled (a lab)
+//! tls = "auto"                  # TLS on every listener off loopback; "on", or "off" (warned)
 //! ```
 //!
 //! Errors name the line and the field.
@@ -56,6 +58,11 @@ use crate::pairings::{self, trf::Trf, Rounds};
 use crate::view::feed::BroadcastSettings;
 
 mod sections;
+
+/// What the public sees (the feed, the spectators' page, the broadcast topics, the LiveChess
+/// folder, lichess) is this far behind the boards unless the configuration says otherwise:
+/// 15 minutes, so that a live feed cannot become a player's engine in the hall by default.
+pub const DEFAULT_DELAY_S: u64 = 15 * 60;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -96,6 +103,8 @@ struct AccessSection {
     /// Take unsealed events for boards whose node was never enrolled: a lab, never a hall.
     #[serde(default)]
     open_hall: bool,
+    /// Which listeners speak TLS: `auto` (all but loopback's), `on`, `off`.
+    tls: Option<crate::edge::tls::TlsChoice>,
 }
 
 /// The technician's binding of a node (by its e-board's hardware id) to a board.
@@ -263,7 +272,10 @@ pub struct EventConfig {
     pub routing: Routing,
     pub alerts: AlertSettings,
     pub rounds: Rounds,
+    /// The feed as configured, its delay [`DEFAULT_DELAY_S`] where the file is silent.
     pub broadcast: BroadcastSettings,
+    /// `[broadcast] delay_s` as the file says it, for the command line to override.
+    pub delay_s: Option<u64>,
     /// Hardware id → board.
     pub bindings: std::collections::BTreeMap<HardwareId, BoardNo>,
     /// The arbiters' view answers only to this token.
@@ -272,6 +284,8 @@ pub struct EventConfig {
     pub hosts: Vec<String>,
     /// `[access] open_hall`: unsealed events from boards nobody enrolled are taken.
     pub open_hall: bool,
+    /// `[access] tls`.
+    pub tls: Option<crate::edge::tls::TlsChoice>,
     /// The pairing files it names: the hub reads them again when they change (the pairing
     /// program exports the next round's pairings into the same file).
     pub pairing_files: Vec<std::path::PathBuf>,
@@ -504,10 +518,11 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         arbiter_token: file.access.arbiter_token,
         hosts: file.access.hosts,
         open_hall: file.access.open_hall,
+        tls: file.access.tls,
         broadcast: BroadcastSettings {
             event_name: file.event.name.clone(),
             site: file.event.site,
-            delay_ms: file.broadcast.delay_s.unwrap_or(0) * 1000,
+            delay_ms: file.broadcast.delay_s.unwrap_or(DEFAULT_DELAY_S) * 1000,
             folder: file.broadcast.folder.map(|f| base.join(f)),
             lichess: file.broadcast.lichess.map(|l| LichessTarget {
                 url: l.url.unwrap_or_else(|| "https://lichess.org".to_owned()),
@@ -517,6 +532,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             }),
             flag_results_at_once: file.broadcast.flag_results == Some(FlagResults::AtOnce),
         },
+        delay_s: file.broadcast.delay_s,
         event_id: file.event.id,
         name: file.event.name,
         edition,

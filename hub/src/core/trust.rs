@@ -61,10 +61,11 @@ impl Trust {
         self.keys.get(hardware)
     }
 
-    /// Enrols `hardware`: its key stays what it was if it is enrolled already (enrolling
-    /// twice hands out the same key), else `fresh` becomes its key. Returns the key.
-    pub fn enrol(&mut self, hardware: &HardwareId, fresh: NodeKey) -> NodeKey {
-        self.keys.entry(hardware.clone()).or_insert(fresh).clone()
+    /// Enrols `hardware` with `fresh` as its key, replacing any earlier key: enrolling again
+    /// is how a lost or copied key is replaced, so the old one must stop working (and the
+    /// token that enrols must never be a way to read a node's existing key).
+    pub fn enrol(&mut self, hardware: &HardwareId, fresh: NodeKey) {
+        self.keys.insert(hardware.clone(), fresh);
     }
 
     /// Sets `hardware`'s key as the journal holds it (`None`: revoked).
@@ -151,7 +152,8 @@ mod tests {
     fn hall(open: bool) -> (Trust, NodeKey) {
         let mut trust = Trust::new(open);
         let hw = HardwareId::from("DGT-1");
-        let key = trust.enrol(&hw, NodeKey::from_bytes([1; 32]));
+        let key = NodeKey::from_bytes([1; 32]);
+        trust.enrol(&hw, key.clone());
         let mut bindings = Bindings::default();
         let _ = bindings.bind(&hw, Some(BoardNo(1)));
         trust.rebind(&bindings, [BoardNo(1)]);
@@ -183,10 +185,21 @@ mod tests {
     }
 
     #[test]
-    fn enrolling_again_keeps_the_key_and_revoking_unbinds_it() {
+    fn enrolling_again_replaces_the_key_and_revoking_unbinds_it() {
         let (mut trust, key) = hall(false);
         let hw = HardwareId::from("DGT-1");
-        assert_eq!(trust.enrol(&hw, NodeKey::from_bytes([9; 32])), key);
+        let mut bindings = Bindings::default();
+        let _ = bindings.bind(&hw, Some(BoardNo(1)));
+        let new = NodeKey::from_bytes([9; 32]);
+        trust.enrol(&hw, new.clone());
+        trust.rebind_all(&bindings);
+        assert_eq!(trust.key(&hw), Some(&new));
+        assert_eq!(
+            trust.check("ev", &frame(Some(&key), 1)),
+            Err(Refusal::BadTag),
+            "the old key no longer speaks for the board"
+        );
+        assert_eq!(trust.check("ev", &frame(Some(&new), 1)), Ok(()));
         trust.restore(hw.clone(), None);
         let mut bindings = Bindings::default();
         let _ = bindings.bind(&hw, Some(BoardNo(1)));

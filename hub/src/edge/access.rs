@@ -1,37 +1,48 @@
-//! Who may see what over HTTP. With an arbiter token configured, the arbiters' view (the
-//! live boards, alerts, decisions, nodes) answers only to that token; spectators get the
-//! page, the delayed feed and the pairings. Without one, everything is open: fine on a
-//! closed arbiters' network, and the hub says so at start.
+//! Who may see what over HTTP. The arbiters' view (the live boards, alerts, decisions,
+//! nodes, keys) answers only to the arbiters' token, from every address: behind a reverse
+//! proxy or an SSH tunnel everyone is 127.0.0.1, so no address is trusted. Spectators get
+//! the page, the delayed feed and the pairings. A hub always has a token: without a
+//! configured one it makes its own ([`super::login`]).
 //!
-//! The page logs in once (`POST /api/session`) and holds the token in an HttpOnly cookie;
-//! scripts send `Authorization: Bearer …`.
+//! The page logs in once (`POST /api/session`) and holds a session's id in an HttpOnly
+//! cookie ([`super::sessions`]); scripts send `Authorization: Bearer …`.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::sessions::Sessions;
+
 /// The cookie that carries the arbiter token.
 pub const COOKIE: &str = "zeitnot_arbiter";
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Access {
-    arbiter_token: Option<Arc<str>>,
+    arbiter_token: Arc<str>,
+    /// The page's logins.
+    pub sessions: Sessions,
     /// Names the hub is reached under, besides IP addresses and `localhost`.
     hosts: Arc<[String]>,
     /// Unsealed events are taken from boards nobody enrolled: the page says so.
     open_hall: bool,
+    /// The page is served over HTTPS: its cookie is `Secure`.
+    secure_cookies: bool,
 }
 
 impl Access {
-    /// `None`: no login; everyone on the network is an arbiter.
-    pub fn new(arbiter_token: Option<String>) -> Access {
+    /// The arbiters' view answers to `arbiter_token` (never empty: [`super::login`]).
+    pub fn new(arbiter_token: String) -> Access {
+        assert!(!arbiter_token.is_empty(), "an arbiter token");
         Access {
-            arbiter_token: arbiter_token.filter(|t| !t.is_empty()).map(Into::into),
+            arbiter_token: arbiter_token.into(),
+            sessions: Sessions::default(),
             hosts: Arc::new([]),
             open_hall: false,
+            secure_cookies: false,
         }
     }
 
@@ -44,6 +55,28 @@ impl Access {
 
     pub fn open_hall(&self) -> bool {
         self.open_hall
+    }
+
+    /// The page's sessions kept in `sessions` (a restart keeps the arbiters logged in).
+    #[must_use]
+    pub fn with_sessions(mut self, sessions: Sessions) -> Access {
+        self.sessions = sessions;
+        self
+    }
+
+    /// The page is served over HTTPS: its session cookie is sent over HTTPS only.
+    #[must_use]
+    pub fn with_secure_cookies(mut self, secure: bool) -> Access {
+        self.secure_cookies = secure;
+        self
+    }
+
+    /// The attributes of the page's session cookie.
+    pub fn cookie_attributes(&self) -> &'static str {
+        match self.secure_cookies {
+            true => "Path=/; HttpOnly; SameSite=Strict; Secure",
+            false => "Path=/; HttpOnly; SameSite=Strict",
+        }
     }
 
     /// The names (`[access] hosts`) the hub answers to besides its IP addresses and
@@ -81,36 +114,34 @@ impl Access {
             || self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
     }
 
-    pub fn login_required(&self) -> bool {
-        self.arbiter_token.is_some()
-    }
-
     /// Whether `token` is the arbiter token (compared in constant time).
     pub fn admits(&self, token: &str) -> bool {
-        self.arbiter_token.as_deref().is_none_or(|expected| {
-            protocol::seal::same_secret(expected.as_bytes(), token.as_bytes())
-        })
+        protocol::seal::same_secret(self.arbiter_token.as_bytes(), token.as_bytes())
     }
 
-    /// Whether a request comes from an arbiter: the bearer token or the page's cookie.
+    /// Whether a request comes from an arbiter: the bearer token, or the cookie of an open
+    /// session of the page.
     pub fn is_arbiter(&self, headers: &HeaderMap) -> bool {
-        if !self.login_required() {
-            return true;
-        }
         let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        let cookie = headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|c| c.trim().split_once('='))
-            .find(|(name, _)| *name == COOKIE)
-            .map(|(_, value)| value);
-        bearer.into_iter().chain(cookie).any(|t| self.admits(t))
+        bearer.is_some_and(|t| self.admits(t))
+            || session_cookie(headers)
+                .is_some_and(|id| self.sessions.is_open(id, SystemTime::now()))
     }
+}
+
+/// The page's session id, from the request's cookies.
+pub fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value)
 }
 
 /// Middleware of the arbiters' routes: 401 without the token.
@@ -125,28 +156,6 @@ pub async fn arbiters_only(State(access): State<Access>, request: Request, next:
             "Bearer realm=\"zeitnot arbiters\"",
         )],
         "the arbiters' view: log in on the page, or send Authorization: Bearer <token>\n",
-    )
-        .into_response()
-}
-
-/// Middleware of the routes that hand out or revoke node keys: behind the arbiter token like
-/// the rest of the arbiters' view; without a token, only for a client on the hub's own
-/// machine (the technician at the hub, `hub enrol`), never for anyone on the hall network.
-pub async fn keys_from_here_only(
-    State(access): State<Access>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let local = request
-        .extensions()
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .is_some_and(|peer| peer.0.ip().is_loopback());
-    if access.login_required() || local {
-        return next.run(request).await;
-    }
-    (
-        StatusCode::FORBIDDEN,
-        "node keys are handed out only with the arbiter token ([access] arbiter_token), or to the hub's own machine\n",
     )
         .into_response()
 }
@@ -244,7 +253,7 @@ mod tests {
 
     #[test]
     fn the_hub_answers_at_its_addresses_localhost_and_its_configured_names() {
-        let access = Access::new(None).with_hosts(vec!["hub.local".into()]);
+        let access = Access::new("a-token-of-the-hall".into()).with_hosts(vec!["hub.local".into()]);
         for own in [
             "127.0.0.1:8080",
             "10.0.0.5",
@@ -268,23 +277,32 @@ mod tests {
     }
 
     #[test]
-    fn without_a_token_everyone_is_an_arbiter() {
-        let access = Access::new(None);
-        assert!(!access.login_required());
-        assert!(access.is_arbiter(&HeaderMap::new()));
+    fn nobody_is_an_arbiter_without_the_token() {
+        let access = Access::new("a-token-of-the-hall".into());
+        assert!(!access.is_arbiter(&HeaderMap::new()));
+        // A proxy's or a tunnel's forwarding headers prove nothing.
+        assert!(!access.is_arbiter(&headers(&[
+            (
+                header::HeaderName::from_static("x-forwarded-for"),
+                "127.0.0.1"
+            ),
+            (header::HOST, "127.0.0.1:8080"),
+        ])));
     }
 
     #[test]
-    fn the_token_comes_as_bearer_or_cookie_and_nothing_else_does() {
-        let access = Access::new(Some("s3cret".into()));
+    fn the_token_comes_as_bearer_and_a_session_as_cookie_and_nothing_else_does() {
+        let access = Access::new("s3cret".into());
         assert!(!access.is_arbiter(&HeaderMap::new()));
         assert!(access.is_arbiter(&headers(&[(header::AUTHORIZATION, "Bearer s3cret")])));
         assert!(!access.is_arbiter(&headers(&[(header::AUTHORIZATION, "Bearer s3cre")])));
         assert!(!access.is_arbiter(&headers(&[(header::AUTHORIZATION, "s3cret")])));
-        assert!(access.is_arbiter(&headers(&[(
-            header::COOKIE,
-            "theme=dark; zeitnot_arbiter=s3cret"
-        )])));
-        assert!(!access.is_arbiter(&headers(&[(header::COOKIE, "zeitnot_arbiter=other")])));
+        // The token itself is no cookie: only a session's id is.
+        assert!(!access.is_arbiter(&headers(&[(header::COOKIE, "zeitnot_arbiter=s3cret")])));
+        let session = access.sessions.open(SystemTime::now());
+        let cookie = format!("theme=dark; zeitnot_arbiter={session}");
+        assert!(access.is_arbiter(&headers(&[(header::COOKIE, &cookie)])));
+        access.sessions.close(&session);
+        assert!(!access.is_arbiter(&headers(&[(header::COOKIE, &cookie)])));
     }
 }

@@ -115,6 +115,8 @@ pub(super) struct Api {
     pub(super) access: Access,
     /// The live streams open, per client.
     pub(super) slots: crate::edge::slots::StreamSlots,
+    /// The hall CA's certificate (PEM), handed out with enrolments.
+    pub(super) hall_ca: Arc<str>,
 }
 
 /// Why a request gets no answer.
@@ -143,7 +145,7 @@ pub(super) enum ApiError {
     /// A query parameter the API does not know how to read.
     BadQuery(String),
     /// The client, or the hub, holds as many live streams as allowed.
-    TooManyStreams,
+    TooManyStreams(Audience),
 }
 
 impl IntoResponse for ApiError {
@@ -164,14 +166,15 @@ impl IntoResponse for ApiError {
                 "the hub did not answer within 10 s (see /healthz)\n",
             )
                 .into_response(),
-            ApiError::TooManyStreams => (
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "too many live streams open: {} per client, {} in all; close a page\n",
-                    crate::edge::slots::PER_CLIENT,
-                    crate::edge::slots::OVERALL
-                ),
-            )
+            ApiError::TooManyStreams(audience) => {
+                let (per_client, overall) = crate::edge::slots::caps(audience);
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "too many live streams open: {per_client} per client, {overall} in all; close a page\n"
+                    ),
+                )
+            }
                 .into_response(),
             ApiError::Stopping => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -251,8 +254,9 @@ mod tests {
         let api = Api {
             queries,
             metrics: Arc::default(),
-            access: Access::new(None),
+            access: Access::new("a-token-of-the-hall".into()),
             slots: Default::default(),
+            hall_ca: "".into(),
         };
         let kept = tokio::spawn(async move {
             let question = asked.recv().await;

@@ -53,6 +53,32 @@ impl Users {
     }
 }
 
+/// How long a new socket has to send its CONNECT.
+pub const CONNECT_TIMEOUT_MS: u16 = 5_000;
+
+/// A message at most once a second, counting the ones left out.
+#[derive(Debug, Default)]
+struct EverySecond {
+    last: Option<Instant>,
+    left_out: u64,
+}
+
+impl EverySecond {
+    /// `Some(how many were left out since the last)` when one may be logged now.
+    fn due(&mut self) -> Option<u64> {
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|last| now.duration_since(last) < Duration::from_secs(1))
+        {
+            self.left_out += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.left_out))
+    }
+}
+
 /// Starts the broker on `listen` and returns once it accepts connections, with the hub's
 /// own session on it if `hub_client_id` names one: an in-process link
 /// ([`super::mqtt::connect_local`]).
@@ -64,25 +90,44 @@ pub fn start(
     users: Option<Users>,
     max_connections: usize,
     hub_client_id: Option<&str>,
+    event: &str,
+    tls: Option<Arc<rustls::ServerConfig>>,
 ) -> anyhow::Result<Option<(LinkTx, LinkRx)>> {
     // rumqttd reports a bind failure only in its own thread's log; find out here instead.
     drop(TcpListener::bind(listen).with_context(|| format!("MQTT address {listen} is not free"))?);
 
     let mut connections = ConnectionSettings {
-        connection_timeout_ms: 60_000,
+        // A socket that sends no CONNECT within this is closed: a real client sends it at
+        // once, and an idle socket holds a descriptor.
+        connection_timeout_ms: CONNECT_TIMEOUT_MS,
         max_payload_size: 256 * 1024,
         max_inflight_count: 500,
         auth: None,
         external_auth: None,
         dynamic_filters: true,
+        external_acl: None,
+        max_subscriptions: Some(super::topic_acl::MAX_SUBSCRIPTIONS),
     };
+    if users.is_some() {
+        // Each login its own topics (`topic_acl`), as Mosquitto's ACL file does.
+        let event = event.to_owned();
+        connections.external_acl = Some(Arc::new(move |request: &rumqttd::AclRequest<'_>| {
+            super::topic_acl::allows(&event, request)
+        }));
+    }
     if let Some(users) = users.clone() {
+        let refusals = Arc::new(std::sync::Mutex::new(EverySecond::default()));
         connections.set_auth_handler(move |client_id: String, username: String, password: String| {
             let users = users.clone();
+            let refusals = refusals.clone();
             async move {
                 let admitted = users.admits(&client_id, &username, &password);
                 if !admitted {
-                    tracing::warn!(%client_id, %username, "MQTT client refused: unknown user, wrong password or another's client id");
+                    // The client's own strings, escaped (`?`), and once a second at most: a
+                    // stranger's login flood must not fill the log.
+                    if let Some(more) = refusals.lock().expect("refusals lock").due() {
+                        tracing::warn!(?client_id, ?username, refused_since_last = more, "MQTT client refused: unknown user, wrong password or another's client id");
+                    }
                 }
                 admitted
             }
@@ -94,6 +139,8 @@ pub fn start(
         tls: None,
         next_connection_delay_ms: 1,
         connections,
+        max_pending_connects: super::descriptors::PENDING_CONNECTS,
+        external_tls: tls.map(super::tls::mqtt_handshake),
     };
     let config = Config {
         id: 0,

@@ -5,9 +5,14 @@
 
 use super::slots;
 
-/// Kept back from the broker: every page stream the hub allows, HTTP requests, the journal's
-/// files, the hub's own sessions.
-pub const RESERVED: u64 = slots::OVERALL as u64 + 256;
+/// Kept back from the broker: every page stream the hub allows, every other HTTP
+/// connection, the journal's files, the hub's own sessions, and the sockets the broker holds
+/// before their CONNECT.
+pub const RESERVED: u64 =
+    slots::OVERALL as u64 + super::http::MAX_CONNECTIONS as u64 + PENDING_CONNECTS as u64 + 256;
+/// Sockets the broker holds at once before their CONNECT: a reconnect storm's worth, each
+/// closed after `broker::CONNECT_TIMEOUT_MS`; a socket beyond is closed at once.
+pub const PENDING_CONNECTS: usize = 256;
 /// The broker's connections at most: a hall of 1,000 boards, pagers and screens, with room for
 /// reconnect storms.
 pub const BROKER_MAX: usize = 20_010;

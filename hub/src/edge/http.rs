@@ -27,20 +27,25 @@ use crate::edge::page;
 use crate::metrics::Metrics;
 use crate::view::tiles::SpectatorBoard;
 
+/// The connections' caps and timeouts: [`super::connections`].
+pub use super::connections::MAX_CONNECTIONS;
+
 /// The largest request body the API reads.
 const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// Binds `addr` and returns the bound address and the server future.
+/// With `tls` it is HTTPS, and the page's cookie is `Secure`. Enrolments hand out
+/// `hall_ca`, the certificate nodes and pagers pin.
 pub async fn bind(
     addr: SocketAddr,
     queries: mpsc::Sender<Query>,
     metrics: Arc<Metrics>,
     access: Access,
-) -> anyhow::Result<(
-    SocketAddr,
-    impl std::future::Future<Output = std::io::Result<()>>,
-)> {
-    // The live game and everything about the arbiters' work: behind the token, if any.
+    tls: Option<Arc<rustls::ServerConfig>>,
+    hall_ca: Arc<str>,
+) -> anyhow::Result<(SocketAddr, impl std::future::Future<Output = ()>)> {
+    let access = access.with_secure_cookies(tls.is_some());
+    // The live game, everything about the arbiters' work and the keys: behind the token.
     let arbiters = Router::new()
         .route("/api/live", get(page::arbiters_live))
         .route("/api/boards", get(boards))
@@ -51,17 +56,11 @@ pub async fn bind(
         .route("/api/results.trf", get(results_trf))
         .route("/api/nodes", get(nodes))
         .route("/api/nodes/bind", post(bind_node))
-        .merge(
-            Router::new()
-                .route("/api/nodes/enrol", post(enrol_node))
-                .route("/api/nodes/revoke", post(revoke_node))
-                .route("/api/arbiters/enrol", post(enrol_arbiter))
-                .route("/api/broker/users", get(broker_users))
-                .route_layer(axum::middleware::from_fn_with_state(
-                    access.clone(),
-                    access::keys_from_here_only,
-                )),
-        )
+        .route("/api/nodes/enrol", post(enrol_node))
+        .route("/api/nodes/revoke", post(revoke_node))
+        .route("/api/arbiters/enrol", post(enrol_arbiter))
+        .route("/api/broker/users", get(broker_users))
+        .route("/metrics", get(metrics_text))
         .route("/api/alerts", get(alerts))
         .route("/api/alerts/{id}", get(alert))
         .route("/api/alerts/{id}/ack", post(acknowledge))
@@ -77,7 +76,6 @@ pub async fn bind(
         .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/public/boards/{n}", get(spectator_board))
         .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics_text))
         .merge(page::routes());
     let router = arbiters
         .merge(public)
@@ -90,17 +88,19 @@ pub async fn bind(
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(Api {
             queries,
-            metrics,
+            metrics: metrics.clone(),
             access,
             slots: crate::edge::slots::StreamSlots::default(),
+            hall_ca,
         });
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("HTTP address {addr}: {e}"))?;
     let local = listener.local_addr()?;
-    // The peer's address, for what only the hub's own machine may ask without a token.
-    let service = router.into_make_service_with_connect_info::<SocketAddr>();
-    Ok((local, async move { axum::serve(listener, service).await }))
+    Ok((
+        local,
+        super::connections::serve(listener, router, metrics, tls),
+    ))
 }
 
 async fn boards(State(api): State<Api>) -> Result<Json<Vec<BoardSummary>>, ApiError> {
@@ -264,14 +264,14 @@ struct BindBody {
 
 /// The technician binds a node to a board (it replaces whatever hardware that board was
 /// bound to: a swapped node); answers with the nodes' report once the binding is durable.
+/// Binding decides whose key speaks for a board, so it is checked as enrolment is.
 async fn bind_node(
     State(api): State<Api>,
     Json(body): Json<BindBody>,
 ) -> Result<Json<NodesReport>, ApiError> {
-    if body.hardware.as_str().is_empty() || body.board == Some(BoardNo(0)) {
-        return Err(ApiError::BadQuery(
-            "a hardware id, and a board from 1 (or null to unbind)".into(),
-        ));
+    check_hardware(&body.hardware)?;
+    if let Some(board) = body.board {
+        check_board(board)?;
     }
     api.ask(|reply| Query::Bind(body.hardware, body.board, reply))
         .await
@@ -286,13 +286,15 @@ struct EnrolBody {
     board: BoardNo,
 }
 
-/// The answer: `{"hardware": "DGT-3000-17", "board": 12, "key": "64 hex digits"}`, the
-/// `key` being what the node's `--key-file` holds.
+/// The answer: `{"hardware": "DGT-3000-17", "board": 12, "key": "64 hex digits", "ca":
+/// "-----BEGIN CERTIFICATE-----…"}`, the `key` being what the node's `--key-file` holds and
+/// `ca` what its `--ca-file` holds (the hall CA it pins for TLS).
 #[derive(Debug, serde::Serialize)]
 struct EnrolAnswer {
     hardware: HardwareId,
     board: BoardNo,
     key: String,
+    ca: String,
 }
 
 /// The technician enrols a node for a board in one step: its key (the same one again for
@@ -302,12 +304,7 @@ async fn enrol_node(
     Json(body): Json<EnrolBody>,
 ) -> Result<Json<EnrolAnswer>, ApiError> {
     check_hardware(&body.hardware)?;
-    if body.board.0 == 0 || body.board > BoardNo::MAX {
-        return Err(ApiError::BadQuery(format!(
-            "a board from 1 to {}",
-            BoardNo::MAX
-        )));
-    }
+    check_board(body.board)?;
     let enrolled = api
         .ask(|reply| Query::Enrol(body.hardware, body.board, reply))
         .await?;
@@ -315,6 +312,7 @@ async fn enrol_node(
         hardware: enrolled.hardware,
         board: enrolled.board,
         key: enrolled.key.to_text(),
+        ca: api.hall_ca.to_string(),
     }))
 }
 
@@ -351,11 +349,11 @@ async fn enrol_arbiter(
         .ask(|reply| Query::ArbiterEnrolment(body.arbiter, reply))
         .await?
         .ok_or(ApiError::Stopping)?;
-    Ok((
-        [(header::CONTENT_TYPE, "application/json")],
-        enrolment.to_json(),
-    )
-        .into_response())
+    // The pager's key file, with the hall CA it pins for TLS.
+    let mut json: serde_json::Value = serde_json::from_str(&enrolment.to_json())
+        .map_err(|e| ApiError::BadQuery(e.to_string()))?;
+    json["ca"] = serde_json::Value::from(api.hall_ca.to_string());
+    Ok(Json(json).into_response())
 }
 
 /// Body of `POST /api/nodes/revoke`: `{"hardware": "DGT-3000-17"}`.
@@ -385,6 +383,17 @@ fn check_hardware(hardware: &HardwareId) -> Result<(), ApiError> {
         return Err(ApiError::BadQuery(format!(
             "a hardware id of 1 to {} bytes without control characters",
             protocol::Hello::MAX_TEXT
+        )));
+    }
+    Ok(())
+}
+
+/// A board of the hall: from 1 to [`BoardNo::MAX`].
+fn check_board(board: BoardNo) -> Result<(), ApiError> {
+    if board.0 == 0 || board > BoardNo::MAX {
+        return Err(ApiError::BadQuery(format!(
+            "a board from 1 to {}",
+            BoardNo::MAX
         )));
     }
     Ok(())

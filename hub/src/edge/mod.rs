@@ -2,12 +2,19 @@
 //!
 //! - [`store`]: the sled journal.
 //! - [`flusher`]: group commit: one thread flushes the journal and reports what is durable.
-//! - [`broker`]: the embedded rumqttd broker; [`descriptors`]: the open-files limit it shares.
+//! - [`broker`]: the embedded rumqttd broker; [`descriptors`]: the open-files limit it shares;
+//!   [`topic_acl`]: which topics each of its logins may touch.
 //! - [`mqtt`]: the hub's MQTT client (embedded or external broker).
 //! - [`api`]: how HTTP handlers ask the loop that owns the hall (queries and answers).
 //! - [`http`]: the JSON API, health and metrics; [`rounds`]: the rounds' part of it.
+//! - [`connections`]: the HTTP listener's connections, capped, timed out, evicted when silent.
 //! - [`page`]: the supervision page, its login and its live streams.
 //! - [`access`]: the arbiters' token: who may see the live games and the alerts.
+//! - [`login`]: the token a fresh hub makes and the login link it prints.
+//! - [`sessions`]: the page's logins and the throttle on wrong tokens.
+//! - [`secret_file`]: secrets on disk, their owner's only.
+//! - [`hall_ca`]: the hall's certificate authority and the hub's certificate;
+//!   [`tls`]: which listeners speak TLS, and their handshakes.
 //! - [`slots`]: the cap on live streams per client and overall.
 //! - [`lichess`]: pushing the round to a lichess broadcast.
 //! - [`livechess`]: the DGT LiveChess-compatible folder of the broadcast.
@@ -15,13 +22,20 @@
 pub mod access;
 pub mod api;
 pub mod broker;
+pub mod connections;
 pub mod descriptors;
 pub mod flusher;
+pub mod hall_ca;
 pub mod http;
 pub mod lichess;
 pub mod livechess;
+pub mod login;
 pub mod mqtt;
 pub mod page;
 pub mod rounds;
+pub mod secret_file;
+pub mod sessions;
 pub mod slots;
 pub mod store;
+pub mod tls;
+pub mod topic_acl;

@@ -67,10 +67,12 @@ pub fn connect(
     event: &str,
     client_id: &str,
     login: (String, String),
+    tls: Option<Arc<rustls::ClientConfig>>,
     metrics: Arc<Metrics>,
 ) -> (HubLink, Incoming) {
     let mut options = LinkOptions::new(client_id);
     options.credentials = Some(login);
+    options.tls = tls;
     options.clean_session = false;
     options.subscribe = subscriptions(event);
     options.request_capacity = INCOMING;

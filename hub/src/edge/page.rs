@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -15,8 +16,9 @@ use axum::{Json, Router};
 use futures_util::Stream;
 use tokio::sync::broadcast;
 
-use super::access::COOKIE;
+use super::access::{session_cookie, COOKIE};
 use super::api::{Api, ApiError, Query};
+use super::sessions::LIFETIME;
 use super::slots::Slot;
 use crate::view::tiles::Audience;
 
@@ -59,10 +61,11 @@ async fn app_css() -> Response {
     asset("text/css; charset=utf-8", APP_CSS)
 }
 
-/// `GET /api/session`: `{"arbiter": bool, "login_required": bool, "open_hall": bool}`.
+/// `GET /api/session`: `{"arbiter": bool, "login_required": true, "open_hall": bool}`.
 #[derive(serde::Serialize)]
 struct Session {
     arbiter: bool,
+    /// Always: kept for pages and scripts that read it.
     login_required: bool,
     /// Unsealed events are taken from boards nobody enrolled.
     open_hall: bool,
@@ -71,7 +74,7 @@ struct Session {
 async fn session(State(api): State<Api>, headers: HeaderMap) -> Json<Session> {
     Json(Session {
         arbiter: api.access.is_arbiter(&headers),
-        login_required: api.access.login_required(),
+        login_required: true,
         open_hall: api.access.open_hall(),
     })
 }
@@ -82,24 +85,46 @@ struct Login {
     token: String,
 }
 
-/// `POST /api/session` `{"token": "…"}`: sets the arbiters' cookie; 401 for a wrong token.
-async fn log_in(State(api): State<Api>, Json(login): Json<Login>) -> Response {
-    if !api.access.login_required() {
-        return StatusCode::NO_CONTENT.into_response();
+/// `POST /api/session` `{"token": "…"}`: opens a session and sets its cookie; 401 for a
+/// wrong token, 429 for a client (or a hub) that sent too many wrong ones.
+async fn log_in(
+    State(api): State<Api>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Json(login): Json<Login>,
+) -> Response {
+    let sessions = &api.access.sessions;
+    let now = Instant::now();
+    let wall = std::time::SystemTime::now();
+    if let Err(wait) = sessions.may_try(peer.ip(), now) {
+        api.metrics.login_refused();
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, (wait.as_secs() + 1).to_string())],
+            "too many wrong tokens: wait a minute\n",
+        )
+            .into_response();
     }
     if !api.access.admits(&login.token) {
-        tracing::warn!("arbiter login refused: wrong token");
+        sessions.wrong_try(peer.ip(), now);
+        api.metrics.login_refused();
+        tracing::warn!(client = %peer.ip(), "arbiter login refused: wrong token");
         return (StatusCode::UNAUTHORIZED, "wrong token\n").into_response();
     }
+    let id = sessions.open(wall);
     let cookie = format!(
-        "{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=1209600",
-        login.token
+        "{COOKIE}={id}; {}; Max-Age={}",
+        api.access.cookie_attributes(),
+        LIFETIME.as_secs()
     );
     (StatusCode::NO_CONTENT, [(header::SET_COOKIE, cookie)]).into_response()
 }
 
-async fn log_out() -> Response {
-    let cookie = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+/// `DELETE /api/session`: ends the page's session.
+async fn log_out(State(api): State<Api>, headers: HeaderMap) -> Response {
+    if let Some(id) = session_cookie(&headers) {
+        api.access.sessions.close(id);
+    }
+    let cookie = format!("{COOKIE}=; {}; Max-Age=0", api.access.cookie_attributes());
     (StatusCode::NO_CONTENT, [(header::SET_COOKIE, cookie)]).into_response()
 }
 
@@ -136,7 +161,10 @@ async fn live(
     peer: SocketAddr,
     audience: Audience,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let slot = api.slots.take(peer.ip()).ok_or(ApiError::TooManyStreams)?;
+    let slot = api
+        .slots
+        .take(audience, peer.ip())
+        .ok_or(ApiError::TooManyStreams(audience))?;
     let start = api.ask(|reply| Query::Live(audience, reply)).await?;
     let state = PageStream {
         api,

@@ -48,7 +48,8 @@ use crate::edge::flusher::Flushed;
 use crate::edge::http;
 use crate::edge::mqtt::{self, HubLink};
 use crate::edge::store::{Journal, StoreError};
-use crate::edge::{broker, descriptors};
+use crate::edge::tls::TlsChoice;
+use crate::edge::{broker, descriptors, hall_ca, login};
 use crate::metrics::{BadPayload, Metrics};
 use crate::pairings::RoundState;
 use crate::view::pager;
@@ -68,11 +69,18 @@ pub struct ServeConfig {
     pub data: PathBuf,
     pub broker: BrokerChoice,
     pub http: SocketAddr,
-    /// The arbiters' view answers only to this token; `None`: open to everyone.
+    /// The arbiters' view answers only to this token; `None`: the one the hub made at its
+    /// first start and keeps in `data` (`edge::login`).
     pub arbiter_token: Option<String>,
     /// Names the hub is reached under besides its IP addresses and `localhost`
-    /// (`[access] hosts`); a request for any other host is refused.
+    /// (`[access] hosts`); a request for any other host is refused. The hub's certificate
+    /// names them.
     pub hosts: Vec<String>,
+    /// Which listeners speak TLS (`[access] tls`): by default all but loopback's.
+    pub tls: TlsChoice,
+    /// The CA that signed an external `mqtts://` broker's certificate; `None`: the hall CA
+    /// (`hub broker-cert` issues the broker's).
+    pub broker_ca: Option<PathBuf>,
     /// The event, its Laws, clocks, alerts, rounds and broadcast.
     pub hub: HubConfig,
     /// The configuration file it was read from: its pairing files are read again when they
@@ -97,6 +105,10 @@ const BATCH: usize = 64;
 pub struct Running {
     pub http: SocketAddr,
     pub broker: BrokerAddr,
+    /// The arbiters' token.
+    pub token: String,
+    /// The page and API are HTTPS.
+    pub https: bool,
 }
 
 /// The hub's clock: the Unix time in ms, never going backwards.
@@ -171,6 +183,16 @@ pub async fn serve(
         admit_nodes(users, &hub, &mut admitted);
     }
     let client_id = mqtt::client_id(&event, &session_secret);
+    // The hall CA, and the hub's certificate for every name it is reached under.
+    let mut names = config.hosts.clone();
+    names.push(config.http.ip().to_string());
+    if let BrokerChoice::Embedded(listen) = &config.broker {
+        names.push(listen.ip().to_string());
+    }
+    names.retain(|n| n != "0.0.0.0" && n != "::");
+    let hall_tls = hall_ca::load_or_make(&config.data, &names)?;
+    let https = config.tls.on(config.http);
+    warn_if_plain("HTTP", config.http, https);
     let (broker_addr, (link, mut incoming)) = match &config.broker {
         BrokerChoice::Embedded(listen) => {
             let limit = descriptors::raise_limit();
@@ -180,16 +202,25 @@ pub async fn serve(
             } else {
                 tracing::info!(limit, max_connections, "open files");
             }
-            let local = broker::start(*listen, users.clone(), max_connections, Some(&client_id))?
-                .expect("a link was asked for");
+            let mqtts = config.tls.on(*listen);
+            warn_if_plain("MQTT", *listen, mqtts);
+            let local = broker::start(
+                *listen,
+                users.clone(),
+                max_connections,
+                Some(&client_id),
+                &event,
+                mqtts.then(|| hall_tls.mqtt.clone()),
+            )?
+            .expect("a link was asked for");
             let host = match listen.ip() {
                 ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
                 ip => ip,
             };
-            tracing::info!(%listen, "embedded MQTT broker listening");
+            tracing::info!(%listen, tls = mqtts, "embedded MQTT broker listening");
             let addr = BrokerAddr {
-                host: host.to_string(),
-                port: listen.port(),
+                tls: mqtts,
+                ..BrokerAddr::plain(host.to_string(), listen.port())
             };
             (addr, mqtt::connect_local(local, &event, metrics.clone())?)
         }
@@ -198,12 +229,30 @@ pub async fn serve(
                 identity::HUB_USER.to_owned(),
                 identity::hub_password(&hall_secret),
             );
-            let session = mqtt::connect(addr, &event, &client_id, hub_login, metrics.clone());
+            let tls = match (addr.tls, &config.broker_ca) {
+                (false, _) => None,
+                (true, Some(file)) => {
+                    let pem = std::fs::read(file)
+                        .with_context(|| format!("reading the broker's CA {}", file.display()))?;
+                    Some(
+                        link::tls::client_config(&pem)
+                            .with_context(|| file.display().to_string())?,
+                    )
+                }
+                (true, None) => Some(link::tls::client_config(hall_tls.ca_pem.as_bytes())?),
+            };
+            let session = mqtt::connect(addr, &event, &client_id, hub_login, tls, metrics.clone());
             (addr.clone(), session)
         }
     };
     let (queries_tx, mut queries) = mpsc::channel(256);
-    let access = crate::edge::access::Access::new(config.arbiter_token.clone())
+    let (token, token_source) = login::arbiter_token(&config.data, config.arbiter_token.clone())?;
+    let sessions = crate::edge::sessions::Sessions::kept_in(
+        &config.data.join("page-sessions"),
+        SystemTime::now(),
+    )?;
+    let access = crate::edge::access::Access::new(token.clone())
+        .with_sessions(sessions)
         .with_hosts(config.hosts.clone())
         .with_open_hall(config.hub.open_hall);
     if config.hub.open_hall {
@@ -211,18 +260,31 @@ pub async fn serve(
             "[access] open_hall: events from boards whose node was never enrolled are taken unsealed; anyone on the network can speak for those boards"
         );
     }
-    if !access.login_required() {
+    if config.hub.broadcast.delay_ms == 0 {
         tracing::warn!(
-            "no arbiter token ([access] arbiter_token): anyone who reaches the HTTP port sees the live games and the alerts"
+            "the broadcast is live ([broadcast] delay_s = 0): the public feed, the spectators' page, the broadcast topics, the LiveChess folder and lichess show every move as it is made"
         );
     }
-    let (http_addr, server) = http::bind(config.http, queries_tx, metrics.clone(), access).await?;
+    let (http_addr, server) = http::bind(
+        config.http,
+        queries_tx,
+        metrics.clone(),
+        access,
+        https.then(|| hall_tls.http.clone()),
+        hall_tls.ca_pem.clone().into(),
+    )
+    .await?;
     let server = tokio::spawn(server);
     tracing::info!(http = %http_addr, broker = %broker_addr, %event, "hub ready");
+    if token_source != login::TokenSource::Configured {
+        print_login_links(http_addr, https, &token, &config.data, token_source);
+    }
     if let Some(ready) = ready {
         let _ = ready.send(Running {
             http: http_addr,
             broker: broker_addr,
+            token,
+            https,
         });
     }
 
@@ -303,6 +365,45 @@ pub async fn serve(
     server.abort();
     shell.journal.close()?;
     result
+}
+
+/// The arbiters' login links of a hub whose token it made itself, on stdout and stderr (the
+/// unit's journal): like Jupyter, the way in is printed where the technician looks.
+fn print_login_links(
+    http: SocketAddr,
+    https: bool,
+    token: &str,
+    data: &std::path::Path,
+    source: login::TokenSource,
+) {
+    let made = match source {
+        login::TokenSource::Made => "made now",
+        _ => "kept",
+    };
+    let scheme = if https { "https" } else { "http" };
+    let again = format!(
+        "print it again with: hub login-link --data {} --http {http}{}",
+        data.display(),
+        if https { " --https" } else { "" }
+    );
+    if https {
+        eprintln!(
+            "The page is HTTPS with the hall's own certificate authority: browsers ask to trust it once, or import {} as a trusted authority",
+            hall_ca::ca_file(data).display()
+        );
+    }
+    for link in login::links(http, token, scheme) {
+        println!("Arbiters log in at {link}");
+        eprintln!("Arbiters log in at {link}  (token {made} in the data directory; {again})");
+    }
+}
+
+/// A plain listener off loopback: said at every start, since anything sent to it can be read
+/// by anyone on the hall's network.
+fn warn_if_plain(what: &str, listen: SocketAddr, tls: bool) {
+    if !tls && !listen.ip().is_loopback() {
+        tracing::warn!(%listen, "{what} without TLS on the hall's network ([access] tls = \"off\"): positions, moves, tokens and passwords can be read off the wire");
+    }
 }
 
 /// The embedded broker lets in exactly the enrolled nodes, each under its board's username
@@ -400,9 +501,10 @@ pub fn enrol_offline(
     enrolled.context("the core gave no enrolment")
 }
 
-/// The external broker's users (`Hub::broker_users`) from the journal at `data` of a hub
-/// that is not running (while it runs: `GET /api/broker/users`). Makes the hall's secret on
-/// a first run, so the broker can be set up before the hub first starts.
+/// The external broker's users from the journal at `data` of a hub that is not running:
+/// the hub's own login and `Hub::broker_users` (while it runs, `GET /api/broker/users`
+/// serves the latter only). Makes the hall's secret on a first run, so the broker can be set
+/// up before the hub first starts.
 pub fn broker_users_offline(data: &std::path::Path, config: &HubConfig) -> anyhow::Result<String> {
     let journal = Journal::open(data).with_context(|| {
         format!(
@@ -413,8 +515,14 @@ pub fn broker_users_offline(data: &std::path::Path, config: &HubConfig) -> anyho
     let metrics = Metrics::default();
     let mut clock = HubClock::default();
     let (hub, _) = restored_hub(config, &journal, &metrics, &mut clock)?;
+    let hall = journal.hall_secret().context("the hall's secret")?;
     journal.flush()?;
-    hub.broker_users().context("the hall has no secret")
+    let others = hub.broker_users().context("the hall has no secret")?;
+    Ok(format!(
+        "{}:{}\n{others}",
+        identity::HUB_USER,
+        identity::hub_password(&hall)
+    ))
 }
 
 /// Arbiter `name`'s pager credentials from the journal at `data` of a hub that is not

@@ -21,6 +21,16 @@ pub struct TestBoard {
     key: NodeKey,
 }
 
+/// An MQTT session logged in as `enrolment`'s node, connected: what a [`TestBoard`] of that
+/// board publishes through (the broker's ACL lets a node's login publish its own board only).
+pub async fn node_session(port: u16, enrolment: &super::Enrolment) -> AsyncClient {
+    let broker = link::BrokerAddr::plain("127.0.0.1", port);
+    let (client, mut events) = link::start(&broker, enrolment.node_link());
+    while !matches!(events.recv().await, Some(link::LinkEvent::Connected)) {}
+    tokio::spawn(async move { while events.recv().await.is_some() {} });
+    client
+}
+
 impl TestBoard {
     /// A board whose node (hardware `board-N`) `enrolment` enrolled with the hub.
     pub async fn start(board: u16, client: AsyncClient, enrolment: &super::Enrolment) -> TestBoard {

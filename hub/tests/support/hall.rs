@@ -49,14 +49,22 @@ pub fn run(dir: &Path, broker: Broker, mut mosquitto: Option<Mosquitto>, faults:
         mosquitto.load_users_from(&data);
     }
     let mut hub = Hub::start(&data, broker.clone(), &dir.join("hub.log"));
+    // The nodes enrolled, the broker learns their logins; then they start.
+    let enrolments: Vec<super::Enrolment> = games
+        .iter()
+        .map(|game| hub.enrol(&format!("replay-{}", game.board), game.board, dir))
+        .collect();
     if let Some(mosquitto) = &mut mosquitto {
-        // The nodes enrolled, the broker learns their logins; then they start.
-        for game in &games {
-            hub.enrol(&format!("replay-{}", game.board), game.board, dir);
-        }
         mosquitto.load_users_from_hub(&hub);
     }
-    let mut nodes: Vec<Node> = games.iter().map(|g| Node::start(g, &hub, dir)).collect();
+    let mut nodes: Vec<Node> = games
+        .iter()
+        .zip(&enrolments)
+        .map(|(game, enrolment)| {
+            let outbox = format!("outbox-{}", game.board);
+            Node::spawn(game, hub.broker_port(), dir, &outbox, Some(enrolment))
+        })
+        .collect();
 
     let started = Instant::now();
     let mut schedule: Vec<(Duration, &str)> = vec![

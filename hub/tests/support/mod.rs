@@ -86,6 +86,28 @@ pub fn workspace_bin(name: &str) -> PathBuf {
     bin
 }
 
+/// The arbiters' token of each hub the tests started, by its HTTP address: the requests
+/// below are an arbiter's (they send it) unless they say they are a stranger's.
+static ARBITER_TOKENS: std::sync::Mutex<Vec<(SocketAddr, String)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// From now on, requests to `http` are sent as an arbiter with `token`.
+pub fn register_token(http: SocketAddr, token: &str) {
+    let mut tokens = ARBITER_TOKENS.lock().unwrap();
+    tokens.retain(|(addr, _)| *addr != http);
+    tokens.push((http, token.to_owned()));
+}
+
+/// The arbiters' token of the hub at `http`, if a test started it.
+pub fn token_of(http: SocketAddr) -> Option<String> {
+    ARBITER_TOKENS
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(addr, _)| *addr == http)
+        .map(|(_, token)| token.clone())
+}
+
 /// A plain HTTP/1.1 GET; returns the status and the body.
 pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
     http_get_with(addr, path, &[]).map(|(status, _, body)| (status, body))
@@ -107,9 +129,33 @@ pub fn http_post(addr: SocketAddr, path: &str, body: &str) -> std::io::Result<(u
     http_request(addr, "POST", path, &json, body).map(|(status, _, body)| (status, body))
 }
 
-/// One HTTP/1.1 request with headers and a body; returns the status, the response headers
-/// (names in lower case) and the body.
+/// One HTTP/1.1 request with headers and a body, as an arbiter (with the hub's token, unless
+/// `headers` carry an `Authorization` or a `Cookie` of their own); returns the status, the
+/// response headers (names in lower case) and the body.
 pub fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
+    let own = headers.iter().any(|(name, _)| {
+        name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("cookie")
+    });
+    match token_of(addr).filter(|_| !own) {
+        Some(token) => {
+            let bearer = format!("Bearer {token}");
+            let mut with = headers.to_vec();
+            with.push(("Authorization", &bearer));
+            stranger_request(addr, method, path, &with, body)
+        }
+        None => stranger_request(addr, method, path, headers, body),
+    }
+}
+
+/// One HTTP/1.1 request with exactly the headers given (no token): a stranger's, or one
+/// whose credentials are its own.
+pub fn stranger_request(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -202,8 +248,8 @@ pub struct Hub {
     log: PathBuf,
     /// More `hub serve` arguments (`--config`, `--time-control`, …).
     args: Vec<String>,
-    /// The arbiter token of its configuration, for what only arbiters may do.
-    pub token: Option<String>,
+    /// The arbiters' token: its configuration's, else the one it made at its first start.
+    pub token: String,
 }
 
 /// A node enrolled with the hub: what its `--hardware-id` and `--key-file` say.
@@ -250,21 +296,33 @@ impl Hub {
             data: data.to_owned(),
             broker,
             log: log.to_owned(),
-            token: configured_token(&args),
+            token: String::new(),
             args,
         };
         hub.wait_ready();
         hub
     }
 
-    /// A POST as the technician does it (with the arbiter token if the hall has one); the
-    /// answer's JSON, which must come with 200.
+    /// The arbiters' token once the hub runs: its configuration's, else the one it made and
+    /// keeps in its data directory (as `hub login-link` reads it).
+    fn learn_token(&mut self) {
+        self.token = configured_token(&self.args).unwrap_or_else(|| {
+            std::fs::read_to_string(self.data.join("arbiter-token"))
+                .expect("the token the hub made at its first start")
+                .trim()
+                .to_owned()
+        });
+        register_token(self.http, &self.token);
+    }
+
+    /// A POST as the technician does it (with the arbiters' token); the answer's JSON, which
+    /// must come with 200.
     pub fn technician_post(&self, path: &str, body: &str) -> serde_json::Value {
-        let bearer = self.token.as_ref().map(|t| format!("Bearer {t}"));
-        let mut headers = vec![("Content-Type", "application/json")];
-        if let Some(bearer) = &bearer {
-            headers.push(("Authorization", bearer));
-        }
+        let bearer = format!("Bearer {}", self.token);
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Authorization", &bearer),
+        ];
         let (status, _, answer) = http_request(self.http, "POST", path, &headers, body)
             .unwrap_or_else(|e| panic!("POST {path}: {e}"));
         assert_eq!(status, 200, "POST {path} {body}: {answer}");
@@ -362,6 +420,7 @@ impl Hub {
             Duration::from_secs(30),
             || matches!(http_get(http, "/healthz"), Ok((200, _))),
         );
+        self.learn_token();
     }
 
     /// SIGKILL: no shutdown, no final flush.
@@ -389,6 +448,22 @@ fn configured_token(args: &[String]) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Whether `args` say the broadcast's delay: the flag, or `delay_s` in the `--config` file.
+fn delay_configured(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--broadcast-delay-s")
+        || args
+            .iter()
+            .position(|a| a == "--config")
+            .and_then(|at| std::fs::read_to_string(args.get(at + 1)?).ok())
+            .and_then(|text| text.parse::<toml::Table>().ok())
+            .is_some_and(|config| {
+                config
+                    .get("broadcast")
+                    .and_then(|b| b.get("delay_s"))
+                    .is_some()
+            })
+}
+
 impl Drop for Hub {
     fn drop(&mut self) {
         self.kill();
@@ -404,10 +479,13 @@ fn spawn_hub(data: &Path, broker: &Broker, http: SocketAddr, log: &Path, args: &
             .arg("--broker")
             .arg(format!("mqtt://127.0.0.1:{port}")),
     };
+    command.arg("--http").arg(http.to_string()).args(args);
+    if !delay_configured(args) {
+        // These halls' tests read the feed as the boards play; the default delay (15
+        // minutes) has its own test.
+        command.args(["--broadcast-delay-s", "0"]);
+    }
     command
-        .arg("--http")
-        .arg(http.to_string())
-        .args(args)
         .stdout(Stdio::null())
         .stderr(append(log))
         .spawn()
@@ -680,7 +758,7 @@ impl Mosquitto {
         run_users_sh(
             &format!("http://{}", hub.http),
             &self.users,
-            hub.token.as_deref(),
+            Some(&hub.token),
         );
         self.reload();
     }
@@ -696,7 +774,33 @@ impl Mosquitto {
         std::thread::sleep(Duration::from_millis(300));
     }
 
+    /// Mosquitto with the shipped configuration, its plain (loopback) listener on `port`
+    /// and no TLS listener.
     pub fn start(dir: &Path, port: u16) -> Mosquitto {
+        Mosquitto::start_with(dir, port, None)
+    }
+
+    /// Mosquitto with the shipped configuration, TLS listener included: on `tls.0`, with a
+    /// certificate `hub broker-cert` issued from the hall CA in the hub's data directory
+    /// `tls.1`.
+    pub fn start_with(dir: &Path, port: u16, tls: Option<(u16, &Path)>) -> Mosquitto {
+        let certs = dir.join("mosquitto-certs");
+        if let Some((_, hub_data)) = tls {
+            std::fs::create_dir_all(&certs).unwrap();
+            let out = Command::new(workspace_bin("hub"))
+                .arg("broker-cert")
+                .arg("--data")
+                .arg(hub_data)
+                .args(["--name", "127.0.0.1", "--name", "localhost"])
+                .arg("--cert")
+                .arg(certs.join("zeitnot.pem"))
+                .arg("--key")
+                .arg(certs.join("zeitnot.key"))
+                .output()
+                .expect("hub broker-cert");
+            assert!(out.status.success(), "{out:?}");
+            std::fs::copy(hub_data.join("hall-ca.pem"), certs.join("hall-ca.pem")).unwrap();
+        }
         let shipped = std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/mosquitto/zeitnot.conf"),
         )
@@ -709,10 +813,39 @@ impl Mosquitto {
         }
         std::fs::create_dir_all(&store).expect("mosquitto store dir");
         // The shipped file with this test's port and storage directory.
+        // The shipped file's TLS listener comes first, with its files; then the plain one.
+        let mut in_tls_listener = false;
         let config: String = shipped
             .lines()
-            .map(|line| {
+            .filter_map(|line| {
                 if line.starts_with("listener ") {
+                    in_tls_listener = line.starts_with("listener 8883");
+                }
+                let tls_line = in_tls_listener
+                    && [
+                        "listener ",
+                        "certfile ",
+                        "keyfile ",
+                        "cafile ",
+                        "tls_version ",
+                    ]
+                    .iter()
+                    .any(|k| line.starts_with(k));
+                match (tls_line, tls) {
+                    (true, None) => None,
+                    (true, Some((tls_port, _))) => Some(match line.split_once(' ') {
+                        Some(("listener", _)) => format!("listener {tls_port} 127.0.0.1"),
+                        Some((key @ ("certfile" | "keyfile" | "cafile"), path)) => {
+                            let name = Path::new(path).file_name().unwrap();
+                            format!("{key} {}", certs.join(name).display())
+                        }
+                        _ => line.to_owned(),
+                    }),
+                    (false, _) => Some(line.to_owned()),
+                }
+            })
+            .map(|line| {
+                if line.starts_with("listener 1883") {
                     format!("listener {port} 127.0.0.1")
                 } else if line.starts_with("persistence_location ") {
                     format!("persistence_location {}/", store.display())

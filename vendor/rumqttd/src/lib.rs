@@ -21,6 +21,8 @@ use tracing_subscriber::{
 pub use link::alerts;
 pub use link::local;
 pub use link::meters;
+/// Zeitnot's patch: what a connection reads and writes, for [`TlsHandshake`].
+pub use link::network::N as NetworkStream;
 pub use router::{Alert, Forward, IncomingMeter, Meter, Notification, OutgoingMeter, Router};
 use segments::Storage;
 pub use server::{Broker, LinkType, Server};
@@ -50,6 +52,30 @@ pub type AuthHandler = Arc<
         + Send
         + Sync,
 >;
+
+/// Zeitnot's patch (vendor/README.md): what a remote client asks to do, for the topic ACL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AclAction<'a> {
+    /// A PUBLISH to `topic`.
+    Publish { topic: &'a str, retain: bool },
+    /// A SUBSCRIBE to `filter` (a shared subscription's `$share/GROUP/` stripped).
+    Subscribe { filter: &'a str },
+    /// The last will of its CONNECT.
+    Will { topic: &'a str, retain: bool },
+}
+
+/// Zeitnot's patch: who asks (the CONNECT's client id and username) and what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AclRequest<'a> {
+    pub client_id: &'a str,
+    pub username: Option<&'a str>,
+    pub action: AclAction<'a>,
+}
+
+/// Zeitnot's patch: whether a remote client may do what it asks. A denied PUBLISH is
+/// acknowledged and dropped (MQTT 3.1.1 has no refusal for it), a denied SUBSCRIBE answered
+/// with a failure for each of its filters, a denied will refuses the connection.
+pub type AclHandler = Arc<dyn Fn(&AclRequest<'_>) -> bool + Send + Sync>;
 
 #[derive(Debug, Default, Serialize, Deserialize, Clone)]
 pub struct Config {
@@ -109,6 +135,26 @@ impl TlsConfig {
     }
 }
 
+/// Zeitnot's patch (vendor/README.md): a TLS handshake the embedding program does itself
+/// (its own rustls and certificates), run in the connection's task, not the accept loop.
+pub type TlsHandshake = Arc<
+    dyn Fn(
+            tokio::net::TcpStream,
+        ) -> Pin<Box<dyn std::future::Future<Output = std::io::Result<Box<dyn NetworkStream>>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// Zeitnot's patch: [`TlsHandshake`] in a type that `ServerSettings` can derive with.
+#[derive(Clone)]
+pub struct ExternalTls(pub TlsHandshake);
+
+impl fmt::Debug for ExternalTls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ExternalTls")
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct ServerSettings {
     pub name: String,
@@ -116,6 +162,17 @@ pub struct ServerSettings {
     pub tls: Option<TlsConfig>,
     pub next_connection_delay_ms: u64,
     pub connections: ConnectionSettings,
+    /// Zeitnot's patch (vendor/README.md): sockets accepted that have not sent their CONNECT
+    /// yet, at once; beyond, the oldest of them is closed.
+    #[serde(default = "default_max_pending_connects")]
+    pub max_pending_connects: usize,
+    /// Zeitnot's patch: TLS by the embedding program; `None`: `tls` above, or plain TCP.
+    #[serde(skip)]
+    pub external_tls: Option<ExternalTls>,
+}
+
+fn default_max_pending_connects() -> usize {
+    256
 }
 
 impl ServerSettings {
@@ -152,6 +209,12 @@ pub struct ConnectionSettings {
     pub external_auth: Option<AuthHandler>,
     #[serde(default)]
     pub dynamic_filters: bool,
+    /// Zeitnot's patch (vendor/README.md): the topic ACL of remote clients; `None`: all.
+    #[serde(skip)]
+    pub external_acl: Option<AclHandler>,
+    /// Zeitnot's patch: subscription filters one connection may hold; `None`: no limit.
+    #[serde(default)]
+    pub max_subscriptions: Option<usize>,
 }
 
 impl ConnectionSettings {

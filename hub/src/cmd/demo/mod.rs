@@ -168,9 +168,11 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         data: data.join("journal"),
         broker: BrokerChoice::Embedded(free_or_ephemeral(config.mqtt)?),
         http: free_or_ephemeral(config.http)?,
-        // A demo on one's own machine: the page opens without a login.
-        arbiter_token: None,
+        // The demo's own token, new each time: its login link is printed below.
+        arbiter_token: Some(crate::edge::login::new_token()),
         hosts: Vec::new(),
+        tls: crate::edge::tls::TlsChoice::Auto,
+        broker_ca: None,
         config_path: None,
         hub: HubConfig {
             event: "demo".into(),
@@ -209,14 +211,17 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         config.boards, config.speed
     );
     println!(
-        "  page:     http://{}/  (the chief arbiter's screen)",
-        running.http
+        "  page:     http://{}/?token={}  (the chief arbiter's screen: the link logs in)",
+        running.http, running.token
     );
     println!(
         "  public:   http://{}/spectator  (what spectators see)",
         running.http
     );
-    println!("  boards:   http://{}/api/boards", running.http);
+    println!(
+        "  API:      curl -H 'Authorization: Bearer {}' http://{}/api/boards",
+        running.token, running.http
+    );
     println!("  board 1:  http://{}/api/boards/1", running.http);
     println!("  clocks:   http://{}/api/time-trouble", running.http);
     println!("  alerts:   http://{}/api/alerts?state=open", running.http);
@@ -228,10 +233,10 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
     // The chief arbiter's pager credentials, as `POST /api/arbiters/enrol` hands them out.
     let client = reqwest::Client::new();
     let pager_file = data.join("pager-chief.json");
-    let credentials = enrol::arbiter_over_http(&client, running.http, None, "chief")
+    let credentials = enrol::arbiter_over_http(&client, running.http, &running.token, "chief")
         .await
         .context("enrolling the chief arbiter's pager")?;
-    enrol::write_secret_file(&pager_file, &credentials)?;
+    crate::edge::secret_file::write(&pager_file, &credentials)?;
     println!(
         "  pager:    hub pager --zone all --event demo --broker {} --key-file {}",
         running.broker,
@@ -244,12 +249,15 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         }
     }
     println!("Ctrl-C stops the hall. Every 10 s, what it is doing:");
-    tokio::spawn(summary::print_every_while(running.http));
+    tokio::spawn(summary::print_every_while(
+        running.http,
+        running.token.clone(),
+    ));
 
     for n in 1..=config.boards {
         let game = &games[usize::from(n - 1) % games.len()];
         let board_hw = format!("demo-board-{n}");
-        let key = enrol::over_http(&client, running.http, None, &board_hw, BoardNo(n))
+        let key = enrol::over_http(&client, running.http, &running.token, &board_hw, BoardNo(n))
             .await
             .with_context(|| format!("enrolling the node of board {n}"))?;
         let node = NodeConfig {
@@ -264,6 +272,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             board_hw,
             clock_hw: format!("demo-clock-{n}"),
             key: Some(key),
+            tls: None,
         };
         let script = replay::script(game, None);
         let incident = incident_at(n, config.boards);

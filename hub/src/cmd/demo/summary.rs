@@ -57,8 +57,16 @@ impl std::fmt::Display for Summary {
 
 /// Prints the hall's summary every [`EVERY`] until the process ends; a failed read is said
 /// once and tried again at the next line.
-pub async fn print_every_while(http: SocketAddr) {
-    let client = reqwest::Client::new();
+pub async fn print_every_while(http: SocketAddr, token: String) {
+    let mut auth = reqwest::header::HeaderMap::new();
+    let bearer = format!("Bearer {token}")
+        .parse()
+        .expect("a token is a header value");
+    auth.insert(reqwest::header::AUTHORIZATION, bearer);
+    let client = reqwest::Client::builder()
+        .default_headers(auth)
+        .build()
+        .expect("an HTTP client");
     let base = format!("http://{http}");
     let start = tokio::time::Instant::now();
     let mut ticks = tokio::time::interval(EVERY);

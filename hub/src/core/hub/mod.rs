@@ -737,9 +737,10 @@ impl Hub {
         }
     }
 
-    /// The technician enrols a node's hardware for `board` in one step: the key (the one it
-    /// has, else `fresh`, which the shell drew at random) and the binding, so a node swapped
-    /// in takes the board over. The answer, with the key, waits until both are durable.
+    /// The technician enrols a node's hardware for `board` in one step: a new key (`fresh`,
+    /// which the shell drew at random; an earlier key of the hardware stops working) and the
+    /// binding, so a node swapped in takes the board over. The answer, with the key, waits
+    /// until both are durable.
     pub fn handle_enrolment(
         &mut self,
         now: HubMs,
@@ -750,20 +751,19 @@ impl Hub {
     ) {
         self.now = self.now.max(now);
         let known = self.trust.key(hardware).is_some();
-        let key = self.trust.enrol(hardware, fresh);
-        if !known {
-            let _ = self.write(Write::Enrolment {
-                hardware: hardware.clone(),
-                key: Some(key.clone()),
-            });
-        }
+        self.trust.enrol(hardware, fresh.clone());
+        let _ = self.write(Write::Enrolment {
+            hardware: hardware.clone(),
+            key: Some(fresh.clone()),
+        });
+        let key = fresh;
         let mut at = None;
         let left = self.bindings.board_of(hardware);
         for (hardware, board) in self.bindings.bind(hardware, Some(board)) {
             at = Some(self.write(Write::Binding { hardware, board }));
         }
         self.rebind(left.into_iter().chain([board]));
-        tracing::info!(%hardware, board = board.0, new_key = !known, "node enrolled");
+        tracing::info!(%hardware, board = board.0, enrolled_before = known, "node enrolled");
         let enrolled = Enrolled {
             hardware: hardware.clone(),
             board,
@@ -806,14 +806,15 @@ impl Hub {
         Some(ArbiterEnrolment::new(hall, name))
     }
 
-    /// Everyone an external broker must let in, as `username:password` lines for Mosquitto's
-    /// `mosquitto_passwd -U` (README, *Security*): the hub, the pagers, the public reader and
-    /// every enrolled node. `None` for a hub without a hall secret.
+    /// Everyone but the hub that an external broker must let in, as `username:password`
+    /// lines for Mosquitto's `mosquitto_passwd -U` (README, *Security*): the pagers, the
+    /// public reader and every enrolled node. The hub's own password is never among them:
+    /// what the API serves must not let its reader log in as the hub (`hub broker-users` on
+    /// the hub's machine adds it). `None` for a hub without a hall secret.
     pub fn broker_users(&self) -> Option<String> {
         use protocol::identity;
         let hall = self.hall_secret.as_ref()?;
         let mut lines = vec![
-            format!("{}:{}", identity::HUB_USER, identity::hub_password(hall)),
             format!(
                 "{}:{}",
                 identity::PAGER_USER,

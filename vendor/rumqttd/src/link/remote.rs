@@ -2,13 +2,16 @@ use crate::link::local::{LinkError, LinkRx, LinkTx};
 use crate::link::network;
 use crate::link::network::Network;
 use crate::local::LinkBuilder;
-use crate::protocol::{ConnAck, Connect, ConnectReturnCode, Login, Packet, Protocol};
+use crate::protocol::{
+    ConnAck, Connect, ConnectReturnCode, Login, Packet, Protocol, PubAck, PubAckReason, QoS, SubAck,
+    SubscribeReasonCode,
+};
 use crate::router::{Event, Notification};
-use crate::{ConnectionId, ConnectionSettings};
+use crate::{AclAction, AclHandler, AclRequest, ConnectionId, ConnectionSettings};
 
 use flume::{RecvError, SendError, Sender, TrySendError};
 use std::cmp::min;
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,6 +61,98 @@ pub struct RemoteLink<P> {
     link_rx: LinkRx,
     notifications: VecDeque<Notification>,
     pub(crate) will_delay_interval: u32,
+    /// Zeitnot's patch (vendor/README.md): the topic ACL and what it is asked about.
+    acl: Option<Acl>,
+}
+
+/// Zeitnot's patch: a connection's topic ACL, its identity and its subscriptions.
+struct Acl {
+    handler: AclHandler,
+    client_id: String,
+    username: Option<String>,
+    max_subscriptions: Option<usize>,
+    subscriptions: HashSet<String>,
+    /// Packets read, before the ACL passes them on.
+    read: VecDeque<Packet>,
+}
+
+impl Acl {
+    fn allows(&self, action: AclAction<'_>) -> bool {
+        (self.handler)(&AclRequest {
+            client_id: &self.client_id,
+            username: self.username.as_deref(),
+            action,
+        })
+    }
+
+    /// What the broker answers itself for a packet it does not pass on; `Ok(None)`: pass it.
+    fn judge(&mut self, packet: &Packet) -> Result<Option<Option<Packet>>, Error> {
+        match packet {
+            Packet::Publish(publish, _) => {
+                let topic = std::str::from_utf8(&publish.topic).unwrap_or("");
+                let action = AclAction::Publish {
+                    topic,
+                    retain: publish.retain,
+                };
+                if self.allows(action) {
+                    return Ok(None);
+                }
+                tracing::debug!(?topic, "publish denied by the ACL");
+                match publish.qos {
+                    QoS::AtMostOnce => Ok(Some(None)),
+                    QoS::AtLeastOnce => Ok(Some(Some(Packet::PubAck(
+                        PubAck {
+                            pkid: publish.pkid,
+                            reason: PubAckReason::Success,
+                        },
+                        None,
+                    )))),
+                    QoS::ExactlyOnce => Err(Error::InvalidAuth),
+                }
+            }
+            Packet::Subscribe(subscribe, _) => {
+                let paths: Vec<&str> = subscribe
+                    .filters
+                    .iter()
+                    .map(|f| strip_share(&f.path))
+                    .collect();
+                let new = paths
+                    .iter()
+                    .filter(|p| !self.subscriptions.contains(**p))
+                    .count();
+                let within = self
+                    .max_subscriptions
+                    .is_none_or(|max| self.subscriptions.len() + new <= max);
+                if within && paths.iter().all(|filter| self.allows(AclAction::Subscribe { filter })) {
+                    self.subscriptions.extend(paths.iter().map(|p| (*p).to_owned()));
+                    return Ok(None);
+                }
+                tracing::debug!(?paths, within, "subscribe denied by the ACL");
+                Ok(Some(Some(Packet::SubAck(
+                    SubAck {
+                        pkid: subscribe.pkid,
+                        return_codes: vec![SubscribeReasonCode::Failure; subscribe.filters.len()],
+                    },
+                    None,
+                ))))
+            }
+            Packet::Unsubscribe(unsubscribe, _) => {
+                for filter in &unsubscribe.filters {
+                    self.subscriptions.remove(strip_share(filter));
+                }
+                Ok(None)
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// A shared subscription's filter without its `$share/GROUP/`.
+fn strip_share(filter: &str) -> &str {
+    filter
+        .strip_prefix("$share/")
+        .and_then(|rest| rest.split_once('/'))
+        .map_or(filter, |(_, filter)| filter)
 }
 
 impl<P: Protocol> RemoteLink<P> {
@@ -68,10 +163,31 @@ impl<P: Protocol> RemoteLink<P> {
         connect_packet: Packet,
         dynamic_filters: bool,
         assigned_client_id: Option<String>,
+        config: &ConnectionSettings,
     ) -> Result<RemoteLink<P>, Error> {
-        let Packet::Connect(connect, props, lastwill, lastwill_props, _) = connect_packet else {
+        let Packet::Connect(connect, props, lastwill, lastwill_props, login) = connect_packet
+        else {
             return Err(Error::NotConnectPacket(connect_packet));
         };
+        // Zeitnot's patch (vendor/README.md): the topic ACL, the will first.
+        let acl = config.external_acl.clone().map(|handler| Acl {
+            handler,
+            client_id: connect.client_id.clone(),
+            username: login.map(|l| l.username),
+            max_subscriptions: config.max_subscriptions,
+            subscriptions: HashSet::new(),
+            read: VecDeque::new(),
+        });
+        if let (Some(acl), Some(will)) = (&acl, &lastwill) {
+            let topic = std::str::from_utf8(&will.topic).unwrap_or("");
+            if !acl.allows(AclAction::Will {
+                topic,
+                retain: will.retain,
+            }) {
+                tracing::debug!(?topic, "last will denied by the ACL");
+                return Err(Error::InvalidAuth);
+            }
+        }
 
         // Register this connection with the router. Router replys with ack which if ok will
         // start the link. Router can sometimes reject the connection (ex max connection limit)
@@ -123,6 +239,7 @@ impl<P: Protocol> RemoteLink<P> {
             // Zeitnot's patch (vendor/README.md): grows to what the connection uses.
             notifications: VecDeque::new(),
             will_delay_interval,
+            acl,
         })
     }
 
@@ -135,11 +252,35 @@ impl<P: Protocol> RemoteLink<P> {
             select! {
                 o = self.network.read() => {
                     let packet = o?;
-                    let len = {
-                        let mut buffer = self.link_tx.buffer();
-                        buffer.push_back(packet);
-                        self.network.readv(&mut buffer)?;
-                        buffer.len()
+                    let len = match &mut self.acl {
+                        None => {
+                            let mut buffer = self.link_tx.buffer();
+                            buffer.push_back(packet);
+                            self.network.readv(&mut buffer)?;
+                            buffer.len()
+                        }
+                        // Zeitnot's patch: what the ACL denies is answered here, never seen
+                        // by the router.
+                        Some(acl) => {
+                            let mut read = std::mem::take(&mut acl.read);
+                            read.push_back(packet);
+                            self.network.readv(&mut read)?;
+                            let mut answers = VecDeque::new();
+                            let mut passed = VecDeque::new();
+                            for packet in read.drain(..) {
+                                match acl.judge(&packet)? {
+                                    None => passed.push_back(packet),
+                                    Some(answer) => answers.extend(answer),
+                                }
+                            }
+                            acl.read = read;
+                            if !answers.is_empty() {
+                                self.network.writev(answers).await?;
+                            }
+                            let mut buffer = self.link_tx.buffer();
+                            buffer.extend(passed);
+                            buffer.len()
+                        }
                     };
 
                     trace!("Packets read from network, count = {}", len);
@@ -284,6 +425,8 @@ mod tests {
             auth: None,
             external_auth: None,
             dynamic_filters: false,
+            external_acl: None,
+            max_subscriptions: None,
         }
     }
 

@@ -390,15 +390,38 @@ impl<P: Protocol + Clone + Send + 'static> Server<P> {
             listen_addr = self.config.listen.to_string(),
             "Listening for remote connections",
         );
+        // Zeitnot's patch (vendor/README.md): a failing accept (no descriptors left) backs
+        // off and is logged once a second at most; sockets still before their CONNECT are
+        // capped. Upstream retried at once and logged every failure: with the descriptors
+        // used up by idle connections the broker took a core and wrote a gigabyte of log in
+        // ten seconds.
+        let pending = Arc::new(Mutex::new(Pending::default()));
+        let mut backoff = Duration::ZERO;
+        let mut accept_failures = RateLimitedLog::default();
+        let mut turned_away = RateLimitedLog::default();
         loop {
             // Await new network connection.
             let (stream, addr) = match listener.accept().await {
-                Ok((s, r)) => (s, r),
+                Ok((s, r)) => {
+                    backoff = Duration::ZERO;
+                    (s, r)
+                }
                 Err(e) => {
-                    error!(error=?e, "Unable to accept socket.");
+                    if let Some(suppressed) = accept_failures.due() {
+                        warn!(error=?e, suppressed, "Unable to accept socket; backing off.");
+                    }
+                    backoff = (backoff * 2).clamp(Duration::from_millis(10), Duration::from_secs(1));
+                    time::sleep(backoff).await;
                     continue;
                 }
             };
+            let (pending_guard, evicted) =
+                PendingConnect::take(&pending, self.config.max_pending_connects);
+            if evicted {
+                if let Some(suppressed) = turned_away.due() {
+                    warn!(?addr, suppressed, "Too many connections before CONNECT; closed the oldest.");
+                }
+            }
             // Zeitnot's patch (vendor/README.md): small packets leave at once. With Nagle's
             // algorithm an acknowledgement to a node waited for the node's delayed TCP ACK of
             // the broker's previous packet, about 40 ms on Linux.
@@ -406,12 +429,26 @@ impl<P: Protocol + Clone + Send + 'static> Server<P> {
                 warn!(error=?e, "Unable to set TCP_NODELAY.");
             }
 
-            let (network, tenant_id) = match self.tls_accept(stream).await {
-                Ok(o) => o,
-                Err(e) => {
-                    error!(error=?e, "Tls accept error");
-                    continue;
-                }
+            // Zeitnot's patch: the embedding program's TLS is done in the connection's
+            // task, so a slow handshake holds up nobody else.
+            let (network, tenant_id) = match self.config.external_tls.clone() {
+                Some(tls) => (Incoming::Handshake(stream, tls), None),
+                None => match time::timeout(
+                    Duration::from_millis(config.connection_timeout_ms.into()),
+                    self.tls_accept(stream),
+                )
+                .await
+                {
+                    Ok(Ok((network, tenant_id))) => (Incoming::Ready(network), tenant_id),
+                    Ok(Err(e)) => {
+                        tracing::debug!(error=?e, "Tls accept error");
+                        continue;
+                    }
+                    Err(_) => {
+                        tracing::debug!(?addr, "Tls handshake timed out");
+                        continue;
+                    }
+                },
             };
 
             info!(
@@ -426,6 +463,10 @@ impl<P: Protocol + Clone + Send + 'static> Server<P> {
             match link_type {
                 #[cfg(feature = "websocket")]
                 LinkType::Websocket => {
+                    let network = match network.ready(&config).await {
+                        Some(network) => network,
+                        None => continue,
+                    };
                     let stream = match accept_hdr_async(network, WSCallback).await {
                         Ok(s) => Box::new(WsStream::new(s)),
                         Err(e) => {
@@ -438,9 +479,10 @@ impl<P: Protocol + Clone + Send + 'static> Server<P> {
                             config,
                             tenant_id.clone(),
                             router_tx,
-                            stream,
+                            Incoming::Ready(stream),
                             protocol,
                             self.awaiting_will_handler.clone(),
+                            pending_guard,
                         )
                         .instrument(tracing::info_span!(
                             "websocket_link",
@@ -457,6 +499,7 @@ impl<P: Protocol + Clone + Send + 'static> Server<P> {
                         network,
                         protocol,
                         self.awaiting_will_handler.clone(),
+                        pending_guard,
                     )
                     .instrument(tracing::error_span!(
                         "remote_link",
@@ -468,6 +511,113 @@ impl<P: Protocol + Clone + Send + 'static> Server<P> {
             };
 
             time::sleep(delay).await;
+        }
+    }
+}
+
+/// Zeitnot's patch (vendor/README.md): an accepted connection, before or after its TLS
+/// handshake.
+enum Incoming {
+    Ready(Box<dyn N>),
+    Handshake(TcpStream, crate::ExternalTls),
+}
+
+impl Incoming {
+    /// The connection to speak MQTT over; `None` when its handshake failed or took longer
+    /// than a CONNECT may.
+    async fn ready(self, config: &ConnectionSettings) -> Option<Box<dyn N>> {
+        match self {
+            Incoming::Ready(network) => Some(network),
+            Incoming::Handshake(stream, tls) => {
+                let within = Duration::from_millis(config.connection_timeout_ms.into());
+                match time::timeout(within, (tls.0)(stream)).await {
+                    Ok(Ok(network)) => Some(network),
+                    Ok(Err(e)) => {
+                        tracing::debug!(error=?e, "TLS handshake failed");
+                        None
+                    }
+                    Err(_) => {
+                        tracing::debug!("TLS handshake timed out");
+                        None
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Zeitnot's patch (vendor/README.md): the sockets accepted that have not sent their CONNECT
+/// yet, oldest first, each with a way to close it.
+#[derive(Default)]
+struct Pending {
+    next: u64,
+    open: std::collections::VecDeque<(u64, tokio::sync::oneshot::Sender<()>)>,
+}
+
+/// One socket among the pending ones, until dropped (its CONNECT came, or it was closed).
+struct PendingConnect {
+    id: u64,
+    pending: Arc<Mutex<Pending>>,
+    /// Fires when a newer socket needs the place: the oldest silent one is closed.
+    evicted: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl PendingConnect {
+    /// A place for a new socket. When `max` are pending, the oldest of them is closed: a
+    /// real client sends its CONNECT at once, so the oldest is the likeliest to be a socket
+    /// held open to use up the places (from any address: behind NAT or a proxy, a stranger
+    /// and the hall share one). Returns whether one was closed.
+    fn take(pending: &Arc<Mutex<Pending>>, max: usize) -> (PendingConnect, bool) {
+        let mut inner = pending.lock().unwrap();
+        let mut evicted_one = false;
+        while inner.open.len() >= max.max(1) {
+            if let Some((_, close)) = inner.open.pop_front() {
+                let _ = close.send(());
+                evicted_one = true;
+            }
+        }
+        let (close, evicted) = tokio::sync::oneshot::channel();
+        let id = inner.next;
+        inner.next += 1;
+        inner.open.push_back((id, close));
+        let place = PendingConnect {
+            id,
+            pending: pending.clone(),
+            evicted,
+        };
+        (place, evicted_one)
+    }
+}
+
+impl Drop for PendingConnect {
+    fn drop(&mut self) {
+        let mut inner = self.pending.lock().unwrap();
+        if let Some(at) = inner.open.iter().position(|(id, _)| *id == self.id) {
+            inner.open.remove(at);
+        }
+    }
+}
+
+/// Zeitnot's patch: a message logged at most once a second, with how many were left out.
+#[derive(Default)]
+struct RateLimitedLog {
+    last: Option<std::time::Instant>,
+    suppressed: u64,
+}
+
+impl RateLimitedLog {
+    /// `Some(left out since the last one)` when the message may be logged now.
+    fn due(&mut self) -> Option<u64> {
+        let now = std::time::Instant::now();
+        match self.last {
+            Some(last) if now.duration_since(last) < Duration::from_secs(1) => {
+                self.suppressed += 1;
+                None
+            }
+            _ => {
+                self.last = Some(now);
+                Some(std::mem::take(&mut self.suppressed))
+            }
         }
     }
 }
@@ -499,10 +649,19 @@ async fn remote<P: Protocol>(
     config: Arc<ConnectionSettings>,
     tenant_id: Option<String>,
     router_tx: Sender<(ConnectionId, Event)>,
-    stream: Box<dyn N>,
+    incoming: Incoming,
     protocol: P,
     will_handlers: Arc<Mutex<HashMap<String, Sender<AwaitingWill>>>>,
+    mut pending: PendingConnect,
 ) {
+    // Zeitnot's patch: the handshake, if any, here, closed early like a silent socket.
+    let stream = tokio::select! {
+        stream = incoming.ready(&config) => match stream {
+            Some(stream) => stream,
+            None => return,
+        },
+        _ = &mut pending.evicted => return,
+    };
     let mut network = Network::new(
         stream,
         config.max_payload_size,
@@ -512,13 +671,24 @@ async fn remote<P: Protocol>(
 
     let dynamic_filters = config.dynamic_filters;
 
-    let connect_packet = match mqtt_connect(config, &mut network).await {
-        Ok(p) => p,
-        Err(e) => {
-            error!(error=?e, "Error while handling MQTT connect packet");
+    let settings = config.clone();
+    let connect = tokio::select! {
+        connect = mqtt_connect(config, &mut network) => connect,
+        _ = &mut pending.evicted => {
+            tracing::debug!("closed before its CONNECT: newer connections needed the place");
             return;
         }
     };
+    let connect_packet = match connect {
+        Ok(p) => p,
+        Err(e) => {
+            // Zeitnot's patch: a client's failure, not the broker's; at debug level, so that
+            // a stranger's connections cannot fill the log.
+            tracing::debug!(error=?e, "Error while handling MQTT connect packet");
+            return;
+        }
+    };
+    drop(pending);
 
     let (mut client_id, clean_session) = match &connect_packet {
         Packet::Connect(ref connect, _, _, _, _) => {
@@ -564,12 +734,13 @@ async fn remote<P: Protocol>(
         connect_packet,
         dynamic_filters,
         assigned_client_id,
+        &settings,
     )
     .await
     {
         Ok(l) => l,
         Err(e) => {
-            error!(error=?e, "Remote link error");
+            tracing::debug!(error=?e, "Remote link error");
             return;
         }
     };
@@ -580,11 +751,11 @@ async fn remote<P: Protocol>(
 
     match link.start().await {
         // Connection got closed. This shouldn't usually happen.
-        Ok(_) => error!("connection-stop"),
+        Ok(_) => tracing::debug!("connection-stop"),
         // No need to send a disconnect message when disconnection
         // originated internally in the router.
         Err(remote::Error::Link(e)) => {
-            error!(error=?e, "router-drop");
+            tracing::debug!(error=?e, "router-drop");
             send_disconnect = false;
         }
         // Connection was closed by peer
@@ -593,9 +764,9 @@ async fn remote<P: Protocol>(
         {
             info!(error=?err, "disconnected");
         }
-        // Any other error
+        // Any other error: the client's (Zeitnot's patch: at debug level)
         Err(e) => {
-            error!(error=?e, "disconnected");
+            tracing::debug!(error=?e, "disconnected");
         }
     };
 

@@ -1,0 +1,313 @@
+//! The HTTP listener's connections, bounded as nginx bounds them: at most
+//! [`MAX_CONNECTIONS`] in all and [`PER_CLIENT`] per address, a request head within
+//! [`HEADER_TIMEOUT`], and no connection kept open for more requests after [`MAX_IDLE_AGE`].
+//!
+//! When a cap is reached, the oldest connection that has not sent a request yet is closed to
+//! make room: a browser or a script sends its request at once, so a silent connection is the
+//! likeliest to be held open to use up the places. That keeps `/healthz` and the arbiters'
+//! page answering even when a stranger shares their address (behind a reverse proxy, an SSH
+//! tunnel or NAT everyone is one address). Only when every connection has spoken is a new one
+//! refused.
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::ConnectInfo;
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tower::ServiceExt;
+
+use crate::metrics::Metrics;
+
+/// Connections held at once: every arbiter's and spectator's page, the broadcasters' polls.
+pub const MAX_CONNECTIONS: usize = 2_048;
+/// Connections one address holds at once.
+pub const PER_CLIENT: usize = 256;
+/// A request's head must arrive within this (slowloris).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A connection takes no new request after this; the one under way (a page's live stream)
+/// goes on.
+pub const MAX_IDLE_AGE: Duration = Duration::from_secs(60);
+
+/// Serves `router` on `listener` until the task is dropped: HTTPS with `tls`, else plain.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    metrics: Arc<Metrics>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) {
+    let tls = tls.map(tokio_rustls::TlsAcceptor::from);
+    let registry = Registry::default();
+    let mut backoff = Duration::ZERO;
+    let mut last_failure_logged: Option<std::time::Instant> = None;
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => {
+                backoff = Duration::ZERO;
+                accepted
+            }
+            Err(e) => {
+                // Out of descriptors: back off instead of spinning, say so once a second.
+                if last_failure_logged.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                    tracing::warn!(error = %e, "HTTP accept failed; backing off");
+                    last_failure_logged = Some(std::time::Instant::now());
+                }
+                backoff = (backoff * 2).clamp(Duration::from_millis(10), Duration::from_secs(1));
+                tokio::time::sleep(backoff).await;
+                continue;
+            }
+        };
+        let Some(place) = registry.admit(peer.ip()) else {
+            metrics.http_connection_refused();
+            continue;
+        };
+        if place.evicted_another {
+            metrics.http_connection_refused();
+        }
+        let _ = stream.set_nodelay(true);
+        let (router, tls) = (router.clone(), tls.clone());
+        tokio::spawn(async move {
+            let Place {
+                id,
+                registry,
+                mut evicted,
+                ..
+            } = place;
+            match tls {
+                None => connection(stream, peer, router, id, &registry, &mut evicted).await,
+                Some(tls) => {
+                    // The handshake within the time a request's head has, closed early
+                    // like a silent connection.
+                    let handshake = tokio::time::timeout(HEADER_TIMEOUT, tls.accept(stream));
+                    tokio::select! {
+                        done = handshake => match done {
+                            Ok(Ok(stream)) => {
+                                connection(stream, peer, router, id, &registry, &mut evicted).await;
+                            }
+                            Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                        },
+                        _ = &mut evicted => {}
+                    }
+                }
+            }
+            registry.leave(id);
+        });
+    }
+}
+
+/// One connection: HTTP/1.1 with its timeouts, closed early if evicted while silent.
+async fn connection<I>(
+    stream: I,
+    peer: SocketAddr,
+    router: Router,
+    id: u64,
+    registry: &Registry,
+    evicted: &mut oneshot::Receiver<()>,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let spoke = registry.clone();
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        spoke.spoke(id);
+        request.extensions_mut().insert(ConnectInfo(peer));
+        let router = router.clone();
+        async move {
+            Ok::<_, Infallible>(
+                router
+                    .oneshot(request.map(axum::body::Body::new))
+                    .await
+                    .unwrap_or_else(|e| match e {}),
+            )
+        }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .max_buf_size(64 * 1024);
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    let mut conn = std::pin::pin!(conn);
+    let aged = tokio::time::sleep(MAX_IDLE_AGE);
+    let mut aged = std::pin::pin!(aged);
+    let mut winding_down = false;
+    // Once the connection has spoken its sender is dropped: no eviction can come any more.
+    let mut silent = true;
+    loop {
+        tokio::select! {
+            result = conn.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!(%peer, error = %e, "HTTP connection ended");
+                }
+                break;
+            }
+            closed = &mut *evicted, if silent => {
+                if closed.is_ok() {
+                    tracing::debug!(%peer, "silent HTTP connection closed to make room");
+                    break;
+                }
+                silent = false;
+            }
+            () = &mut aged, if !winding_down => {
+                conn.as_mut().graceful_shutdown();
+                winding_down = true;
+            }
+        }
+    }
+}
+
+/// The connections open now.
+#[derive(Debug, Clone, Default)]
+struct Registry(Arc<Mutex<Open>>);
+
+#[derive(Debug, Default)]
+struct Open {
+    next: u64,
+    total: usize,
+    by_client: HashMap<IpAddr, usize>,
+    /// Connections that have not sent a request yet, oldest first, with a way to close each.
+    silent: BTreeMap<u64, (IpAddr, oneshot::Sender<()>)>,
+    clients: HashMap<u64, IpAddr>,
+}
+
+/// A connection's place; it is given back by [`Registry::leave`].
+struct Place {
+    id: u64,
+    registry: Registry,
+    evicted: oneshot::Receiver<()>,
+    /// Admitting it closed a silent connection.
+    evicted_another: bool,
+}
+
+impl Registry {
+    /// A place for a connection from `client`; `None` when the caps are reached and every
+    /// connection in the way has spoken.
+    fn admit(&self, client: IpAddr) -> Option<Place> {
+        let mut open = self.0.lock().expect("connections lock");
+        let mut evicted_another = false;
+        if open.by_client.get(&client).copied().unwrap_or(0) >= PER_CLIENT {
+            evicted_another |= open.evict_oldest_silent(Some(client))?;
+        }
+        if open.total >= MAX_CONNECTIONS {
+            evicted_another |= open.evict_oldest_silent(None)?;
+        }
+        let id = open.next;
+        open.next += 1;
+        open.total += 1;
+        *open.by_client.entry(client).or_insert(0) += 1;
+        let (close, evicted) = oneshot::channel();
+        open.silent.insert(id, (client, close));
+        open.clients.insert(id, client);
+        Some(Place {
+            id,
+            registry: self.clone(),
+            evicted,
+            evicted_another,
+        })
+    }
+
+    /// Connection `id` sent a request: it is no longer closed to make room.
+    fn spoke(&self, id: u64) {
+        let mut open = self.0.lock().expect("connections lock");
+        open.silent.remove(&id);
+    }
+
+    fn leave(&self, id: u64) {
+        let mut open = self.0.lock().expect("connections lock");
+        open.silent.remove(&id);
+        if let Some(client) = open.clients.remove(&id) {
+            open.total -= 1;
+            if let Some(n) = open.by_client.get_mut(&client) {
+                *n -= 1;
+                if *n == 0 {
+                    open.by_client.remove(&client);
+                }
+            }
+        }
+    }
+}
+
+impl Open {
+    /// Closes the oldest silent connection (of `client`, if given), and counts it gone at
+    /// once so its place is free; `None` if there is none.
+    fn evict_oldest_silent(&mut self, client: Option<IpAddr>) -> Option<bool> {
+        let id = self
+            .silent
+            .iter()
+            .find(|(_, (from, _))| client.is_none_or(|c| c == *from))
+            .map(|(id, _)| *id)?;
+        let (from, close) = self.silent.remove(&id)?;
+        let _ = close.send(());
+        self.clients.remove(&id);
+        self.total -= 1;
+        if let Some(n) = self.by_client.get_mut(&from) {
+            *n -= 1;
+            if *n == 0 {
+                self.by_client.remove(&from);
+            }
+        }
+        Some(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_address_makes_room_by_closing_its_oldest_silent_connection() {
+        let registry = Registry::default();
+        let client: IpAddr = "127.0.0.1".parse().unwrap();
+        let mut places: Vec<Place> = (0..PER_CLIENT)
+            .map(|_| registry.admit(client).unwrap())
+            .collect();
+        // The first one spoke; the second is the oldest silent one.
+        registry.spoke(places[0].id);
+        let newest = registry.admit(client).expect("room made");
+        assert!(newest.evicted_another);
+        assert!(
+            places[1].evicted.try_recv().is_ok(),
+            "the oldest silent one closed"
+        );
+        assert!(
+            places[0].evicted.try_recv().is_err(),
+            "one that spoke stays"
+        );
+        assert_eq!(registry.0.lock().unwrap().by_client[&client], PER_CLIENT);
+        // When every connection has spoken, a new one is refused.
+        for place in &places {
+            registry.spoke(place.id);
+        }
+        registry.spoke(newest.id);
+        assert!(registry.admit(client).is_none());
+        // Places come back when connections end (an evicted one was counted out already).
+        registry.leave(places[1].id);
+        registry.leave(places[2].id);
+        assert!(registry.admit(client).is_some());
+        places.clear();
+    }
+
+    #[test]
+    fn the_hub_wide_cap_takes_a_silent_connection_of_any_address() {
+        let registry = Registry::default();
+        let mut n = 0u32;
+        let mut places = Vec::new();
+        while places.len() < MAX_CONNECTIONS {
+            let client = IpAddr::from(n.to_be_bytes());
+            n += 1;
+            for _ in 0..8 {
+                places.push(registry.admit(client).unwrap());
+            }
+        }
+        let other: IpAddr = "10.9.9.9".parse().unwrap();
+        let admitted = registry.admit(other).expect("room made");
+        assert!(admitted.evicted_another);
+        assert_eq!(registry.0.lock().unwrap().total, MAX_CONNECTIONS);
+    }
+}

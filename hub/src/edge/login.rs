@@ -1,0 +1,126 @@
+//! The arbiters' way in on a fresh hub, as Jupyter does it: without a configured token the
+//! hub makes one at its first start, keeps it in its data directory (its owner's only) and
+//! prints a login link; `hub login-link` prints it again. Nothing is ever open by default.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use super::secret_file;
+
+/// The token's file in the data directory.
+pub const TOKEN_FILE: &str = "arbiter-token";
+
+/// Where the hub's token came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The configuration or `ZEITNOT_ARBITER_TOKEN`: whoever set it knows it.
+    Configured,
+    /// Made at this start: nobody knows it until the link is printed.
+    Made,
+    /// Made at an earlier start and kept in the data directory.
+    Kept,
+}
+
+/// The shortest token the hub takes from a configuration: a guessable one is no lock.
+pub const MIN_CONFIGURED_LEN: usize = 16;
+
+/// The token's file of the hub whose data directory is `data`.
+pub fn token_file(data: &Path) -> PathBuf {
+    data.join(TOKEN_FILE)
+}
+
+/// The arbiters' token: `configured` if given, else the one kept in `data`, else a new one
+/// (256 random bits), written there readable by the hub's user only.
+pub fn arbiter_token(
+    data: &Path,
+    configured: Option<String>,
+) -> anyhow::Result<(String, TokenSource)> {
+    if let Some(token) = configured.filter(|t| !t.is_empty()) {
+        anyhow::ensure!(
+            token.len() >= MIN_CONFIGURED_LEN && token.is_ascii() && !token.contains(char::is_whitespace),
+            "the arbiter token must be at least {MIN_CONFIGURED_LEN} printable characters without spaces"
+        );
+        return Ok((token, TokenSource::Configured));
+    }
+    let file = token_file(data);
+    if let Some(kept) = secret_file::read(&file)?.filter(|t| !t.is_empty()) {
+        return Ok((kept, TokenSource::Kept));
+    }
+    secret_file::private_dir(data)?;
+    let token = new_token();
+    secret_file::write(&file, &token)?;
+    Ok((token, TokenSource::Made))
+}
+
+/// 32 random bytes in hex: nothing in it needs escaping in a URL, a header or a shell.
+pub fn new_token() -> String {
+    let bytes: [u8; 32] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The login links of a hub listening on `http`: the address itself, or for a hub on every
+/// interface, loopback and the machine's name.
+pub fn links(http: SocketAddr, token: &str, scheme: &str) -> Vec<String> {
+    let port = http.port();
+    let hosts = if http.ip().is_unspecified() {
+        let mut hosts = vec!["127.0.0.1".to_owned()];
+        hosts.extend(machine_name());
+        hosts
+    } else if http.is_ipv6() {
+        vec![format!("[{}]", http.ip())]
+    } else {
+        vec![http.ip().to_string()]
+    };
+    hosts
+        .into_iter()
+        .map(|host| format!("{scheme}://{host}:{port}/?token={token}"))
+        .collect()
+}
+
+/// The machine's host name, as the hall's network may know it.
+fn machine_name() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let name = name.trim();
+    (!name.is_empty() && name != "localhost").then(|| name.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_hub_makes_its_token_once_and_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("journal");
+        let (made, source) = arbiter_token(&data, None).unwrap();
+        assert_eq!(source, TokenSource::Made);
+        assert_eq!(made.len(), 64);
+        let (kept, source) = arbiter_token(&data, None).unwrap();
+        assert_eq!((kept.as_str(), source), (made.as_str(), TokenSource::Kept));
+        let (configured, source) =
+            arbiter_token(&data, Some("a-token-from-the-unit".into())).unwrap();
+        assert_eq!(
+            (configured.as_str(), source),
+            ("a-token-from-the-unit", TokenSource::Configured)
+        );
+    }
+
+    #[test]
+    fn a_short_configured_token_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(arbiter_token(dir.path(), Some("1234".into())).is_err());
+        assert!(arbiter_token(dir.path(), Some("with a space in the middle".into())).is_err());
+    }
+
+    #[test]
+    fn the_link_names_where_the_hub_listens() {
+        let links = links("10.0.0.5:8080".parse().unwrap(), "abc", "http");
+        assert_eq!(links, ["http://10.0.0.5:8080/?token=abc"]);
+        let links = links_for_all();
+        assert_eq!(links[0], "http://127.0.0.1:8080/?token=abc");
+    }
+
+    fn links_for_all() -> Vec<String> {
+        links("0.0.0.0:8080".parse().unwrap(), "abc", "http")
+    }
+}

@@ -1,0 +1,184 @@
+//! Who may publish and subscribe to what on the embedded broker: the same rules as the
+//! Mosquitto ACL we ship (`deploy/mosquitto/zeitnot.acl`), so that no login reads or writes
+//! beyond its own part of the hall. The hub itself is the broker's in-process link and is
+//! not judged here.
+//!
+//! - A board node (username: its board number) publishes its board's `up` and reads its
+//!   board's `down`, nothing else.
+//! - A pager reads the alerts, the open lists and the hub's status, the delayed broadcast
+//!   topics, and publishes its commands.
+//! - Nobody retains a message or leaves a last will: the hub's lists are retained by the hub.
+
+use protocol::{identity, topic, BoardNo};
+use rumqttd::{AclAction, AclRequest};
+
+/// Subscription filters one connection may hold: a pager of every zone needs four.
+pub const MAX_SUBSCRIPTIONS: usize = 8;
+
+/// Whether `request` is allowed in the hall of event `event`.
+pub fn allows(event: &str, request: &AclRequest<'_>) -> bool {
+    let user = request.username.unwrap_or("");
+    match request.action {
+        AclAction::Will { .. } | AclAction::Publish { retain: true, .. } => false,
+        AclAction::Publish { topic, .. } => match role(user) {
+            Role::Node(board) => topic == topic::uplink(event, board),
+            Role::Pager => topic == topic::pager_command(event),
+            Role::Other => false,
+        },
+        AclAction::Subscribe { filter } => match role(user) {
+            Role::Node(board) => filter == topic::downlink(event, board),
+            Role::Pager => pager_may_read(event, filter),
+            Role::Other => false,
+        },
+    }
+}
+
+enum Role {
+    Node(BoardNo),
+    Pager,
+    Other,
+}
+
+fn role(user: &str) -> Role {
+    if user == identity::PAGER_USER {
+        return Role::Pager;
+    }
+    match user.parse::<u16>() {
+        Ok(n) if identity::node_user(BoardNo(n)) == user => Role::Node(BoardNo(n)),
+        _ => Role::Other,
+    }
+}
+
+/// A pager's filters: a zone's alerts or open list (one zone, or `+` for all), the hub's
+/// status, the delayed broadcast.
+fn pager_may_read(event: &str, filter: &str) -> bool {
+    if filter == topic::hub_status(event) || filter == topic::broadcast_filter(event) {
+        return true;
+    }
+    let prefix = format!("{}/{event}/", topic::ROOT);
+    let Some(rest) = filter.strip_prefix(&prefix) else {
+        return false;
+    };
+    let levels: Vec<&str> = rest.split('/').collect();
+    let literal = |level: &str| !level.is_empty() && !level.contains(['+', '#']);
+    let zone = |level: &str| level == "+" || literal(level);
+    match levels.as_slice() {
+        ["alerts", z] => zone(z),
+        ["alerts", z, "open"] => zone(z),
+        ["broadcast", rest @ ..] => {
+            // Any level under broadcast/, wildcards included, never out of it.
+            !rest.is_empty() && rest.iter().all(|l| !l.is_empty())
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(user: &str, action: AclAction<'_>) -> bool {
+        allows(
+            "ev",
+            &AclRequest {
+                client_id: "c",
+                username: Some(user),
+                action,
+            },
+        )
+    }
+
+    fn publish(user: &str, topic: &str) -> bool {
+        ask(
+            user,
+            AclAction::Publish {
+                topic,
+                retain: false,
+            },
+        )
+    }
+
+    fn subscribe(user: &str, filter: &str) -> bool {
+        ask(user, AclAction::Subscribe { filter })
+    }
+
+    #[test]
+    fn a_node_writes_its_boards_up_and_reads_its_down_only() {
+        assert!(publish("12", "zeitnot/ev/board/12/up"));
+        assert!(subscribe("12", "zeitnot/ev/board/12/down"));
+        for other in [
+            "zeitnot/ev/board/13/up",
+            "zeitnot/ev/board/12/down",
+            "zeitnot/other/board/12/up",
+            "zeitnot/ev/pager/command",
+            "zeitnot/ev/alerts/A",
+        ] {
+            assert!(!publish("12", other), "{other}");
+        }
+        for other in [
+            "#",
+            "zeitnot/#",
+            "zeitnot/ev/board/+/up",
+            "zeitnot/ev/board/12/up",
+            "zeitnot/ev/board/+/down",
+            "zeitnot/ev/alerts/+",
+        ] {
+            assert!(!subscribe("12", other), "{other}");
+        }
+        // "012" is no board's username.
+        assert!(!publish("012", "zeitnot/ev/board/12/up"));
+    }
+
+    #[test]
+    fn a_pager_reads_alerts_status_and_broadcast_and_writes_commands() {
+        for ok in [
+            "zeitnot/ev/alerts/A",
+            "zeitnot/ev/alerts/+",
+            "zeitnot/ev/alerts/+/open",
+            "zeitnot/ev/alerts/A/open",
+            "zeitnot/ev/status",
+            "zeitnot/ev/broadcast/#",
+            "zeitnot/ev/broadcast/1/board/3",
+        ] {
+            assert!(subscribe("pager", ok), "{ok}");
+        }
+        for denied in [
+            "#",
+            "zeitnot/#",
+            "zeitnot/ev/#",
+            "zeitnot/+/alerts/A",
+            "zeitnot/ev/alerts/#",
+            "zeitnot/ev/board/1/up",
+            "zeitnot/ev/board/+/up",
+            "zeitnot/ev/alerts/A/open/#",
+            "zeitnot/ev/broadcast",
+            "zeitnot/ev/broadcast//x",
+        ] {
+            assert!(!subscribe("pager", denied), "{denied}");
+        }
+        assert!(publish("pager", "zeitnot/ev/pager/command"));
+        assert!(!publish("pager", "zeitnot/ev/alerts/A/open"));
+        assert!(!publish("pager", "zeitnot/ev/board/1/down"));
+    }
+
+    #[test]
+    fn nobody_retains_or_leaves_a_will_and_strangers_do_nothing() {
+        assert!(!ask(
+            "12",
+            AclAction::Publish {
+                topic: "zeitnot/ev/board/12/up",
+                retain: true
+            }
+        ));
+        assert!(!ask(
+            "pager",
+            AclAction::Will {
+                topic: "zeitnot/ev/pager/command",
+                retain: false
+            }
+        ));
+        assert!(!publish("public", "zeitnot/ev/broadcast/1/board/1"));
+        assert!(!subscribe("public", "zeitnot/ev/broadcast/#"));
+        assert!(!subscribe("", "zeitnot/ev/status"));
+    }
+}
