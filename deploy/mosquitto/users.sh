@@ -4,9 +4,10 @@
 # Usage: users.sh [DATA_DIR | http://HUB:8080] [PASSWORD_FILE]
 #   users.sh /var/lib/zeitnot                 the hub is stopped: read its data directory
 #                                             (every login, the hub's own included)
-#   users.sh http://127.0.0.1:8080            the hub runs: ask it, with ZEITNOT_ARBITER_TOKEN
-#                                             set; the hub never serves its own password, so
-#                                             the hub's line is kept from PASSWORD_FILE
+#   users.sh https://hub.hall:8443            the hub runs: ask it, with ZEITNOT_ARBITER_TOKEN
+#                                             set (and ZEITNOT_HALL_CA, the hall CA's file, for
+#                                             https); the hub never serves its own password,
+#                                             so the hub's line is kept from PASSWORD_FILE
 set -eu
 source=${1:-/var/lib/zeitnot}
 file=${2:-/etc/mosquitto/zeitnot.passwd}
@@ -16,7 +17,8 @@ trap 'rm -f "$tmp"' EXIT
 case $source in
   http://*|https://*)
     : "${ZEITNOT_ARBITER_TOKEN:?set ZEITNOT_ARBITER_TOKEN to the arbiters token (hub login-link prints it)}"
-    curl -fsS -H "Authorization: Bearer $ZEITNOT_ARBITER_TOKEN" "$source/api/broker/users" > "$tmp"
+    curl -fsS --cacert "${ZEITNOT_HALL_CA:-/var/lib/zeitnot/journal/hall-ca.pem}" \
+      -H "Authorization: Bearer $ZEITNOT_ARBITER_TOKEN" "$source/api/broker/users" > "$tmp"
     mosquitto_passwd -U "$tmp"
     if ! grep '^zeitnot-hub:' "$file" >> "$tmp" 2>/dev/null; then
       echo "$file has no line for the hub: run users.sh with the hub's data directory first" >&2

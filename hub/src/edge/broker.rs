@@ -140,7 +140,7 @@ pub fn start(
         next_connection_delay_ms: 1,
         connections,
         max_pending_connects: super::descriptors::PENDING_CONNECTS,
-        external_tls: tls.map(super::tls::mqtt_handshake),
+        external_tls: tls.clone().map(super::tls::mqtt_handshake),
     };
     let config = Config {
         id: 0,
@@ -219,7 +219,12 @@ pub fn start(
         (users, password)
     });
     let login = probe.as_ref().map(|(_, password)| password.as_str());
-    while mqtt_session(listen, login).is_err() {
+    // Over TLS a listening socket is the sign (a plain MQTT session cannot speak to it).
+    let ready = || match tls {
+        Some(_) => TcpStream::connect_timeout(&listen, Duration::from_millis(200)).map(drop),
+        None => mqtt_session(listen, login),
+    };
+    while ready().is_err() {
         if Instant::now() > deadline {
             bail!("the embedded MQTT broker did not start listening on {listen}");
         }

@@ -10,6 +10,7 @@ pub mod hub;
 pub mod lichess;
 pub mod live;
 pub mod oracle;
+pub mod sniffer;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -91,6 +92,27 @@ pub fn workspace_bin(name: &str) -> PathBuf {
 static ARBITER_TOKENS: std::sync::Mutex<Vec<(SocketAddr, String)>> =
     std::sync::Mutex::new(Vec::new());
 
+/// The hall CA (PEM) of each hub the tests started with HTTPS, by its HTTP address: requests
+/// to it go over TLS, the CA pinned.
+static HTTPS_CAS: std::sync::Mutex<Vec<(SocketAddr, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// From now on, requests to `http` go over TLS, trusting `ca_pem`.
+pub fn register_https(http: SocketAddr, ca_pem: &str) {
+    let mut cas = HTTPS_CAS.lock().unwrap();
+    cas.retain(|(addr, _)| *addr != http);
+    cas.push((http, ca_pem.to_owned()));
+}
+
+/// The hall CA a hub the tests started with HTTPS pins, by its HTTP address.
+pub fn https_ca_of(http: SocketAddr) -> Option<String> {
+    HTTPS_CAS
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(addr, _)| *addr == http)
+        .map(|(_, ca)| ca.clone())
+}
+
 /// From now on, requests to `http` are sent as an arbiter with `token`.
 pub fn register_token(http: SocketAddr, token: &str) {
     let mut tokens = ARBITER_TOKENS.lock().unwrap();
@@ -153,6 +175,10 @@ pub fn http_request(
     }
 }
 
+/// A connection to read and write, plain or TLS.
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
 /// One HTTP/1.1 request with exactly the headers given (no token): a stranger's, or one
 /// whose credentials are its own.
 pub fn stranger_request(
@@ -162,8 +188,21 @@ pub fn stranger_request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut tcp = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))?;
+    // Over TLS where the hub is HTTPS, with its hall CA pinned, as a browser that trusts it.
+    let mut tls_stream;
+    let stream: &mut dyn ReadWrite = match https_ca_of(addr) {
+        None => &mut tcp,
+        Some(ca) => {
+            let config = link::tls::client_config(ca.as_bytes()).expect("the hall CA");
+            let name = rustls::pki_types::ServerName::IpAddress(addr.ip().into());
+            let connection =
+                rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
+            tls_stream = rustls::StreamOwned::new(connection, tcp);
+            &mut tls_stream
+        }
+    };
     let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers
         .iter()
@@ -196,8 +235,14 @@ pub fn stranger_request(
         match stream.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => response.extend_from_slice(&buf[..n]),
-            // The connection reset after the answer came (the body it never read).
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset && !response.is_empty() => {
+            // The connection reset after the answer came (the body it never read), or a TLS
+            // peer closed without its close_notify.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof
+                ) && !response.is_empty() =>
+            {
                 break
             }
             Err(e) => return Err(e),
@@ -227,14 +272,24 @@ pub fn http_json(addr: SocketAddr, path: &str) -> serde_json::Value {
 /// How the hub reaches its broker.
 #[derive(Clone)]
 pub enum Broker {
-    Embedded { port: u16 },
-    External { port: u16 },
+    Embedded {
+        port: u16,
+    },
+    External {
+        port: u16,
+    },
+    /// An external broker's TLS listener (mqtts://), its certificate from the hall CA.
+    ExternalTls {
+        port: u16,
+    },
 }
 
 impl Broker {
     pub fn port(&self) -> u16 {
         match self {
-            Broker::Embedded { port } | Broker::External { port } => *port,
+            Broker::Embedded { port }
+            | Broker::External { port }
+            | Broker::ExternalTls { port } => *port,
         }
     }
 }
@@ -413,6 +468,23 @@ impl Hub {
 
     pub fn wait_ready(&mut self) {
         let http = self.http;
+        if self
+            .args
+            .windows(2)
+            .any(|w| w[0] == "--tls" && w[1] == "on")
+        {
+            // HTTPS: the hall CA the hub makes at its first start is what a browser trusts.
+            let ca = self.data.join("hall-ca.pem");
+            let data = self.data.clone();
+            wait_for(
+                "the hall CA",
+                &mut self.child,
+                &self.log,
+                Duration::from_secs(30),
+                || data.join("hall-ca.pem").exists(),
+            );
+            register_https(http, &std::fs::read_to_string(ca).unwrap());
+        }
         wait_for(
             "hub",
             &mut self.child,
@@ -478,6 +550,9 @@ fn spawn_hub(data: &Path, broker: &Broker, http: SocketAddr, log: &Path, args: &
         Broker::External { port } => command
             .arg("--broker")
             .arg(format!("mqtt://127.0.0.1:{port}")),
+        Broker::ExternalTls { port } => command
+            .arg("--broker")
+            .arg(format!("mqtts://127.0.0.1:{port}")),
     };
     command.arg("--http").arg(http.to_string()).args(args);
     if !delay_configured(args) {
@@ -615,11 +690,25 @@ impl Node {
         name: &str,
         enrolment: Option<&Enrolment>,
     ) -> Node {
+        let broker = format!("127.0.0.1:{broker_port}");
+        Node::spawn_via(replay, &broker, None, dir, name, enrolment)
+    }
+
+    /// A node with `enrolment`'s hardware id and key file, on the broker at `broker`
+    /// (`mqtts://…` with the hall CA in `ca_file`).
+    pub fn spawn_via(
+        replay: &Replay,
+        broker: &str,
+        ca_file: Option<&Path>,
+        dir: &Path,
+        name: &str,
+        enrolment: Option<&Enrolment>,
+    ) -> Node {
         let outbox = dir.join(name);
         let mut args = vec![
             "replay".into(),
             "--broker".into(),
-            format!("127.0.0.1:{broker_port}"),
+            broker.to_owned(),
             "--board".into(),
             replay.board.to_string(),
             "--pgn".into(),
@@ -631,6 +720,9 @@ impl Node {
             "--outbox".into(),
             outbox.display().to_string(),
         ];
+        if let Some(ca_file) = ca_file {
+            args.extend(["--ca-file".into(), ca_file.display().to_string()]);
+        }
         if replay.no_clock {
             args.push("--no-clock".into());
         }
@@ -755,10 +847,14 @@ impl Mosquitto {
 
     /// Reads the users again from the running `hub` (`GET /api/broker/users`), and reloads.
     pub fn load_users_from_hub(&mut self, hub: &Hub) {
+        let scheme = match https_ca_of(hub.http) {
+            Some(_) => "https",
+            None => "http",
+        };
         run_users_sh(
-            &format!("http://{}", hub.http),
+            &format!("{scheme}://{}", hub.http),
             &self.users,
-            Some(&hub.token),
+            Some((&hub.token, &hub.data.join("hall-ca.pem"))),
         );
         self.reload();
     }
@@ -800,6 +896,18 @@ impl Mosquitto {
                 .expect("hub broker-cert");
             assert!(out.status.success(), "{out:?}");
             std::fs::copy(hub_data.join("hall-ca.pem"), certs.join("hall-ca.pem")).unwrap();
+            // Mosquitto started as root reads its TLS files as the `mosquitto` user it drops
+            // to: the test's directory must let it through (a hall keeps the key in the
+            // mosquitto group, mode 0640: deploy/mosquitto/zeitnot.conf).
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |path: &Path, mode| {
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+            };
+            mode(dir, 0o711);
+            mode(&certs, 0o755);
+            for file in ["zeitnot.pem", "zeitnot.key", "hall-ca.pem"] {
+                mode(&certs.join(file), 0o644);
+            }
         }
         let shipped = std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/mosquitto/zeitnot.conf"),
@@ -903,7 +1011,7 @@ impl Drop for Mosquitto {
 }
 
 /// Runs `deploy/mosquitto/users.sh SOURCE FILE` with the workspace's `hub` on the `PATH`.
-fn run_users_sh(source: &str, file: &Path, token: Option<&str>) {
+fn run_users_sh(source: &str, file: &Path, token: Option<(&str, &Path)>) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/mosquitto/users.sh");
     let bin = workspace_bin("hub");
     let path = format!(
@@ -913,8 +1021,9 @@ fn run_users_sh(source: &str, file: &Path, token: Option<&str>) {
     );
     let mut command = Command::new("sh");
     command.arg(script).arg(source).arg(file).env("PATH", path);
-    if let Some(token) = token {
+    if let Some((token, ca)) = token {
         command.env("ZEITNOT_ARBITER_TOKEN", token);
+        command.env("ZEITNOT_HALL_CA", ca);
     }
     let out = command.output().expect("running users.sh");
     assert!(
