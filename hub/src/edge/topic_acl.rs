@@ -20,17 +20,32 @@ pub fn allows(event: &str, request: &AclRequest<'_>) -> bool {
     let user = request.username.unwrap_or("");
     match request.action {
         AclAction::Will { .. } | AclAction::Publish { retain: true, .. } => false,
+        // A node's publish is every event of the hall: compared level by level, without
+        // formatting its topic each time.
         AclAction::Publish { topic, .. } => match role(user) {
-            Role::Node(board) => topic == topic::uplink(event, board),
+            Role::Node(board) => is_board_topic(event, topic, board, "up"),
             Role::Pager => topic == topic::pager_command(event),
             Role::Other => false,
         },
         AclAction::Subscribe { filter } => match role(user) {
-            Role::Node(board) => filter == topic::downlink(event, board),
+            Role::Node(board) => is_board_topic(event, filter, board, "down"),
             Role::Pager => pager_may_read(event, filter),
             Role::Other => false,
         },
     }
+}
+
+/// Whether `topic` is `zeitnot/{event}/board/{board}/{leaf}` (as `protocol::topic` makes it).
+fn is_board_topic(event: &str, topic: &str, board: BoardNo, leaf: &str) -> bool {
+    let mut levels = topic.split('/');
+    levels.next() == Some(topic::ROOT)
+        && levels.next() == Some(event)
+        && levels.next() == Some("board")
+        && levels
+            .next()
+            .is_some_and(|n| n.parse::<u16>() == Ok(board.0) && !n.starts_with('0'))
+        && levels.next() == Some(leaf)
+        && levels.next().is_none()
 }
 
 enum Role {
@@ -125,8 +140,16 @@ mod tests {
         ] {
             assert!(!subscribe("12", other), "{other}");
         }
-        // "012" is no board's username.
+        // "012" is no board's username, nor its topic's level.
         assert!(!publish("012", "zeitnot/ev/board/12/up"));
+        assert!(!publish("12", "zeitnot/ev/board/012/up"));
+        assert!(!publish("12", "zeitnot/ev/board/12/up/x"));
+        for board in [1, 12, 9_999] {
+            let n = BoardNo(board);
+            let user = identity::node_user(n);
+            assert!(publish(&user, &topic::uplink("ev", n)));
+            assert!(subscribe(&user, &topic::downlink("ev", n)));
+        }
     }
 
     #[test]
