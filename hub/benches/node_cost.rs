@@ -93,7 +93,7 @@ impl Drop for Killed {
 fn main() {
     let args = args();
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let (_data, running) = runtime.block_on(start_hub(EVENT, None));
+    let (_data, running) = runtime.block_on(start_hub(EVENT, None, false));
     let games = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/world-cup-2025-rapid.pgn");
     let max = args.boards.iter().copied().max().unwrap_or(1);
     let keys = runtime.block_on(enrol_nodes(running.http, 1..=max));

@@ -59,7 +59,7 @@ fn wall_ms() -> u64 {
 fn main() {
     let args = args();
     common::block_on(async {
-        let (_data, running) = start_hub(EVENT, None).await;
+        let (_data, running) = start_hub(EVENT, None, false).await;
         let keys = enrol_nodes(running.http, 1..=args.nodes).await;
         println!(
             "supervision: {} nodes at {} events/s each ({} events/s) for {} s, the arbiters' page in headless Chromium",

@@ -209,8 +209,14 @@ pub async fn pager_login(http: SocketAddr, event: &str, name: &str) -> link::Lin
 }
 
 /// Starts a hub in this process for event `event`: on the broker already listening on
-/// `external`, else on an embedded broker of its own. The directory holds its journal.
-pub async fn start_hub(event: &str, external: Option<u16>) -> (tempfile::TempDir, Running) {
+/// `external`, else on an embedded broker of its own. The directory holds its journal. An
+/// `open_hall`'s embedded broker holds no login to its topics (its enrolled boards stay
+/// sealed): for a bench whose witness reads the boards' uplinks.
+pub async fn start_hub(
+    event: &str,
+    external: Option<u16>,
+    open_hall: bool,
+) -> (tempfile::TempDir, Running) {
     let data = tempfile::tempdir().expect("temp dir");
     let broker = match external {
         Some(port) => BrokerChoice::External(BrokerAddr::plain("127.0.0.1", port)),
@@ -227,6 +233,7 @@ pub async fn start_hub(event: &str, external: Option<u16>) -> (tempfile::TempDir
         config_path: None,
         hub: HubConfig {
             event: event.into(),
+            open_hall,
             ..HubConfig::default()
         },
     };
