@@ -301,6 +301,7 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
     let mut screen = Screen::default();
     let terminal = std::io::stdout().is_terminal();
     let command_topic = topic::pager_command(&config.event);
+    let mut freshness = crate::view::pager::Freshness::default();
     println!(
         "pager for zone {} at {} (event {}): a ID to acknowledge, r ID NOTE to resolve, q to quit",
         config.zone, config.broker, config.event
@@ -311,6 +312,11 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
                 Some(LinkEvent::Message { topic, payload }) if config.credentials.as_ref().is_some_and(|c| !crate::view::pager::signed_by_hub(&c.hub_key, &payload)) => {
                     // Somebody else published in the hub's place (a retained list overwritten).
                     eprintln!("a message on {} not signed by the hub: not shown", printable(&topic));
+                }
+                Some(LinkEvent::Message { topic, payload }) if config.credentials.is_some() && !freshness.fresh(&topic, &payload) => {
+                    // The hub's own words, but from another topic or older than what it said
+                    // since (a recorded list played back to hide an alert).
+                    eprintln!("a message on {} older than the hub's latest there: not shown", printable(&topic));
                 }
                 Some(LinkEvent::Message { topic, payload }) => match screen.take(&topic, &payload) {
                     Ok(new) => {

@@ -92,6 +92,10 @@ pub struct ServeConfig {
 /// what the feed shows.
 const PAGES_EVERY: Duration = Duration::from_millis(250);
 
+/// How often the pagers' retained messages (every zone's open list, the hub's status) are
+/// signed and published again, so that a pager can tell a fresh list from one held back.
+const REPUBLISH_EVERY: Duration = Duration::from_secs(30);
+
 /// How often the pairing files are looked at for the next round's pairings.
 const PAIRINGS_EVERY: Duration = Duration::from_secs(5);
 
@@ -306,12 +310,16 @@ pub async fn serve(
         pager_commands: topic::pager_command(&event),
         pairing_files: config.config_path.clone().map(pairings::PairingFiles::new),
     };
-    // What the restore asked for: alerts raised again, every zone's open list.
+    // What the restore asked for: alerts raised again, every zone's open list (signed again
+    // at the hub's time now, newer than anything a pager holds from before the restart).
+    let now = shell.clock.now();
+    shell.hub.republish_open_lists(now);
     shell.carry_out()?;
     shell.publish_status();
     shell.link.flush();
     let mut retry = tokio::time::interval(journal::RETRY);
     let mut pairings_changed = tokio::time::interval(PAIRINGS_EVERY);
+    let mut republish = tokio::time::interval(REPUBLISH_EVERY);
     let mut pages = tokio::time::interval(PAGES_EVERY);
     pages.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
@@ -352,6 +360,12 @@ pub async fn serve(
                 }
             }
             _ = pages.tick() => shell.present(),
+            _ = republish.tick() => {
+                // What the pagers hold, signed afresh: the open lists and the status.
+                let now = shell.clock.now();
+                shell.hub.republish_open_lists(now);
+                shell.told_journal_works = None;
+            }
             _ = pairings_changed.tick() => shell.follow_pairings(),
             Some(query) = queries.recv() => shell.answer(query),
             () = &mut shutdown => break Ok(()),
@@ -669,11 +683,9 @@ impl Shell {
             Some(f) => serde_json::json!({"journal": "failing", "reason": f.reason}),
         };
         let payload = serde_json::to_vec(&status).expect("a status serializes");
-        self.link.publish_json(
-            topic::hub_status(self.hub.event()),
-            self.hub.signed(payload),
-            true,
-        );
+        let topic = topic::hub_status(self.hub.event());
+        let payload = self.hub.signed(&topic, self.clock.now(), payload);
+        self.link.publish_json(topic, payload, true);
         self.told_journal_works = Some(works);
     }
 
@@ -696,11 +708,10 @@ impl Shell {
                 }
                 Output::Downlink(board, body, frame) => self.link.send(board, body, frame),
                 Output::AlertChanged(change) => {
-                    self.link.publish_json(
-                        topic::alerts(self.hub.event(), &change.alert.zone),
-                        self.hub.signed(pager::change_message(&change)),
-                        false,
-                    );
+                    let topic = topic::alerts(self.hub.event(), &change.alert.zone);
+                    let now = self.clock.now();
+                    let payload = self.hub.signed(&topic, now, pager::change_message(&change));
+                    self.link.publish_json(topic, payload, false);
                     self.metrics.alert_change_published();
                     self.live.alert_changed(&change.alert);
                 }
@@ -729,6 +740,9 @@ impl Shell {
         self.hub = hub;
         self.waiting.clear();
         self.admit_nodes();
+        // The lists the restore published are signed at the journal's last time, older than
+        // what the pagers were told before: signed again now, so they are the latest.
+        self.hub.republish_open_lists(self.clock.now());
         tracing::warn!(
             records = restored.records,
             boards = restored.boards,

@@ -145,9 +145,17 @@ impl HubSigner {
             .collect()
     }
 
-    /// `json` (an object) with its signature as the last field.
-    pub fn sign(&self, mut json: Vec<u8>) -> Vec<u8> {
+    /// `json` (an object) bound to the `topic` it is published on and the hub's time
+    /// `signed_ms` (two fields added at its end: a pager refuses it on another topic, or
+    /// older than what the hub said last there), with its signature as the last field.
+    pub fn sign(&self, topic: &str, signed_ms: u64, mut json: Vec<u8>) -> Vec<u8> {
         use ed25519_dalek::Signer;
+        json.pop(); // the closing brace
+        if json.len() > 1 {
+            json.push(b',');
+        }
+        let topic = serde_json::to_string(topic).expect("a string serializes");
+        json.extend_from_slice(format!("\"topic\":{topic},\"signed_ms\":{signed_ms}}}").as_bytes());
         let signature = self.0.sign(&json).to_bytes();
         json.pop(); // the closing brace
         json.extend_from_slice(SIG_FIELD.as_bytes());
@@ -175,6 +183,42 @@ fn decode_hex<const N: usize>(hex: &str) -> Option<[u8; N]> {
         *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
     }
     Some(out)
+}
+
+/// Where and when the hub signed `payload` (its `topic` and `signed_ms` fields).
+pub fn signed_where_and_when(payload: &[u8]) -> Option<(String, u64)> {
+    #[derive(Deserialize)]
+    struct Stamp {
+        topic: String,
+        signed_ms: u64,
+    }
+    let stamp: Stamp = serde_json::from_slice(payload).ok()?;
+    Some((stamp.topic, stamp.signed_ms))
+}
+
+/// What a pager remembers of what the hub signed: per topic, the latest time seen. A
+/// message signed for another topic, or older than the latest on its topic (a recorded list
+/// played back), is stale.
+#[derive(Debug, Default)]
+pub struct Freshness(std::collections::HashMap<String, u64>);
+
+impl Freshness {
+    /// Whether `payload`, signed by the hub and arriving on `topic`, is as fresh as anything
+    /// the hub said there before; if so it becomes the latest.
+    pub fn fresh(&mut self, topic: &str, payload: &[u8]) -> bool {
+        let Some((signed_for, signed_ms)) = signed_where_and_when(payload) else {
+            return false;
+        };
+        if signed_for != topic {
+            return false;
+        }
+        let latest = self.0.entry(topic.to_owned()).or_insert(0);
+        if signed_ms < *latest {
+            return false;
+        }
+        *latest = signed_ms;
+        true
+    }
 }
 
 /// Whether `payload` carries the hub's signature over the rest of it.
@@ -385,17 +429,49 @@ mod tests {
         let signer = HubSigner::from_hall(&NodeKey::from_bytes([5; 32]));
         let public = hub_key(&signer.public_hex()).unwrap();
         let list = open_list("A", 7, vec![&alert(3)]);
-        let signed = signer.sign(list.clone());
+        let topic = "zeitnot/ev/alerts/A/open";
+        let signed = signer.sign(topic, 7, list.clone());
         assert!(signed_by_hub(&public, &signed));
         let json: serde_json::Value = serde_json::from_slice(&signed).unwrap();
-        assert_eq!(json["zone"], "A", "still the same JSON with one field more");
+        assert_eq!(json["zone"], "A", "still the same JSON with fields more");
+        assert_eq!(
+            (json["topic"].as_str(), json["signed_ms"].as_u64()),
+            (Some(topic), Some(7))
+        );
         assert!(!signed_by_hub(&public, &list), "unsigned");
         // Another hall's signature, and one altered byte.
         let other = HubSigner::from_hall(&NodeKey::from_bytes([6; 32]));
-        assert!(!signed_by_hub(&public, &other.sign(list.clone())));
+        assert!(!signed_by_hub(&public, &other.sign(topic, 7, list.clone())));
         let mut altered = signed.clone();
         altered[10] ^= 1;
         assert!(!signed_by_hub(&public, &altered));
         assert!(!signed_by_hub(&public, b"{}"));
+        assert!(signed_by_hub(
+            &public,
+            &signer.sign(topic, 1, b"{}".to_vec())
+        ));
+    }
+
+    #[test]
+    fn a_pager_refuses_the_hubs_own_words_played_back_later_or_elsewhere() {
+        let signer = HubSigner::from_hall(&NodeKey::from_bytes([5; 32]));
+        let topic = "zeitnot/ev/alerts/A/open";
+        let empty = signer.sign(topic, 1_000, open_list("A", 1_000, Vec::new()));
+        let one_open = signer.sign(topic, 2_000, open_list("A", 2_000, vec![&alert(3)]));
+        let mut pager = Freshness::default();
+        assert!(pager.fresh(topic, &empty));
+        assert!(pager.fresh(topic, &one_open));
+        assert!(
+            pager.fresh(topic, &one_open),
+            "the same again (QoS 1) is no older"
+        );
+        // The old "nothing open" list replayed to hide the alert: older than the latest.
+        assert!(!pager.fresh(topic, &empty));
+        // A list of zone A published on zone B's topic.
+        assert!(!pager.fresh("zeitnot/ev/alerts/B/open", &one_open));
+        assert!(
+            !pager.fresh(topic, &open_list("A", 3_000, Vec::new())),
+            "no stamp"
+        );
     }
 }

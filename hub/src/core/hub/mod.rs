@@ -835,9 +835,10 @@ impl Hub {
     }
 
     /// `json` with the hub's signature for the pagers, if the hub has a hall secret.
-    pub fn signed(&self, json: Vec<u8>) -> Vec<u8> {
+    /// `topic` is where it is published, `at` when it is signed.
+    pub fn signed(&self, topic: &str, at: HubMs, json: Vec<u8>) -> Vec<u8> {
         match &self.signer {
-            Some(signer) => signer.sign(json),
+            Some(signer) => signer.sign(topic, at.0, json),
             None => json,
         }
     }
@@ -1006,6 +1007,14 @@ impl Hub {
         }
     }
 
+    /// Every zone's open list again, signed at `now`: a pager that has seen no list for a
+    /// while knows the one it shows may be stale, and a list recorded earlier is older than
+    /// the one it holds.
+    pub fn republish_open_lists(&mut self, now: HubMs) {
+        self.now = self.now.max(now);
+        self.publish_open_lists(self.desk.routing().zone_names());
+    }
+
     /// Republishes the open lists of the zones whose alerts changed, at most every
     /// [`OPEN_LIST_EVERY_MS`].
     fn publish_stale_lists(&mut self, now: HubMs) {
@@ -1020,9 +1029,10 @@ impl Hub {
     fn publish_open_lists(&mut self, zones: impl IntoIterator<Item = String>) {
         for zone in zones {
             let open = self.desk.open_in_zone(&zone).collect();
-            let payload = self.signed(pager::open_list(&zone, self.now.0, open));
+            let topic = topic::open_alerts(&self.event, &zone);
+            let payload = self.signed(&topic, self.now, pager::open_list(&zone, self.now.0, open));
             self.outputs.push_back(Output::Publish {
-                topic: topic::open_alerts(&self.event, &zone),
+                topic,
                 payload,
                 retain: true,
             });
