@@ -59,6 +59,29 @@ impl TestHub {
         self.settle(now).0
     }
 
+    /// A frame off the wire arrives at `now`, to be taken only if its seal holds; the alert
+    /// changes it made.
+    pub fn sealed_uplink(&mut self, now: HubMs, frame: &[u8]) -> Vec<AlertChange> {
+        let sealed = protocol::seal::open_uplink(frame).expect("a frame of our protocol");
+        self.hub.handle_sealed_uplink(now, sealed);
+        self.settle(now).0
+    }
+
+    /// The technician enrols `hardware` for `board` with `key` at `now`.
+    pub fn enrol(
+        &mut self,
+        now: HubMs,
+        hardware: &str,
+        board: BoardNo,
+        key: protocol::seal::NodeKey,
+    ) {
+        let request = self.request();
+        let hardware = hub::core::ids::HardwareId::from(hardware);
+        self.hub
+            .handle_enrolment(now, request, &hardware, board, key);
+        self.settle(now);
+    }
+
     /// The time passes to `now`; the alert changes it made.
     pub fn tick(&mut self, now: HubMs) -> Vec<AlertChange> {
         self.hub.handle_timeout(now);

@@ -450,9 +450,16 @@ impl Hub {
         let board = sealed.message.board;
         if let Err(refusal) = self.trust.check(&self.event, &sealed) {
             self.count(Count::Unauthenticated(board, refusal));
+            // Only a board of the hall (a node enrolled for it, or a game on it) is worth a
+            // technician's walk: forgeries in the name of any number a client can type are
+            // counted, not paged.
+            let of_the_hall =
+                self.trust.board_key(board).is_some() || self.hall.board(board).is_some();
             if let Some((since, refused)) = self.trust.refused(now, board) {
-                let changes = self.desk.on_forged_messages(now, board, since, refused);
-                self.record_alerts(changes, None);
+                if of_the_hall {
+                    let changes = self.desk.on_forged_messages(now, board, since, refused);
+                    self.record_alerts(changes, None);
+                }
             }
             return;
         }
