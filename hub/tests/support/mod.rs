@@ -87,47 +87,55 @@ pub fn workspace_bin(name: &str) -> PathBuf {
     bin
 }
 
-/// The arbiters' token of each hub the tests started, by its HTTP address: the requests
-/// below are an arbiter's (they send it) unless they say they are a stranger's.
-static ARBITER_TOKENS: std::sync::Mutex<Vec<(SocketAddr, String)>> =
-    std::sync::Mutex::new(Vec::new());
+/// A value for each hub the tests started, by its HTTP address.
+struct PerHub(std::sync::Mutex<Vec<(SocketAddr, String)>>);
 
-/// The hall CA (PEM) of each hub the tests started with HTTPS, by its HTTP address: requests
-/// to it go over TLS, the CA pinned.
-static HTTPS_CAS: std::sync::Mutex<Vec<(SocketAddr, String)>> = std::sync::Mutex::new(Vec::new());
+impl PerHub {
+    const fn new() -> PerHub {
+        PerHub(std::sync::Mutex::new(Vec::new()))
+    }
+
+    fn set(&self, http: SocketAddr, value: &str) {
+        let mut values = self.0.lock().unwrap();
+        values.retain(|(addr, _)| *addr != http);
+        values.push((http, value.to_owned()));
+    }
+
+    fn get(&self, http: SocketAddr) -> Option<String> {
+        let values = self.0.lock().unwrap();
+        values
+            .iter()
+            .find(|(addr, _)| *addr == http)
+            .map(|(_, value)| value.clone())
+    }
+}
+
+/// The arbiters' token of each hub the tests started: the requests below are an arbiter's
+/// (they send it) unless they say they are a stranger's.
+static ARBITER_TOKENS: PerHub = PerHub::new();
+
+/// The hall CA (PEM) of each hub the tests started with HTTPS: requests to it go over TLS,
+/// the CA pinned.
+static HTTPS_CAS: PerHub = PerHub::new();
 
 /// From now on, requests to `http` go over TLS, trusting `ca_pem`.
 pub fn register_https(http: SocketAddr, ca_pem: &str) {
-    let mut cas = HTTPS_CAS.lock().unwrap();
-    cas.retain(|(addr, _)| *addr != http);
-    cas.push((http, ca_pem.to_owned()));
+    HTTPS_CAS.set(http, ca_pem);
 }
 
 /// The hall CA a hub the tests started with HTTPS pins, by its HTTP address.
 pub fn https_ca_of(http: SocketAddr) -> Option<String> {
-    HTTPS_CAS
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|(addr, _)| *addr == http)
-        .map(|(_, ca)| ca.clone())
+    HTTPS_CAS.get(http)
 }
 
 /// From now on, requests to `http` are sent as an arbiter with `token`.
 pub fn register_token(http: SocketAddr, token: &str) {
-    let mut tokens = ARBITER_TOKENS.lock().unwrap();
-    tokens.retain(|(addr, _)| *addr != http);
-    tokens.push((http, token.to_owned()));
+    ARBITER_TOKENS.set(http, token);
 }
 
 /// The arbiters' token of the hub at `http`, if a test started it.
 pub fn token_of(http: SocketAddr) -> Option<String> {
-    ARBITER_TOKENS
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|(addr, _)| *addr == http)
-        .map(|(_, token)| token.clone())
+    ARBITER_TOKENS.get(http)
 }
 
 /// A plain HTTP/1.1 GET; returns the status and the body.
