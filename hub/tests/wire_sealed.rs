@@ -132,12 +132,7 @@ fn on_the_embedded_broker_nothing_crosses_the_wire_in_clear() {
 #[test]
 fn without_tls_the_same_sniffer_reads_everything() {
     let dir = tempfile::tempdir().unwrap();
-    let port = support::free_port();
-    let hub = Hub::start(
-        &dir.path().join("data"),
-        Broker::Embedded { port },
-        &dir.path().join("hub.log"),
-    );
+    let (hub, port) = Hub::embedded(dir.path());
     let enrolment = hub.enrol("replay-1", 1, dir.path());
     let sniffer = Sniffer::start(SocketAddr::from(([127, 0, 0, 1], port)));
     let replay = Replay::new(1, FILE, 1, 8.0);
