@@ -157,10 +157,11 @@ pub async fn run<S: Source>(
         NodeMs(epoch.0 + (real * speed * 1000.0) as u64)
     };
 
+    // Random, not the process id: nobody can guess the id and cut the node's session.
     let mut options = LinkOptions::new(format!(
-        "{}{}",
+        "{}{:016x}",
         identity::node_client_prefix(&config.event, config.board),
-        std::process::id()
+        rand::random::<u64>()
     ));
     options.subscribe = vec![topic::downlink(&config.event, config.board)];
     options.seed = u64::from(config.board.0) ^ unix_ms();
