@@ -246,6 +246,7 @@ fn main() {
         alerts: journal.alerts().map(Result::unwrap).collect(),
         bindings: Default::default(),
         enrolments: Default::default(),
+        arbiters: Default::default(),
         hall_secret: None,
     });
     let baseline_s = t.elapsed().as_secs_f64();

@@ -124,8 +124,18 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
-    /// An arbiter's pager credentials, `{"arbiter","key","mqtt_password"}`, for `hub pager
-    /// --key-file` (while the hub runs: `POST /api/arbiters/enrol`).
+    /// Re-keys the hall on a stopped hub: a new hall secret (the hub's signing key and its
+    /// Mosquitto password), every arbiter revoked (enrol each again: their key files name
+    /// the old signing key), and a new arbiter token at the next start (unless configured),
+    /// every page logged out. Then: `deploy/mosquitto/users.sh` for an external broker.
+    RotateHallSecret {
+        /// Directory of the hub's journal.
+        #[arg(long, default_value = "zeitnot-data")]
+        data: PathBuf,
+    },
+    /// Enrols an arbiter with a new key (an earlier one of the name stops working): their
+    /// pager's credentials for `hub pager --key-file`, and their own page login (while the
+    /// hub runs: `POST /api/arbiters/enrol`).
     EnrolArbiter {
         /// Directory of the hub's journal.
         #[arg(long, default_value = "zeitnot-data")]
@@ -297,6 +307,7 @@ async fn main() -> anyhow::Result<()> {
         | Command::AlertReport { .. }
         | Command::Enrol { .. }
         | Command::EnrolArbiter { .. }
+        | Command::RotateHallSecret { .. }
         | Command::BrokerUsers { .. }
         | Command::LoginLink { .. }
         | Command::BrokerCert { .. }
@@ -438,6 +449,20 @@ async fn main() -> anyhow::Result<()> {
             print!("{}", hub::run::broker_users_offline(&data, &hub_config)?);
             Ok(())
         }
+        Command::RotateHallSecret { data } => {
+            let revoked = hub::run::rotate_offline(&data, &HubConfig::default())?;
+            println!("The hall has a new secret: the hub signs with a new key, and its Mosquitto password changed (run deploy/mosquitto/users.sh with the data directory).");
+            println!("A new arbiter token is made at the next start (unless one is configured); every page is logged out.");
+            if revoked.is_empty() {
+                println!("No arbiter was enrolled.");
+            } else {
+                println!("Arbiters revoked, to enrol again (hub enrol-arbiter or POST /api/arbiters/enrol):");
+                for name in revoked {
+                    println!("  {}", name.escape_debug());
+                }
+            }
+            Ok(())
+        }
         Command::EnrolArbiter {
             data,
             arbiter,
@@ -447,8 +472,9 @@ async fn main() -> anyhow::Result<()> {
                 !arbiter.trim().is_empty() && arbiter.chars().count() <= 64,
                 "an arbiter's name of 1 to 64 characters"
             );
-            let enrolment = hub::run::arbiter_offline(&data, &arbiter)?;
-            let mut json: serde_json::Value = serde_json::from_str(&enrolment.to_json())?;
+            let enrolment = hub::run::arbiter_offline(&data, &HubConfig::default(), &arbiter)?;
+            let mut json = enrolment.to_json();
+            json["login"] = hub::edge::login::arbiter_login(&enrolment.key).into();
             json["ca"] = hub::edge::hall_ca::ca_pem(&data)?.into();
             let json = json.to_string();
             if let Some(path) = key_file {

@@ -66,7 +66,7 @@ impl Pager {
         let broker = BrokerAddr::plain("127.0.0.1", hub.broker_port());
         let file = hub.enrol_arbiter(name, dir);
         let credentials = hub::cmd::pager::PagerCredentials::read(&file).unwrap();
-        let mut options = hub.pager_link(name, dir);
+        let mut options = hub.pager_options(&file);
         options.subscribe = vec![
             topic::alerts("default", "+"),
             topic::open_alerts("default", "+"),

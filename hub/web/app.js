@@ -671,6 +671,8 @@ async function start() {
     history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
   }
   const session = await fetch("/api/session").then((r) => r.json());
+  // An arbiter's own login signs with their name, whatever is typed.
+  if (session.name && session.name !== "chief") state.arbiterName = session.name;
   const spectatorPage = location.pathname === "/spectator";
   state.audience = session.arbiter && !spectatorPage ? "arbiters" : "spectators";
   document.body.classList.toggle("spectators", state.audience === "spectators");
@@ -678,6 +680,7 @@ async function start() {
   $("open-hall-warning").hidden = !session.open_hall || spectatorPage;
   $("login-button").hidden = !session.login_required || session.arbiter;
   $("logout-button").hidden = !session.login_required || !session.arbiter;
+  if (session.name) $("logout-button").textContent = `Log out (${session.name})`;
   $("login-button").onclick = () => showLogin();
   $("logout-button").onclick = async () => { await fetch("/api/session", { method: "DELETE" }); location.reload(); };
   $("login-cancel").onclick = () => $("login").close();

@@ -199,10 +199,14 @@ pub async fn pager_login(http: SocketAddr, event: &str, name: &str) -> link::Lin
         .await
         .expect("the arbiter's credentials");
     let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
-    let mut options =
-        link::LinkOptions::new(format!("{}{name}", identity::pager_client_prefix(event)));
+    let user = answer["mqtt_user"].as_str().expect("a username");
+    let mut options = link::LinkOptions::new(format!(
+        "{}{:016x}",
+        identity::pager_client_prefix(event, user),
+        rand::random::<u64>()
+    ));
     options.credentials = Some((
-        identity::PAGER_USER.into(),
+        user.into(),
         answer["mqtt_password"].as_str().expect("a password").into(),
     ));
     options

@@ -30,7 +30,8 @@ pub struct PagerConfig {
     pub credentials: Option<PagerCredentials>,
 }
 
-/// What `hub pager --key-file` reads: `{"arbiter", "key", "mqtt_password", "hub_key"}`.
+/// What `hub pager --key-file` reads: `{"arbiter", "key", "mqtt_password", "hub_key",
+/// "ca"}` (the pager's MQTT username derives from the key).
 #[derive(Debug, Clone)]
 pub struct PagerCredentials {
     pub arbiter: String,
@@ -268,19 +269,21 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
         .credentials
         .as_ref()
         .map_or(config.name.clone(), |c| c.arbiter.clone());
-    // A client id of letters and digits only: some brokers refuse anything else.
-    let id_name: String = name.chars().filter(char::is_ascii_alphanumeric).collect();
+    // The arbiter's own login; its client id starts as the broker binds it to the login
+    // and ends in a random part nobody can guess and so cut the pager's session with.
+    let user = config.credentials.as_ref().map_or_else(
+        || "anonymous".to_owned(),
+        |c| protocol::identity::pager_user(&c.key),
+    );
     let mut options = LinkOptions::new(format!(
-        "{}{id_name}-{}",
-        protocol::identity::pager_client_prefix(&config.event),
-        std::process::id()
+        "{}{:016x}",
+        protocol::identity::pager_client_prefix(&config.event, &user),
+        rand::random::<u64>()
     ));
-    options.credentials = config.credentials.as_ref().map(|c| {
-        (
-            protocol::identity::PAGER_USER.to_owned(),
-            c.mqtt_password.clone(),
-        )
-    });
+    options.credentials = config
+        .credentials
+        .as_ref()
+        .map(|c| (user.clone(), c.mqtt_password.clone()));
     options.subscribe = vec![
         topic::alerts(&config.event, zone),
         topic::open_alerts(&config.event, zone),

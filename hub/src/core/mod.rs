@@ -24,6 +24,7 @@
 //! - [`archive`]: the games of rounds that are over, as the API and the feed show them.
 //! - [`alerts`]: what arbiters must handle, raised, acknowledged, escalated, resolved.
 //! - [`relay`]: the broadcast's view of each game (delay) and its PGN.
+//! - [`roster`]: the hall's arbiters, each with a key of their own.
 //! - [`setup`]: the hall's nodes and what the technician should fix.
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
@@ -48,6 +49,7 @@ pub mod mating;
 pub mod record;
 pub mod relay;
 pub mod repetition;
+pub mod roster;
 pub mod rounds;
 pub mod sections;
 pub mod sensed;

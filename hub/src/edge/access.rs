@@ -1,13 +1,19 @@
-//! Who may see what over HTTP. The arbiters' view (the live boards, alerts, decisions,
-//! nodes, keys) answers only to the arbiters' token, from every address: behind a reverse
-//! proxy or an SSH tunnel everyone is 127.0.0.1, so no address is trusted. Spectators get
-//! the page, the delayed feed and the pairings. A hub always has a token: without a
-//! configured one it makes its own ([`super::login`]).
+//! Who may see what over HTTP. The arbiters' view (the live boards, alerts, decisions)
+//! answers only to a login, from every address: behind a reverse proxy or an SSH tunnel
+//! everyone is 127.0.0.1, so no address is trusted. Spectators get the page, the delayed
+//! feed and the pairings.
+//!
+//! Two kinds of login ([`Login`]): the hall's token, the chief arbiter's (a hub always has
+//! one: without a configured one it makes its own, [`super::login`]), which also holds the
+//! keys (nodes, arbiters, the broker's users); and each arbiter's own login, from their
+//! enrolment ([`super::login::arbiter_login`]), revoked one by one. What an arbiter does is
+//! signed with their own name, whatever a request's body says.
 //!
 //! The page logs in once (`POST /api/session`) and holds a session's id in an HttpOnly
 //! cookie ([`super::sessions`]); scripts send `Authorization: Bearer …`.
 
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
 use axum::extract::{Request, State};
@@ -20,9 +26,42 @@ use super::sessions::Sessions;
 /// The cookie that carries the arbiter token.
 pub const COOKIE: &str = "zeitnot_arbiter";
 
+/// Who a request comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Login {
+    /// The hall's token: the chief arbiter (and the technician's scripts).
+    Chief,
+    /// An enrolled arbiter, logged in with their own credential.
+    Arbiter(String),
+}
+
+impl Login {
+    /// The name an action of this login is signed with: an arbiter's own, always; the
+    /// chief's token may name the arbiter it enters for (it can enrol any name anyway), and
+    /// is `"chief"` otherwise.
+    pub fn signs(&self, typed: Option<String>) -> String {
+        match self {
+            Login::Arbiter(name) => name.clone(),
+            Login::Chief => typed
+                .filter(|t| !t.trim().is_empty())
+                .unwrap_or_else(|| "chief".to_owned()),
+        }
+    }
+
+    /// As the page shows it.
+    pub fn name(&self) -> &str {
+        match self {
+            Login::Chief => "chief",
+            Login::Arbiter(name) => name,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Access {
     arbiter_token: Arc<str>,
+    /// Each enrolled arbiter's login, by its hash: the name.
+    arbiters: Arc<RwLock<HashMap<String, String>>>,
     /// The page's logins.
     pub sessions: Sessions,
     /// Names the hub is reached under, besides IP addresses and `localhost`.
@@ -39,6 +78,7 @@ impl Access {
         assert!(!arbiter_token.is_empty(), "an arbiter token");
         Access {
             arbiter_token: arbiter_token.into(),
+            arbiters: Arc::default(),
             sessions: Sessions::default(),
             hosts: Arc::new([]),
             open_hall: false,
@@ -114,21 +154,46 @@ impl Access {
             || self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
     }
 
-    /// Whether `token` is the arbiter token (compared in constant time).
-    pub fn admits(&self, token: &str) -> bool {
-        protocol::seal::same_secret(self.arbiter_token.as_bytes(), token.as_bytes())
+    /// The enrolled arbiters, each with their login: only they log in as arbiters from now
+    /// on, and the sessions of any other login end.
+    pub fn set_arbiters<'a>(&self, logins: impl IntoIterator<Item = (&'a str, String)>) {
+        let table: HashMap<String, String> = logins
+            .into_iter()
+            .map(|(name, login)| (super::sessions::hash(&login), name.to_owned()))
+            .collect();
+        let valid: HashSet<String> = table.keys().cloned().collect();
+        *self.arbiters.write().expect("arbiters lock") = table;
+        self.sessions.keep_only(&valid);
     }
 
-    /// Whether a request comes from an arbiter: the bearer token, or the cookie of an open
-    /// session of the page.
-    pub fn is_arbiter(&self, headers: &HeaderMap) -> bool {
+    /// Who logs in with `token`, and the hash of the credential (empty for the hall's
+    /// token, compared in constant time; an arbiter's is found by its SHA-256).
+    pub fn login_of(&self, token: &str) -> Option<(Login, String)> {
+        if protocol::seal::same_secret(self.arbiter_token.as_bytes(), token.as_bytes()) {
+            return Some((Login::Chief, String::new()));
+        }
+        let credential = super::sessions::hash(token);
+        let arbiters = self.arbiters.read().expect("arbiters lock");
+        let name = arbiters.get(&credential)?.clone();
+        Some((Login::Arbiter(name), credential))
+    }
+
+    /// Who a request comes from: the bearer token or login, or the cookie of an open session
+    /// of the page.
+    pub fn who(&self, headers: &HeaderMap) -> Option<Login> {
         let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        bearer.is_some_and(|t| self.admits(t))
-            || session_cookie(headers)
-                .is_some_and(|id| self.sessions.is_open(id, SystemTime::now()))
+        if let Some((login, _)) = bearer.and_then(|t| self.login_of(t)) {
+            return Some(login);
+        }
+        session_cookie(headers).and_then(|id| self.sessions.who(id, SystemTime::now()))
+    }
+
+    /// Whether a request comes from an arbiter (or the chief).
+    pub fn is_arbiter(&self, headers: &HeaderMap) -> bool {
+        self.who(headers).is_some()
     }
 }
 
@@ -144,9 +209,15 @@ pub fn session_cookie(headers: &HeaderMap) -> Option<&str> {
         .map(|(_, value)| value)
 }
 
-/// Middleware of the arbiters' routes: 401 without the token.
-pub async fn arbiters_only(State(access): State<Access>, request: Request, next: Next) -> Response {
-    if access.is_arbiter(request.headers()) {
+/// Middleware of the arbiters' routes: 401 without a login; the handlers find who it is
+/// among the request's extensions.
+pub async fn arbiters_only(
+    State(access): State<Access>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if let Some(login) = access.who(request.headers()) {
+        request.extensions_mut().insert(login);
         return next.run(request).await;
     }
     (
@@ -156,6 +227,19 @@ pub async fn arbiters_only(State(access): State<Access>, request: Request, next:
             "Bearer realm=\"zeitnot arbiters\"",
         )],
         "the arbiters' view: log in on the page, or send Authorization: Bearer <token>\n",
+    )
+        .into_response()
+}
+
+/// Middleware of the keys' routes (enrolments, bindings, the broker's users), inside
+/// [`arbiters_only`]: 403 for an arbiter's own login, only the hall's token holds the keys.
+pub async fn chief_only(request: Request, next: Next) -> Response {
+    if request.extensions().get::<Login>() == Some(&Login::Chief) {
+        return next.run(request).await;
+    }
+    (
+        StatusCode::FORBIDDEN,
+        "the keys of the hall: the chief arbiter's token only\n",
     )
         .into_response()
 }
@@ -299,10 +383,36 @@ mod tests {
         assert!(!access.is_arbiter(&headers(&[(header::AUTHORIZATION, "s3cret")])));
         // The token itself is no cookie: only a session's id is.
         assert!(!access.is_arbiter(&headers(&[(header::COOKIE, "zeitnot_arbiter=s3cret")])));
-        let session = access.sessions.open(SystemTime::now());
+        let session = access
+            .sessions
+            .open(SystemTime::now(), Login::Chief, String::new());
         let cookie = format!("theme=dark; zeitnot_arbiter={session}");
         assert!(access.is_arbiter(&headers(&[(header::COOKIE, &cookie)])));
         access.sessions.close(&session);
         assert!(!access.is_arbiter(&headers(&[(header::COOKIE, &cookie)])));
+    }
+
+    #[test]
+    fn an_arbiters_own_login_is_theirs_until_revoked() {
+        let access = Access::new("the-hall-token-0".into());
+        access.set_arbiters([("IA Berg", "bergs-login".to_owned())]);
+        let bearer = |t: &str| headers(&[(header::AUTHORIZATION, &format!("Bearer {t}"))]);
+        assert_eq!(access.who(&bearer("the-hall-token-0")), Some(Login::Chief));
+        let berg = Login::Arbiter("IA Berg".into());
+        assert_eq!(access.who(&bearer("bergs-login")), Some(berg.clone()));
+        assert_eq!(
+            berg.signs(Some("mallory".into())),
+            "IA Berg",
+            "her own name"
+        );
+        assert_eq!(Login::Chief.signs(None), "chief");
+        let (login, credential) = access.login_of("bergs-login").unwrap();
+        let session = access.sessions.open(SystemTime::now(), login, credential);
+        let cookie = headers(&[(header::COOKIE, &format!("zeitnot_arbiter={session}"))]);
+        assert_eq!(access.who(&cookie), Some(berg));
+        // Revoked: neither her login nor her session lets her in.
+        access.set_arbiters([]);
+        assert_eq!(access.who(&bearer("bergs-login")), None);
+        assert_eq!(access.who(&cookie), None);
     }
 }

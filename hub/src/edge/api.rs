@@ -82,8 +82,13 @@ pub enum Query {
     Revoke(HardwareId, oneshot::Sender<NodesReport>),
     /// Who an external broker must let in: `username:password` lines.
     BrokerUsers(oneshot::Sender<Option<String>>),
-    /// An arbiter's pager credentials.
-    ArbiterEnrolment(String, oneshot::Sender<Option<ArbiterEnrolment>>),
+    /// The chief arbiter enrols an arbiter (a new key); answered with their pager's
+    /// credentials once durable (`None`: the roster is full).
+    EnrolArbiter(String, oneshot::Sender<Option<ArbiterEnrolment>>),
+    /// The chief arbiter revokes an arbiter; answered with the roster once durable.
+    RevokeArbiter(String, oneshot::Sender<Vec<String>>),
+    /// The enrolled arbiters' names.
+    Arbiters(oneshot::Sender<Vec<String>>),
     /// The public feed's games of a round (one board, or all); `None` for a round not in
     /// play.
     Broadcast(

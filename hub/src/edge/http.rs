@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use protocol::BoardNo;
 use tokio::sync::mpsc;
 
@@ -21,7 +21,7 @@ use crate::core::board::{BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::ids::{AlertId, HardwareId};
 use crate::core::setup::NodesReport;
-use crate::edge::access::{self, Access};
+use crate::edge::access::{self, Access, Login};
 use crate::edge::api::{Api, ApiError, Query};
 use crate::edge::page;
 use crate::metrics::Metrics;
@@ -45,6 +45,16 @@ pub async fn bind(
     hall_ca: Arc<str>,
 ) -> anyhow::Result<(SocketAddr, impl std::future::Future<Output = ()>)> {
     let access = access.with_secure_cookies(tls.is_some());
+    // The hall's keys: the chief arbiter's token only, never an arbiter's own login.
+    let keys = Router::new()
+        .route("/api/nodes/bind", post(bind_node))
+        .route("/api/nodes/enrol", post(enrol_node))
+        .route("/api/nodes/revoke", post(revoke_node))
+        .route("/api/arbiters", get(arbiters))
+        .route("/api/arbiters/enrol", post(enrol_arbiter))
+        .route("/api/arbiters/revoke", post(revoke_arbiter))
+        .route("/api/broker/users", get(broker_users))
+        .route_layer(axum::middleware::from_fn(access::chief_only));
     // The live game, everything about the arbiters' work and the keys: behind the token.
     let arbiters = Router::new()
         .route("/api/live", get(page::arbiters_live))
@@ -55,17 +65,13 @@ pub async fn bind(
         .route("/api/time-trouble", get(time_trouble))
         .route("/api/results.trf", get(results_trf))
         .route("/api/nodes", get(nodes))
-        .route("/api/nodes/bind", post(bind_node))
-        .route("/api/nodes/enrol", post(enrol_node))
-        .route("/api/nodes/revoke", post(revoke_node))
-        .route("/api/arbiters/enrol", post(enrol_arbiter))
-        .route("/api/broker/users", get(broker_users))
         .route("/metrics", get(metrics_text))
         .route("/api/alerts", get(alerts))
         .route("/api/alerts/{id}", get(alert))
         .route("/api/alerts/{id}/ack", post(acknowledge))
         .route("/api/alerts/{id}/resolve", post(resolve))
         .merge(super::rounds::arbiters())
+        .merge(keys)
         .route_layer(axum::middleware::from_fn_with_state(
             access.clone(),
             access::arbiters_only,
@@ -152,10 +158,12 @@ async fn check_claim(
 /// the decision is durable; 409 when it does not fit the game.
 async fn decide(
     State(api): State<Api>,
+    Extension(login): Extension<Login>,
     Path(n): Path<String>,
-    Json(action): Json<ArbiterAction>,
+    Json(mut action): Json<ArbiterAction>,
 ) -> Result<Json<AuditEntry>, ApiError> {
     let n = board_number(&n)?;
+    action.arbiter = login.signs(Some(action.arbiter));
     api.ask(|reply| Query::Decide(n, None, action, reply))
         .await?
         .map(Json)
@@ -333,27 +341,58 @@ struct ArbiterBody {
     arbiter: String,
 }
 
-/// An arbiter's pager credentials, `{"arbiter", "key", "mqtt_password"}`: what `hub pager
-/// --key-file` reads. The key derives from the hall's secret and the name, so asking again
-/// gives the same one.
+/// The chief arbiter enrols an arbiter: a new key (an earlier one of the name stops
+/// working), answered once durable with `{"arbiter", "key", "mqtt_user", "mqtt_password",
+/// "hub_key", "ca"}` (what `hub pager --key-file` reads) and `"login"`, the arbiter's own
+/// login for the page and the API.
 async fn enrol_arbiter(
     State(api): State<Api>,
     Json(body): Json<ArbiterBody>,
 ) -> Result<Response, ApiError> {
-    crate::core::arbiter::check_signature(&body.arbiter, None)
-        .map_err(|e| ApiError::BadQuery(e.to_string()))?;
-    if body.arbiter.trim().is_empty() {
-        return Err(ApiError::BadQuery("an arbiter's name".into()));
-    }
+    check_arbiter_name(&body.arbiter)?;
     let enrolment = api
-        .ask(|reply| Query::ArbiterEnrolment(body.arbiter, reply))
+        .ask(|reply| Query::EnrolArbiter(body.arbiter, reply))
         .await?
-        .ok_or(ApiError::Stopping)?;
-    // The pager's key file, with the hall CA it pins for TLS.
-    let mut json: serde_json::Value = serde_json::from_str(&enrolment.to_json())
-        .map_err(|e| ApiError::BadQuery(e.to_string()))?;
+        .ok_or_else(|| {
+            ApiError::BadQuery(format!(
+                "the roster is full ({} arbiters): revoke one first",
+                crate::core::roster::MAX_ARBITERS
+            ))
+        })?;
+    let mut json = enrolment.to_json();
+    json["login"] = super::login::arbiter_login(&enrolment.key).into();
+    // The hall CA the pager pins for TLS.
     json["ca"] = serde_json::Value::from(api.hall_ca.to_string());
     Ok(Json(json).into_response())
+}
+
+/// The chief arbiter revokes an arbiter: their pager's login, page login, sessions and
+/// seal stop working. Answers with the arbiters still enrolled, once durable.
+async fn revoke_arbiter(
+    State(api): State<Api>,
+    Json(body): Json<ArbiterBody>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    check_arbiter_name(&body.arbiter)?;
+    let names = api
+        .ask(|reply| Query::RevokeArbiter(body.arbiter, reply))
+        .await?;
+    Ok(Json(serde_json::json!({ "arbiters": names })))
+}
+
+/// `GET /api/arbiters`: the enrolled arbiters' names.
+async fn arbiters(State(api): State<Api>) -> Result<Json<serde_json::Value>, ApiError> {
+    let names = api.ask(Query::Arbiters).await?;
+    Ok(Json(serde_json::json!({ "arbiters": names })))
+}
+
+/// An arbiter's name as the audit trail keeps it.
+fn check_arbiter_name(name: &str) -> Result<(), ApiError> {
+    crate::core::arbiter::check_signature(name, None)
+        .map_err(|e| ApiError::BadQuery(e.to_string()))?;
+    if name.trim().is_empty() {
+        return Err(ApiError::BadQuery("an arbiter's name".into()));
+    }
+    Ok(())
 }
 
 /// Body of `POST /api/nodes/revoke`: `{"hardware": "DGT-3000-17"}`.
@@ -496,18 +535,20 @@ struct AlertBody {
 
 async fn acknowledge(
     State(api): State<Api>,
+    Extension(login): Extension<Login>,
     Path(id): Path<AlertId>,
     body: axum::body::Bytes,
 ) -> Result<Json<Alert>, ApiError> {
-    alert_command(api, id, AlertAction::Ack, &body).await
+    alert_command(api, &login, id, AlertAction::Ack, &body).await
 }
 
 async fn resolve(
     State(api): State<Api>,
+    Extension(login): Extension<Login>,
     Path(id): Path<AlertId>,
     body: axum::body::Bytes,
 ) -> Result<Json<Alert>, ApiError> {
-    alert_command(api, id, AlertAction::Resolve, &body).await
+    alert_command(api, &login, id, AlertAction::Resolve, &body).await
 }
 
 /// A JSON body that may be left out (a bare `POST`, `curl -X POST`): its defaults then.
@@ -523,15 +564,16 @@ pub(super) fn optional_body<T: Default + serde::de::DeserializeOwned>(
 /// Acknowledges or resolves; idempotent: doing it again answers with the alert unchanged.
 async fn alert_command(
     api: Api,
+    login: &Login,
     id: AlertId,
     action: AlertAction,
     body: &[u8],
 ) -> Result<Json<Alert>, ApiError> {
-    // The body is optional: a bare POST acknowledges as "http".
+    // The body is optional: a bare POST acknowledges in the login's name.
     let body: AlertBody = optional_body(body)?;
     let command = AlertCommand {
         action,
-        by: body.by.unwrap_or_else(|| "http".to_owned()),
+        by: login.signs(body.by),
         note: body.note,
     };
     api.ask(|reply| Query::AlertCommand(id, command, reply))

@@ -52,6 +52,13 @@ pub fn arbiter_token(
     Ok((token, TokenSource::Made))
 }
 
+/// Arbiter's page login (their credential for the page and the API, as `Authorization:
+/// Bearer` or in their login link), derived from their own key: revoking or enrolling them
+/// again retires it.
+pub fn arbiter_login(key: &protocol::seal::NodeKey) -> String {
+    key.derive("page/login")
+}
+
 /// 32 random bytes in hex: nothing in it needs escaping in a URL, a header or a shell.
 pub fn new_token() -> String {
     let bytes: [u8; 32] = rand::random();

@@ -61,10 +61,13 @@ async fn app_css() -> Response {
     asset("text/css; charset=utf-8", APP_CSS)
 }
 
-/// `GET /api/session`: `{"arbiter": bool, "login_required": true, "open_hall": bool}`.
+/// `GET /api/session`: `{"arbiter": bool, "name": "IA Berg" | "chief" | null,
+/// "login_required": true, "open_hall": bool}`.
 #[derive(serde::Serialize)]
 struct Session {
     arbiter: bool,
+    /// Who is logged in: the name the page's actions are signed with.
+    name: Option<String>,
     /// Always: kept for pages and scripts that read it.
     login_required: bool,
     /// Unsealed events are taken from boards nobody enrolled.
@@ -72,8 +75,10 @@ struct Session {
 }
 
 async fn session(State(api): State<Api>, headers: HeaderMap) -> Json<Session> {
+    let login = api.access.who(&headers);
     Json(Session {
-        arbiter: api.access.is_arbiter(&headers),
+        arbiter: login.is_some(),
+        name: login.map(|l| l.name().to_owned()),
         login_required: true,
         open_hall: api.access.open_hall(),
     })
@@ -85,8 +90,9 @@ struct Login {
     token: String,
 }
 
-/// `POST /api/session` `{"token": "…"}`: opens a session and sets its cookie; 401 for a
-/// wrong token, 429 for a client (or a hub) that sent too many wrong ones.
+/// `POST /api/session` `{"token": "…"}` (the hall's token or an arbiter's own login): opens
+/// a session and sets its cookie; 401 for a wrong token, 429 for a client (or a hub) that
+/// sent too many wrong ones.
 async fn log_in(
     State(api): State<Api>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -104,13 +110,14 @@ async fn log_in(
         )
             .into_response();
     }
-    if !api.access.admits(&login.token) {
+    let Some((who, credential)) = api.access.login_of(&login.token) else {
         sessions.wrong_try(peer.ip(), now);
         api.metrics.login_refused();
         tracing::warn!(client = %peer.ip(), "arbiter login refused: wrong token");
         return (StatusCode::UNAUTHORIZED, "wrong token\n").into_response();
-    }
-    let id = sessions.open(wall);
+    };
+    tracing::info!(client = %peer.ip(), arbiter = %who.name().escape_debug(), "arbiter logged in");
+    let id = sessions.open(wall, who, credential);
     let cookie = format!(
         "{COOKIE}={id}; {}; Max-Age={}",
         api.access.cookie_attributes(),

@@ -15,8 +15,9 @@
 
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 
+use super::access::Login;
 use super::api::{Api, ApiError, Query};
 use super::http::board_number;
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
@@ -91,12 +92,13 @@ struct StartBody {
 
 async fn start(
     State(api): State<Api>,
+    Extension(login): Extension<Login>,
     Path(r): Path<String>,
     body: axum::body::Bytes,
 ) -> Result<Json<Vec<RoundState>>, ApiError> {
     let round = round_number(&r)?;
     let body: StartBody = super::http::optional_body(&body)?;
-    let by = body.by.unwrap_or_else(|| "http".to_owned());
+    let by = login.signs(body.by);
     if by.chars().count() > crate::core::arbiter::MAX_NAME_CHARS || by.chars().any(char::is_control)
     {
         return Err(ApiError::BadQuery(format!(
@@ -129,10 +131,12 @@ async fn board(
 
 async fn decide(
     State(api): State<Api>,
+    Extension(login): Extension<Login>,
     Path((r, n)): Path<(String, String)>,
-    Json(action): Json<ArbiterAction>,
+    Json(mut action): Json<ArbiterAction>,
 ) -> Result<Json<AuditEntry>, ApiError> {
     let (round, n) = (round_number(&r)?, board_number(&n)?);
+    action.arbiter = login.signs(Some(action.arbiter));
     api.ask(|reply| Query::Decide(n, Some(round), action, reply))
         .await?
         .map(Json)

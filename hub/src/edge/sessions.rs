@@ -1,6 +1,7 @@
-//! The page's logins: a login with the arbiters' token opens a session whose id (256 random
-//! bits, never the token) is the page's cookie. A log-out or its expiry ends it, and a stolen
-//! cookie is worth one session, not the token. The hub keeps the sessions in its data
+//! The page's logins: a login with the hall's token or an arbiter's own login opens a
+//! session whose id (256 random bits, never the credential) is the page's cookie, and which
+//! remembers who logged in. A log-out, its expiry or the arbiter's revocation ends it, and a
+//! stolen cookie is worth one session, not the credential. The hub keeps the sessions in its data
 //! directory (a hash of each id, never the id), so that a restart mid-round does not log
 //! every arbiter out. Wrong tokens are throttled per client address and for the whole hub,
 //! so guessing is slower than the token is long.
@@ -12,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use sha2::Digest;
+
+use super::access::Login;
 
 /// How long a session lasts: a playing day.
 pub const LIFETIME: Duration = Duration::from_secs(14 * 3600);
@@ -30,8 +33,8 @@ pub struct Sessions(Arc<Mutex<Inner>>);
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// The hash of each open session's id, and when it ends.
-    open: HashMap<String, SystemTime>,
+    /// The hash of each open session's id, and the session.
+    open: HashMap<String, Session>,
     /// Hashes by opening time, for ending the oldest first.
     order: VecDeque<String>,
     /// Where they are kept, if anywhere.
@@ -41,8 +44,19 @@ struct Inner {
     wrong_overall: Option<(Instant, u32)>,
 }
 
-/// What is kept of a session's id: its SHA-256, so the file is no list of cookies.
-fn hash(id: &str) -> String {
+/// An open session: who, with which credential, until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Session {
+    until: SystemTime,
+    login: Login,
+    /// The hash of the arbiter's login it was opened with: revoking or re-enrolling the
+    /// arbiter ends it. Empty for the hall's token.
+    credential: String,
+}
+
+/// What is kept of a session's id (or a credential): its SHA-256, so the file is no list of
+/// cookies.
+pub fn hash(id: &str) -> String {
     sha2::Sha256::digest(id.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -62,24 +76,20 @@ impl Sessions {
             ..Inner::default()
         };
         let text = super::secret_file::read(file)?.unwrap_or_default();
-        let mut kept: Vec<(SystemTime, String)> = text
-            .lines()
-            .filter_map(|line| {
-                let (hash, until) = line.split_once(' ')?;
-                let until = SystemTime::UNIX_EPOCH + Duration::from_millis(until.parse().ok()?);
-                (hash.len() == 64 && until > now).then(|| (until, hash.to_owned()))
-            })
-            .collect();
-        kept.sort();
-        for (until, hash) in kept.into_iter().rev().take(MAX_SESSIONS).rev() {
+        let mut kept: Vec<(SystemTime, String, Session)> =
+            text.lines().filter_map(read_line).collect();
+        kept.retain(|(until, ..)| *until > now);
+        kept.sort_by_key(|(until, ..)| *until);
+        for (_, hash, session) in kept.into_iter().rev().take(MAX_SESSIONS).rev() {
             inner.order.push_back(hash.clone());
-            inner.open.insert(hash, until);
+            inner.open.insert(hash, session);
         }
         Ok(Sessions(Arc::new(Mutex::new(inner))))
     }
 
-    /// Opens a session; its id, for the cookie.
-    pub fn open(&self, now: SystemTime) -> String {
+    /// Opens a session of `login`, who logged in with the credential whose hash is
+    /// `credential` (empty: the hall's token); its id, for the cookie.
+    pub fn open(&self, now: SystemTime, login: Login, credential: String) -> String {
         let id = super::login::new_token();
         let mut inner = self.0.lock().expect("sessions lock");
         while inner.open.len() >= MAX_SESSIONS {
@@ -89,19 +99,45 @@ impl Sessions {
             inner.open.remove(&oldest);
         }
         let key = hash(&id);
-        inner.open.insert(key.clone(), now + LIFETIME);
+        let session = Session {
+            until: now + LIFETIME,
+            login,
+            credential,
+        };
+        inner.open.insert(key.clone(), session);
         inner.order.push_back(key);
         inner.save();
         id
     }
 
-    /// Whether `id` is an open session at `now`.
-    pub fn is_open(&self, id: &str, now: SystemTime) -> bool {
+    /// Who is logged in with session `id` at `now`, if it is open.
+    pub fn who(&self, id: &str, now: SystemTime) -> Option<Login> {
         if id.len() != 64 {
-            return false;
+            return None;
         }
         let inner = self.0.lock().expect("sessions lock");
-        inner.open.get(&hash(id)).is_some_and(|until| now < *until)
+        let session = inner.open.get(&hash(id))?;
+        (now < session.until).then(|| session.login.clone())
+    }
+
+    /// Whether `id` is an open session at `now`.
+    pub fn is_open(&self, id: &str, now: SystemTime) -> bool {
+        self.who(id, now).is_some()
+    }
+
+    /// Ends every arbiter's session whose credential is not among `valid` (hashes): the
+    /// arbiter was revoked or enrolled again.
+    pub fn keep_only(&self, valid: &std::collections::HashSet<String>) {
+        let mut inner = self.0.lock().expect("sessions lock");
+        let before = inner.open.len();
+        inner
+            .open
+            .retain(|_, s| s.credential.is_empty() || valid.contains(&s.credential));
+        if inner.open.len() != before {
+            let Inner { open, order, .. } = &mut *inner;
+            order.retain(|h| open.contains_key(h));
+            inner.save();
+        }
     }
 
     /// Ends session `id` (a log-out).
@@ -149,6 +185,44 @@ impl Sessions {
     }
 }
 
+/// A session's line in the file: `HASH UNTIL_MS` for the hall's token, `HASH UNTIL_MS
+/// CREDENTIAL NAME_HEX` for an arbiter (the name in hex: it may hold spaces).
+fn write_line(hash: &str, session: &Session) -> String {
+    let until = unix_ms(session.until);
+    match &session.login {
+        Login::Chief => format!("{hash} {until}\n"),
+        Login::Arbiter(name) => {
+            let name: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+            format!("{hash} {until} {} {name}\n", session.credential)
+        }
+    }
+}
+
+/// A line as [`write_line`] writes it: the session's end, its hash, the session.
+fn read_line(line: &str) -> Option<(SystemTime, String, Session)> {
+    let mut fields = line.split(' ');
+    let hash = fields.next().filter(|h| h.len() == 64)?;
+    let until = SystemTime::UNIX_EPOCH + Duration::from_millis(fields.next()?.parse().ok()?);
+    let (login, credential) = match (fields.next(), fields.next()) {
+        (None, _) => (Login::Chief, String::new()),
+        (Some(credential), Some(name)) if credential.len() == 64 && name.len() % 2 == 0 => {
+            let bytes: Option<Vec<u8>> = (0..name.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(name.get(i..i + 2)?, 16).ok())
+                .collect();
+            let name = String::from_utf8(bytes?).ok()?;
+            (Login::Arbiter(name), credential.to_owned())
+        }
+        _ => return None,
+    };
+    let session = Session {
+        until,
+        login,
+        credential,
+    };
+    Some((until, hash.to_owned(), session))
+}
+
 impl Inner {
     /// Writes the open sessions to the file, if kept in one (a log-in or log-out is rare:
     /// the whole file each time, replaced in one step).
@@ -159,7 +233,7 @@ impl Inner {
         let text: String = self
             .order
             .iter()
-            .filter_map(|h| Some(format!("{h} {}\n", unix_ms(*self.open.get(h)?))))
+            .filter_map(|h| Some(write_line(h, self.open.get(h)?)))
             .collect();
         let temporary = file.with_extension("new");
         let saved = super::secret_file::write(&temporary, text.trim_end())
@@ -178,8 +252,8 @@ mod tests {
     fn a_session_is_its_own_random_id_until_it_ends() {
         let sessions = Sessions::default();
         let now = SystemTime::now();
-        let a = sessions.open(now);
-        let b = sessions.open(now);
+        let a = sessions.open(now, Login::Chief, String::new());
+        let b = sessions.open(now, Login::Chief, String::new());
         assert_ne!(a, b);
         assert!(sessions.is_open(&a, now));
         assert!(!sessions.is_open("a guess", now));
@@ -193,9 +267,9 @@ mod tests {
     fn the_oldest_session_ends_when_too_many_are_open() {
         let sessions = Sessions::default();
         let now = SystemTime::now();
-        let first = sessions.open(now);
+        let first = sessions.open(now, Login::Chief, String::new());
         for _ in 0..MAX_SESSIONS {
-            sessions.open(now);
+            sessions.open(now, Login::Chief, String::new());
         }
         assert!(!sessions.is_open(&first, now));
         assert_eq!(sessions.0.lock().unwrap().open.len(), MAX_SESSIONS);
@@ -207,18 +281,42 @@ mod tests {
         let file = dir.path().join("sessions");
         let now = SystemTime::now();
         let sessions = Sessions::kept_in(&file, now).unwrap();
-        let (kept, ended) = (sessions.open(now), sessions.open(now));
+        let (kept, ended) = (
+            sessions.open(now, Login::Chief, String::new()),
+            sessions.open(now, Login::Chief, String::new()),
+        );
+        let berg = Login::Arbiter("IA Berg".into());
+        let bergs = sessions.open(now, berg.clone(), hash("berg's login"));
         sessions.close(&ended);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(!text.contains(&kept), "the file holds hashes, not ids");
         let restarted = Sessions::kept_in(&file, now).unwrap();
-        assert!(restarted.is_open(&kept, now));
+        assert_eq!(restarted.who(&kept, now), Some(Login::Chief));
+        assert_eq!(
+            restarted.who(&bergs, now),
+            Some(berg),
+            "who logged in, kept"
+        );
         assert!(!restarted.is_open(&ended, now), "a log-out stays a log-out");
         let later = Sessions::kept_in(&file, now + LIFETIME).unwrap();
         assert!(
             !later.is_open(&kept, now + LIFETIME),
             "expired at the restart"
         );
+    }
+
+    #[test]
+    fn revoking_an_arbiter_ends_their_sessions_only() {
+        let sessions = Sessions::default();
+        let now = SystemTime::now();
+        let chief = sessions.open(now, Login::Chief, String::new());
+        let berg = sessions.open(now, Login::Arbiter("IA Berg".into()), hash("b1"));
+        let dahl = sessions.open(now, Login::Arbiter("IA Dahl".into()), hash("d1"));
+        // Berg enrolled again (a new login): her old session ends, Dahl's stays.
+        sessions.keep_only(&[hash("b2"), hash("d1")].into_iter().collect());
+        assert!(sessions.is_open(&chief, now));
+        assert!(!sessions.is_open(&berg, now));
+        assert!(sessions.is_open(&dahl, now));
     }
 
     #[test]

@@ -28,6 +28,9 @@
 //! (2 bytes) then board (2 bytes), big-endian, value = a format byte and the [`PlayedGame`]
 //! as JSON, its latest state (a result declared after the round replaces it).
 //!
+//! The enrolled arbiters go to an eighth, `arbiters`: key = the arbiter's name (UTF-8),
+//! value = their key (32 bytes); a revoked arbiter is removed.
+//!
 //! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
 //! acknowledged to a node before that (see [`super::flusher`]).
 
@@ -97,6 +100,7 @@ pub struct Journal {
     alerts: sled::Tree,
     bindings: sled::Tree,
     enrolments: sled::Tree,
+    arbiters: sled::Tree,
     rounds: sled::Tree,
     games: sled::Tree,
 }
@@ -117,6 +121,7 @@ impl Journal {
         let alerts = db.open_tree("alerts")?;
         let bindings = db.open_tree("bindings")?;
         let enrolments = db.open_tree("enrolments")?;
+        let arbiters = db.open_tree("arbiters")?;
         let rounds = db.open_tree("rounds")?;
         let games = db.open_tree("games")?;
         Ok(Journal {
@@ -126,6 +131,7 @@ impl Journal {
             alerts,
             bindings,
             enrolments,
+            arbiters,
             rounds,
             games,
         })
@@ -155,6 +161,15 @@ impl Journal {
             Write::Alert(alert) => self.put_alert(alert),
             Write::Binding { hardware, board } => self.put_binding(hardware, *board),
             Write::Enrolment { hardware, key } => self.put_enrolment(hardware, key.as_ref()),
+            Write::Arbiter { name, key } => {
+                match key {
+                    Some(key) => self
+                        .arbiters
+                        .insert(name.as_bytes(), key.bytes().as_slice())?,
+                    None => self.arbiters.remove(name.as_bytes())?,
+                };
+                Ok(())
+            }
             Write::RoundStart(start) => {
                 put_json(&self.rounds, ROUND_FORMAT, u64::from(start.ordinal), start)
             }
@@ -221,9 +236,25 @@ impl Journal {
             .collect()
     }
 
+    /// Every enrolled arbiter's key: name → key.
+    pub fn arbiters(&self) -> Result<BTreeMap<String, NodeKey>, StoreError> {
+        self.arbiters
+            .iter()
+            .map(|entry| {
+                let (name, value) = entry?;
+                let bytes = <[u8; KEY_LEN_NODE]>::try_from(value.as_ref())
+                    .map_err(|_| StoreError::BadKey(value.len()))?;
+                Ok((
+                    String::from_utf8_lossy(&name).into_owned(),
+                    NodeKey::from_bytes(bytes),
+                ))
+            })
+            .collect()
+    }
+
     /// The hall's own secret: random, made on the first start and kept with the journal.
-    /// The hub's and the pagers' MQTT passwords and the arbiters' keys derive from it
-    /// (README, *Security*), so they survive restarts and are known to nobody else.
+    /// The hub's MQTT password and its signing key derive from it (README, *Security*), so
+    /// they survive restarts and are known to nobody else.
     pub fn hall_secret(&self) -> Result<NodeKey, StoreError> {
         const KEY: &[u8] = b"hall_secret";
         let meta = self.db.open_tree("meta")?;
@@ -234,6 +265,16 @@ impl Journal {
         }
         let bytes: [u8; KEY_LEN_NODE] = rand::random();
         meta.insert(KEY, bytes.as_slice())?;
+        self.db.flush()?;
+        Ok(NodeKey::from_bytes(bytes))
+    }
+
+    /// A new hall secret in place of the old one (`hub rotate-hall-secret`), flushed: the
+    /// hub's signing key and its broker password change with it.
+    pub fn rotate_hall_secret(&self) -> Result<NodeKey, StoreError> {
+        let meta = self.db.open_tree("meta")?;
+        let bytes: [u8; KEY_LEN_NODE] = rand::random();
+        meta.insert(b"hall_secret", bytes.as_slice())?;
         self.db.flush()?;
         Ok(NodeKey::from_bytes(bytes))
     }

@@ -5,7 +5,7 @@
 //!
 //! - A board node (username: its board number) publishes its board's `up` and reads its
 //!   board's `down`, nothing else.
-//! - A pager reads the alerts, the open lists and the hub's status, the delayed broadcast
+//! - An arbiter's pager (`pager-…`) reads the alerts, the open lists and the hub's status, the delayed broadcast
 //!   topics, and publishes its commands.
 //! - Nobody retains a message or leaves a last will: the hub's lists are retained by the hub.
 
@@ -55,7 +55,8 @@ enum Role {
 }
 
 fn role(user: &str) -> Role {
-    if user == identity::PAGER_USER {
+    // Only the enrolled arbiters' pagers have such a login (`identity::pager_user`).
+    if user.starts_with(identity::PAGER_USER_PREFIX) {
         return Role::Pager;
     }
     match user.parse::<u16>() {
@@ -163,7 +164,7 @@ mod tests {
             "zeitnot/ev/broadcast/#",
             "zeitnot/ev/broadcast/1/board/3",
         ] {
-            assert!(subscribe("pager", ok), "{ok}");
+            assert!(subscribe("pager-0123456789abcdef", ok), "{ok}");
         }
         for denied in [
             "#",
@@ -177,11 +178,20 @@ mod tests {
             "zeitnot/ev/broadcast",
             "zeitnot/ev/broadcast//x",
         ] {
-            assert!(!subscribe("pager", denied), "{denied}");
+            assert!(!subscribe("pager-0123456789abcdef", denied), "{denied}");
         }
-        assert!(publish("pager", "zeitnot/ev/pager/command"));
-        assert!(!publish("pager", "zeitnot/ev/alerts/A/open"));
-        assert!(!publish("pager", "zeitnot/ev/board/1/down"));
+        assert!(publish(
+            "pager-0123456789abcdef",
+            "zeitnot/ev/pager/command"
+        ));
+        assert!(!publish(
+            "pager-0123456789abcdef",
+            "zeitnot/ev/alerts/A/open"
+        ));
+        assert!(!publish(
+            "pager-0123456789abcdef",
+            "zeitnot/ev/board/1/down"
+        ));
     }
 
     #[test]
@@ -194,7 +204,7 @@ mod tests {
             }
         ));
         assert!(!ask(
-            "pager",
+            "pager-0123456789abcdef",
             AclAction::Will {
                 topic: "zeitnot/ev/pager/command",
                 retain: false

@@ -169,15 +169,7 @@ pub async fn serve(
     // The embedded broker lets in only the hall's own clients, unless the hall is open; the
     // hub itself is in the same process (its own link, no login).
     let users = match (&config.broker, config.hub.open_hall) {
-        (BrokerChoice::Embedded(_), false) => {
-            let users = broker::Users::default();
-            users.set(
-                identity::PAGER_USER.into(),
-                identity::pager_password(&hall_secret),
-                identity::pager_client_prefix(&event),
-            );
-            Some(users)
-        }
+        (BrokerChoice::Embedded(_), false) => Some(broker::Users::default()),
         _ => None,
     };
     // The nodes the journal enrolled are let in from the broker's first connection on: after
@@ -259,6 +251,9 @@ pub async fn serve(
         .with_sessions(sessions)
         .with_hosts(config.hosts.clone())
         .with_open_hall(config.hub.open_hall);
+    // The enrolled arbiters log in from the first request and connection on.
+    let mut pagers = HashSet::new();
+    admit_arbiters(users.as_ref(), &access, &hub, &mut pagers);
     if config.hub.open_hall {
         tracing::warn!(
             "[access] open_hall: events from boards whose node was never enrolled are taken unsealed; anyone on the network can speak for those boards"
@@ -273,7 +268,7 @@ pub async fn serve(
         config.http,
         queries_tx,
         metrics.clone(),
-        access,
+        access.clone(),
         https.then(|| hall_tls.http.clone()),
         hall_tls.ca_pem.clone().into(),
     )
@@ -307,6 +302,8 @@ pub async fn serve(
         refusals: refusals::RefusalLog::default(),
         users,
         admitted,
+        access,
+        pagers,
         pager_commands: topic::pager_command(&event),
         pairing_files: config.config_path.clone().map(pairings::PairingFiles::new),
     };
@@ -429,6 +426,38 @@ fn admit_nodes(users: &broker::Users, hub: &Hub, admitted: &mut HashSet<BoardNo>
     admit_boards(users, hub, admitted, enrolled.into_iter().chain(gone));
 }
 
+/// Each enrolled arbiter's pager login on the embedded broker (`users`, if it keeps any;
+/// `admitted` the pagers it admits) and page login (`access`), as `hub`'s roster has them
+/// now: a revoked arbiter's are gone, and so are their page's sessions.
+fn admit_arbiters(
+    users: Option<&broker::Users>,
+    access: &crate::edge::access::Access,
+    hub: &Hub,
+    admitted: &mut HashSet<String>,
+) {
+    access.set_arbiters(
+        hub.arbiters()
+            .map(|(name, key)| (name, login::arbiter_login(key))),
+    );
+    let Some(users) = users else {
+        return;
+    };
+    let mut now = HashSet::new();
+    for (_, key) in hub.arbiters() {
+        let user = identity::pager_user(key);
+        users.set(
+            user.clone(),
+            identity::pager_password(key),
+            identity::pager_client_prefix(hub.event(), &user),
+        );
+        now.insert(user);
+    }
+    for gone in admitted.difference(&now) {
+        users.remove(gone);
+    }
+    *admitted = now;
+}
+
 /// The broker's logins of `boards` as `hub` has their nodes' keys now.
 fn admit_boards(
     users: &broker::Users,
@@ -539,17 +568,78 @@ pub fn broker_users_offline(data: &std::path::Path, config: &HubConfig) -> anyho
     ))
 }
 
-/// Arbiter `name`'s pager credentials from the journal at `data` of a hub that is not
-/// running (while it runs: `POST /api/arbiters/enrol`).
-pub fn arbiter_offline(data: &std::path::Path, name: &str) -> anyhow::Result<ArbiterEnrolment> {
+/// Enrols arbiter `name` in the journal at `data` of a hub that is not running, as `POST
+/// /api/arbiters/enrol` does on one that runs: the same fold, the same core call, its write
+/// flushed before the key is handed out.
+pub fn arbiter_offline(
+    data: &std::path::Path,
+    config: &HubConfig,
+    name: &str,
+) -> anyhow::Result<ArbiterEnrolment> {
     let journal = Journal::open(data).with_context(|| {
         format!(
             "opening the journal in {} (while the hub runs, use POST /api/arbiters/enrol)",
             data.display()
         )
     })?;
-    let hall = journal.hall_secret()?;
-    Ok(ArbiterEnrolment::new(&hall, name))
+    let metrics = Metrics::default();
+    let mut clock = HubClock::default();
+    let (mut hub, _) = restored_hub(config, &journal, &metrics, &mut clock)?;
+    let now = clock.now();
+    let fresh = NodeKey::from_bytes(rand::random());
+    hub.handle_arbiter_enrolment(now, RequestId(0), name, fresh);
+    let mut enrolled = None;
+    for output in hub.poll_all_durable(now) {
+        match output {
+            Output::Write(_, Write::RoundStart(_)) => {}
+            Output::Write(_, write) => journal.write(&write)?,
+            Output::Reply(_, Reply::ArbiterEnrolled(answer)) => enrolled = answer,
+            _ => {}
+        }
+    }
+    journal.flush()?;
+    enrolled.context("the hall has no secret, or its roster of arbiters is full")
+}
+
+/// Re-keys the hall of the hub that is not running whose data directory is `data` (`hub
+/// rotate-hall-secret`): a new hall secret (the hub's signing key and its broker password
+/// derive from it), every arbiter revoked (their key files name the old signing key: each
+/// is enrolled again), and the made arbiter token and the page's sessions gone (a new token
+/// is made at the next start). Node keys are the nodes' own: re-enrol a node to re-key it.
+/// Returns the arbiters revoked, to be enrolled again.
+pub fn rotate_offline(data: &std::path::Path, config: &HubConfig) -> anyhow::Result<Vec<String>> {
+    let journal = Journal::open(data).with_context(|| {
+        format!(
+            "opening the journal in {} (stop the hub first: its secret cannot change under it)",
+            data.display()
+        )
+    })?;
+    let metrics = Metrics::default();
+    let mut clock = HubClock::default();
+    let (mut hub, _) = restored_hub(config, &journal, &metrics, &mut clock)?;
+    let now = clock.now();
+    let names: Vec<String> = hub.arbiters().map(|(name, _)| name.to_owned()).collect();
+    for name in &names {
+        hub.handle_arbiter_revocation(now, RequestId(0), name);
+    }
+    for output in hub.poll_all_durable(now) {
+        if let Output::Write(_, write @ Write::Arbiter { .. }) = output {
+            journal.write(&write)?;
+        }
+    }
+    journal.flush()?;
+    journal
+        .rotate_hall_secret()
+        .context("the new hall secret")?;
+    for file in [login::token_file(data), data.join("page-sessions")] {
+        match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", file.display()))
+            }
+            _ => {}
+        }
+    }
+    Ok(names)
 }
 
 /// The journal as the core restores it. A record or decision that cannot be read is
@@ -613,6 +703,9 @@ fn journaled<'a>(
         alerts,
         bindings: journal.bindings().context("reading the bindings")?,
         enrolments: journal.enrolments().context("reading the enrolled nodes")?,
+        arbiters: journal
+            .arbiters()
+            .context("reading the enrolled arbiters")?,
         hall_secret: Some(journal.hall_secret().context("the hall's secret")?),
     })
 }
@@ -624,6 +717,8 @@ enum Waiting {
     Nodes(oneshot::Sender<NodesReport>),
     Enrolled(oneshot::Sender<Enrolled>),
     Rounds(oneshot::Sender<Result<Vec<RoundState>, StartError>>),
+    ArbiterEnrolled(oneshot::Sender<Option<ArbiterEnrolment>>),
+    Arbiters(oneshot::Sender<Vec<String>>),
 }
 
 /// What the loop owns: the core and the edges it carries out outputs on.
@@ -652,6 +747,10 @@ struct Shell {
     users: Option<broker::Users>,
     /// The boards whose nodes `users` admits now.
     admitted: HashSet<BoardNo>,
+    /// Who the page and the API let in: the arbiters' logins follow the roster.
+    access: crate::edge::access::Access,
+    /// The pagers' usernames `users` admits now.
+    pagers: HashSet<String>,
     /// The pagers' commands' topic, made once: every message from the broker is compared
     /// with it.
     pager_commands: String,
@@ -694,6 +793,17 @@ impl Shell {
         if let Some(users) = &self.users {
             admit_nodes(users, &self.hub, &mut self.admitted);
         }
+    }
+
+    /// The embedded broker and the page let in exactly the enrolled arbiters
+    /// ([`admit_arbiters`]).
+    fn admit_arbiters(&mut self) {
+        admit_arbiters(
+            self.users.as_ref(),
+            &self.access,
+            &self.hub,
+            &mut self.pagers,
+        );
     }
 
     /// Carries out what the core asked, in order. Only a failing journal is an error.
@@ -740,6 +850,7 @@ impl Shell {
         self.hub = hub;
         self.waiting.clear();
         self.admit_nodes();
+        self.admit_arbiters();
         // The lists the restore published are signed at the journal's last time, older than
         // what the pagers were told before: signed again now, so they are the latest.
         self.hub.republish_open_lists(self.clock.now());
@@ -759,6 +870,16 @@ impl Shell {
             (Some(Waiting::Nodes(tx)), Reply::Nodes(answer)) => drop(tx.send(answer)),
             (Some(Waiting::Enrolled(tx)), Reply::Enrolled(answer)) => drop(tx.send(answer)),
             (Some(Waiting::Rounds(tx)), Reply::RoundStarted(answer)) => drop(tx.send(answer)),
+            // The roster changed and is durable: the broker and the page let in the
+            // arbiters as they now are, before the answer goes out.
+            (Some(Waiting::ArbiterEnrolled(tx)), Reply::ArbiterEnrolled(answer)) => {
+                self.admit_arbiters();
+                drop(tx.send(answer));
+            }
+            (Some(Waiting::Arbiters(tx)), Reply::Arbiters(answer)) => {
+                self.admit_arbiters();
+                drop(tx.send(answer));
+            }
             (_, reply) => tracing::error!(?request, ?reply, "an answer nobody waits for"),
         }
     }
@@ -958,7 +1079,19 @@ impl Shell {
                 let request = self.request(Waiting::Nodes(reply));
                 self.hub.handle_revocation(now, request, &hardware);
             }
-            Query::ArbiterEnrolment(name, reply) => drop(reply.send(hub.arbiter_enrolment(&name))),
+            Query::EnrolArbiter(name, reply) => {
+                let request = self.request(Waiting::ArbiterEnrolled(reply));
+                let fresh = NodeKey::from_bytes(rand::random());
+                self.hub
+                    .handle_arbiter_enrolment(now, request, &name, fresh);
+            }
+            Query::RevokeArbiter(name, reply) => {
+                let request = self.request(Waiting::Arbiters(reply));
+                self.hub.handle_arbiter_revocation(now, request, &name);
+            }
+            Query::Arbiters(reply) => {
+                drop(reply.send(hub.arbiters().map(|(n, _)| n.to_owned()).collect()))
+            }
             Query::BrokerUsers(reply) => drop(reply.send(hub.broker_users())),
             Query::ResultsTrf(section, reply) => {
                 drop(reply.send(hub.results_trf(section.as_deref())));

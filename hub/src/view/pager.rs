@@ -240,7 +240,7 @@ pub fn signed_by_hub(hub: &ed25519_dalek::VerifyingKey, payload: &[u8]) -> bool 
     hub.verify_strict(&body, &signature).is_ok()
 }
 
-/// A pager command's seal: the arbiter's key (`arbiter_key`) over the event, the command and
+/// A pager command's seal: the arbiter's own key (`core::roster`) over the event, the command and
 /// when it was sent, so only the arbiter named in `by` can have sent it, and only lately.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PagerSeal {
@@ -261,21 +261,14 @@ fn sealed_text(event: &str, id: AlertId, command: &AlertCommand, sent_ms: u64) -
     )
 }
 
-/// The key of arbiter `name`: derived from the hall's secret, so the hub needs no table of
-/// them and hands the same key out again.
-pub fn arbiter_key(hall: &NodeKey, name: &str) -> NodeKey {
-    hall.derive_key(&format!("arbiter/{name}"))
-}
-
-/// Whether `seal` is `command`'s under its arbiter's key.
+/// Whether `seal` is `command`'s under `key`, the key of the arbiter it names.
 pub fn verify_command(
-    hall: &NodeKey,
+    key: &NodeKey,
     event: &str,
     id: AlertId,
     command: &AlertCommand,
     seal: &PagerSeal,
 ) -> bool {
-    let key = arbiter_key(hall, &command.by);
     key.derives(&sealed_text(event, id, command, seal.sent_ms), &seal.mac)
 }
 
@@ -391,7 +384,6 @@ mod tests {
 
     #[test]
     fn only_the_named_arbiters_key_seals_a_command() {
-        let hall = NodeKey::from_bytes([3; 32]);
         let command = AlertCommand {
             action: AlertAction::Resolve,
             by: "IA Berg".into(),
@@ -400,28 +392,28 @@ mod tests {
         let sealed = |key: &NodeKey, event: &str, command: AlertCommand| {
             sealed_command(key, event, AlertId(7), command, 1_000)
         };
-        let berg = arbiter_key(&hall, "IA Berg");
+        let berg = NodeKey::from_bytes([8; 32]);
         let payload = sealed(&berg, "open", command.clone());
         let (id, read, seal) = parse_command(&payload).unwrap();
         assert_eq!((id, &read), (AlertId(7), &command));
         let seal = seal.expect("sealed");
-        assert!(verify_command(&hall, "open", id, &read, &seal));
+        assert!(verify_command(&berg, "open", id, &read, &seal));
         // Another event, another alert, another note, another arbiter's name, another key.
-        assert!(!verify_command(&hall, "other", id, &read, &seal));
-        assert!(!verify_command(&hall, "open", AlertId(8), &read, &seal));
+        assert!(!verify_command(&berg, "other", id, &read, &seal));
+        assert!(!verify_command(&berg, "open", AlertId(8), &read, &seal));
         let noted = AlertCommand {
             note: Some("1-0".into()),
             ..command.clone()
         };
-        assert!(!verify_command(&hall, "open", id, &noted, &seal));
+        assert!(!verify_command(&berg, "open", id, &noted, &seal));
         let renamed = AlertCommand {
             by: "IA Dahl".into(),
             ..command.clone()
         };
-        assert!(!verify_command(&hall, "open", id, &renamed, &seal));
-        let dahl = arbiter_key(&hall, "IA Dahl");
+        assert!(!verify_command(&berg, "open", id, &renamed, &seal));
+        let dahl = NodeKey::from_bytes([9; 32]);
         let (_, read, seal) = parse_command(&sealed(&dahl, "open", command)).unwrap();
-        assert!(!verify_command(&hall, "open", id, &read, &seal.unwrap()));
+        assert!(!verify_command(&berg, "open", id, &read, &seal.unwrap()));
     }
 
     #[test]

@@ -168,6 +168,7 @@ impl TestHub {
         let mut alerts = BTreeMap::new();
         let mut bindings = BTreeMap::new();
         let mut enrolments = BTreeMap::new();
+        let mut arbiters = BTreeMap::new();
         let mut rounds = Vec::new();
         let mut games = BTreeMap::new();
         for write in &self.journal {
@@ -184,6 +185,10 @@ impl TestHub {
                 Write::Enrolment { hardware, key } => match key {
                     Some(key) => drop(enrolments.insert(hardware.clone(), key.clone())),
                     None => drop(enrolments.remove(hardware)),
+                },
+                Write::Arbiter { name, key } => match key {
+                    Some(key) => drop(arbiters.insert(name.clone(), key.clone())),
+                    None => drop(arbiters.remove(name)),
                 },
                 Write::RoundStart(start) => rounds.push(start.clone()),
                 Write::Game(game) => drop(games.insert((game.round, game.board), (**game).clone())),
@@ -207,6 +212,7 @@ impl TestHub {
             alerts: alerts.into_values().collect(),
             bindings,
             enrolments,
+            arbiters,
             hall_secret: None,
         });
         let changes = restarted.settle(now).0;

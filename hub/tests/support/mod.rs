@@ -405,20 +405,24 @@ impl Hub {
         path
     }
 
-    /// MQTT link options of a pager of arbiter `name`, logged in as pagers are (the trusted
-    /// screens of this hall's tests log in so too).
+    /// MQTT link options of a pager of arbiter `name`, enrolled now and logged in as pagers
+    /// are (the trusted screens of this hall's tests log in so too).
     pub fn pager_link(&self, name: &str, dir: &Path) -> link::LinkOptions {
-        let file = self.enrol_arbiter(name, dir);
+        self.pager_options(&self.enrol_arbiter(name, dir))
+    }
+
+    /// MQTT link options of the pager whose key file (`enrol_arbiter`) is `key_file`.
+    pub fn pager_options(&self, key_file: &Path) -> link::LinkOptions {
         let answer: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(key_file).unwrap()).unwrap();
+        let user = answer["mqtt_user"].as_str().unwrap();
         let mut options = link::LinkOptions::new(format!(
-            "{}{}-{}",
-            protocol::identity::pager_client_prefix("default"),
-            name.replace(' ', ""),
-            free_port()
+            "{}{:016x}",
+            protocol::identity::pager_client_prefix("default", user),
+            rand::random::<u64>()
         ));
         options.credentials = Some((
-            protocol::identity::PAGER_USER.into(),
+            user.into(),
             answer["mqtt_password"].as_str().unwrap().into(),
         ));
         options
@@ -927,6 +931,15 @@ impl Mosquitto {
             // No users yet: nobody gets in until the hub's are loaded.
             std::fs::write(&users, "").expect("an empty password file");
         }
+        // The shipped ACL, which users.sh completes with the pagers' logins.
+        let acl = users.with_file_name("zeitnot.acl");
+        if !acl.exists() {
+            std::fs::copy(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/mosquitto/zeitnot.acl"),
+                &acl,
+            )
+            .expect("the shipped ACL");
+        }
         std::fs::create_dir_all(&store).expect("mosquitto store dir");
         // The shipped file with this test's port and storage directory.
         // The shipped file's TLS listener comes first, with its files; then the plain one.
@@ -968,10 +981,7 @@ impl Mosquitto {
                 } else if line.starts_with("password_file ") {
                     format!("password_file {}", users.display())
                 } else if line.starts_with("acl_file ") {
-                    format!(
-                        "acl_file {}/../deploy/mosquitto/zeitnot.acl",
-                        env!("CARGO_MANIFEST_DIR")
-                    )
+                    format!("acl_file {}", acl.display())
                 } else {
                     line.to_owned()
                 }
@@ -1028,7 +1038,12 @@ fn run_users_sh(source: &str, file: &Path, token: Option<(&str, &Path)>) {
         std::env::var("PATH").unwrap_or_default()
     );
     let mut command = Command::new("sh");
-    command.arg(script).arg(source).arg(file).env("PATH", path);
+    command
+        .arg(script)
+        .arg(source)
+        .arg(file)
+        .arg(file.with_file_name("zeitnot.acl"))
+        .env("PATH", path);
     if let Some((token, ca)) = token {
         command.env("ZEITNOT_ARBITER_TOKEN", token);
         command.env("ZEITNOT_HALL_CA", ca);

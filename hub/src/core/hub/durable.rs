@@ -23,6 +23,10 @@ pub enum Deferred {
     Binding(RequestId),
     /// An enrolment may be confirmed with the key.
     Enrolment(RequestId, Enrolled),
+    /// An arbiter's enrolment may be confirmed with their credentials.
+    ArbiterEnrolled(RequestId, Box<super::ArbiterEnrolment>),
+    /// An arbiter's revocation may be confirmed with the roster.
+    Arbiters(RequestId),
     /// A round's start may be confirmed with the rounds.
     RoundStarted(RequestId),
 }

@@ -46,6 +46,7 @@ use super::intake::Admission;
 use super::laws::Rules;
 use super::record::Record;
 use super::relay::Relay;
+use super::roster::Roster;
 use super::rounds::RoundStart;
 use super::sections::{Section, Sections};
 use super::setup::NodesReport;
@@ -90,37 +91,39 @@ pub struct HubConfig {
     pub open_hall: bool,
 }
 
-/// What an arbiter's pager needs (`hub pager --key-file`): its name, the key its commands
-/// are sealed with, the pagers' MQTT password, and the hub's public key its messages are
-/// signed with.
+/// What an arbiter's pager needs (`hub pager --key-file`): the arbiter's name and own key
+/// (their commands are sealed with it, their logins derive from it), the pager's MQTT login,
+/// and the hub's public key its messages are signed with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArbiterEnrolment {
     pub arbiter: String,
     pub key: NodeKey,
+    pub mqtt_user: String,
     pub mqtt_password: String,
     pub hub_key: String,
 }
 
 impl ArbiterEnrolment {
-    /// Arbiter `name`'s, all derived from the hall's secret.
-    pub fn new(hall: &NodeKey, name: &str) -> ArbiterEnrolment {
+    /// Arbiter `name`'s, enrolled with `key` in the hall with secret `hall`.
+    pub fn new(hall: &NodeKey, name: &str, key: NodeKey) -> ArbiterEnrolment {
         ArbiterEnrolment {
             arbiter: name.to_owned(),
-            key: pager::arbiter_key(hall, name),
-            mqtt_password: protocol::identity::pager_password(hall),
+            mqtt_user: protocol::identity::pager_user(&key),
+            mqtt_password: protocol::identity::pager_password(&key),
+            key,
             hub_key: pager::HubSigner::from_hall(hall).public_hex(),
         }
     }
 
     /// As `POST /api/arbiters/enrol` answers and `hub pager --key-file` reads it.
-    pub fn to_json(&self) -> String {
+    pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "arbiter": self.arbiter,
             "key": self.key.to_text(),
+            "mqtt_user": self.mqtt_user,
             "mqtt_password": self.mqtt_password,
             "hub_key": self.hub_key,
         })
-        .to_string()
     }
 }
 
@@ -145,8 +148,10 @@ pub struct Journaled<R> {
     pub bindings: BTreeMap<HardwareId, BoardNo>,
     /// Every enrolled node's key.
     pub enrolments: BTreeMap<HardwareId, NodeKey>,
-    /// The hall's secret, from which the arbiters' keys derive; `None`: pager commands are
-    /// taken unsealed (a hub without a journal: the alert report, tests).
+    /// Every enrolled arbiter's key, by name.
+    pub arbiters: BTreeMap<String, NodeKey>,
+    /// The hall's secret, from which the hub's signing key derives; `None`: pager commands
+    /// are taken unsealed (a hub without a journal: the alert report, tests).
     pub hall_secret: Option<NodeKey>,
 }
 
@@ -195,7 +200,9 @@ pub struct Hub {
     broadcast: BroadcastSettings,
     bindings: Bindings,
     trust: Trust,
-    /// The hall's secret: the arbiters' keys derive from it.
+    /// The arbiters enrolled, each with their own key.
+    roster: Roster,
+    /// The hall's secret: the hub's signing key derives from it.
     hall_secret: Option<NodeKey>,
     /// Signs what the pagers are told; from the hall's secret.
     signer: Option<pager::HubSigner>,
@@ -239,6 +246,7 @@ impl Hub {
             broadcast: config.broadcast,
             bindings: Bindings::new(config.bindings),
             trust: Trust::new(config.open_hall),
+            roster: Roster::default(),
             hall_secret: None,
             signer: None,
             streams: Streams::default(),
@@ -281,6 +289,7 @@ impl Hub {
         for (hardware, key) in journaled.enrolments {
             self.trust.restore(hardware, Some(key));
         }
+        self.roster = Roster::restore(journaled.arbiters);
         self.trust.rebind_all(&self.bindings);
         self.next_decision = journaled
             .decisions
@@ -693,9 +702,9 @@ impl Hub {
         }
     }
 
-    /// A command off the pagers' topic: taken only when sealed with the key of the arbiter
-    /// it names and sent within [`PAGER_COMMAND_FRESH_MS`] (an open hall takes it unsealed).
-    /// A refusal changes nothing and is counted.
+    /// A command off the pagers' topic: taken only when sealed with the key of the enrolled
+    /// arbiter it names and sent within [`PAGER_COMMAND_FRESH_MS`] (an open hall takes it
+    /// unsealed). A refusal (a revoked arbiter's included) changes nothing and is counted.
     pub fn handle_pager_command(
         &mut self,
         now: HubMs,
@@ -704,14 +713,11 @@ impl Hub {
         seal: Option<pager::PagerSeal>,
     ) {
         self.now = self.now.max(now);
-        if let Some(hall) = self
-            .hall_secret
-            .as_ref()
-            .filter(|_| !self.trust.open_hall())
-        {
-            let genuine = seal.as_ref().is_some_and(|seal| {
+        if self.hall_secret.is_some() && !self.trust.open_hall() {
+            let key = self.roster.key(&command.by);
+            let genuine = seal.as_ref().zip(key).is_some_and(|(seal, key)| {
                 now.0.abs_diff(seal.sent_ms) <= PAGER_COMMAND_FRESH_MS
-                    && pager::verify_command(hall, &self.event, id, &command, seal)
+                    && pager::verify_command(key, &self.event, id, &command, seal)
             });
             if !genuine {
                 tracing::debug!(id = id.0, by = %command.by, "pager command refused: not sealed by its arbiter");
@@ -806,11 +812,56 @@ impl Hub {
         self.trust.key(hardware)
     }
 
-    /// Arbiter `name`'s pager credentials: the key its commands are sealed with, and the
-    /// pagers' MQTT password; `None` for a hub without a hall secret.
-    pub fn arbiter_enrolment(&self, name: &str) -> Option<ArbiterEnrolment> {
-        let hall = self.hall_secret.as_ref()?;
-        Some(ArbiterEnrolment::new(hall, name))
+    /// The chief arbiter enrols arbiter `name` with a new key (`fresh`, which the shell drew
+    /// at random; an earlier key of the name stops working). The answer, the pager's
+    /// credentials, waits until it is durable; `None` for a hub without a hall secret or a
+    /// full roster.
+    pub fn handle_arbiter_enrolment(
+        &mut self,
+        now: HubMs,
+        request: RequestId,
+        name: &str,
+        fresh: NodeKey,
+    ) {
+        self.now = self.now.max(now);
+        let Some(hall) = self
+            .hall_secret
+            .clone()
+            .filter(|_| self.roster.has_room_for(name))
+        else {
+            self.reply(request, Reply::ArbiterEnrolled(None));
+            return;
+        };
+        self.roster.enrol(name.to_owned(), fresh.clone());
+        let at = self.write(Write::Arbiter {
+            name: name.to_owned(),
+            key: Some(fresh.clone()),
+        });
+        tracing::info!(arbiter = %name.escape_debug(), "arbiter enrolled");
+        let enrolment = ArbiterEnrolment::new(&hall, name, fresh);
+        self.pending
+            .wait(at, Deferred::ArbiterEnrolled(request, Box::new(enrolment)));
+    }
+
+    /// The chief arbiter revokes arbiter `name`: their pager's login, page login and seal
+    /// stop working. The answer, the arbiters still enrolled, waits until it is durable.
+    pub fn handle_arbiter_revocation(&mut self, now: HubMs, request: RequestId, name: &str) {
+        self.now = self.now.max(now);
+        if !self.roster.revoke(name) {
+            self.reply(request, Reply::Arbiters(self.roster.names()));
+            return;
+        }
+        let at = self.write(Write::Arbiter {
+            name: name.to_owned(),
+            key: None,
+        });
+        tracing::info!(arbiter = %name.escape_debug(), "arbiter revoked");
+        self.pending.wait(at, Deferred::Arbiters(request));
+    }
+
+    /// Every enrolled arbiter and their key: who the broker and the page let in.
+    pub fn arbiters(&self) -> impl Iterator<Item = (&str, &NodeKey)> {
+        self.roster.iter()
     }
 
     /// Everyone but the hub that an external broker must let in, as `username:password`
@@ -820,15 +871,19 @@ impl Hub {
     /// the hub's machine adds it). `None` for a hub without a hall secret.
     pub fn broker_users(&self) -> Option<String> {
         use protocol::identity;
-        let hall = self.hall_secret.as_ref()?;
-        let mut lines = vec![
-            format!(
+        let _ = self.hall_secret.as_ref()?;
+        let mut lines = vec![format!(
+            "{}:{}",
+            identity::PUBLIC_USER,
+            identity::PUBLIC_USER
+        )];
+        for (_, key) in self.roster.iter() {
+            lines.push(format!(
                 "{}:{}",
-                identity::PAGER_USER,
-                identity::pager_password(hall)
-            ),
-            format!("{}:{}", identity::PUBLIC_USER, identity::PUBLIC_USER),
-        ];
+                identity::pager_user(key),
+                identity::pager_password(key)
+            ));
+        }
         let mut nodes: Vec<_> = self.trust.boards().collect();
         nodes.sort_by_key(|(board, _)| *board);
         for (board, key) in nodes {
@@ -910,6 +965,12 @@ impl Hub {
                 }
                 Deferred::Enrolment(request, enrolled) => {
                     self.reply(request, Reply::Enrolled(enrolled));
+                }
+                Deferred::ArbiterEnrolled(request, enrolment) => {
+                    self.reply(request, Reply::ArbiterEnrolled(Some(*enrolment)));
+                }
+                Deferred::Arbiters(request) => {
+                    self.reply(request, Reply::Arbiters(self.roster.names()));
                 }
                 Deferred::RoundStarted(request) => {
                     let rounds = self.round_states();

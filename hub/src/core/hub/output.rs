@@ -43,6 +43,11 @@ pub enum Write {
         hardware: HardwareId,
         key: Option<NodeKey>,
     },
+    /// The chief arbiter enrolled an arbiter with this key (`None`: revoked them).
+    Arbiter {
+        name: String,
+        key: Option<NodeKey>,
+    },
     /// A round started.
     RoundStart(RoundStart),
     /// A game of a round that is over, as the archive now holds it (replacing the stored
@@ -67,6 +72,11 @@ pub enum Reply {
     Nodes(NodesReport),
     /// An enrolment is durable.
     Enrolled(Enrolled),
+    /// An arbiter's enrolment is durable: their pager's credentials (`None`: the hub has no
+    /// hall secret, or its roster is full).
+    ArbiterEnrolled(Option<super::ArbiterEnrolment>),
+    /// An arbiter's revocation is durable: the arbiters still enrolled.
+    Arbiters(Vec<String>),
     /// A round started (or was in play already): every round as it stands; or why not.
     RoundStarted(Result<Vec<RoundState>, StartError>),
 }
