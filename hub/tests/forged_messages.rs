@@ -39,3 +39,46 @@ fn a_forged_run_pages_for_an_enrolled_board_and_not_for_a_number_nobody_uses() {
         "nothing of the forgery was kept"
     );
 }
+
+#[test]
+fn a_flood_of_forgeries_for_many_boards_is_one_alert_for_the_hall() {
+    let mut hub = TestHub::new(HubConfig::default());
+    for board in 1..=20u16 {
+        let key = NodeKey::from_bytes([board as u8; 32]);
+        hub.enrol(HubMs(1_000), &format!("DGT-{board}"), BoardNo(board), key);
+    }
+    let wrong = NodeKey::from_bytes([99; 32]);
+    let mut raised = Vec::new();
+    for seq in 1..=3 {
+        for board in 1..=20u16 {
+            let at = HubMs(2_000 + seq * 100 + u64::from(board));
+            raised.extend(hub.sealed_uplink(at, &forged(board, seq, Some(&wrong))));
+        }
+    }
+    let kinds: Vec<(String, Option<BoardNo>)> = raised
+        .iter()
+        .map(|c| (support::serde_name(&c.alert.kind), c.alert.board))
+        .collect();
+    let per_board = kinds.iter().filter(|(k, _)| k == "forged_message").count();
+    let flood: Vec<_> = raised
+        .iter()
+        .filter(|c| support::serde_name(&c.alert.kind) == "forged_flood")
+        .collect();
+    assert_eq!(
+        per_board, 3,
+        "the first boards are paged one by one: {kinds:?}"
+    );
+    assert_eq!(flood.len(), 1, "then one alert for the hall: {kinds:?}");
+    assert_eq!(flood[0].alert.board, None);
+    assert_eq!(
+        flood[0].alert.facts.boards,
+        vec![BoardNo(1), BoardNo(2), BoardNo(3), BoardNo(4)],
+        "it names the boards"
+    );
+    // Later in the same window: nobody more is paged; the refusals are still counted.
+    let mut later = Vec::new();
+    for seq in 4..=6 {
+        later.extend(hub.sealed_uplink(HubMs(60_000 + seq), &forged(5, seq, Some(&wrong))));
+    }
+    assert!(later.is_empty(), "{later:#?}");
+}

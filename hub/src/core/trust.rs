@@ -20,6 +20,18 @@ use super::ids::{BoardNo, HardwareId, HubMs};
 pub const FORGERY_ALERT_AFTER: u32 = 3;
 /// How long refusals are counted together; at most one alert per board per window.
 pub const FORGERY_WINDOW_MS: u64 = 10 * 60_000;
+/// Boards paged one by one in a window; forgeries for more boards are a flood, paged once
+/// for the hall (a technician walks to one board, not to sixty).
+pub const FLOOD_AFTER_BOARDS: usize = 3;
+
+/// Who is told of a run of forged messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ForgeryPage {
+    /// The board's own alert.
+    Board { since: HubMs, refused: u32 },
+    /// One alert for the hall: the boards paged or forged in this window, since when.
+    Hall { since: HubMs, boards: Vec<BoardNo> },
+}
 
 /// Why a message was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +54,10 @@ pub struct Trust {
     refusals: HashMap<BoardNo, (HubMs, u32)>,
     /// Per board: every refusal so far, and the last one's time, for the technician.
     refused: BTreeMap<BoardNo, (u64, HubMs)>,
+    /// The boards paged for forgeries in the current window, in order, with when.
+    paged: Vec<(HubMs, BoardNo)>,
+    /// When the hall was last paged for a flood.
+    flood_paged: Option<HubMs>,
 }
 
 impl Trust {
@@ -135,6 +151,38 @@ impl Trust {
         }
         *count += 1;
         (*count == FORGERY_ALERT_AFTER).then_some((*since, *count))
+    }
+
+    /// Who to page for `board`'s run of forgeries (`since`, `refused`: as [`Trust::refused`]
+    /// gave it): the board, for the first boards of a window; then the hall, once; then
+    /// nobody (the refusals are still counted).
+    pub fn forgery_page(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        since: HubMs,
+        refused: u32,
+    ) -> Option<ForgeryPage> {
+        self.paged
+            .retain(|(at, _)| now.since(*at) < FORGERY_WINDOW_MS);
+        if self.paged.len() < FLOOD_AFTER_BOARDS {
+            self.paged.push((now, board));
+            return Some(ForgeryPage::Board { since, refused });
+        }
+        if self
+            .flood_paged
+            .is_some_and(|at| now.since(at) < FORGERY_WINDOW_MS)
+        {
+            return None;
+        }
+        self.flood_paged = Some(now);
+        let first = self.paged.first().map_or(now, |(at, _)| *at);
+        let mut boards: Vec<BoardNo> = self.paged.iter().map(|(_, b)| *b).collect();
+        boards.push(board);
+        Some(ForgeryPage::Hall {
+            since: first,
+            boards,
+        })
     }
 }
 

@@ -65,6 +65,9 @@ pub enum AlertKind {
     /// a stranger's replay of another board's), refused again and again: someone on the
     /// hall's network forges them. Nothing they said was taken.
     ForgedMessage,
+    /// Forged messages in the names of many boards at once (a flood): one alert for the
+    /// hall instead of one per board, naming the boards.
+    ForgedFlood,
 }
 
 /// How soon an arbiter must act; escalation times are set per severity.
@@ -83,7 +86,7 @@ pub enum Severity {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 24] = [
+    pub const ALL: [AlertKind; 25] = [
         AlertKind::FlagFall,
         AlertKind::BothFlags,
         AlertKind::IllegalMove,
@@ -108,6 +111,7 @@ impl AlertKind {
         AlertKind::RoundFinished,
         AlertKind::JournalDamaged,
         AlertKind::ForgedMessage,
+        AlertKind::ForgedFlood,
     ];
 
     /// The kind's usual severity; the desk lowers a flag the arbiter may not call to info.
@@ -124,7 +128,7 @@ impl AlertKind {
             | FlagForecast => Severity::Urgent,
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
-            | ResultSignalled | JournalDamaged | ForgedMessage => Severity::High,
+            | ResultSignalled | JournalDamaged | ForgedMessage | ForgedFlood => Severity::High,
             TimeTrouble | RoundFinished => Severity::Normal,
         }
     }
@@ -163,9 +167,10 @@ impl AlertKind {
             (WrongSetup, Laws2014) => "7.2a",
             (WrongSetup, Laws2009) => "7.1a",
             (GameOver | ResultSignalMismatch | ResultSignalled | RoundFinished, _) => return None,
-            (NodeOffline | ClockSilent | NodeGap | JournalDamaged | ForgedMessage, _) => {
-                return None
-            }
+            (
+                NodeOffline | ClockSilent | NodeGap | JournalDamaged | ForgedMessage | ForgedFlood,
+                _,
+            ) => return None,
         })
     }
 
@@ -203,6 +208,7 @@ mod tests {
             AlertKind::NodeGap,
             AlertKind::JournalDamaged,
             AlertKind::ForgedMessage,
+            AlertKind::ForgedFlood,
         ];
         for kind in AlertKind::ALL {
             for edition in Edition::ALL {

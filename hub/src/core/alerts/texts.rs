@@ -544,6 +544,24 @@ fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Egyiket sem fogadtuk el. Valaki a terem hálózatán hamisítja őket: hívja a technikust.",
             ],
         ),
+        ForgedFlood => (
+            [
+                "Forged messages in the names of {n} boards were refused within minutes (boards {boards}, and maybe more).",
+                "Forfalskede meldinger i navnet til {n} bord ble avvist i løpet av minutter (bord {boards}, kanskje flere).",
+                "Förfalskade meddelanden i {n} bords namn avvisades inom några minuter (bord {boards}, kanske fler).",
+                "Forfalskede beskeder i {n} bords navn blev afvist inden for få minutter (bord {boards}, måske flere).",
+                "{n} pöydän nimissä tulleita väärennettyjä viestejä hylättiin minuuttien sisällä (pöydät {boards}, ehkä muitakin).",
+                "{n} tábla nevében érkezett hamisított üzeneteket utasítottunk el perceken belül ({boards}. tábla, talán több is).",
+            ],
+            [
+                "Nothing they said was taken. Someone on the hall network is at work: call the technician.",
+                "Ingenting av dem ble tatt inn. Noen på nettet i salen er i gang: tilkall teknikeren.",
+                "Inget av dem togs emot. Någon i lokalens nätverk är i farten: kalla på teknikern.",
+                "Intet af dem blev taget. Nogen på salens netværk er i gang: tilkald teknikeren.",
+                "Mitään niistä ei otettu vastaan. Joku salin verkossa on asialla: kutsu teknikko.",
+                "Egyiket sem fogadtuk el. Valaki a terem hálózatán dolgozik: hívja a technikust.",
+            ],
+        ),
     }
 }
 

@@ -51,7 +51,7 @@ use super::rounds::RoundStart;
 use super::sections::{Section, Sections};
 use super::setup::NodesReport;
 use super::time::HubMs;
-use super::trust::Trust;
+use super::trust::{ForgeryPage, Trust};
 use crate::metrics::BadPayload;
 use crate::pairings::Rounds;
 use crate::view::feed::{self, BroadcastSettings, FeedCache, FeedGame};
@@ -464,12 +464,22 @@ impl Hub {
             // counted, not paged.
             let of_the_hall =
                 self.trust.board_key(board).is_some() || self.hall.board(board).is_some();
-            if let Some((since, refused)) = self.trust.refused(now, board) {
-                if of_the_hall {
-                    let changes = self.desk.on_forged_messages(now, board, since, refused);
-                    self.record_alerts(changes, None);
+            // A flood (many boards' names at once) is one alert for the hall.
+            let page = self
+                .trust
+                .refused(now, board)
+                .filter(|_| of_the_hall)
+                .and_then(|(since, refused)| self.trust.forgery_page(now, board, since, refused));
+            let changes = match page {
+                Some(ForgeryPage::Board { since, refused }) => {
+                    self.desk.on_forged_messages(now, board, since, refused)
                 }
-            }
+                Some(ForgeryPage::Hall { since, boards }) => {
+                    self.desk.on_forged_flood(now, since, boards)
+                }
+                None => Vec::new(),
+            };
+            self.record_alerts(changes, None);
             return;
         }
         self.handle_uplink(now, sealed.message);

@@ -3,7 +3,8 @@
 
 use super::{describe, is_start_turned, move_number, rounded_seconds, side, AlertDesk, Draft};
 use crate::core::alerts::catalogue::{AlertKind, Severity};
-use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts, Occurrence};
+use crate::core::alerts::routing::HALL_ZONE;
+use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts, Incident, Occurrence};
 use crate::core::arbiter::{Decision, DecisionRecord, GameResult, TimeReason};
 use crate::core::board::BoardState;
 use crate::core::clock::{ClockEvent, DeviationKind};
@@ -346,6 +347,35 @@ impl AlertDesk {
         draft.facts = Facts {
             detail: Some(refused.to_string()),
             ..Facts::default()
+        };
+        self.raise(now, draft).into_iter().collect()
+    }
+
+    /// Forged messages in the names of `boards` (many at once, since `since`): one alert for
+    /// the hall, once per window (see `core::trust`), in the hall's zone.
+    pub fn on_forged_flood(
+        &mut self,
+        now: HubMs,
+        since: HubMs,
+        boards: Vec<BoardNo>,
+    ) -> Vec<AlertChange> {
+        let kind = AlertKind::ForgedFlood;
+        let draft = Draft {
+            incident: Incident {
+                board: None,
+                kind,
+                occurrence: Occurrence::at(since.0),
+                round: self.round,
+            },
+            board: None,
+            zone: HALL_ZONE.to_owned(),
+            severity: kind.severity(),
+            article: None,
+            facts: Facts {
+                boards,
+                ..Facts::default()
+            },
+            deadline: None,
         };
         self.raise(now, draft).into_iter().collect()
     }
