@@ -8,7 +8,9 @@
 //! [--rate R] [--external-port P]`
 //!
 //! Prints events/s for both, their ratio, and latency percentiles: publish → hub
-//! acknowledgement for the hub, publish → delivery for the baseline.
+//! acknowledgement for the hub, publish → delivery for the baseline. On the embedded broker
+//! the hub runs a third time with TLS (`--tls on`, every node's session over TLS pinning the
+//! hall CA, enrolment over HTTPS): the cost of TLS per event, in the same run.
 //!
 //! Saturated, each node keeps up to W events unacknowledged (by default 51,200 / N, between 4
 //! and 256: the hall's events in flight stay about the same at every size, so that an
@@ -33,8 +35,7 @@ mod common;
 
 use common::bare_session::{connect_all, socket_addr, Login};
 use common::{
-    connected, enrol_nodes, node_events, percentile, print_hub_counters, settle, BrokerProcess,
-    HubProcess,
+    connected, node_events, percentile, print_hub_counters, settle, BrokerProcess, HubProcess,
 };
 
 #[derive(Clone, Copy)]
@@ -165,6 +166,7 @@ async fn baseline(
             client_id: format!("baseline-node-{phase}-{n}"),
             credentials: None,
             filters: Vec::new(),
+            tls: None,
         })
         .collect();
     let sessions = connect_all(&logins).await;
@@ -251,24 +253,29 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The hub: N windowed nodes → broker → hub → journal flush → ack.
+/// The hub: N windowed nodes → broker → hub → journal flush → ack; with `tls`, the nodes'
+/// sessions and the hub's API over TLS (`--tls on`, the hall CA pinned), as in a hall.
 async fn through_hub(
     args: &Args,
     bodies: &[Vec<UplinkBody>],
     pace: Option<Duration>,
     phase: &str,
+    tls: bool,
 ) -> (f64, Vec<Duration>) {
     // The hub of an earlier phase still runs: with a shared external broker each phase needs
     // its own event id, or the old hub would answer the new nodes.
     let event = format!("bench-{phase}");
-    let hub = HubProcess::start(&event, args.external).await;
-    let keys = enrol_nodes(hub.http, 1..=args.nodes).await;
+    let flags: &[&str] = if tls { &["--tls", "on"] } else { &[] };
+    let hub = HubProcess::start_with(&event, args.external, flags).await;
+    let keys = hub.enrol_nodes(1..=args.nodes).await;
     let nodes_total = args.nodes;
     let latencies = Arc::new(Mutex::new(Vec::new()));
 
     let logins: Vec<Login> = (1..=args.nodes)
         .zip(&keys)
-        .map(|(n, key)| Login::node(socket_addr(&hub.broker), &event, n, key))
+        .map(|(n, key)| {
+            Login::node(socket_addr(&hub.broker), &event, n, key).over_tls(hub.mqtt_tls())
+        })
         .collect();
     let sessions = connect_all(&logins).await;
     let began = Instant::now();
@@ -418,7 +425,7 @@ fn main() {
             ms(&base_lat, 0.50),
             ms(&base_lat, 0.99)
         );
-        let (hub_rate, hub_lat) = through_hub(&args, &bodies, None, "burst").await;
+        let (hub_rate, hub_lat) = through_hub(&args, &bodies, None, "burst", false).await;
         println!(
             "hub       broker -> rules -> sled journal -> flush -> ack:                  {hub_rate:>9.0} events/s   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
             ms(&hub_lat, 0.50),
@@ -428,6 +435,21 @@ fn main() {
             "ratio     hub / baseline events/s: {:.2}",
             hub_rate / base_rate
         );
+        // The cost of TLS: the same hall with every node's session over TLS (an external
+        // broker's TLS is its own; not measured here).
+        let with_tls = args.external.is_none();
+        if with_tls {
+            let (tls_rate, tls_lat) = through_hub(&args, &bodies, None, "burst-tls", true).await;
+            println!(
+                "hub+TLS   the same, every node's session over TLS:                         {tls_rate:>9.0} events/s   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
+                ms(&tls_lat, 0.50),
+                ms(&tls_lat, 0.99)
+            );
+            println!(
+                "ratio     hub+TLS / hub events/s: {:.2}",
+                tls_rate / hub_rate
+            );
+        }
 
         // Ten seconds at the hall's rate, each node an even share (at least one event).
         let per_node = args.rate / f64::from(args.nodes);
@@ -455,13 +477,24 @@ fn main() {
             ms(&base_lat, 0.50),
             ms(&base_lat, 0.99)
         );
-        let (_, hub_lat) =
-            through_hub(&args_with(&args, paced_events), &paced, Some(pace), "paced").await;
+        let paced_args = args_with(&args, paced_events);
+        let (_, hub_lat) = through_hub(&paced_args, &paced, Some(pace), "paced", false).await;
         println!(
             "hub       publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
             ms(&hub_lat, 0.50),
             ms(&hub_lat, 0.99)
         );
+        if with_tls {
+            let (_, tls_lat) =
+                through_hub(&paced_args, &paced, Some(pace), "paced-tls", true).await;
+            println!(
+                "hub+TLS   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms   (TLS adds p50 {:+.2} ms, p99 {:+.2} ms)",
+                ms(&tls_lat, 0.50),
+                ms(&tls_lat, 0.99),
+                ms(&tls_lat, 0.50) - ms(&hub_lat, 0.50),
+                ms(&tls_lat, 0.99) - ms(&hub_lat, 0.99)
+            );
+        }
     });
     // The nodes' sessions end with the process.
     std::process::exit(0);

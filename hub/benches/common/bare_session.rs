@@ -8,6 +8,7 @@
 //! gone. The hub sees what a hall of `board-node`s would send it.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -17,8 +18,12 @@ use protocol::{identity, topic, BoardNo};
 use bytes::BytesMut;
 use rumqttc::mqttbytes::v4::{Connect, Packet, PubAck, Publish, Subscribe};
 use rumqttc::mqttbytes::QoS;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+/// A session's socket: plain TCP, or TLS over it.
+trait Socket: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Socket for T {}
 
 /// The largest packet read: a downlink, or a pager's alert.
 const MAX_PACKET: usize = 256 * 1024;
@@ -44,6 +49,8 @@ pub struct Login {
     /// User and password; `None` on an open broker.
     pub credentials: Option<(String, String)>,
     pub filters: Vec<String>,
+    /// TLS, pinning the hall CA (`link::tls::client_config`); `None`: plain TCP.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl Login {
@@ -55,6 +62,16 @@ impl Login {
             client_id: format!("{}bench", identity::node_client_prefix(event, n)),
             credentials: Some((identity::node_user(n), identity::node_password(key))),
             filters: vec![topic::downlink(event, n)],
+            tls: None,
+        }
+    }
+
+    /// The same login over TLS with `config`.
+    #[allow(dead_code)]
+    pub fn over_tls(self, config: Option<Arc<rustls::ClientConfig>>) -> Login {
+        Login {
+            tls: config,
+            ..self
         }
     }
 
@@ -63,7 +80,14 @@ impl Login {
             .credentials
             .as_ref()
             .map(|(user, password)| (user.as_str(), password.as_str()));
-        BareSession::connect(self.broker, &self.client_id, credentials, &self.filters).await
+        BareSession::connect(
+            self.broker,
+            self.tls.clone(),
+            &self.client_id,
+            credentials,
+            &self.filters,
+        )
+        .await
     }
 }
 
@@ -93,7 +117,7 @@ pub enum Received {
 }
 
 pub struct BareSession {
-    stream: TcpStream,
+    stream: Box<dyn Socket>,
     read: BytesMut,
     write: BytesMut,
     next_pkid: u16,
@@ -105,13 +129,14 @@ impl BareSession {
     /// within [`CONNECT_TIMEOUT`] as a client gives up on a broker that does not answer.
     pub async fn connect(
         broker: SocketAddr,
+        tls: Option<Arc<rustls::ClientConfig>>,
         client_id: &str,
         login: Option<(&str, &str)>,
         filters: &[String],
     ) -> std::io::Result<BareSession> {
         tokio::time::timeout(
             CONNECT_TIMEOUT,
-            Self::handshake(broker, client_id, login, filters),
+            Self::handshake(broker, tls, client_id, login, filters),
         )
         .await
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
@@ -119,12 +144,22 @@ impl BareSession {
 
     async fn handshake(
         broker: SocketAddr,
+        tls: Option<Arc<rustls::ClientConfig>>,
         client_id: &str,
         login: Option<(&str, &str)>,
         filters: &[String],
     ) -> std::io::Result<BareSession> {
-        let stream = TcpStream::connect(broker).await?;
-        stream.set_nodelay(true)?;
+        let tcp = TcpStream::connect(broker).await?;
+        tcp.set_nodelay(true)?;
+        let stream: Box<dyn Socket> = match tls {
+            None => Box::new(tcp),
+            Some(config) => {
+                // The hub's certificate names its IP addresses.
+                let name = rustls::pki_types::ServerName::IpAddress(broker.ip().into());
+                let connector = tokio_rustls::TlsConnector::from(config);
+                Box::new(connector.connect(name, tcp).await?)
+            }
+        };
         let mut session = BareSession {
             stream,
             read: BytesMut::with_capacity(256),
@@ -174,6 +209,8 @@ impl BareSession {
         }
         if !self.write.is_empty() {
             self.stream.write_all(&self.write).await?;
+            // TLS holds records until flushed; plain TCP has nothing to flush.
+            self.stream.flush().await?;
             self.write.clear();
             self.last_write = Instant::now();
         }

@@ -252,6 +252,9 @@ pub struct HubProcess {
     child: std::process::Child,
     pub http: SocketAddr,
     pub broker: BrokerAddr,
+    /// The hall CA's certificate (PEM) of a hub run with `--tls on`: its HTTPS and MQTT
+    /// listeners' certificates are signed by it.
+    pub ca: Option<String>,
     args: Vec<String>,
     pub log: std::path::PathBuf,
     _dir: tempfile::TempDir,
@@ -293,25 +296,109 @@ impl HubProcess {
             }
         };
         args.extend(more.iter().map(|a| (*a).to_owned()));
+        let tls = more.windows(2).any(|w| w == ["--tls", "on"]);
         let log = dir.path().join("hub.log");
         let child = spawn_hub(&args, &log);
-        let hub = HubProcess {
+        let mut hub = HubProcess {
             child,
             http,
             broker: BrokerAddr::plain("127.0.0.1", port),
+            ca: None,
             args,
             log,
             _dir: dir,
         };
+        if tls {
+            // The hall CA the hub makes at its first start, as a node gets it at enrolment.
+            let file = hub._dir.path().join("journal").join("hall-ca.pem");
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while !file.exists() {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no hall CA: {}",
+                    hub.tail()
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            hub.ca = Some(std::fs::read_to_string(file).expect("the hall CA"));
+            hub.broker.tls = true;
+        }
         hub.ready().await;
         hub
+    }
+
+    /// `http://ADDR` or, for a hub with TLS, `https://ADDR`.
+    #[allow(dead_code)]
+    pub fn base(&self) -> String {
+        match self.ca {
+            Some(_) => format!("https://{}", self.http),
+            None => format!("http://{}", self.http),
+        }
+    }
+
+    /// An HTTP client that trusts the hub's hall CA (if it has TLS), and nothing else.
+    #[allow(dead_code)]
+    pub fn client(&self) -> reqwest::Client {
+        let mut builder = reqwest::Client::builder();
+        if let Some(ca) = &self.ca {
+            let cert = reqwest::Certificate::from_pem(ca.as_bytes()).expect("the hall CA");
+            builder = builder
+                .tls_built_in_root_certs(false)
+                .add_root_certificate(cert);
+        }
+        builder.build().expect("an HTTP client")
+    }
+
+    /// The client configuration of an MQTT session that pins the hall CA, if the hub has
+    /// TLS.
+    #[allow(dead_code)]
+    pub fn mqtt_tls(&self) -> Option<std::sync::Arc<rustls::ClientConfig>> {
+        let ca = self.ca.as_ref()?;
+        Some(link::tls::client_config(ca.as_bytes()).expect("the hall CA"))
+    }
+
+    /// Enrols the simulated nodes of `boards` (hardware `bench-N`) over the hub's API, as
+    /// [`enrol_nodes`] does, over HTTPS where the hub has TLS; their keys, board 1's first.
+    #[allow(dead_code)]
+    pub async fn enrol_nodes(&self, boards: std::ops::RangeInclusive<u16>) -> Vec<NodeKey> {
+        use futures_util::StreamExt;
+        let (client, base) = (self.client(), self.base());
+        futures_util::stream::iter(boards)
+            .map(|n| {
+                let (client, base) = (client.clone(), base.clone());
+                async move {
+                    let body = serde_json::json!({ "hardware": format!("bench-{n}"), "board": n });
+                    let text = client
+                        .post(format!("{base}/api/nodes/enrol"))
+                        .bearer_auth(TOKEN)
+                        .header(reqwest::header::CONTENT_TYPE, "application/json")
+                        .body(body.to_string())
+                        .send()
+                        .await
+                        .and_then(reqwest::Response::error_for_status)
+                        .expect("enrolment")
+                        .text()
+                        .await
+                        .expect("the enrolment's answer");
+                    let answer: serde_json::Value =
+                        serde_json::from_str(&text).expect("the enrolment's JSON");
+                    NodeKey::parse(answer["key"].as_str().expect("a key")).expect("the key")
+                }
+            })
+            .buffered(64)
+            .collect()
+            .await
     }
 
     /// Waits until `/healthz` answers ok.
     pub async fn ready(&self) {
         let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        let client = self.client();
         loop {
-            if reqwest::get(format!("http://{}/healthz", self.http))
+            if client
+                .get(format!("{}/healthz", self.base()))
+                .send()
                 .await
                 .is_ok_and(|r| r.status().is_success())
             {
