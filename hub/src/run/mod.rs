@@ -35,8 +35,8 @@ use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::Alert;
 use crate::core::arbiter::{AuditEntry, DecisionError};
 use crate::core::hub::{
-    ArbiterEnrolment, Count, Enrolled, Hub, HubConfig, Journaled, Output, Replayed, Reply,
-    RequestId, Restored, Write,
+    ArbiterEnrolment, Count, Enrolled, Hub, HubConfig, Journaled, Output, PagerRefusal, Replayed,
+    Reply, RequestId, Restored, Write,
 };
 use crate::core::rounds::StartError;
 use crate::core::setup::NodesReport;
@@ -892,7 +892,11 @@ impl Shell {
             Count::ResendRequested => self.metrics.resend_requested(),
             Count::AlertRaised => self.metrics.alert_raised(),
             Count::JournalRecordSkipped => self.metrics.journal_records_skipped(),
-            Count::Refused(why) => {
+            Count::PagerRefused(why) => {
+                let why = match why {
+                    PagerRefusal::Malformed => BadPayload::PagerCommand,
+                    PagerRefusal::NotSealed => BadPayload::Unauthenticated,
+                };
                 let topic = self.pager_commands.clone();
                 self.refuse(why, &topic, "refused by the hub");
             }

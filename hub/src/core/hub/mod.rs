@@ -29,7 +29,7 @@ use protocol::time_control::TimeControl;
 use protocol::{topic, BoardNo, Downlink, DownlinkBody, Uplink};
 
 use self::durable::{Deferred, Pending};
-pub use self::output::{Count, Enrolled, Output, Position, Reply, RequestId, Write};
+pub use self::output::{Count, Enrolled, Output, PagerRefusal, Position, Reply, RequestId, Write};
 pub use self::rounds::StartRequest;
 use self::streams::Streams;
 pub use self::streams::HEAD as STREAM_HEAD;
@@ -52,7 +52,6 @@ use super::sections::{Section, Sections};
 use super::setup::NodesReport;
 use super::time::HubMs;
 use super::trust::{ForgeryPage, Trust};
-use crate::metrics::BadPayload;
 use crate::pairings::Rounds;
 use crate::view::feed::{self, BroadcastSettings, FeedCache, FeedGame};
 use crate::view::pager;
@@ -707,7 +706,7 @@ impl Hub {
             (Err(e), Some(request)) => self.reply(request, Reply::Alert(Err(e))),
             (Err(e), None) => {
                 tracing::debug!(error = %e, "pager command refused");
-                self.count(Count::Refused(BadPayload::PagerCommand));
+                self.count(Count::PagerRefused(PagerRefusal::Malformed));
             }
         }
     }
@@ -731,7 +730,7 @@ impl Hub {
             });
             if !genuine {
                 tracing::debug!(id = id.0, by = %command.by, "pager command refused: not sealed by its arbiter");
-                self.count(Count::Refused(BadPayload::Unauthenticated));
+                self.count(Count::PagerRefused(PagerRefusal::NotSealed));
                 return;
             }
         }

@@ -12,7 +12,6 @@ use crate::core::ids::HardwareId;
 use crate::core::record::Record;
 use crate::core::rounds::{RoundStart, StartError};
 use crate::core::setup::NodesReport;
-use crate::metrics::BadPayload;
 use crate::pairings::RoundState;
 
 /// Where a write stands in the journal's order: the shell reports back, through
@@ -81,6 +80,15 @@ pub enum Reply {
     RoundStarted(Result<Vec<RoundState>, StartError>),
 }
 
+/// Why a pager's command was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PagerRefusal {
+    /// It names no alert, or its name or note is past the bounds.
+    Malformed,
+    /// Not sealed with the key of the enrolled arbiter it names, or not sent lately.
+    NotSealed,
+}
+
 /// Something the metrics count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Count {
@@ -91,8 +99,8 @@ pub enum Count {
     AlertRaised,
     /// A journal record that no longer fits (damaged, out of sequence): skipped.
     JournalRecordSkipped,
-    /// A command from outside that the hub refused.
-    Refused(BadPayload),
+    /// A pager's command that the hub refused.
+    PagerRefused(PagerRefusal),
     /// A board's event refused: not sealed with the key of the board's node.
     Unauthenticated(BoardNo, crate::core::trust::Refusal),
     /// A board's node's clock stepped; the step was taken out of its times.
