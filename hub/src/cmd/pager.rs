@@ -65,7 +65,7 @@ impl PagerCredentials {
             key: protocol::seal::NodeKey::parse(&file.key)
                 .with_context(|| format!("the key in {}", path.display()))?,
             mqtt_password: file.mqtt_password,
-            hub_key: crate::view::pager::hub_key(&file.hub_key)
+            hub_key: crate::core::pager_seal::hub_key(&file.hub_key)
                 .with_context(|| format!("the hub_key in {}", path.display()))?,
             ca: file.ca.filter(|ca| !ca.is_empty()),
         })
@@ -304,7 +304,7 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
     let mut screen = Screen::default();
     let terminal = std::io::stdout().is_terminal();
     let command_topic = topic::pager_command(&config.event);
-    let mut freshness = crate::view::pager::Freshness::default();
+    let mut freshness = crate::core::pager_seal::Freshness::default();
     println!(
         "pager for zone {} at {} (event {}): a ID to acknowledge, r ID NOTE to resolve, q to quit",
         config.zone, config.broker, config.event
@@ -312,7 +312,7 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
     loop {
         tokio::select! {
             event = incoming.recv() => match event {
-                Some(LinkEvent::Message { topic, payload }) if config.credentials.as_ref().is_some_and(|c| !crate::view::pager::signed_by_hub(&c.hub_key, &payload)) => {
+                Some(LinkEvent::Message { topic, payload }) if config.credentials.as_ref().is_some_and(|c| !crate::core::pager_seal::signed_by_hub(&c.hub_key, &payload)) => {
                     // Somebody else published in the hub's place (a retained list overwritten).
                     eprintln!("a message on {} not signed by the hub: not shown", printable(&topic));
                 }

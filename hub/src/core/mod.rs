@@ -23,6 +23,8 @@
 //! - [`rounds`]: which round each board's game belongs to; the journaled round starts.
 //! - [`archive`]: the games of rounds that are over, as the API and the feed show them.
 //! - [`alerts`]: what arbiters must handle, raised, acknowledged, escalated, resolved.
+//! - [`pager_seal`]: the hub's signature on what it tells the pagers, the arbiters' seal on
+//!   what they send back.
 //! - [`relay`]: the broadcast's view of each game (delay) and its PGN.
 //! - [`roster`]: the hall's arbiters, each with a key of their own.
 //! - [`setup`]: the hall's nodes and what the technician should fix.
@@ -46,6 +48,7 @@ pub mod ids;
 pub mod intake;
 pub mod laws;
 pub mod mating;
+pub mod pager_seal;
 pub mod record;
 pub mod relay;
 pub mod repetition;

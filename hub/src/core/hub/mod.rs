@@ -44,6 +44,7 @@ use super::hall::{Effect, Hall};
 use super::ids::{AlertId, DecisionId, HardwareId, RoundNo, Seq};
 use super::intake::Admission;
 use super::laws::Rules;
+use super::pager_seal;
 use super::record::Record;
 use super::relay::Relay;
 use super::roster::Roster;
@@ -110,7 +111,7 @@ impl ArbiterEnrolment {
             mqtt_user: protocol::identity::pager_user(&key),
             mqtt_password: protocol::identity::pager_password(&key),
             key,
-            hub_key: pager::HubSigner::from_hall(hall).public_hex(),
+            hub_key: pager_seal::HubSigner::from_hall(hall).public_hex(),
         }
     }
 
@@ -204,7 +205,7 @@ pub struct Hub {
     /// The hall's secret: the hub's signing key derives from it.
     hall_secret: Option<NodeKey>,
     /// Signs what the pagers are told; from the hall's secret.
-    signer: Option<pager::HubSigner>,
+    signer: Option<pager_seal::HubSigner>,
     streams: Streams,
     pending: Pending,
     outputs: VecDeque<Output>,
@@ -283,7 +284,7 @@ impl Hub {
         self.signer = journaled
             .hall_secret
             .as_ref()
-            .map(pager::HubSigner::from_hall);
+            .map(pager_seal::HubSigner::from_hall);
         self.hall_secret = journaled.hall_secret;
         for (hardware, key) in journaled.enrolments {
             self.trust.restore(hardware, Some(key));
@@ -719,14 +720,14 @@ impl Hub {
         now: HubMs,
         id: AlertId,
         command: AlertCommand,
-        seal: Option<pager::PagerSeal>,
+        seal: Option<pager_seal::PagerSeal>,
     ) {
         self.now = self.now.max(now);
         if self.hall_secret.is_some() && !self.trust.open_hall() {
             let key = self.roster.key(&command.by);
             let genuine = seal.as_ref().zip(key).is_some_and(|(seal, key)| {
                 now.0.abs_diff(seal.sent_ms) <= PAGER_COMMAND_FRESH_MS
-                    && pager::verify_command(key, &self.event, id, &command, seal)
+                    && pager_seal::verify_command(key, &self.event, id, &command, seal)
             });
             if !genuine {
                 tracing::debug!(id = id.0, by = %command.by, "pager command refused: not sealed by its arbiter");
