@@ -825,6 +825,16 @@ impl Shell {
                     self.metrics.alert_change_published();
                     self.live.alert_changed(&change.alert);
                 }
+                Output::OpenList {
+                    topic,
+                    zone,
+                    at,
+                    alerts,
+                } => {
+                    let list = pager::open_list(&zone, at.0, alerts.iter().collect());
+                    let payload = self.hub.signed(&topic, at, list);
+                    self.link.publish_json(topic, payload, true);
+                }
                 Output::Publish {
                     topic,
                     payload,

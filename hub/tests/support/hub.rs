@@ -238,6 +238,7 @@ impl TestHub {
                 Output::Reply(request, reply) => replies.push((request, reply)),
                 Output::Downlink(board, body, _) => self.downlinks.push((board, body)),
                 Output::Publish { topic, payload, .. } => self.published.push((topic, payload)),
+                Output::OpenList { .. } => {}
                 Output::Count(_) | Output::NodeKeys(_) => {}
             }
         }

@@ -55,7 +55,6 @@ use super::time::HubMs;
 use super::trust::{ForgeryPage, Trust};
 use crate::pairings::Rounds;
 use crate::view::feed::{self, BroadcastSettings, FeedCache, FeedGame};
-use crate::view::pager;
 
 /// How often a zone's retained list of open alerts is republished at most: the changes
 /// themselves go out at once; the lists are for pagers that connect, and a hall in time
@@ -1106,13 +1105,13 @@ impl Hub {
 
     fn publish_open_lists(&mut self, zones: impl IntoIterator<Item = String>) {
         for zone in zones {
-            let open = self.desk.open_in_zone(&zone).collect();
+            let alerts = self.desk.open_in_zone(&zone).cloned().collect();
             let topic = topic::open_alerts(&self.event, &zone);
-            let payload = self.signed(&topic, self.now, pager::open_list(&zone, self.now.0, open));
-            self.outputs.push_back(Output::Publish {
+            self.outputs.push_back(Output::OpenList {
                 topic,
-                payload,
-                retain: true,
+                zone,
+                at: self.now,
+                alerts,
             });
         }
     }

@@ -12,6 +12,7 @@ use crate::core::ids::HardwareId;
 use crate::core::record::Record;
 use crate::core::rounds::{RoundStart, StartError};
 use crate::core::setup::NodesReport;
+use crate::core::time::HubMs;
 use crate::pairings::RoundState;
 
 /// Where a write stands in the journal's order: the shell reports back, through
@@ -118,7 +119,15 @@ pub enum Output {
     Downlink(BoardNo, DownlinkBody, Vec<u8>),
     /// A durable alert change: to the pagers of its zone and the supervision pages.
     AlertChanged(Box<AlertChange>),
-    /// A retained MQTT message: a zone's open alerts, the live feed's move after the delay.
+    /// A zone's open alerts at `at`, for the pagers' retained list at `topic` (written as
+    /// `view::pager` writes it, and signed with [`super::Hub::signed`], by the shell).
+    OpenList {
+        topic: String,
+        zone: String,
+        at: HubMs,
+        alerts: Vec<Alert>,
+    },
+    /// An MQTT message: the live feed's move after the delay.
     Publish {
         topic: String,
         payload: Vec<u8>,
