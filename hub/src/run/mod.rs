@@ -508,6 +508,51 @@ pub fn restore(
     Ok((hub, restored))
 }
 
+/// A stopped hub: its journal at `data` and the core folded over it as a start folds it,
+/// with the time now. What the offline commands act on, through the same core calls as a
+/// running hub's API.
+struct Offline {
+    journal: Journal,
+    hub: Hub,
+    now: crate::core::time::HubMs,
+}
+
+impl Offline {
+    /// Opens the journal at `data` (locked while the hub runs: `instead` says what to use
+    /// then) and folds `config`'s core over it.
+    fn open(data: &std::path::Path, config: &HubConfig, instead: &str) -> anyhow::Result<Offline> {
+        let journal = Journal::open(data).with_context(|| {
+            format!(
+                "opening the journal in {} (while the hub runs, {instead})",
+                data.display()
+            )
+        })?;
+        let mut clock = HubClock::default();
+        let (hub, _) = restored_hub(config, &journal, &Metrics::default(), &mut clock)?;
+        Ok(Offline {
+            journal,
+            hub,
+            now: clock.now(),
+        })
+    }
+
+    /// Carries out what the core asked: its writes journaled and flushed (the round a new
+    /// hub begins in is the serving hub's to journal, from its configuration); its replies.
+    fn settle(&mut self) -> anyhow::Result<Vec<Reply>> {
+        let mut replies = Vec::new();
+        for output in self.hub.poll_all_durable(self.now) {
+            match output {
+                Output::Write(_, Write::RoundStart(_)) => {}
+                Output::Write(_, write) => self.journal.write(&write)?,
+                Output::Reply(_, reply) => replies.push(reply),
+                _ => {}
+            }
+        }
+        self.journal.flush()?;
+        Ok(replies)
+    }
+}
+
 /// Enrols `hardware` for `board` in the journal at `data` of a hub that is not running, as
 /// `POST /api/nodes/enrol` does on one that runs: the same fold, the same core call, its
 /// writes flushed before the key is handed out.
@@ -517,30 +562,16 @@ pub fn enrol_offline(
     hardware: &crate::core::ids::HardwareId,
     board: BoardNo,
 ) -> anyhow::Result<Enrolled> {
-    let journal = Journal::open(data).with_context(|| {
-        format!(
-            "opening the journal in {} (while the hub runs, enrol with POST /api/nodes/enrol)",
-            data.display()
-        )
-    })?;
-    let metrics = Metrics::default();
-    let mut clock = HubClock::default();
-    let (mut hub, _) = restored_hub(config, &journal, &metrics, &mut clock)?;
-    let now = clock.now();
+    let mut offline = Offline::open(data, config, "enrol with POST /api/nodes/enrol")?;
     let fresh = NodeKey::from_bytes(rand::random());
-    hub.handle_enrolment(now, RequestId(0), hardware, board, fresh);
-    let mut enrolled = None;
-    for output in hub.poll_all_durable(now) {
-        match output {
-            // The round a new hub begins in is the serving hub's to journal, from its
-            // configuration.
-            Output::Write(_, Write::RoundStart(_)) => {}
-            Output::Write(_, write) => journal.write(&write)?,
-            Output::Reply(_, Reply::Enrolled(answer)) => enrolled = Some(answer),
-            _ => {}
-        }
-    }
-    journal.flush()?;
+    let now = offline.now;
+    offline
+        .hub
+        .handle_enrolment(now, RequestId(0), hardware, board, fresh);
+    let enrolled = offline.settle()?.into_iter().find_map(|reply| match reply {
+        Reply::Enrolled(answer) => Some(answer),
+        _ => None,
+    });
     enrolled.context("the core gave no enrolment")
 }
 
@@ -549,18 +580,13 @@ pub fn enrol_offline(
 /// serves the latter only). Makes the hall's secret on a first run, so the broker can be set
 /// up before the hub first starts.
 pub fn broker_users_offline(data: &std::path::Path, config: &HubConfig) -> anyhow::Result<String> {
-    let journal = Journal::open(data).with_context(|| {
-        format!(
-            "opening the journal in {} (while the hub runs, use GET /api/broker/users)",
-            data.display()
-        )
-    })?;
-    let metrics = Metrics::default();
-    let mut clock = HubClock::default();
-    let (hub, _) = restored_hub(config, &journal, &metrics, &mut clock)?;
-    let hall = journal.hall_secret().context("the hall's secret")?;
-    journal.flush()?;
-    let others = hub.broker_users().context("the hall has no secret")?;
+    let offline = Offline::open(data, config, "use GET /api/broker/users")?;
+    let hall = offline.journal.hall_secret().context("the hall's secret")?;
+    offline.journal.flush()?;
+    let others = offline
+        .hub
+        .broker_users()
+        .context("the hall has no secret")?;
     Ok(format!(
         "{}:{}\n{others}",
         identity::HUB_USER,
@@ -576,28 +602,16 @@ pub fn arbiter_offline(
     config: &HubConfig,
     name: &str,
 ) -> anyhow::Result<ArbiterEnrolment> {
-    let journal = Journal::open(data).with_context(|| {
-        format!(
-            "opening the journal in {} (while the hub runs, use POST /api/arbiters/enrol)",
-            data.display()
-        )
-    })?;
-    let metrics = Metrics::default();
-    let mut clock = HubClock::default();
-    let (mut hub, _) = restored_hub(config, &journal, &metrics, &mut clock)?;
-    let now = clock.now();
+    let mut offline = Offline::open(data, config, "use POST /api/arbiters/enrol")?;
     let fresh = NodeKey::from_bytes(rand::random());
-    hub.handle_arbiter_enrolment(now, RequestId(0), name, fresh);
-    let mut enrolled = None;
-    for output in hub.poll_all_durable(now) {
-        match output {
-            Output::Write(_, Write::RoundStart(_)) => {}
-            Output::Write(_, write) => journal.write(&write)?,
-            Output::Reply(_, Reply::ArbiterEnrolled(answer)) => enrolled = answer,
-            _ => {}
-        }
-    }
-    journal.flush()?;
+    let now = offline.now;
+    offline
+        .hub
+        .handle_arbiter_enrolment(now, RequestId(0), name, fresh);
+    let enrolled = offline.settle()?.into_iter().find_map(|reply| match reply {
+        Reply::ArbiterEnrolled(answer) => answer,
+        _ => None,
+    });
     enrolled.context("the hall has no secret, or its roster of arbiters is full")
 }
 
@@ -608,26 +622,24 @@ pub fn arbiter_offline(
 /// is made at the next start). Node keys are the nodes' own: re-enrol a node to re-key it.
 /// Returns the arbiters revoked, to be enrolled again.
 pub fn rotate_offline(data: &std::path::Path, config: &HubConfig) -> anyhow::Result<Vec<String>> {
-    let journal = Journal::open(data).with_context(|| {
-        format!(
-            "opening the journal in {} (stop the hub first: its secret cannot change under it)",
-            data.display()
-        )
-    })?;
-    let metrics = Metrics::default();
-    let mut clock = HubClock::default();
-    let (mut hub, _) = restored_hub(config, &journal, &metrics, &mut clock)?;
-    let now = clock.now();
-    let names: Vec<String> = hub.arbiters().map(|(name, _)| name.to_owned()).collect();
+    let mut offline = Offline::open(
+        data,
+        config,
+        "stop it first: its secret cannot change under it",
+    )?;
+    let names: Vec<String> = offline
+        .hub
+        .arbiters()
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    let now = offline.now;
     for name in &names {
-        hub.handle_arbiter_revocation(now, RequestId(0), name);
+        offline
+            .hub
+            .handle_arbiter_revocation(now, RequestId(0), name);
     }
-    for output in hub.poll_all_durable(now) {
-        if let Output::Write(_, write @ Write::Arbiter { .. }) = output {
-            journal.write(&write)?;
-        }
-    }
-    journal.flush()?;
+    offline.settle()?;
+    let journal = offline.journal;
     journal
         .rotate_hall_secret()
         .context("the new hall secret")?;
