@@ -43,6 +43,25 @@ async fn connects(
     connected.then_some((client, events))
 }
 
+/// Three uplinks for board 1 that its node's key did not seal, sent with the node's own
+/// login: a `forged_message` alert for the technician.
+async fn three_unsealed_uplinks(sender: &rumqttc::AsyncClient) {
+    for seq in 1..=3 {
+        let event = protocol::Uplink::new(
+            protocol::BoardNo(1),
+            protocol::Seq(seq),
+            protocol::NodeMs(0),
+            protocol::UplinkBody::Heartbeat,
+        );
+        let topic = protocol::topic::uplink("default", protocol::BoardNo(1));
+        let payload = protocol::seal::seal_uplink(None, "default", &event);
+        sender
+            .publish(topic, QoS::AtLeastOnce, false, payload)
+            .await
+            .unwrap();
+    }
+}
+
 /// The alert `id` as the chief sees it.
 fn alert(hub: &Hub, id: u64) -> Value {
     http_json(hub.http, &format!("/api/alerts/{id}"))
@@ -116,24 +135,7 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     let (sender, _sender_events) = connects(port, node.node_link())
         .await
         .expect("the node's login");
-    for seq in 1..=3 {
-        let event = protocol::Uplink::new(
-            protocol::BoardNo(1),
-            protocol::Seq(seq),
-            protocol::NodeMs(0),
-            protocol::UplinkBody::Heartbeat,
-        );
-        let payload = protocol::seal::seal_uplink(None, "default", &event);
-        sender
-            .publish(
-                protocol::topic::uplink("default", protocol::BoardNo(1)),
-                QoS::AtLeastOnce,
-                false,
-                payload,
-            )
-            .await
-            .unwrap();
-    }
+    three_unsealed_uplinks(&sender).await;
     let mut forged = None;
     for _ in 0..50 {
         let alerts = http_json(hub.http, "/api/alerts");
@@ -340,23 +342,7 @@ async fn an_arbiters_pager_on_mosquitto_reads_the_alerts_until_revoked() {
         .expect("Berg's pager logs in to Mosquitto");
     // The node's own login sends three messages its key did not seal: an alert.
     let (sender, _events) = connects(port, node.node_link()).await.expect("the node");
-    for seq in 1..=3 {
-        let event = protocol::Uplink::new(
-            protocol::BoardNo(1),
-            protocol::Seq(seq),
-            protocol::NodeMs(0),
-            protocol::UplinkBody::Heartbeat,
-        );
-        sender
-            .publish(
-                protocol::topic::uplink("default", protocol::BoardNo(1)),
-                QoS::AtLeastOnce,
-                false,
-                protocol::seal::seal_uplink(None, "default", &event),
-            )
-            .await
-            .unwrap();
-    }
+    three_unsealed_uplinks(&sender).await;
     let mut topics = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(5), async {
         while let Some(event) = heard.recv().await {
