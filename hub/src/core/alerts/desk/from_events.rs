@@ -3,8 +3,7 @@
 
 use super::{describe, is_start_turned, move_number, rounded_seconds, side, AlertDesk, Draft};
 use crate::core::alerts::catalogue::{AlertKind, Severity};
-use crate::core::alerts::routing::HALL_ZONE;
-use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts, Incident, Occurrence};
+use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts, Occurrence};
 use crate::core::arbiter::{Decision, DecisionRecord, GameResult, TimeReason};
 use crate::core::board::BoardState;
 use crate::core::clock::{ClockEvent, DeviationKind};
@@ -359,24 +358,7 @@ impl AlertDesk {
         since: HubMs,
         boards: Vec<BoardNo>,
     ) -> Vec<AlertChange> {
-        let kind = AlertKind::ForgedFlood;
-        let draft = Draft {
-            incident: Incident {
-                board: None,
-                kind,
-                occurrence: Occurrence::at(since.0),
-                round: self.round,
-            },
-            board: None,
-            zone: HALL_ZONE.to_owned(),
-            severity: kind.severity(),
-            article: None,
-            facts: Facts {
-                boards,
-                ..Facts::default()
-            },
-            deadline: None,
-        };
+        let draft = self.hall_draft(AlertKind::ForgedFlood, Occurrence::at(since.0), boards);
         self.raise(now, draft).into_iter().collect()
     }
 

@@ -3,6 +3,7 @@
 
 use super::{AlertDesk, AlertError, Draft};
 use crate::core::alerts::catalogue::AlertKind;
+use crate::core::alerts::routing::HALL_ZONE;
 use crate::core::alerts::texts::{self, Language};
 use crate::core::alerts::{
     Alert, AlertChange, AlertState, Change, Facts, Incident, Occurrence, Stamp, Step,
@@ -144,6 +145,33 @@ impl AlertDesk {
             severity: kind.severity(),
             article,
             facts: Facts::default(),
+            deadline: None,
+        }
+    }
+
+    /// A draft of the hall's own alert of `kind` (no board, the hall's zone), about
+    /// `boards`: a round finished, a flood of forgeries.
+    pub(super) fn hall_draft(
+        &self,
+        kind: AlertKind,
+        occurrence: Occurrence,
+        boards: Vec<BoardNo>,
+    ) -> Draft {
+        Draft {
+            incident: Incident {
+                board: None,
+                kind,
+                occurrence,
+                round: self.round,
+            },
+            board: None,
+            zone: HALL_ZONE.to_owned(),
+            severity: kind.severity(),
+            article: None,
+            facts: Facts {
+                boards,
+                ..Facts::default()
+            },
             deadline: None,
         }
     }

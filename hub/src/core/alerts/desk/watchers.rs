@@ -14,7 +14,6 @@ use shakmaty::Color;
 
 use super::{side, AlertDesk, Draft};
 use crate::core::alerts::catalogue::AlertKind;
-use crate::core::alerts::routing::HALL_ZONE;
 use crate::core::alerts::{AlertChange, AlertState, Deadline, Facts, Incident, Occurrence};
 use crate::core::board::BoardState;
 use crate::core::ending::Status;
@@ -324,24 +323,11 @@ impl AlertDesk {
         if !finished {
             return None;
         }
-        let kind = AlertKind::RoundFinished;
-        let draft = Draft {
-            incident: Incident {
-                board: None,
-                kind,
-                occurrence: Occurrence::ONLY,
-                round: self.round,
-            },
-            board: None,
-            zone: HALL_ZONE.to_owned(),
-            severity: kind.severity(),
-            article: None,
-            facts: Facts {
-                boards: self.round_boards.clone(),
-                ..Facts::default()
-            },
-            deadline: None,
-        };
+        let draft = self.hall_draft(
+            AlertKind::RoundFinished,
+            Occurrence::ONLY,
+            self.round_boards.clone(),
+        );
         self.raise(now, draft)
     }
 
