@@ -14,9 +14,10 @@ use std::time::Instant;
 use board_node::{pgn, replay};
 use hub::core::hub::{Hub, HubConfig};
 use hub::core::ids::RoundNo;
+use hub::core::pairings::Rounds;
+use hub::core::relay::public::BroadcastSettings;
 use hub::core::time::HubMs;
-use hub::pairings::Rounds;
-use hub::view::feed::{self, BroadcastSettings, FeedCache};
+use hub::view::feed::{self, FeedCache};
 use hub::view::tiles::{self, Audience, SentTiles};
 use protocol::{BoardNo, NodeMs, Seq, Uplink};
 

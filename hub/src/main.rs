@@ -361,6 +361,11 @@ async fn main() -> anyhow::Result<()> {
                 tls: tls.or(file.tls).unwrap_or_default(),
                 broker_ca,
                 config_path: config.clone(),
+                trfs: file.tournament.trfs,
+                outlets: hub::run::Outlets {
+                    folder: file.folder,
+                    lichess: file.lichess,
+                },
                 hub: HubConfig {
                     event: event
                         .or(file.event_id.clone())
@@ -371,8 +376,8 @@ async fn main() -> anyhow::Result<()> {
                     debounce_ms: (debounce_ms > 0).then_some(debounce_ms),
                     routing: file.routing,
                     alerts: file.alerts,
-                    rounds: file.rounds,
-                    broadcast: hub::view::feed::BroadcastSettings {
+                    rounds: file.tournament.rounds,
+                    broadcast: hub::core::relay::public::BroadcastSettings {
                         delay_ms: broadcast_delay_s
                             .or(file.delay_s)
                             .unwrap_or(hub::config::DEFAULT_DELAY_S)

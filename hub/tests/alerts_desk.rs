@@ -12,8 +12,8 @@ use hub::core::arbiter::{DecisionError, GameResult, MAX_NAME_CHARS, MAX_NOTE_CHA
 use hub::core::hub::HubConfig;
 use hub::core::ids::{AlertId, RoundNo};
 use hub::core::laws::{GameType, Rules, Supervision};
+use hub::core::pairings::{Pairing, Rounds, Seat};
 use hub::core::time::HubMs;
-use hub::pairings::{Pairing, Rounds, Seat};
 use protocol::BoardNo;
 use serde_json::json;
 use shakmaty::{Color, Position, Square};
@@ -141,7 +141,6 @@ fn round(games: &[(u16, &str, &str)], start: Option<u64>) -> Rounds {
         pairings: [(RoundNo(1), games)].into(),
         first: Some(RoundNo(1)),
         starts: start.map(|at| (RoundNo(1), at)).into_iter().collect(),
-        ..Rounds::default()
     }
 }
 

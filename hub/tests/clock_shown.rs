@@ -72,10 +72,14 @@ fn the_feed_shows_every_real_clock_as_it_showed_6_10_1() {
             let script = replay::script_with(&game, told, replay::ThinkTimes::Broadcast);
             let end = HubMs(script.last().map_or(0, |t| t.game_ms));
             support::events::feed(&mut hub, board, script);
-            let feed = hub
-                .hub_mut()
-                .feed(end, hub::core::ids::RoundNo::FIRST, Some(board))
-                .expect("round 1 is in play");
+            let feed = hub::view::feed::games(
+                &hub::view::feed::FeedSource::of(hub.hub_mut()),
+                end,
+                hub::core::ids::RoundNo::FIRST,
+                Some(board),
+                &mut hub::view::feed::FeedCache::default(),
+            )
+            .expect("round 1 is in play");
             let shown = pgn::read_game(feed[0].pgn.as_bytes(), 1).expect("the feed reads");
             let state = hub.hall().board(board).unwrap();
 

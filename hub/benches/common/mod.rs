@@ -235,6 +235,8 @@ pub async fn start_hub(
         tls: hub::edge::tls::TlsChoice::Auto,
         broker_ca: None,
         config_path: None,
+        trfs: Default::default(),
+        outlets: Default::default(),
         hub: HubConfig {
             event: event.into(),
             open_hall,

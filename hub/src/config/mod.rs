@@ -53,9 +53,9 @@ use crate::core::alerts::routing::{Arbiter, Routing, Zone};
 use crate::core::alerts::{AlertSettings, Language};
 use crate::core::ids::{BoardNo, HardwareId, RoundNo};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
+use crate::core::relay::public::BroadcastSettings;
 use crate::edge::lichess::LichessTarget;
-use crate::pairings::{self, trf::Trf, Rounds};
-use crate::view::feed::BroadcastSettings;
+use crate::pairings::{self, trf::Trf, Tournament};
 
 mod sections;
 
@@ -271,9 +271,14 @@ pub struct EventConfig {
     pub time_control: Option<TimeControl>,
     pub routing: Routing,
     pub alerts: AlertSettings,
-    pub rounds: Rounds,
+    /// The pairing files as read: the rounds, and the TRFs for the results.
+    pub tournament: Tournament,
     /// The feed as configured, its delay [`DEFAULT_DELAY_S`] where the file is silent.
     pub broadcast: BroadcastSettings,
+    /// A DGT LiveChess-compatible folder to keep written (`[broadcast] folder`).
+    pub folder: Option<std::path::PathBuf>,
+    /// A lichess broadcast round to push the round to (`[broadcast.lichess]`).
+    pub lichess: Option<LichessTarget>,
     /// `[broadcast] delay_s` as the file says it, for the command line to override.
     pub delay_s: Option<u64>,
     /// Hardware id → board.
@@ -441,7 +446,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         Some(n) => Some(round_no(n, "event.round")?),
         None => None,
     };
-    let mut rounds = Rounds::new(trf, csv_rounds, first);
+    let mut tournament = Tournament::new(trf, csv_rounds, first);
     let mut lichess_rounds = std::collections::BTreeMap::new();
     for (i, round) in file.rounds.iter().enumerate() {
         let number = round_no(&round.number, &format!("rounds[{i}].number"))?;
@@ -451,7 +456,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         if let Some(start) = &round.start {
             let at = start_time(start.get_ref())
                 .map_err(|why| invalid(start.span(), &format!("rounds[{i}].start"), why))?;
-            rounds.starts.insert(number, at);
+            tournament.rounds.starts.insert(number, at);
         }
     }
     let mut bindings: std::collections::BTreeMap<HardwareId, BoardNo> =
@@ -501,7 +506,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         base,
         invalid: &invalid,
     };
-    let (sections, section_files) = sections::read(&file.sections, &hall, &mut rounds)?;
+    let (sections, section_files) = sections::read(&file.sections, &hall, &mut tournament)?;
     let pairing_files = file
         .pairings
         .trf
@@ -511,7 +516,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         .chain(section_files)
         .collect();
     Ok(EventConfig {
-        rounds,
+        tournament,
         pairing_files,
         sections,
         bindings,
@@ -523,15 +528,15 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             event_name: file.event.name.clone(),
             site: file.event.site,
             delay_ms: file.broadcast.delay_s.unwrap_or(DEFAULT_DELAY_S) * 1000,
-            folder: file.broadcast.folder.map(|f| base.join(f)),
-            lichess: file.broadcast.lichess.map(|l| LichessTarget {
-                url: l.url.unwrap_or_else(|| "https://lichess.org".to_owned()),
-                round_id: l.round_id,
-                round_ids: lichess_rounds,
-                token: l.token,
-            }),
             flag_results_at_once: file.broadcast.flag_results == Some(FlagResults::AtOnce),
         },
+        folder: file.broadcast.folder.map(|f| base.join(f)),
+        lichess: file.broadcast.lichess.map(|l| LichessTarget {
+            url: l.url.unwrap_or_else(|| "https://lichess.org".to_owned()),
+            round_id: l.round_id,
+            round_ids: lichess_rounds,
+            token: l.token,
+        }),
         delay_s: file.broadcast.delay_s,
         event_id: file.event.id,
         name: file.event.name,

@@ -31,7 +31,7 @@ use super::{board_range, BoardsItem, ConfigError, GameTypeName, SupervisionName}
 use crate::core::ids::BoardNo;
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
 use crate::core::sections::Section;
-use crate::pairings::{trf::Trf, Rounds};
+use crate::pairings::{trf::Trf, Tournament};
 
 /// One `[[sections]]` table as written.
 #[derive(Debug, Deserialize)]
@@ -57,11 +57,11 @@ pub(super) struct Hall<'a> {
     pub invalid: &'a dyn Fn(Range<usize>, &str, String) -> ConfigError,
 }
 
-/// The sections, their pairings added to `rounds`, and the pairing files they name.
+/// The sections, their pairings added to `tournament`, and the pairing files they name.
 pub(super) fn read(
     tables: &[SectionTable],
     hall: &Hall<'_>,
-    rounds: &mut Rounds,
+    tournament: &mut Tournament,
 ) -> Result<(Vec<Section>, Vec<std::path::PathBuf>), ConfigError> {
     let invalid = hall.invalid;
     let mut sections: Vec<Section> = Vec::new();
@@ -140,7 +140,11 @@ pub(super) fn read(
                 .map_err(|e| invalid(file.span(), &field("pairings"), e.to_string()))?;
             let numbered: Vec<BoardNo> =
                 boards.iter().flat_map(|r| r.clone()).map(BoardNo).collect();
-            rounds.add_section(&name, &numbered, Rounds::new(Some(trf), Vec::new(), None));
+            tournament.add_section(
+                &name,
+                &numbered,
+                Tournament::new(Some(trf), Vec::new(), None),
+            );
             files.push(path);
         }
         sections.push(Section {

@@ -20,6 +20,7 @@
 //! - [`arbiter`]: the arbiter's decisions (reinstate, result, time) and their audit trail.
 //! - [`board`]: everything the hub knows about one board: its node and its game in play.
 //! - [`sections`]: the hall's sections, each with its rules and time control.
+//! - [`pairings`]: who plays whom in each round, and when each round is scheduled.
 //! - [`rounds`]: which round each board's game belongs to; the journaled round starts.
 //! - [`archive`]: the games of rounds that are over, as the API and the feed show them.
 //! - [`alerts`]: what arbiters must handle, raised, acknowledged, escalated, resolved.
@@ -49,6 +50,7 @@ pub mod intake;
 pub mod laws;
 pub mod mating;
 pub mod pager_seal;
+pub mod pairings;
 pub mod record;
 pub mod relay;
 pub mod repetition;

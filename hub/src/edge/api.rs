@@ -15,11 +15,11 @@ use crate::core::board::{BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::hub::{ArbiterEnrolment, Enrolled, StartRequest};
 use crate::core::ids::{AlertId, HardwareId, RoundNo};
+use crate::core::pairings::{Pairing, RoundState};
 use crate::core::rounds::StartError;
 use crate::core::setup::NodesReport;
 use crate::edge::access::Access;
 use crate::metrics::Metrics;
-use crate::pairings::{Pairing, RoundState};
 use crate::view::feed::FeedGame;
 use crate::view::tiles::{Audience, SpectatorBoard};
 

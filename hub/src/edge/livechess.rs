@@ -18,7 +18,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::core::ids::{BoardNo, RoundNo};
-use crate::pairings::{Pairing, Seat};
+use crate::core::pairings::{Pairing, Seat};
 use crate::view::feed::FeedGame;
 
 #[derive(Serialize)]

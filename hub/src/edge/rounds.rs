@@ -23,7 +23,7 @@ use super::http::board_number;
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
 use crate::core::hub::StartRequest;
 use crate::core::ids::RoundNo;
-use crate::pairings::{Pairing, RoundState};
+use crate::core::pairings::{Pairing, RoundState};
 
 /// What anyone may read.
 pub(super) fn public() -> Router<Api> {

@@ -11,7 +11,7 @@
 use protocol::BoardNo;
 use std::collections::HashMap;
 
-use super::{Pairing, Seat};
+use crate::core::pairings::{Pairing, Seat};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CsvError {

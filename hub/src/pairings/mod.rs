@@ -11,37 +11,11 @@ pub mod trf;
 use std::collections::BTreeMap;
 
 use crate::core::arbiter::GameResult;
+use crate::core::hub::Hub;
 use crate::core::ids::{BoardNo, RoundNo};
-use serde::Serialize;
+use crate::core::pairings::{Pairing, Rounds, Seat};
 
 use trf::{Player, Trf};
-
-/// A player as pairings show one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Seat {
-    pub name: String,
-    pub fide_id: Option<u64>,
-    pub rating: Option<u16>,
-    pub title: Option<String>,
-    pub federation: Option<String>,
-    /// The start rank in the pairing program's list.
-    pub start_rank: u32,
-}
-
-/// One board of a round: `GET /api/rounds/{r}/pairings`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Pairing {
-    pub board: BoardNo,
-    pub white: Seat,
-    pub black: Seat,
-    /// `1-0`, `0-1`, `1/2-1/2`, forfeits as `+-`, `-+`, `--`; `*` while not over.
-    pub result: String,
-    /// In a team match: the teams White and Black play for.
-    pub white_team: Option<String>,
-    pub black_team: Option<String>,
-    /// The section it is played in; `null` in a hall without sections.
-    pub section: Option<String>,
-}
 
 pub(super) fn seat(player: &Player) -> Seat {
     Seat {
@@ -124,28 +98,25 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
         .collect()
 }
 
-/// The event's rounds as the pairing program and the regulations give them: each round's
-/// pairings (from the pairing program's TRF, or a CSV per round) and scheduled start. Which
-/// round is in play is the hall's to say (the journaled round starts).
+/// The tournament files, for results back out: the hall's (`None`) and each section's.
+pub type Trfs = BTreeMap<Option<String>, Trf>;
+
+/// The event's pairing files as read: the rounds they give the hall (each round's pairings,
+/// from the pairing program's TRF or a CSV per round, and scheduled starts), and the TRFs
+/// the hub's results go back into.
 #[derive(Debug, Clone, Default)]
-pub struct Rounds {
-    /// Each round's games, on the hall's boards, every section's.
-    pub pairings: BTreeMap<RoundNo, Vec<Pairing>>,
-    /// The tournament files, for results back out: the hall's (`None`) and each section's.
-    pub trfs: BTreeMap<Option<String>, Trf>,
-    /// The round a new hub begins in (`[event] round`); by default the last with pairings.
-    pub first: Option<RoundNo>,
-    /// Each round's scheduled start (Unix ms), as the regulations give it.
-    pub starts: BTreeMap<RoundNo, u64>,
+pub struct Tournament {
+    pub rounds: Rounds,
+    pub trfs: Trfs,
 }
 
-impl Rounds {
+impl Tournament {
     /// From a TRF file (every round it pairs) and CSV rounds, which take precedence.
     pub fn new(
         trf: Option<Trf>,
         csv: Vec<(RoundNo, Vec<Pairing>)>,
         first: Option<RoundNo>,
-    ) -> Rounds {
+    ) -> Tournament {
         let mut pairings = BTreeMap::new();
         if let Some(trf) = &trf {
             for round in (1..=trf.rounds()).filter_map(|r| RoundNo::new(r as u64)) {
@@ -156,19 +127,21 @@ impl Rounds {
             }
         }
         pairings.extend(csv);
-        Rounds {
-            pairings,
+        Tournament {
+            rounds: Rounds {
+                pairings,
+                first,
+                starts: BTreeMap::new(),
+            },
             trfs: trf.map(|trf| (None, trf)).into_iter().collect(),
-            first,
-            starts: BTreeMap::new(),
         }
     }
 
     /// Adds `section`'s own pairings, their boards numbered within the section (`boards`,
     /// in order: its first board is their board 1).
-    pub fn add_section(&mut self, section: &str, boards: &[BoardNo], rounds: Rounds) {
-        for (round, games) in rounds.pairings {
-            let hall = self.pairings.entry(round).or_default();
+    pub fn add_section(&mut self, section: &str, boards: &[BoardNo], files: Tournament) {
+        for (round, games) in files.rounds.pairings {
+            let hall = self.rounds.pairings.entry(round).or_default();
             for mut game in games {
                 let Some(board) = boards.get(usize::from(game.board.0).wrapping_sub(1)) else {
                     tracing::warn!(
@@ -185,106 +158,50 @@ impl Rounds {
             }
             hall.sort_by_key(|g| g.board);
         }
-        for (_, trf) in rounds.trfs {
+        for (_, trf) in files.trfs {
             self.trfs.insert(Some(section.to_owned()), trf);
         }
     }
-
-    /// The round a new hub begins in: the configured one, else the last with pairings,
-    /// else the first.
-    pub fn first_round(&self) -> RoundNo {
-        self.first
-            .or_else(|| self.pairings.keys().last().copied())
-            .unwrap_or(RoundNo::FIRST)
-    }
-
-    /// The games of `round`; none without pairings.
-    pub fn games(&self, round: RoundNo) -> &[Pairing] {
-        self.pairings.get(&round).map_or(&[], Vec::as_slice)
-    }
-
-    /// The boards of `round` whose games are to be played: those the file has not scored
-    /// already (forfeits, byes).
-    pub fn boards_to_play(&self, round: RoundNo) -> Vec<BoardNo> {
-        self.games(round)
-            .iter()
-            .filter(|p| p.result == "*")
-            .map(|p| p.board)
-            .collect()
-    }
-
-    /// The team matches of `round` (none outside a team event).
-    pub fn matches(&self, round: RoundNo) -> Vec<teams::Match> {
-        teams::matches(self.games(round))
-    }
-
-    /// When `round` is scheduled to start.
-    pub fn start(&self, round: RoundNo) -> Option<u64> {
-        self.starts.get(&round).copied()
-    }
-
-    /// Every board's players in `round`.
-    pub fn seating(&self, round: RoundNo) -> BTreeMap<BoardNo, String> {
-        self.games(round)
-            .iter()
-            .map(|p| (p.board, format!("{} – {}", p.white.name, p.black.name)))
-            .collect()
-    }
-
-    /// `section`'s TRF (`None`: the hall's) with the hub's `results` (by round and board)
-    /// entered, for the pairing program; `None` without one.
-    pub fn trf_with_results(
-        &self,
-        section: Option<&str>,
-        results: &BTreeMap<(RoundNo, BoardNo), GameResult>,
-    ) -> Option<String> {
-        let mut trf = self.trfs.get(&section.map(str::to_owned))?.clone();
-        for (round, games) in &self.pairings {
-            for pairing in games.iter().filter(|p| p.section.as_deref() == section) {
-                let codes = match results.get(&(*round, pairing.board)) {
-                    Some(GameResult::WhiteWins) => ('1', '0'),
-                    Some(GameResult::BlackWins) => ('0', '1'),
-                    Some(GameResult::Draw) => ('=', '='),
-                    _ => continue,
-                };
-                trf.set_result(pairing.white.start_rank, round.index(), codes.0);
-                trf.set_result(pairing.black.start_rank, round.index(), codes.1);
-            }
-        }
-        Some(trf.to_string())
-    }
 }
 
-/// Where a round stands: `GET /api/rounds/{r}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RoundState {
-    pub round: RoundNo,
-    pub in_play: bool,
-    pub games: usize,
-    /// Games with a result (the hub's in the round in play, else the pairing file's).
-    pub finished: usize,
-    /// Every game has a result: the round is over and its results can go back out.
-    pub complete: bool,
-}
-
-impl RoundState {
-    /// `round` with its games' results (`*` for one not over).
-    pub fn of<'a>(
-        round: RoundNo,
-        in_play: bool,
-        results: impl IntoIterator<Item = &'a str>,
-    ) -> RoundState {
-        let (mut games, mut finished) = (0, 0);
-        for result in results {
-            games += 1;
-            finished += usize::from(result != "*");
+/// The TRF of `section` among `trfs` (`None`: the hall's own, or the one section's when only
+/// a section has one) with the hub's results of every round, for the pairing program.
+pub fn results_trf(trfs: &Trfs, hub: &Hub, section: Option<&str>) -> Option<String> {
+    let section = match section {
+        None if !trfs.contains_key(&None) && trfs.len() == 1 => {
+            trfs.keys().next().and_then(Option::as_deref)
         }
-        RoundState {
-            round,
-            in_play,
-            games,
-            finished,
-            complete: games > 0 && finished == games,
+        other => other,
+    };
+    let mut results = BTreeMap::new();
+    for round in hub.rounds().pairings.keys() {
+        for (board, result) in hub.results_of(*round) {
+            results.insert((*round, board), result);
         }
     }
+    trf_with_results(trfs, hub.rounds(), section, &results)
+}
+
+/// `section`'s TRF (`None`: the hall's) with `results` (by round and board) entered;
+/// `None` without one.
+fn trf_with_results(
+    trfs: &Trfs,
+    rounds: &Rounds,
+    section: Option<&str>,
+    results: &BTreeMap<(RoundNo, BoardNo), GameResult>,
+) -> Option<String> {
+    let mut trf = trfs.get(&section.map(str::to_owned))?.clone();
+    for (round, games) in &rounds.pairings {
+        for pairing in games.iter().filter(|p| p.section.as_deref() == section) {
+            let codes = match results.get(&(*round, pairing.board)) {
+                Some(GameResult::WhiteWins) => ('1', '0'),
+                Some(GameResult::BlackWins) => ('0', '1'),
+                Some(GameResult::Draw) => ('=', '='),
+                _ => continue,
+            };
+            trf.set_result(pairing.white.start_rank, round.index(), codes.0);
+            trf.set_result(pairing.black.start_rank, round.index(), codes.1);
+        }
+    }
+    Some(trf.to_string())
 }

@@ -9,8 +9,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::trf::{Player, RoundEntry, Trf};
-use super::{result_text, seat, Pairing};
+use super::{result_text, seat};
 use crate::core::ids::BoardNo;
+use crate::core::pairings::Pairing;
 
 /// One match of a round: two teams and their boards, the first team's first.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

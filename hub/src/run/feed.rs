@@ -10,11 +10,22 @@ use crate::core::ids::{BoardNo, RoundNo};
 use crate::core::time::HubMs;
 use crate::edge::lichess::{LichessTarget, Push};
 use crate::edge::livechess;
-use crate::view::feed;
+use crate::view::feed::{self, FeedCache, FeedSource};
+
+/// Where the feed goes besides the API.
+#[derive(Debug, Clone, Default)]
+pub struct Outlets {
+    /// A DGT LiveChess-compatible folder to keep written.
+    pub folder: Option<std::path::PathBuf>,
+    /// A lichess broadcast round to push the round to.
+    pub lichess: Option<LichessTarget>,
+}
 
 pub(super) struct Follower {
     /// When the feed was last looked at.
     looked_at: HubMs,
+    /// The LiveChess folder to keep written.
+    folder_path: Option<std::path::PathBuf>,
     /// Each round's feed as the folder holds it: its fingerprint, and its count of games and
     /// of those still played.
     folder: BTreeMap<RoundNo, (u64, (usize, usize))>,
@@ -30,14 +41,15 @@ pub(super) struct Follower {
 
 impl Follower {
     /// Starts the lichess pusher, if the event pushes to lichess.
-    pub(super) fn new(lichess: Option<LichessTarget>) -> Follower {
-        let lichess = lichess.map(|target| {
+    pub(super) fn new(outlets: Outlets) -> Follower {
+        let lichess = outlets.lichess.map(|target| {
             let (tx, rx) = tokio::sync::watch::channel((String::new(), Vec::new()));
             tokio::spawn(crate::edge::lichess::run(target.clone(), rx));
             (target, tx)
         });
         Follower {
             looked_at: HubMs(0),
+            folder_path: outlets.folder,
             folder: BTreeMap::new(),
             archive_seen: None,
             lichess,
@@ -48,17 +60,17 @@ impl Follower {
 
     /// Rewrites the folder and hands the round to the pusher when the feed changed. A
     /// folder that cannot be written is logged; the hub goes on.
-    pub(super) fn follow(&mut self, hub: &mut Hub, now: HubMs) {
-        let wanted = hub.broadcast().folder.is_some() || self.lichess.is_some();
+    pub(super) fn follow(&mut self, hub: &Hub, cache: &mut FeedCache, now: HubMs) {
+        let wanted = self.folder_path.is_some() || self.lichess.is_some();
         if !wanted || now.since(self.looked_at) < 1_000 {
             return;
         }
         self.looked_at = now;
         let in_play = hub.round_in_play();
-        if let Some(games) = hub.feed(now, in_play, None) {
+        if let Some(games) = feed::games(&FeedSource::of(hub), now, in_play, None, cache) {
             self.push(hub, in_play, &games);
         }
-        if hub.broadcast().folder.is_some() {
+        if self.folder_path.is_some() {
             // The round in play every second; the others when the archive changed.
             let archive = hub.archive_changes();
             let rounds: Vec<RoundNo> = if self.archive_seen == Some(archive) {
@@ -67,7 +79,7 @@ impl Follower {
                 hub.round_states().iter().map(|r| r.round).collect()
             };
             self.archive_seen = Some(archive);
-            self.write_folder(hub, now, &rounds);
+            self.write_folder(hub, cache, now, &rounds);
         }
     }
 
@@ -99,13 +111,13 @@ impl Follower {
     }
 
     /// Writes the folders of `rounds` that changed, and the tournament's file.
-    fn write_folder(&mut self, hub: &mut Hub, now: HubMs, rounds: &[RoundNo]) {
-        let Some(folder) = hub.broadcast().folder.clone() else {
+    fn write_folder(&mut self, hub: &Hub, cache: &mut FeedCache, now: HubMs, rounds: &[RoundNo]) {
+        let Some(folder) = self.folder_path.clone() else {
             return;
         };
         let mut changed = false;
         for round in rounds {
-            let Some(games) = hub.feed(now, *round, None) else {
+            let Some(games) = feed::games(&FeedSource::of(hub), now, *round, None, cache) else {
                 continue;
             };
             let print = feed::fingerprint(&games);

@@ -10,6 +10,7 @@ use super::Shell;
 use crate::core::alerts::Alert;
 use crate::core::time::HubMs;
 use crate::edge::api::LiveStart;
+use crate::pairings::teams;
 use crate::view::tiles::{self, Audience, SentTiles, Tile};
 
 /// Batches a page may fall behind before it is sent the whole hall again.
@@ -79,7 +80,7 @@ struct Hall<'a> {
     zones: Vec<ZoneLayout<'a>>,
     /// The round's team matches (a team event): the page groups their boards and keeps
     /// their scores.
-    matches: Vec<crate::pairings::teams::Match>,
+    matches: Vec<teams::Match>,
     tiles: Vec<&'a Tile>,
     /// Arbiters only: the open alerts.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -196,7 +197,7 @@ impl Shell {
             round_start: hub.rounds().start(hub.round_in_play()),
             delay_ms: hub.broadcast().delay_ms,
             zones,
-            matches: hub.rounds().matches(hub.round_in_play()),
+            matches: teams::matches(hub.rounds().games(hub.round_in_play())),
             tiles: self.live.pages(audience).sent.all().collect(),
             alerts,
         };

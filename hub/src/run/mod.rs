@@ -38,6 +38,7 @@ use crate::core::hub::{
     ArbiterEnrolment, Count, Enrolled, Hub, HubConfig, Journaled, Output, PagerRefusal, Replayed,
     Reply, RequestId, Restored, Write,
 };
+use crate::core::pairings::RoundState;
 use crate::core::rounds::StartError;
 use crate::core::setup::NodesReport;
 use crate::core::time::HubMs;
@@ -51,8 +52,10 @@ use crate::edge::store::{Journal, StoreError};
 use crate::edge::tls::TlsChoice;
 use crate::edge::{broker, descriptors, hall_ca, login};
 use crate::metrics::{BadPayload, Metrics};
-use crate::pairings::RoundState;
+use crate::pairings::{self as tournament, Trfs};
+use crate::view::feed::{section_games, FeedCache, FeedSource};
 use crate::view::pager;
+pub use feed::Outlets;
 
 /// Which broker the hub uses.
 #[derive(Debug, Clone)]
@@ -83,6 +86,11 @@ pub struct ServeConfig {
     pub broker_ca: Option<PathBuf>,
     /// The event, its Laws, clocks, alerts, rounds and broadcast.
     pub hub: HubConfig,
+    /// The pairing program's TRFs the results go back into (`GET /api/results.trf`): the
+    /// hall's (`None`) and each section's.
+    pub trfs: Trfs,
+    /// Where the feed goes besides the API: a LiveChess folder, a lichess round.
+    pub outlets: Outlets,
     /// The configuration file it was read from: its pairing files are read again when they
     /// change and before a round starts.
     pub config_path: Option<PathBuf>,
@@ -149,7 +157,6 @@ pub async fn serve(
     let metrics = Arc::new(Metrics::default());
     let (durable_tx, mut durable) = mpsc::unbounded_channel();
     let journal = JournalLink::open(config.data.clone(), metrics.clone(), durable_tx)?;
-    let lichess = config.hub.broadcast.lichess.clone();
     let opened = journal.journal().expect("a journal just opened");
     let mut clock = HubClock::default();
     let (hub, restored) = restored_hub(&config.hub, opened, &metrics, &mut clock)?;
@@ -297,7 +304,9 @@ pub async fn serve(
         waiting: HashMap::new(),
         next_request: 0,
         live: live::LivePages::default(),
-        follower: feed::Follower::new(lichess),
+        follower: feed::Follower::new(config.outlets),
+        feed_cache: FeedCache::default(),
+        trfs: config.trfs,
         told_journal_works: None,
         refusals: refusals::RefusalLog::default(),
         users,
@@ -749,6 +758,10 @@ struct Shell {
     live: live::LivePages,
     /// The LiveChess folder and the lichess pusher.
     follower: feed::Follower,
+    /// The feed's rendered games, for the API and the follower.
+    feed_cache: FeedCache,
+    /// The TRFs the results go back into.
+    trfs: Trfs,
     /// Whether the journal works, as last told to the pagers (`None`: not yet told).
     told_journal_works: Option<bool>,
     /// What was refused, logged once per source and reason.
@@ -847,11 +860,10 @@ impl Shell {
                     let payload = self.hub.signed(&topic, at, list);
                     self.link.publish_json(topic, payload, true);
                 }
-                Output::Publish {
-                    topic,
-                    payload,
-                    retain,
-                } => self.link.publish_json(topic, payload, retain),
+                Output::LiveMove { topic, message } => match serde_json::to_vec(&message) {
+                    Ok(payload) => self.link.publish_json(topic, payload, true),
+                    Err(e) => tracing::error!(error = %e, "a live move not written"),
+                },
                 Output::Reply(request, reply) => self.reply(request, reply),
                 Output::Count(count) => self.count(count),
             }
@@ -1009,9 +1021,12 @@ impl Shell {
         let Some(files) = &mut self.pairing_files else {
             return Ok(());
         };
-        let rounds = files.read()?;
-        self.hub_config.rounds = rounds.clone();
-        self.hub.set_rounds(rounds);
+        let tournament = files.read()?;
+        self.hub_config.rounds = tournament.rounds.clone();
+        self.hub.set_rounds(tournament.rounds);
+        self.trfs = tournament.trfs;
+        // The players' names are in every rendered game.
+        self.feed_cache = FeedCache::default();
         Ok(())
     }
 
@@ -1030,7 +1045,7 @@ impl Shell {
     /// The pages, the LiveChess folder and lichess get what changed.
     fn present(&mut self) {
         let now = self.clock.now();
-        self.follower.follow(&mut self.hub, now);
+        self.follower.follow(&self.hub, &mut self.feed_cache, now);
         self.publish_live(now);
     }
 
@@ -1079,7 +1094,11 @@ impl Shell {
                 drop(reply.send(hub.section_pairings(round, section.as_deref())));
             }
             Query::Broadcast(round, board, section, reply) => {
-                drop(reply.send(hub.section_feed(now, round, board, section.as_deref())));
+                let source = FeedSource::of(hub);
+                let section = section.as_deref();
+                let games =
+                    section_games(&source, now, round, board, section, &mut self.feed_cache);
+                drop(reply.send(games));
             }
             Query::Rounds(reply) => drop(reply.send(hub.round_states())),
             Query::StartRound(start, reply) => {
@@ -1120,7 +1139,8 @@ impl Shell {
             }
             Query::BrokerUsers(reply) => drop(reply.send(hub.broker_users())),
             Query::ResultsTrf(section, reply) => {
-                drop(reply.send(hub.results_trf(section.as_deref())));
+                let trf = tournament::results_trf(&self.trfs, hub, section.as_deref());
+                drop(reply.send(trf));
             }
             Query::AlertCommand(id, command, reply) => {
                 let request = self.request(Waiting::Alert(reply));

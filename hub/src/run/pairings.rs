@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::config::{self, ConfigError};
-use crate::pairings::Rounds;
+use crate::pairings::Tournament;
 
 /// The configuration file and the pairing files it names, as last read.
 #[derive(Debug)]
@@ -49,10 +49,10 @@ impl PairingFiles {
         self.seen.iter().any(|(path, seen)| stamp(path) != *seen)
     }
 
-    /// The rounds as the files give them now.
-    pub(super) fn read(&mut self) -> Result<Rounds, ConfigError> {
+    /// The rounds and TRFs as the files give them now.
+    pub(super) fn read(&mut self) -> Result<Tournament, ConfigError> {
         let read = config::load(&self.config)?;
         self.note(&read.pairing_files);
-        Ok(read.rounds)
+        Ok(read.tournament)
     }
 }

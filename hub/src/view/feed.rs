@@ -4,31 +4,15 @@
 use crate::core::arbiter::GameResult;
 use crate::core::archive::{Archive, PlayedGame};
 use crate::core::board::BoardState;
-use crate::core::clock::MoveCheck;
 use crate::core::fingerprint::fnv1a;
 use crate::core::hall::Hall;
+use crate::core::hub::Hub;
 use crate::core::ids::{BoardNo, RoundNo};
-use crate::core::relay::pgn::{self, PgnGame, Player, Tags};
+use crate::core::pairings::Rounds;
+use crate::core::relay::pgn::{self, PgnGame};
+use crate::core::relay::public::{tags, BroadcastSettings, UNKNOWN_DATE};
 use crate::core::relay::{Relay, Visible};
 use crate::core::time::HubMs;
-use crate::pairings::{Rounds, Seat};
-
-/// What the feed is configured with.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BroadcastSettings {
-    /// The event's name (`Event` tag); the event id when not configured.
-    pub event_name: Option<String>,
-    pub site: Option<String>,
-    /// The public sees each game as it was this long ago (anti-cheat); 0: live.
-    pub delay_ms: u64,
-    /// A DGT LiveChess-compatible folder to keep written.
-    pub folder: Option<std::path::PathBuf>,
-    /// A lichess broadcast round to push the round to.
-    pub lichess: Option<crate::edge::lichess::LichessTarget>,
-    /// Show the result a flag fall gives (6.9) at once, before the arbiter confirms it;
-    /// by default the feed waits for the arbiter's declared result.
-    pub flag_results_at_once: bool,
-}
 
 /// One game of the feed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,33 +25,17 @@ pub struct FeedGame {
     pub print: u64,
 }
 
-/// What a rendered game depends on beyond what never changes (tags of the round): the
-/// moves and result shown, and the clock checks (a game-ending move's reading can come
-/// with the next press).
-type RenderKey = (Visible, GameResult, usize, Option<u64>);
+/// What a rendered game depends on beyond what never changes (tags of the round): whether
+/// it is rendered from the game in play or the archive, the moves and result shown, and
+/// the clock checks (a game-ending move's reading can come with the next press).
+type RenderKey = (bool, Visible, GameResult, usize, Option<u64>);
 
 /// Rendered games by round and board, reused while their [`RenderKey`] holds: a poll of
-/// 1,000 boards renders only those that changed.
+/// 1,000 boards renders only those that changed. The shell keeps one, and starts a new one
+/// when the pairings change (the players' names are in every game).
 #[derive(Debug, Default)]
 pub struct FeedCache {
     games: std::collections::HashMap<(RoundNo, BoardNo), (RenderKey, FeedGame)>,
-}
-
-impl FeedCache {
-    /// `board`'s game in play is over for the feed (archived): render it anew.
-    pub fn forget(&mut self, board: BoardNo) {
-        self.games.retain(|(_, b), _| *b != board);
-    }
-}
-
-fn player(seat: &Seat) -> Player {
-    Player {
-        name: seat.name.clone(),
-        title: seat.title.clone(),
-        rating: seat.rating,
-        fide_id: seat.fide_id,
-        federation: seat.federation.clone(),
-    }
 }
 
 /// `YYYY.MM.DD` (UTC) of a Unix time in ms.
@@ -85,45 +53,6 @@ pub fn pgn_date(at: HubMs) -> String {
     format!("{year:04}.{month:02}.{day:02}")
 }
 
-/// The tags of `board`'s game of `round` (its date is the first move's the public may
-/// see, set when rendered).
-pub fn tags(
-    hall: &Hall,
-    rounds: &Rounds,
-    settings: &BroadcastSettings,
-    event_id: &str,
-    round: RoundNo,
-    board: BoardNo,
-) -> Tags {
-    let pairing = rounds.games(round).iter().find(|p| p.board == board);
-    let time_control = hall
-        .board(board)
-        .and_then(|s| s.clock().model())
-        .map(|m| m.time_control().to_string())
-        .or_else(|| {
-            let section = hall.sections().of(board);
-            section.time_control.as_ref().map(ToString::to_string)
-        });
-    Tags {
-        event: settings
-            .event_name
-            .clone()
-            .unwrap_or_else(|| event_id.to_owned()),
-        site: settings.site.clone().unwrap_or_else(|| "?".to_owned()),
-        date: UNKNOWN_DATE.to_owned(),
-        round: format!("{round}.{board}"),
-        white: pairing.map(|p| player(&p.white)),
-        black: pairing.map(|p| player(&p.black)),
-        time_control,
-        game_id: format!("{event_id}-r{round}-b{board}"),
-        white_team: pairing.and_then(|p| p.white_team.clone()),
-        black_team: pairing.and_then(|p| p.black_team.clone()),
-    }
-}
-
-/// A PGN date nobody may know yet.
-const UNKNOWN_DATE: &str = "????.??.??";
-
 /// What the feed is rendered from, for the hub to hand over in one piece.
 pub struct FeedSource<'a> {
     pub hall: &'a Hall,
@@ -132,6 +61,20 @@ pub struct FeedSource<'a> {
     pub rounds: &'a Rounds,
     pub settings: &'a BroadcastSettings,
     pub event_id: &'a str,
+}
+
+impl<'a> FeedSource<'a> {
+    /// The hub's games, rounds and settings.
+    pub fn of(hub: &'a Hub) -> FeedSource<'a> {
+        FeedSource {
+            hall: hub.hall(),
+            relay: hub.relay(),
+            archive: hub.archive(),
+            rounds: hub.rounds(),
+            settings: hub.broadcast(),
+            event_id: hub.event(),
+        }
+    }
 }
 
 /// The games of `round` (one `board`, or all) as the public sees them at `now`: the
@@ -195,7 +138,7 @@ pub fn games(
                 }
                 (None, None) => (Visible::NOTHING, GameResult::Ongoing, 0, None),
             };
-            let key = (visible, result, checks_len, last_shown);
+            let key = (state.is_some(), visible, result, checks_len, last_shown);
             if let Some((cached, game)) = cache.games.get(&(round, b)) {
                 if *cached == key {
                     return game.clone();
@@ -281,29 +224,25 @@ pub fn fingerprint(games: &[FeedGame]) -> u64 {
     fnv1a(&prints)
 }
 
-/// A move (or the end of the game) at `board` as the MQTT live feed publishes it:
-/// `{"board", "round", "ply", "san", "uci", "by", "fen", "clock_ms", "result"}`.
-pub fn move_message(hall: &Hall, board: BoardNo, round: RoundNo) -> Option<Vec<u8>> {
-    let state = hall.board(board)?;
-    let game = state.game();
-    let ply = game.moves().len();
-    let last = game.moves().last();
-    let clock_ms = ply
-        .checked_sub(1)
-        .and_then(|i| state.clock().checks().get(i))
-        .and_then(MoveCheck::time_ms);
-    let message = serde_json::json!({
-        "board": board,
-        "round": round,
-        "ply": ply,
-        "san": last.map(|m| m.san.to_string()),
-        "uci": last.map(|m| m.m.to_uci(shakmaty::CastlingMode::Standard).to_string()),
-        "by": last.map(|m| crate::core::color_name(m.by)),
-        "fen": game.fen(),
-        "clock_ms": clock_ms,
-        "result": game.result(),
-    });
-    serde_json::to_vec(&message).ok()
+/// The games of `round` (one `board`, or all) of `section` (`None`: the whole hall); `None`
+/// for a round that never started or a section there is not.
+pub fn section_games(
+    source: &FeedSource<'_>,
+    now: HubMs,
+    round: RoundNo,
+    board: Option<BoardNo>,
+    section: Option<&str>,
+    cache: &mut FeedCache,
+) -> Option<Vec<FeedGame>> {
+    let sections = source.hall.sections();
+    if section.is_some() {
+        sections.named(section)?;
+    }
+    let mut games = games(source, now, round, board, cache)?;
+    if section.is_some() {
+        games.retain(|g| sections.of(g.board).name.as_deref() == section);
+    }
+    Some(games)
 }
 
 #[cfg(test)]

@@ -16,10 +16,11 @@ use crate::core::arbiter::GameResult;
 use crate::core::board::{BoardState, ClockFace, TimeTrouble};
 use crate::core::clock::MoveCheck;
 use crate::core::hall::Hall;
+use crate::core::pairings::{Pairing, Rounds, Seat};
+use crate::core::relay::public::BroadcastSettings;
 use crate::core::relay::Relay;
 use crate::core::time::HubMs;
-use crate::pairings::{Pairing, Rounds, Seat};
-use crate::view::feed::{self, BroadcastSettings};
+use crate::view::feed;
 
 /// Who a view is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

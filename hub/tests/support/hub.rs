@@ -237,7 +237,10 @@ impl TestHub {
                 Output::AlertChanged(change) => changes.push(*change),
                 Output::Reply(request, reply) => replies.push((request, reply)),
                 Output::Downlink(board, body, _) => self.downlinks.push((board, body)),
-                Output::Publish { topic, payload, .. } => self.published.push((topic, payload)),
+                Output::LiveMove { topic, message } => {
+                    let json = serde_json::to_vec(&message).expect("a live move as JSON");
+                    self.published.push((topic, json));
+                }
                 Output::OpenList { .. } => {}
                 Output::Count(_) | Output::NodeKeys(_) => {}
             }

@@ -19,7 +19,7 @@ use crate::core::alerts::{AlertSettings, Language, Routing};
 use crate::core::hub::HubConfig;
 use crate::core::ids::RoundNo;
 use crate::core::laws::{GameType, Rules};
-use crate::pairings::{Pairing, Rounds, Seat};
+use crate::core::pairings::{Pairing, Rounds, Seat};
 use crate::run::{self, BrokerChoice, ServeConfig};
 
 mod incidents;
@@ -139,7 +139,11 @@ fn pairings(games: &[pgn::PgnGame], boards: u16) -> Rounds {
             }
         })
         .collect();
-    Rounds::new(None, vec![(RoundNo::FIRST, round)], Some(RoundNo::FIRST))
+    Rounds {
+        pairings: [(RoundNo::FIRST, round)].into(),
+        first: Some(RoundNo::FIRST),
+        starts: Default::default(),
+    }
 }
 
 /// The board of each incident: the first board of each zone.
@@ -190,15 +194,15 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             bindings: Default::default(),
             // The simulated nodes are enrolled below, as a technician enrols real ones.
             open_hall: false,
-            broadcast: crate::view::feed::BroadcastSettings {
+            broadcast: crate::core::relay::public::BroadcastSettings {
                 event_name: Some("Zeitnot demo hall".into()),
                 site: Some("Zeitnot".into()),
                 delay_ms: 0,
-                folder: None,
-                lichess: None,
                 flag_results_at_once: false,
             },
         },
+        trfs: Default::default(),
+        outlets: Default::default(),
     };
     let (ready_tx, ready) = oneshot::channel();
     let hub = tokio::spawn(run::serve(serve, Some(ready_tx), async {

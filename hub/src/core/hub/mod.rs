@@ -53,8 +53,8 @@ use super::sections::{Section, Sections};
 use super::setup::NodesReport;
 use super::time::HubMs;
 use super::trust::{ForgeryPage, Trust};
-use crate::pairings::Rounds;
-use crate::view::feed::{self, BroadcastSettings, FeedCache, FeedGame};
+use crate::core::pairings::Rounds;
+use crate::core::relay::public::{BroadcastSettings, LiveMove};
 
 /// How often a zone's retained list of open alerts is republished at most: the changes
 /// themselves go out at once; the lists are for pagers that connect, and a hall in time
@@ -209,9 +209,8 @@ pub struct Hub {
     pending: Pending,
     outputs: VecDeque<Output>,
     next_decision: DecisionId,
-    /// The MQTT live feed's messages waiting for the broadcast delay: due, topic, JSON.
-    feed_queue: VecDeque<(HubMs, String, Vec<u8>)>,
-    feed_cache: FeedCache,
+    /// The MQTT live feed's moves waiting for the broadcast delay: due, topic, move.
+    feed_queue: VecDeque<(HubMs, String, LiveMove)>,
     /// Zones whose open list changed since it was last published, and when that was.
     stale_lists: BTreeSet<String>,
     lists_published_at: HubMs,
@@ -253,7 +252,6 @@ impl Hub {
             outputs: VecDeque::new(),
             next_decision: DecisionId(1),
             feed_queue: VecDeque::new(),
-            feed_cache: FeedCache::default(),
             stale_lists: BTreeSet::new(),
             lists_published_at: HubMs(0),
             timers: Timers::default(),
@@ -673,7 +671,6 @@ impl Hub {
         let entry = game.decide(record, edition)?;
         let game = Box::new(game.clone());
         self.archive_changes += 1;
-        self.feed_cache.forget(record.board);
         let _ = self.write(Write::Game(game));
         Ok(entry)
     }
@@ -1130,7 +1127,7 @@ impl Hub {
             return;
         }
         let round = self.hall.round_of(*board);
-        if let Some(message) = feed::move_message(&self.hall, *board, round) {
+        if let Some(message) = LiveMove::of(&self.hall, *board, round) {
             let due = now.plus_ms(self.broadcast.delay_ms);
             let topic = topic::broadcast_move(&self.event, round.index(), *board);
             self.feed_queue.push_back((due, topic, message));
@@ -1141,12 +1138,8 @@ impl Hub {
     /// Publishes the live feed's messages that are due.
     fn publish_feed(&mut self, now: HubMs) {
         while self.feed_queue.front().is_some_and(|(due, ..)| *due <= now) {
-            let (_, topic, payload) = self.feed_queue.pop_front().expect("a front");
-            self.outputs.push_back(Output::Publish {
-                topic,
-                payload,
-                retain: true,
-            });
+            let (_, topic, message) = self.feed_queue.pop_front().expect("a front");
+            self.outputs.push_back(Output::LiveMove { topic, message });
         }
     }
 
@@ -1235,24 +1228,5 @@ impl Hub {
     /// follows it looks again when this moves.
     pub fn archive_changes(&self) -> u64 {
         self.archive_changes
-    }
-
-    /// The public feed's games of `round` (one `board`, or all) at `now`; `None` for a
-    /// round that never started.
-    pub fn feed(
-        &mut self,
-        now: HubMs,
-        round: RoundNo,
-        board: Option<BoardNo>,
-    ) -> Option<Vec<FeedGame>> {
-        let source = feed::FeedSource {
-            hall: &self.hall,
-            relay: &self.relay,
-            archive: &self.archive,
-            rounds: &self.rounds,
-            settings: &self.broadcast,
-            event_id: &self.event,
-        };
-        feed::games(&source, now, round, board, &mut self.feed_cache)
     }
 }

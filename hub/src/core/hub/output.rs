@@ -9,11 +9,12 @@ use crate::core::alerts::{Alert, AlertChange};
 use crate::core::arbiter::{AuditEntry, DecisionError, DecisionRecord};
 use crate::core::archive::PlayedGame;
 use crate::core::ids::HardwareId;
+use crate::core::pairings::RoundState;
 use crate::core::record::Record;
+use crate::core::relay::public::LiveMove;
 use crate::core::rounds::{RoundStart, StartError};
 use crate::core::setup::NodesReport;
 use crate::core::time::HubMs;
-use crate::pairings::RoundState;
 
 /// Where a write stands in the journal's order: the shell reports back, through
 /// [`super::Hub::handle_durable`], the position up to which everything is flushed.
@@ -127,11 +128,10 @@ pub enum Output {
         at: HubMs,
         alerts: Vec<Alert>,
     },
-    /// An MQTT message: the live feed's move after the delay.
-    Publish {
+    /// The live feed's move after the broadcast delay, retained at `topic`.
+    LiveMove {
         topic: String,
-        payload: Vec<u8>,
-        retain: bool,
+        message: LiveMove,
     },
     /// The answer to a request, once what it changed is durable.
     Reply(RequestId, Reply),

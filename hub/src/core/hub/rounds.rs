@@ -20,11 +20,10 @@ use super::Hub;
 use crate::core::arbiter::GameResult;
 use crate::core::archive::PlayedGame;
 use crate::core::ids::{RoundNo, Seq};
+use crate::core::pairings::{Pairing, RoundState, Rounds};
+use crate::core::relay::public;
 use crate::core::rounds::{Resume, RoundStart, StartError, BY_CONFIGURATION, BY_SCHEDULE};
 use crate::core::time::HubMs;
-use crate::pairings::{Pairing, RoundState};
-
-use crate::view::feed;
 
 /// How a round is started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,7 +177,7 @@ impl Hub {
         if state.played() {
             let finished = state.finished(now);
             let timeline = self.relay.take(board);
-            let tags = feed::tags(
+            let tags = public::tags(
                 &self.hall,
                 &self.rounds,
                 &self.broadcast,
@@ -205,7 +204,6 @@ impl Hub {
         } else {
             let _ = self.relay.take(board);
         }
-        self.feed_cache.forget(board);
         self.hall.new_game(board, round);
         let changes = self.desk.new_game(now, board, round);
         self.record_alerts(changes, None);
@@ -238,7 +236,7 @@ impl Hub {
     }
 
     /// The round a hub begins in: the configuration's, until the journal says otherwise.
-    pub(super) fn first_start(rounds: &crate::pairings::Rounds) -> RoundStart {
+    pub(super) fn first_start(rounds: &Rounds) -> RoundStart {
         RoundStart {
             ordinal: 1,
             round: rounds.first_round(),
@@ -264,10 +262,8 @@ impl Hub {
     }
 
     /// The pairings and the scheduled starts as the pairing files now give them.
-    pub fn set_rounds(&mut self, rounds: crate::pairings::Rounds) {
+    pub fn set_rounds(&mut self, rounds: Rounds) {
         self.rounds = rounds;
-        // The players' names are in every rendered game.
-        self.feed_cache = feed::FeedCache::default();
         self.round_changed();
     }
 
@@ -426,45 +422,6 @@ impl Hub {
             games.retain(|p| p.section.as_deref() == Some(name));
         }
         Some(games)
-    }
-
-    /// The feed of `round` (one `board`, or all) of `section` (`None`: the whole hall);
-    /// `None` for a round that never started or a section there is not.
-    pub fn section_feed(
-        &mut self,
-        now: HubMs,
-        round: RoundNo,
-        board: Option<BoardNo>,
-        section: Option<&str>,
-    ) -> Option<Vec<feed::FeedGame>> {
-        if section.is_some() {
-            self.hall.sections().named(section)?;
-        }
-        let mut games = self.feed(now, round, board)?;
-        if section.is_some() {
-            let sections = self.hall.sections();
-            games.retain(|g| sections.of(g.board).name.as_deref() == section);
-        }
-        Some(games)
-    }
-
-    /// The pairing program's TRF of `section` (`None`: the hall's own, or the one section's
-    /// when only a section has one) with the hub's results of every round.
-    pub fn results_trf(&self, section: Option<&str>) -> Option<String> {
-        let trfs = &self.rounds.trfs;
-        let section = match section {
-            None if !trfs.contains_key(&None) && trfs.len() == 1 => {
-                trfs.keys().next().and_then(Option::as_deref)
-            }
-            other => other,
-        };
-        let mut results = BTreeMap::new();
-        for round in self.rounds.pairings.keys() {
-            for (board, result) in self.results_of(*round) {
-                results.insert((*round, board), result);
-            }
-        }
-        self.rounds.trf_with_results(section, &results)
     }
 
     /// The board's game of `round`: in play, or archived.

@@ -5,9 +5,11 @@
 //! happened at (live, and again on replay, so a restarted hub shows the same feed). It keeps
 //! for each board when each move was completed and when the game ended; with a broadcast
 //! delay (anti-cheat) the public sees each game as it was `delay` ago, while arbiters' views
-//! are never delayed. Rendering is in [`pgn`].
+//! are never delayed. Rendering is in [`pgn`]; the settings, tags and the live feed's
+//! message in [`public`].
 
 pub mod pgn;
+pub mod public;
 
 use std::collections::BTreeMap;
 
