@@ -478,10 +478,8 @@ async fn main() -> anyhow::Result<()> {
                 "an arbiter's name of 1 to 64 characters"
             );
             let enrolment = hub::run::arbiter_offline(&data, &HubConfig::default(), &arbiter)?;
-            let mut json = enrolment.to_json();
-            json["login"] = hub::edge::login::arbiter_login(&enrolment.key).into();
-            json["ca"] = hub::edge::hall_ca::ca_pem(&data)?.into();
-            let json = json.to_string();
+            let ca = hub::edge::hall_ca::ca_pem(&data)?;
+            let json = hub::edge::login::arbiter_credentials(&enrolment, &ca).to_string();
             if let Some(path) = key_file {
                 hub::edge::secret_file::write(&path, &json)?;
             }

@@ -79,6 +79,14 @@ impl EverySecond {
     }
 }
 
+/// Broker logins as `username:password` lines, for Mosquitto's `mosquitto_passwd -U`.
+pub fn passwd_lines(logins: &[(String, String)]) -> String {
+    logins
+        .iter()
+        .map(|(user, password)| format!("{user}:{password}\n"))
+        .collect()
+}
+
 /// Starts the broker on `listen` and returns once it accepts connections, with the hub's
 /// own session on it if `hub_client_id` names one: an in-process link
 /// ([`super::mqtt::connect_local`]).

@@ -359,10 +359,7 @@ async fn enrol_arbiter(
                 crate::core::roster::MAX_ARBITERS
             ))
         })?;
-    let mut json = enrolment.to_json();
-    json["login"] = super::login::arbiter_login(&enrolment.key).into();
-    // The hall CA the pager pins for TLS.
-    json["ca"] = serde_json::Value::from(api.hall_ca.to_string());
+    let json = super::login::arbiter_credentials(&enrolment, &api.hall_ca);
     Ok(Json(json).into_response())
 }
 

@@ -59,6 +59,24 @@ pub fn arbiter_login(key: &protocol::seal::NodeKey) -> String {
     key.derive("page/login")
 }
 
+/// An arbiter's credentials as `POST /api/arbiters/enrol` and `hub enrol-arbiter` answer
+/// and `hub pager --key-file` reads them: the enrolment, their page login and the hall CA
+/// (`ca`, PEM) the pager pins for TLS.
+pub fn arbiter_credentials(
+    enrolment: &crate::core::hub::ArbiterEnrolment,
+    ca: &str,
+) -> serde_json::Value {
+    serde_json::json!({
+        "arbiter": enrolment.arbiter,
+        "key": enrolment.key.to_text(),
+        "mqtt_user": enrolment.mqtt_user,
+        "mqtt_password": enrolment.mqtt_password,
+        "hub_key": enrolment.hub_key,
+        "login": arbiter_login(&enrolment.key),
+        "ca": ca,
+    })
+}
+
 /// 32 random bytes in hex: nothing in it needs escaping in a URL, a header or a shell.
 pub fn new_token() -> String {
     let bytes: [u8; 32] = rand::random();

@@ -596,6 +596,7 @@ pub fn broker_users_offline(data: &std::path::Path, config: &HubConfig) -> anyho
         .hub
         .broker_users()
         .context("the hall has no secret")?;
+    let others = broker::passwd_lines(&others);
     Ok(format!(
         "{}:{}\n{others}",
         identity::HUB_USER,
@@ -1137,7 +1138,10 @@ impl Shell {
             Query::Arbiters(reply) => {
                 drop(reply.send(hub.arbiters().map(|(n, _)| n.to_owned()).collect()))
             }
-            Query::BrokerUsers(reply) => drop(reply.send(hub.broker_users())),
+            Query::BrokerUsers(reply) => {
+                let lines = hub.broker_users().map(|l| broker::passwd_lines(&l));
+                drop(reply.send(lines));
+            }
             Query::ResultsTrf(section, reply) => {
                 let trf = tournament::results_trf(&self.trfs, hub, section.as_deref());
                 drop(reply.send(trf));

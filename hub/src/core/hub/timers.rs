@@ -1,11 +1,40 @@
 //! Each board's next deadline: when the desk must look at it though nothing happened there
 //! (its node falls silent, its clock runs down). The hub gives the time to the boards due,
-//! not to every board.
+//! not to every board. [`Timer`] names everything else the hub waits for.
 
 use std::collections::{BTreeSet, HashMap};
 
 use crate::core::ids::BoardNo;
 use crate::core::time::HubMs;
+
+/// What the hub waits for without an event: [`super::Hub::poll_timeout`] is the earliest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timer {
+    /// A board's deadline: its node falls silent, its clock runs down.
+    Boards,
+    /// The round's scheduled start: the desk looks for clocks not started.
+    RoundStart,
+    /// An alert nobody acknowledged escalates.
+    Escalation,
+    /// The next round's scheduled start comes.
+    ScheduledRound,
+    /// Zones' open lists that changed go out again.
+    OpenLists,
+    /// The live feed's moves come out of the broadcast delay.
+    LiveFeed,
+}
+
+impl Timer {
+    /// Every timer, in the order the due ones are handled.
+    pub const ALL: [Timer; 6] = [
+        Timer::Boards,
+        Timer::RoundStart,
+        Timer::Escalation,
+        Timer::ScheduledRound,
+        Timer::OpenLists,
+        Timer::LiveFeed,
+    ];
+}
 
 #[derive(Debug, Default)]
 pub struct Timers {

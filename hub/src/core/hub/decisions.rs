@@ -1,0 +1,177 @@
+//! What arbiters do: decisions at a board (in play, or a game of a round that is over),
+//! acknowledging and resolving alerts, from the API or a sealed pager.
+
+use protocol::BoardNo;
+
+use super::durable::Deferred;
+use super::output::{Count, PagerRefusal, Reply, RequestId, Write};
+use super::{Hub, PAGER_COMMAND_FRESH_MS};
+use crate::core::alerts::desk::AlertError;
+use crate::core::alerts::{AlertAction, AlertCommand};
+use crate::core::arbiter::{self, ArbiterAction, DecisionError, DecisionRecord};
+use crate::core::ids::{AlertId, RoundNo, Seq};
+use crate::core::pager_seal;
+use crate::core::time::HubMs;
+
+impl Hub {
+    /// An arbiter's decision at `board`: carried out and journaled; the answer waits for
+    /// the flush.
+    ///
+    /// `round` names the game: the board's in play (`None`, or its round), or one of a round
+    /// that is over, which takes only a result.
+    pub fn handle_decision(
+        &mut self,
+        now: HubMs,
+        request: RequestId,
+        board: BoardNo,
+        round: Option<RoundNo>,
+        action: ArbiterAction,
+    ) {
+        self.now = self.now.max(now);
+        let signed = arbiter::check_signature(&action.arbiter, action.note.as_deref());
+        if let Err(e) = signed {
+            self.reply(request, Reply::Decision(Err(e.into())));
+            return;
+        }
+        let playing = self.hall.board(board).map(|b| b.round());
+        let record = DecisionRecord {
+            id: self.next_decision,
+            board,
+            at: now,
+            after_seq: self.hall.board(board).map_or(Seq(0), |b| b.last_seq()),
+            round: round.or(playing),
+            action,
+        };
+        match (round, playing) {
+            (Some(round), Some(playing)) if round < playing => {
+                return self.decide_for_archive(request, round, record);
+            }
+            (Some(round), playing) if Some(round) != playing => {
+                let refusal = DecisionError::NoGame(board, round);
+                return self.reply(request, Reply::Decision(Err(refusal)));
+            }
+            _ => {}
+        }
+        let effects = match self.hall.decide(&record) {
+            Ok(effects) => effects,
+            Err(e) => {
+                self.reply(request, Reply::Decision(Err(e)));
+                return;
+            }
+        };
+        let at = self.write(Write::Decision(record.clone()));
+        self.next_decision = self.next_decision.next();
+        tracing::info!(board = board.0, id = record.id.0, arbiter = %record.action.arbiter, decision = ?record.action.decision, "arbiter's decision");
+        for effect in effects {
+            self.carry_out(record.at, effect);
+        }
+        let changes = self.fan_out_decision(&record);
+        self.record_alerts(changes, None);
+        self.watch(now, board);
+        let change = self.desk.watch_round_end(now, &self.hall);
+        self.record_alerts(change.into_iter().collect(), None);
+        let entry = self
+            .hall
+            .board(board)
+            .and_then(|b| b.decisions().last().cloned())
+            .expect("the decision was just recorded");
+        self.pending.wait(at, Deferred::Decision(request, entry));
+        self.game_ended(now);
+    }
+
+    /// An arbiter's decision for a game of a round that is over: only its result changes.
+    pub(super) fn decide_for_archive(
+        &mut self,
+        request: RequestId,
+        round: RoundNo,
+        record: DecisionRecord,
+    ) {
+        let entry = match self.decide_archived(round, &record) {
+            Ok(entry) => entry,
+            Err(e) => return self.reply(request, Reply::Decision(Err(e))),
+        };
+        let at = self.write(Write::Decision(record.clone()));
+        self.next_decision = self.next_decision.next();
+        tracing::info!(board = record.board.0, round = round.0, id = record.id.0, arbiter = %record.action.arbiter, decision = ?record.action.decision, "arbiter's decision for a round that is over");
+        let changes = self.desk.on_decision(record.at, &record);
+        self.record_alerts(changes, None);
+        self.pending.wait(at, Deferred::Decision(request, entry));
+    }
+
+    /// Carries out a decision on an archived game, and journals the game as it now is.
+    pub(super) fn decide_archived(
+        &mut self,
+        round: RoundNo,
+        record: &DecisionRecord,
+    ) -> Result<arbiter::AuditEntry, DecisionError> {
+        let edition = self.hall.sections().of(record.board).rules.edition;
+        let game = self
+            .archive
+            .get_mut(round, record.board)
+            .ok_or(DecisionError::NoGame(record.board, round))?;
+        let entry = game.decide(record, edition)?;
+        let game = Box::new(game.clone());
+        self.archive_changes += 1;
+        let _ = self.write(Write::Game(game));
+        Ok(entry)
+    }
+
+    /// An arbiter acknowledges or resolves an alert, from the API (`request`) or a pager
+    /// (none: a refusal is counted). The answer waits until the change is durable; one that
+    /// changes nothing (done before) is answered at once.
+    pub fn handle_alert_command(
+        &mut self,
+        now: HubMs,
+        request: Option<RequestId>,
+        id: AlertId,
+        command: AlertCommand,
+    ) {
+        self.now = self.now.max(now);
+        let outcome = match arbiter::check_signature(&command.by, command.note.as_deref()) {
+            Err(e) => Err(e.into()),
+            Ok(()) => match command.action {
+                AlertAction::Ack => self.desk.acknowledge(now, id, &command.by),
+                AlertAction::Resolve => self.desk.resolve(now, id, &command.by, command.note),
+            },
+        };
+        match (outcome, request) {
+            (Ok(Some(change)), request) => self.record_alerts(vec![change], request),
+            (Ok(None), Some(request)) => {
+                let alert = self.desk.get(id).cloned().map(Box::new);
+                self.reply(request, Reply::Alert(alert.ok_or(AlertError::Unknown(id))));
+            }
+            (Ok(None), None) => {}
+            (Err(e), Some(request)) => self.reply(request, Reply::Alert(Err(e))),
+            (Err(e), None) => {
+                tracing::debug!(error = %e, "pager command refused");
+                self.count(Count::PagerRefused(PagerRefusal::Malformed));
+            }
+        }
+    }
+
+    /// A command off the pagers' topic: taken only when sealed with the key of the enrolled
+    /// arbiter it names and sent within [`PAGER_COMMAND_FRESH_MS`] (an open hall takes it
+    /// unsealed). A refusal (a revoked arbiter's included) changes nothing and is counted.
+    pub fn handle_pager_command(
+        &mut self,
+        now: HubMs,
+        id: AlertId,
+        command: AlertCommand,
+        seal: Option<pager_seal::PagerSeal>,
+    ) {
+        self.now = self.now.max(now);
+        if self.access.hall_secret.is_some() && !self.access.trust.open_hall() {
+            let key = self.access.roster.key(&command.by);
+            let genuine = seal.as_ref().zip(key).is_some_and(|(seal, key)| {
+                now.0.abs_diff(seal.sent_ms) <= PAGER_COMMAND_FRESH_MS
+                    && pager_seal::verify_command(key, &self.event, id, &command, seal)
+            });
+            if !genuine {
+                tracing::debug!(id = id.0, by = %command.by, "pager command refused: not sealed by its arbiter");
+                self.count(Count::PagerRefused(PagerRefusal::NotSealed));
+                return;
+            }
+        }
+        self.handle_alert_command(now, None, id, command);
+    }
+}
