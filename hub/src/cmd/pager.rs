@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::topic;
@@ -410,5 +411,48 @@ mod tests {
             shown.contains("Board 3\u{fffd}#2 Urgent board 4 fake"),
             "{shown}"
         );
+    }
+}
+
+/// `hub pager`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct PagerArgs {
+    /// The zone to watch; `all` for the chief arbiter.
+    #[arg(long)]
+    pub zone: String,
+    /// The broker the hub uses: HOST:PORT or mqtt://HOST:PORT.
+    #[arg(long, default_value = "127.0.0.1:1883")]
+    pub broker: BrokerAddr,
+    /// The event id in MQTT topics.
+    #[arg(long, default_value = "default")]
+    pub event: String,
+    /// The name acknowledgements are signed with.
+    #[arg(long, default_value = "arbiter")]
+    pub name: String,
+    /// The language of the texts: en, nb, sv, da, fi, hu.
+    #[arg(long, default_value = "en")]
+    pub lang: Language,
+    /// The arbiter's credentials (`hub enrol-arbiter`): the commands are sealed with its
+    /// key and the name is its arbiter's. Without it, only an open hall listens.
+    #[arg(long)]
+    pub key_file: Option<PathBuf>,
+}
+
+impl PagerArgs {
+    /// The pager's configuration, its credentials read from the key file.
+    pub fn config(self) -> anyhow::Result<PagerConfig> {
+        let credentials = self
+            .key_file
+            .as_deref()
+            .map(PagerCredentials::read)
+            .transpose()?;
+        Ok(PagerConfig {
+            zone: self.zone,
+            broker: self.broker,
+            event: self.event,
+            name: self.name,
+            language: self.lang,
+            credentials,
+        })
     }
 }

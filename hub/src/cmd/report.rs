@@ -10,6 +10,7 @@
 //! records its result [`ARBITER_DELAY_MS`] later, as in a hall.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use board_node::pgn::PgnGame;
 use board_node::replay::{self, ThinkTimes};
@@ -322,4 +323,72 @@ fn arbiter_result(
         },
         note: None,
     })
+}
+
+/// `hub alert-report`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// PGN files of games with `[%clk]` (repeat the flag for several).
+    #[arg(long, required = true)]
+    pub pgn: Vec<PathBuf>,
+    /// The games' real time control, where their `TimeControl` tags are missing or wrong
+    /// [default: each game's tag].
+    #[arg(long, value_parser = TimeControl::parse_any)]
+    pub time_control: Option<TimeControl>,
+    /// The edition of the Laws [default: 2023].
+    #[arg(long)]
+    pub laws: Option<Edition>,
+    /// The event's configuration: its [alerts] settings are used.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Think times as a node beside the board measures them (`node`: what the clock
+    /// lost), or as the broadcast stamped them (`broadcast`: each move's `%emt`).
+    #[arg(long, value_enum, default_value = "node")]
+    pub think_times: ThinkTimesArg,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ThinkTimesArg {
+    Node,
+    Broadcast,
+}
+
+impl From<ThinkTimesArg> for ThinkTimes {
+    fn from(arg: ThinkTimesArg) -> ThinkTimes {
+        match arg {
+            ThinkTimesArg::Node => ThinkTimes::AsNode,
+            ThinkTimesArg::Broadcast => ThinkTimes::Broadcast,
+        }
+    }
+}
+
+/// `hub alert-report`: reads the games with a time control and clock times, and prints the
+/// alerts they page the arbiters with, per 100 games by kind.
+pub fn print(args: ReportArgs) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let file = super::serve::event_config(args.config.as_deref())?;
+    let mut games = Vec::new();
+    let mut without_control = 0;
+    for path in &args.pgn {
+        let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let read =
+            board_node::pgn::read_games(&text).with_context(|| format!("in {}", path.display()))?;
+        for game in read {
+            let tc = args.time_control.clone().or_else(|| {
+                game.tag("TimeControl")
+                    .and_then(|t| TimeControl::parse_any(t).ok())
+            });
+            match tc {
+                Some(tc) if game.plies.iter().any(|p| p.clk_ms.is_some()) => games.push((game, tc)),
+                _ => without_control += 1,
+            }
+        }
+    }
+    if without_control > 0 {
+        eprintln!("{without_control} games without a time control or clock times left out");
+    }
+    let edition = args.laws.or(file.edition).unwrap_or_default();
+    let report = run(&games, edition, &file.alerts, args.think_times.into());
+    print!("{}", report.table());
+    Ok(())
 }

@@ -28,14 +28,21 @@ mod summary;
 /// Real rapid games (15 min + 10 s), FIDE World Cup 2025.
 const GAMES: &[u8] = include_bytes!("../../../demo/world-cup-2025-rapid.pgn");
 
-#[derive(Debug, Clone)]
+/// `hub demo`'s command line.
+#[derive(Debug, Clone, clap::Args)]
 pub struct DemoConfig {
+    /// Number of simulated boards.
+    #[arg(long, default_value_t = 48)]
     pub boards: u16,
+    /// Game time runs this many times faster than real time.
+    #[arg(long, default_value_t = 10.0)]
     pub speed: f64,
+    #[arg(long, default_value = "127.0.0.1:8080")]
     pub http: SocketAddr,
+    #[arg(long, default_value = "127.0.0.1:1883")]
     pub mqtt: SocketAddr,
-    /// Where the journal and the simulated nodes' outboxes go; a fresh temporary directory
-    /// when `None`.
+    /// Keep the journal and outboxes here instead of a temporary directory.
+    #[arg(long)]
     pub data: Option<PathBuf>,
 }
 

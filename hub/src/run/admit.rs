@@ -1,0 +1,96 @@
+//! Who the embedded broker and the page let in, as the core's keys and roster have them
+//! now: enrolled nodes under their boards' logins, enrolled arbiters under theirs.
+
+use std::collections::HashSet;
+
+use protocol::{identity, BoardNo};
+
+use super::shell::Shell;
+use crate::core::hub::Hub;
+use crate::edge::{access::Access, broker, login};
+
+/// The embedded broker lets in exactly the enrolled nodes, each under its board's username
+/// with the password its key derives: every enrolled board of `hub`, and no other of the
+/// boards `admitted` held (at a start, and when the hall is rebuilt from the journal).
+pub(super) fn nodes(users: &broker::Users, hub: &Hub, admitted: &mut HashSet<BoardNo>) {
+    let enrolled: HashSet<BoardNo> = hub.enrolled_boards().map(|(board, _)| board).collect();
+    let gone: Vec<BoardNo> = admitted.difference(&enrolled).copied().collect();
+    boards(users, hub, admitted, enrolled.into_iter().chain(gone));
+}
+
+/// Each enrolled arbiter's pager login on the embedded broker (`users`, if it keeps any;
+/// `admitted` the pagers it admits) and page login (`access`), as `hub`'s roster has them
+/// now: a revoked arbiter's are gone, and so are their page's sessions.
+pub(super) fn arbiters(
+    users: Option<&broker::Users>,
+    access: &Access,
+    hub: &Hub,
+    admitted: &mut HashSet<String>,
+) {
+    access.set_arbiters(
+        hub.arbiters()
+            .map(|(name, key)| (name, login::arbiter_login(key))),
+    );
+    let Some(users) = users else {
+        return;
+    };
+    let mut now = HashSet::new();
+    for (_, key) in hub.arbiters() {
+        let user = identity::pager_user(key);
+        users.set(
+            user.clone(),
+            identity::pager_password(key),
+            identity::pager_client_prefix(hub.event(), &user),
+        );
+        now.insert(user);
+    }
+    for gone in admitted.difference(&now) {
+        users.remove(gone);
+    }
+    *admitted = now;
+}
+
+/// The broker's logins of `boards` as `hub` has their nodes' keys now.
+pub(super) fn boards(
+    users: &broker::Users,
+    hub: &Hub,
+    admitted: &mut HashSet<BoardNo>,
+    boards: impl IntoIterator<Item = BoardNo>,
+) {
+    for board in boards {
+        match hub.board_key(board) {
+            Some(key) => {
+                users.set(
+                    identity::node_user(board),
+                    identity::node_password(key),
+                    identity::node_client_prefix(hub.event(), board),
+                );
+                admitted.insert(board);
+            }
+            None => {
+                users.remove(&identity::node_user(board));
+                admitted.remove(&board);
+            }
+        }
+    }
+}
+
+impl Shell {
+    /// The embedded broker lets in exactly the enrolled nodes ([`nodes`]).
+    pub(super) fn admit_nodes(&mut self) {
+        if let Some(users) = &self.users {
+            nodes(users, &self.hub, &mut self.admitted);
+        }
+    }
+
+    /// The embedded broker and the page let in exactly the enrolled arbiters
+    /// ([`arbiters`]).
+    pub(super) fn admit_arbiters(&mut self) {
+        arbiters(
+            self.users.as_ref(),
+            &self.access,
+            &self.hub,
+            &mut self.pagers,
+        );
+    }
+}
