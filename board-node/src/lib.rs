@@ -5,12 +5,14 @@
 //!   adapter (a real game from PGN), reading it with [`pgn`] and [`sensors`]; [`dgt`] reads
 //!   a DGT e-board and clock (and recordings of one); [`chesslink`] a Millennium ChessLink
 //!   board.
-//! - [`outbox`]: the durable, sequence-numbered store of events until the hub acknowledges.
+//! - [`outbox`]: the durable, sequence-numbered store of events until the hub acknowledges;
+//!   [`delivery`]: which of them go on the wire when (a sans-IO state machine).
 //! - [`line`]: a live board's serial line, whatever its protocol; [`live`]: one process
 //!   serving several live boards.
 //! - [`node`]: the loop that joins them.
 
 pub mod chesslink;
+pub mod delivery;
 pub mod dgt;
 pub mod line;
 pub mod live;

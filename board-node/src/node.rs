@@ -1,33 +1,23 @@
 //! A board node: readings from a [`Source`] into the outbox, and from the outbox to the hub
-//! until acknowledged.
-//!
-//! Sending is a sliding window over the outbox: at most [`WINDOW`] events are unacknowledged
-//! on the wire; after a reconnect, a `ResendFrom`, or [`ACK_TIMEOUT`] without progress, the
-//! window restarts at the oldest unacknowledged event. Each timeout in a row doubles the next,
-//! up to [`MAX_ACK_TIMEOUT`] (as TCP backs off its retransmissions): a hub that is slow, not
-//! gone, is not buried under every node's window again every three seconds.
+//! until acknowledged. What goes on the wire when is [`Delivery`]'s to say (sans IO, with
+//! its own tests on simulated time); this loop does the IO around it.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use protocol::identity;
 use protocol::seal::{self, NodeKey};
-use protocol::{topic, BoardNo, DownlinkBody, Hello, NodeMs, Seq, UplinkBody};
+use protocol::{topic, BoardNo, DownlinkBody, Hello, NodeMs, UplinkBody};
 use rumqttc::{AsyncClient, QoS};
 use serde::Serialize;
 use tokio::sync::mpsc::Receiver;
 use tokio::time::{sleep_until, Instant};
 
+use crate::delivery::Delivery;
 use crate::outbox::{Acked, Outbox, OutboxError};
 use crate::source::{Feed, Reading, Source};
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 
-/// Unacknowledged events on the wire at most.
-pub const WINDOW: u64 = 256;
-/// Without an acknowledgement for this long, everything unacknowledged is sent again.
-pub const ACK_TIMEOUT: Duration = Duration::from_secs(3);
-/// The longest the timeout grows to while acknowledgements stay away.
-pub const MAX_ACK_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a stopped node goes on delivering what the hub has not acknowledged. What is
 /// still unacknowledged then stays in the outbox (on disk) for the next start.
 pub const DRAIN: Duration = Duration::from_secs(3);
@@ -176,10 +166,7 @@ pub async fn run<S: Source>(
         event: config.event.clone(),
         key: config.key.clone(),
         topic: topic::uplink(&config.event, config.board),
-        connected: false,
-        sent_up_to: outbox.acked()?,
-        last_progress: Instant::now(),
-        ack_timeout: ACK_TIMEOUT,
+        delivery: Delivery::new(std::time::Instant::now(), outbox.acked()?),
     };
 
     let highest_seq = outbox.highest_seq()?;
@@ -248,12 +235,10 @@ pub async fn run<S: Source>(
             event = link.recv() => match event.ok_or(NodeError::LinkClosed)? {
                 LinkEvent::Connected => {
                     tracing::info!(board = config.board.0, "connected to the broker");
-                    sender.connected = true;
-                    sender.progressed();
-                    sender.restart_at(outbox.acked()?);
+                    sender.delivery.handle_connected(std::time::Instant::now(), outbox.acked()?);
                     sender.send_window(&outbox)?;
                 }
-                LinkEvent::Disconnected => sender.connected = false,
+                LinkEvent::Disconnected => sender.delivery.handle_disconnected(),
                 LinkEvent::Message { payload, .. } => match seal::open_downlink(&payload) {
                     Ok(sealed) if config.key.as_ref().is_some_and(|key| !sealed.verify(key, &config.event)) => {
                         forged_downlinks += 1;
@@ -264,7 +249,7 @@ pub async fn run<S: Source>(
                     Ok(seal::Sealed { message, .. }) if message.board == config.board => match message.body {
                         DownlinkBody::Ack { up_to_seq } => {
                             match outbox.ack(up_to_seq)? {
-                                Acked::Trimmed(_) => sender.progressed(),
+                                Acked::Trimmed(_) => sender.delivery.handle_progress(std::time::Instant::now()),
                                 Acked::Stale => {}
                                 Acked::NeverSent { highest } => {
                                     refused_acks += 1;
@@ -279,12 +264,12 @@ pub async fn run<S: Source>(
                         DownlinkBody::ContinueAt { seq } => {
                             let moved = outbox.continue_at(seq)?;
                             tracing::warn!(board = config.board.0, from = seq.0, moved, "the hub has this board's events from another node: continuing at its number");
-                            sender.restart_at(outbox.acked()?);
+                            sender.delivery.handle_continue_at(std::time::Instant::now(), outbox.acked()?);
                             sender.send_window(&outbox)?;
                         }
                         DownlinkBody::ResendFrom { seq } => {
                             tracing::debug!(board = config.board.0, from = seq.0, "hub asks for a resend");
-                            sender.restart_at(Seq(seq.0.saturating_sub(1)).max(outbox.acked()?));
+                            sender.delivery.handle_resend_from(std::time::Instant::now(), seq, outbox.acked()?);
                             sender.send_window(&outbox)?;
                         }
                     },
@@ -293,13 +278,8 @@ pub async fn run<S: Source>(
                 },
             },
             _ = retransmit.tick() => {
-                if sender.connected
-                    && outbox.oldest_unacked()?.is_some()
-                    && sender.last_progress.elapsed() > sender.ack_timeout
-                {
-                    tracing::debug!(board = config.board.0, timeout = ?sender.ack_timeout, "no acknowledgement; resending");
-                    sender.timed_out();
-                    sender.restart_at(outbox.acked()?);
+                let unacked = outbox.oldest_unacked()?.is_some();
+                if sender.delivery.handle_timeout(std::time::Instant::now(), outbox.acked()?, unacked) {
                     sender.send_window(&outbox)?;
                 }
             }
@@ -324,54 +304,23 @@ async fn live_reading(board: &mut Option<Receiver<Reading>>) -> Option<Reading> 
     }
 }
 
-/// The sending half: which outbox events are on the wire in this connection.
+/// The sending half: [`Delivery`]'s windows published, sealed, on the node's session.
 struct Sender {
     client: AsyncClient,
     event: String,
     key: Option<NodeKey>,
     topic: String,
-    connected: bool,
-    /// The highest sequence number published in the current window.
-    sent_up_to: Seq,
-    last_progress: Instant,
-    /// How long without an acknowledgement before the window is sent again.
-    ack_timeout: Duration,
+    delivery: Delivery,
 }
 
 impl Sender {
-    /// An acknowledgement came (or the connection is new): the timeout starts over.
-    fn progressed(&mut self) {
-        self.last_progress = Instant::now();
-        self.ack_timeout = ACK_TIMEOUT;
-    }
-
-    /// The window is sent again for want of an acknowledgement: the next wait is longer.
-    fn timed_out(&mut self) {
-        self.ack_timeout = (self.ack_timeout * 2).min(MAX_ACK_TIMEOUT);
-    }
-
-    fn restart_at(&mut self, acked: Seq) {
-        self.sent_up_to = acked;
-        self.last_progress = Instant::now();
-    }
-
-    /// Publishes outbox events after `sent_up_to` while the window has room.
+    /// Publishes the outbox events the window has room for.
     fn send_window(&mut self, outbox: &Outbox) -> Result<(), OutboxError> {
-        if !self.connected {
+        let now = std::time::Instant::now();
+        let Some(window) = self.delivery.poll_window(now, outbox.acked()?) else {
             return Ok(());
-        }
-        let acked = outbox.acked()?;
-        let room = (acked.0 + WINDOW).saturating_sub(self.sent_up_to.0);
-        if room == 0 {
-            return Ok(());
-        }
-        if self.sent_up_to <= acked {
-            // Nothing was in flight: the wait for an acknowledgement starts now, not at the
-            // last one (an idle board's next event is not resent at once).
-            self.last_progress = Instant::now();
-        }
-        let from = Seq(self.sent_up_to.0.max(acked.0) + 1);
-        for (seq, bytes) in outbox.unacked_from(from, room as usize)? {
+        };
+        for (seq, bytes) in outbox.unacked_from(window.from, window.count)? {
             let frame = seal::seal_uplink_bytes(self.key.as_ref(), &self.event, bytes);
             if let Err(e) =
                 self.client
@@ -381,7 +330,7 @@ impl Sender {
                 tracing::debug!(error = %e, seq = seq.0, "publish not queued");
                 break;
             }
-            self.sent_up_to = seq;
+            self.delivery.sent(seq);
         }
         Ok(())
     }

@@ -37,7 +37,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use board_node::node::{ACK_TIMEOUT, MAX_ACK_TIMEOUT, WINDOW};
+use board_node::delivery::{ACK_TIMEOUT, MAX_ACK_TIMEOUT, WINDOW};
 use board_node::source::Timed;
 use board_node::{pgn::PgnGame, replay};
 use common::bare_session::{connect_all, socket_addr, BareSession, Login};

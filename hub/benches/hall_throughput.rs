@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use board_node::node::{ACK_TIMEOUT, MAX_ACK_TIMEOUT};
+use board_node::delivery::{ACK_TIMEOUT, MAX_ACK_TIMEOUT};
 use link::{self, BrokerAddr, LinkEvent, LinkOptions};
 use protocol::seal::{self, NodeKey};
 use protocol::{topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
