@@ -30,6 +30,15 @@ pub enum Side {
     Black,
 }
 
+impl From<Color> for Side {
+    fn from(color: Color) -> Side {
+        match color {
+            Color::White => Side::White,
+            Color::Black => Side::Black,
+        }
+    }
+}
+
 impl From<Side> for Color {
     fn from(side: Side) -> Color {
         match side {

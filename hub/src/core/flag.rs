@@ -22,6 +22,27 @@ use super::clock::BoardClock;
 use super::laws::{Edition, GameType, Rules, Supervision};
 use super::mating::{self, MatingChances};
 
+/// The flags a clock shows: `"white"`, `"black"` or `"both"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flag {
+    White,
+    Black,
+    Both,
+}
+
+impl Flag {
+    /// The flags shown of White's and Black's clock; `None` while neither fell.
+    pub fn shown(white: bool, black: bool) -> Option<Flag> {
+        match (white, black) {
+            (true, true) => Some(Flag::Both),
+            (true, false) => Some(Flag::White),
+            (false, true) => Some(Flag::Black),
+            (false, false) => None,
+        }
+    }
+}
+
 /// A flag fall and what the Laws make of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FlagRuling {
@@ -131,6 +152,18 @@ mod tests {
     use crate::core::position;
     use protocol::time_control::TimeControl;
     use protocol::{ClockReport, Color as Side, NodeMs};
+
+    #[test]
+    fn the_flags_shown_read_as_the_api_has_always_written_them() {
+        let json =
+            |flag: (bool, bool)| serde_json::to_string(&Flag::shown(flag.0, flag.1)).unwrap();
+        assert_eq!(json((true, true)), r#""both""#);
+        assert_eq!(json((true, false)), r#""white""#);
+        assert_eq!(json((false, true)), r#""black""#);
+        assert_eq!(json((false, false)), "null");
+        let running = crate::core::arbiter::Side::from(shakmaty::Color::Black);
+        assert_eq!(serde_json::to_string(&running).unwrap(), r#""black""#);
+    }
 
     fn flagged_clock(tc: Option<&str>, white_ms: u32, black_ms: u32) -> BoardClock {
         let mut clock = BoardClock::new(tc.map(|t| t.parse::<TimeControl>().unwrap()));

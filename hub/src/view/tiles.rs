@@ -12,7 +12,7 @@ use serde::Serialize;
 use protocol::BoardNo;
 
 use crate::core::alerts::{Alert, Severity};
-use crate::core::arbiter::GameResult;
+use crate::core::arbiter::{GameResult, Side};
 use crate::core::board::{BoardState, ClockFace, TimeTrouble};
 use crate::core::clock::MoveCheck;
 use crate::core::hall::Hall;
@@ -169,9 +169,9 @@ pub fn spectator_tile(
             .completed_at(board, plies)
             .map(|at| at.0 + settings.delay_ms);
         let to_move = if plies.is_multiple_of(2) {
-            "white"
+            Side::White
         } else {
-            "black"
+            Side::Black
         };
         Some(ClockFace {
             white_ms,

@@ -7,10 +7,10 @@ use serde::Serialize;
 use shakmaty::{Color, Position};
 
 use super::BoardState;
-use crate::core::arbiter::{AuditEntry, GameResult};
+use crate::core::arbiter::{AuditEntry, GameResult, Side};
 use crate::core::clock::{Deviation, MoveCheck};
 use crate::core::ending::{Claim, Status};
-use crate::core::flag::FlagRuling;
+use crate::core::flag::{Flag, FlagRuling};
 use crate::core::game::{BoardSync, IllegalMove};
 use crate::core::ids::RoundNo;
 use crate::core::time::HubMs;
@@ -73,20 +73,20 @@ pub struct ClockView {
     /// What the clock shows now: its last reading, the running side counted down.
     pub white_ms: u64,
     pub black_ms: u64,
-    pub running: Option<&'static str>,
+    pub running: Option<Side>,
     /// The period (1 = the first) of the side to move, by the hub's count of moves.
     pub period: Option<usize>,
     /// Moves the side to move must still complete in the period; `null` in sudden death.
     pub moves_to_control: Option<u32>,
     /// A flag the clock showed: `"white"`, `"black"` or `"both"`.
-    pub flag: Option<&'static str>,
+    pub flag: Option<Flag>,
     pub time_trouble: TimeTrouble,
     pub time_control: Option<String>,
     /// ms until the running side's flag falls if the player keeps thinking.
     pub time_to_flag_ms: Option<u64>,
     /// The running side's time ran out by the hub's count since the node's last report, but
     /// no reading showed the flag: probable, not seen (the node may be silent).
-    pub flag_probable: Option<&'static str>,
+    pub flag_probable: Option<Side>,
     /// Node time of the last reading: the node's last contact with the clock.
     pub last_reading_at: Option<u64>,
     /// Since when both clocks stand (6.11.2), node time.
@@ -102,7 +102,7 @@ pub struct ClockView {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Quickplay {
-    pub side: &'static str,
+    pub side: Side,
     pub article: &'static str,
 }
 
@@ -123,24 +123,24 @@ pub struct ClockFace {
     pub white_ms: u64,
     pub black_ms: u64,
     /// The side whose time runs down from `at`; `null` while both clocks stand.
-    pub running: Option<&'static str>,
+    pub running: Option<Side>,
     /// Hub time (Unix ms) of the reading.
     pub at: u64,
     pub time_trouble: TimeTrouble,
     /// A flag the clock showed: `"white"`, `"black"` or `"both"`.
-    pub flag: Option<&'static str>,
+    pub flag: Option<Flag>,
 }
 
 /// One line of `GET /api/time-trouble`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Urgency {
     pub board: BoardNo,
-    pub running: Option<&'static str>,
+    pub running: Option<Side>,
     /// ms until the running side's flag falls if the player keeps thinking; 0 once fallen.
     pub time_to_flag_ms: Option<u64>,
     pub white_ms: u64,
     pub black_ms: u64,
-    pub flag: Option<&'static str>,
+    pub flag: Option<Flag>,
     pub time_trouble: TimeTrouble,
     pub ply: usize,
 }
@@ -157,13 +157,9 @@ impl BoardState {
         }
     }
 
-    pub(super) fn flag_shown(&self) -> Option<&'static str> {
-        match (self.clock.flag(Color::White), self.clock.flag(Color::Black)) {
-            (Some(_), Some(_)) => Some("both"),
-            (Some(_), None) => Some("white"),
-            (None, Some(_)) => Some("black"),
-            (None, None) => None,
-        }
+    pub(super) fn flag_shown(&self) -> Option<Flag> {
+        let fell = |side| self.clock.flag(side).is_some();
+        Flag::shown(fell(Color::White), fell(Color::Black))
     }
 
     pub fn clock_view(&self, now: HubMs) -> Option<ClockView> {
@@ -181,11 +177,11 @@ impl BoardState {
         let playing = self.game.status() == Status::Playing;
         let flag_probable = time_to_flag
             .filter(|(_, ms)| *ms == 0 && playing)
-            .map(|(side, _)| crate::core::color_name(side));
+            .map(|(side, _)| Side::from(side));
         Some(ClockView {
             white_ms: shown.white,
             black_ms: shown.black,
-            running: running.map(crate::core::color_name),
+            running: running.map(Side::from),
             period: model.map(|m| m.period(to_move) + 1),
             moves_to_control: model.and_then(|m| m.moves_to_control(to_move)),
             flag: self.flag_shown(),
@@ -218,7 +214,7 @@ impl BoardState {
         let sudden_death = periods[last].bonus == protocol::time_control::Bonus::None;
         (playing && sudden_death && model.period(to_move) == last && shown < QUICKPLAY_MS).then(
             || Quickplay {
-                side: crate::core::color_name(to_move),
+                side: Side::from(to_move),
                 article,
             },
         )
@@ -258,7 +254,7 @@ impl BoardState {
         Some(ClockFace {
             white_ms: ms.white,
             black_ms: ms.black,
-            running: running.map(crate::core::color_name),
+            running: running.map(Side::from),
             at: self.node.last_applied_at.0.saturating_sub(behind),
             time_trouble: self.time_trouble(self.node_now(now)),
             flag: self.flag_shown(),
@@ -276,7 +272,7 @@ impl BoardState {
         let flag = self.flag_shown();
         Some(Urgency {
             board: self.number,
-            running: self.clock.running().map(crate::core::color_name),
+            running: self.clock.running().map(Side::from),
             time_to_flag_ms: if flag.is_some() {
                 Some(0)
             } else {
