@@ -122,7 +122,26 @@ struct Draft {
 }
 
 /// The condition a watcher's alert is about: one open alert each.
-type Watched = (Option<BoardNo>, String, AlertKind, u8);
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Watched {
+    /// `None`: the zone's own (zone time trouble).
+    board: Option<BoardNo>,
+    zone: String,
+    kind: AlertKind,
+    /// Which of the kind's conditions at the board (a flag forecast's side).
+    sub: u8,
+}
+
+/// A condition at a board as a watcher sees it now: on or off, and what its alert says.
+struct Watch {
+    kind: AlertKind,
+    sub: u8,
+    on: bool,
+    facts: Facts,
+    deadline: Option<Deadline>,
+    /// What the alert says when the condition clears by itself.
+    cleared: &'static str,
+}
 
 /// The open alert of each watched condition, found by condition, by alert and by board in
 /// constant time: a hall of 10,000 boards is watched board by board, and closing an alert
@@ -140,7 +159,7 @@ impl WatchedAlerts {
     }
 
     fn insert(&mut self, condition: Watched, id: AlertId) {
-        let board = condition.0;
+        let board = condition.board;
         self.by_alert.insert(id, condition.clone());
         match self.by_condition.insert(condition, id) {
             Some(replaced) => drop(self.by_alert.remove(&replaced)),
@@ -154,10 +173,10 @@ impl WatchedAlerts {
             return;
         };
         self.by_condition.remove(&condition);
-        if let Some(count) = self.per_board.get_mut(&condition.0) {
+        if let Some(count) = self.per_board.get_mut(&condition.board) {
             *count -= 1;
             if *count == 0 {
-                self.per_board.remove(&condition.0);
+                self.per_board.remove(&condition.board);
             }
         }
     }
@@ -345,7 +364,12 @@ fn watched_key(alert: &Alert) -> Option<Watched> {
         TimeTrouble | NodeOffline | ClockSilent | ZoneTimeTrouble => 0,
         _ => return None,
     };
-    Some((alert.board, alert.zone.clone(), alert.kind, sub))
+    Some(Watched {
+        board: alert.board,
+        zone: alert.zone.clone(),
+        kind: alert.kind,
+        sub,
+    })
 }
 
 /// Whether the board shows the start position turned round (7.2.2, the board placed

@@ -12,7 +12,7 @@ use protocol::time_control::Bonus;
 use protocol::BoardNo;
 use shakmaty::Color;
 
-use super::{side, AlertDesk, Draft};
+use super::{side, AlertDesk, Draft, Watch, Watched};
 use crate::core::alerts::catalogue::AlertKind;
 use crate::core::alerts::{AlertChange, AlertState, Deadline, Facts, Incident, Occurrence};
 use crate::core::board::BoardState;
@@ -57,12 +57,14 @@ impl AlertDesk {
         changes.extend(self.watch(
             now,
             board,
-            AlertKind::NodeOffline,
-            0,
-            offline,
-            facts,
-            None,
-            "the node is heard again",
+            Watch {
+                kind: AlertKind::NodeOffline,
+                sub: 0,
+                on: offline,
+                facts,
+                deadline: None,
+                cleared: "the node is heard again",
+            },
         ));
         // A running clock that reports as it runs, and stopped reporting.
         let clock = state.clock();
@@ -78,12 +80,14 @@ impl AlertDesk {
         changes.extend(self.watch(
             now,
             board,
-            AlertKind::ClockSilent,
-            0,
-            silent,
-            facts,
-            None,
-            "the clock reports again",
+            Watch {
+                kind: AlertKind::ClockSilent,
+                sub: 0,
+                on: silent,
+                facts,
+                deadline: None,
+                cleared: "the clock reports again",
+            },
         ));
         let Some(shown) = clock.shown_at(node_now) else {
             return changes;
@@ -99,12 +103,12 @@ impl AlertDesk {
             let forecast = self.settings.flag_forecast_ms;
             let is_open = self
                 .watched
-                .get(&(
-                    Some(board),
-                    self.routing.zone_of(board).to_owned(),
-                    AlertKind::FlagForecast,
-                    color as u8,
-                ))
+                .get(&Watched {
+                    board: Some(board),
+                    zone: self.routing.zone_of(board).to_owned(),
+                    kind: AlertKind::FlagForecast,
+                    sub: color as u8,
+                })
                 .is_some();
             let soon = match to_flag {
                 Some((running, ms)) if running == color => ms <= forecast,
@@ -129,12 +133,14 @@ impl AlertDesk {
             changes.extend(self.watch(
                 now,
                 board,
-                AlertKind::FlagForecast,
-                color as u8,
-                on,
-                facts,
-                deadline,
-                "the player has time again",
+                Watch {
+                    kind: AlertKind::FlagForecast,
+                    sub: color as u8,
+                    on,
+                    facts,
+                    deadline,
+                    cleared: "the player has time again",
+                },
             ));
         }
         // Time trouble (8.4, 12.3): in standard games only. In rapid and blitz the players
@@ -149,12 +155,14 @@ impl AlertDesk {
         changes.extend(self.watch(
             now,
             board,
-            AlertKind::TimeTrouble,
-            0,
-            trouble.is_some(),
-            facts,
-            None,
-            "both players have time again",
+            Watch {
+                kind: AlertKind::TimeTrouble,
+                sub: 0,
+                on: trouble.is_some(),
+                facts,
+                deadline: None,
+                cleared: "both players have time again",
+            },
         ));
         changes.extend(self.count_trouble(now, board, trouble.is_some()));
         // Late arrival (6.7.1): a clock that ran past the allowed lateness before the
@@ -303,12 +311,14 @@ impl AlertDesk {
         self.watch(
             now,
             board,
-            AlertKind::ClockNotStarted,
-            0,
-            due && !started,
-            facts,
-            None,
-            "the clock runs",
+            Watch {
+                kind: AlertKind::ClockNotStarted,
+                sub: 0,
+                on: due && !started,
+                facts,
+                deadline: None,
+                cleared: "the clock runs",
+            },
         )
     }
 
@@ -359,20 +369,21 @@ impl AlertDesk {
     }
 
     /// Raises, updates or expires the alert watching a condition at `board`.
-    #[allow(clippy::too_many_arguments)]
-    fn watch(
-        &mut self,
-        now: HubMs,
-        board: BoardNo,
-        kind: AlertKind,
-        sub: u8,
-        on: bool,
-        facts: Facts,
-        deadline: Option<Deadline>,
-        cleared: &str,
-    ) -> Option<AlertChange> {
-        let zone = self.routing.zone_of(board).to_owned();
-        let key = (Some(board), zone, kind, sub);
+    fn watch(&mut self, now: HubMs, board: BoardNo, watch: Watch) -> Option<AlertChange> {
+        let Watch {
+            kind,
+            sub,
+            on,
+            facts,
+            deadline,
+            cleared,
+        } = watch;
+        let key = Watched {
+            board: Some(board),
+            zone: self.routing.zone_of(board).to_owned(),
+            kind,
+            sub,
+        };
         match (self.watched.get(&key), on) {
             (None, false) => None,
             // Still on: the alert says how it started; no update per tick.
@@ -406,7 +417,12 @@ impl AlertDesk {
         facts: Facts,
     ) -> Option<AlertChange> {
         let kind = AlertKind::ZoneTimeTrouble;
-        let key = (None, zone.to_owned(), kind, 0);
+        let key = Watched {
+            board: None,
+            zone: zone.to_owned(),
+            kind,
+            sub: 0,
+        };
         match (self.watched.get(&key), on) {
             (None, false) => None,
             (Some(id), true) => {
