@@ -22,7 +22,7 @@ use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::ids::{AlertId, HardwareId};
 use crate::core::setup::NodesReport;
 use crate::edge::access::{self, Access, Login};
-use crate::edge::api::{Api, ApiError, Query};
+use crate::edge::api::{board_number, round_number, Api, ApiError, Query};
 use crate::edge::page;
 use crate::metrics::Metrics;
 use crate::view::tiles::SpectatorBoard;
@@ -198,7 +198,7 @@ async fn broadcast_pgn(
     axum::extract::Query(query): axum::extract::Query<SectionQuery>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
-    let round = super::rounds::round_number(&round)?;
+    let round = round_number(&round)?;
     let board = match file.as_str() {
         "games.pgn" => None,
         other => Some(
@@ -580,12 +580,6 @@ async fn alert_command(
             AlertError::Unknown(id) => ApiError::UnknownAlert(id),
             AlertError::TooLong(e) => ApiError::BadQuery(format!("body: {e}")),
         })
-}
-
-pub(super) fn board_number(n: &str) -> Result<BoardNo, ApiError> {
-    n.parse()
-        .map(BoardNo)
-        .map_err(|_| ApiError::BadBoard(n.to_owned()))
 }
 
 /// `ok` while the hub can make events durable; 503 with the reason otherwise. Answering

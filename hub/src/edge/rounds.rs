@@ -18,11 +18,9 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 
 use super::access::Login;
-use super::api::{Api, ApiError, Query};
-use super::http::board_number;
+use super::api::{board_number, round_number, Api, ApiError, Query};
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
 use crate::core::hub::StartRequest;
-use crate::core::ids::RoundNo;
 use crate::core::pairings::{Pairing, RoundState};
 
 /// What anyone may read.
@@ -39,14 +37,6 @@ pub(super) fn arbiters() -> Router<Api> {
         .route("/api/rounds/{r}/start", post(start))
         .route("/api/rounds/{r}/boards/{n}", get(board))
         .route("/api/rounds/{r}/boards/{n}/decisions", post(decide))
-}
-
-/// A round number from a path.
-pub(super) fn round_number(r: &str) -> Result<RoundNo, ApiError> {
-    r.parse::<u64>()
-        .ok()
-        .and_then(RoundNo::new)
-        .ok_or_else(|| ApiError::BadRound(r.to_owned()))
 }
 
 async fn rounds(State(api): State<Api>) -> Result<Json<Vec<RoundState>>, ApiError> {
