@@ -6,7 +6,8 @@ mod support;
 
 use hub::core::arbiter::{DecisionError, DecisionRecord};
 use hub::core::clock::{ClockEvent, DeviationKind};
-use hub::core::hall::{Effect, Hall};
+use hub::core::effect::Effect;
+use hub::core::hall::Hall;
 use hub::core::ids::DecisionId;
 use hub::core::laws::{Edition, GameType, Rules};
 use hub::core::time::HubMs;

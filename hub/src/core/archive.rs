@@ -19,16 +19,8 @@ use super::ids::{BoardNo, RoundNo};
 use super::laws::Edition;
 use super::relay::pgn::{PgnGame, Tags};
 use super::relay::{Timeline, Visible};
+use super::standing::Standing;
 use super::time::HubMs;
-
-/// How a game stands: by the rules, or as the arbiter declared it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Standing {
-    /// `playing`, `checkmate`, …, or a declared result's cause (`flag_fall`, …).
-    pub status: String,
-    pub result: GameResult,
-    pub article: Option<String>,
-}
 
 /// One board's game of a round that is over.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

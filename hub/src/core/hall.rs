@@ -23,8 +23,7 @@ use protocol::{BoardNo, Seq, Uplink};
 use super::arbiter::{DecisionError, DecisionRecord};
 use super::board::{BoardDetail, BoardEvent, BoardState, BoardSummary, NodeState, Urgency};
 use super::claim::{ClaimCheck, ClaimRequest};
-use super::clock::ClockEvent;
-use super::game::GameEvent;
+use super::effect::Effect;
 use super::ids::RoundNo;
 use super::intake::Admission;
 use super::laws::Rules;
@@ -32,26 +31,6 @@ use super::record::Record;
 use super::rounds::{RoundBook, RoundStart};
 use super::sections::Sections;
 use super::time::HubMs;
-
-/// What the shell must carry out after [`Hall::apply`] or [`Hall::flushed`].
-#[must_use]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Effect {
-    /// Tell the node that its events up to `up_to` are durable.
-    Ack { board: BoardNo, up_to: Seq },
-    /// Something happened in a game (for logs now; alerts and the relay later).
-    Game { board: BoardNo, event: GameEvent },
-    /// Something happened on a board's clock.
-    Clock { board: BoardNo, event: ClockEvent },
-    /// The board's node's clock stepped; the step was taken out of its times.
-    NodeTimeStep {
-        board: BoardNo,
-        step: super::timebase::Step,
-    },
-    /// A journaled record was out of sequence and was skipped. Only a damaged journal does
-    /// this; the shell counts and logs it.
-    OutOfSequence { board: BoardNo, seq: Seq },
-}
 
 /// How long a board without a clock must show a move before it counts, by default: longer
 /// than a hand pauses while sliding a piece, shorter than a reply takes.

@@ -29,6 +29,8 @@
 //! - [`relay`]: the broadcast's view of each game (delay) and its PGN.
 //! - [`roster`]: the hall's arbiters, each with a key of their own.
 //! - [`setup`]: the hall's nodes and what the technician should fix.
+//! - [`effect`]: what the hall's fold makes happen, for the relay, the desk and the node.
+//! - [`standing`]: how a game stands, by the rules or as the arbiter declared it.
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
 pub mod alerts;
@@ -39,6 +41,7 @@ pub mod board;
 pub mod chess960;
 pub mod claim;
 pub mod clock;
+pub mod effect;
 pub mod ending;
 pub mod fingerprint;
 pub mod flag;
@@ -59,6 +62,7 @@ pub mod rounds;
 pub mod sections;
 pub mod sensed;
 pub mod setup;
+pub mod standing;
 pub mod time;
 pub mod timebase;
 pub mod trust;

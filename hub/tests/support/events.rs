@@ -1,7 +1,8 @@
 //! Feeding a replay script to the hub's core, as the live hub and its journal replay do.
 
 use board_node::source::Timed;
-use hub::core::hall::{Effect, Hall};
+use hub::core::effect::Effect;
+use hub::core::hall::Hall;
 use hub::core::intake::Admission;
 use hub::core::record::Record;
 use hub::core::time::HubMs;

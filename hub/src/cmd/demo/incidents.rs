@@ -152,7 +152,8 @@ pub fn time_of(script: &[Timed], ply: usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::hall::{Effect, Hall};
+    use crate::core::effect::Effect;
+    use crate::core::hall::Hall;
     use crate::core::record::Record;
     use crate::core::time::HubMs;
     use protocol::{BoardNo, NodeMs, Seq, Uplink};

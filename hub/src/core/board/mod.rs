@@ -6,7 +6,6 @@ use serde::Serialize;
 use shakmaty::{Chess, Color};
 
 use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, GameResult, Side};
-use super::archive::Standing;
 use super::clock::{Adjustment, BoardClock, ClockEvent, DeviationKind};
 use super::ending::Status;
 use super::flag::{self, FlagRuling};
@@ -16,6 +15,7 @@ use super::intake::{Admission, Intake};
 use super::laws::{Penalty, Rules};
 use super::record::Record;
 use super::relay::pgn::PgnGame;
+use super::standing::Standing;
 use super::time::HubMs;
 use super::timebase::{Step, Timebase};
 

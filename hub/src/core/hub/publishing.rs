@@ -10,7 +10,7 @@ use super::durable::Deferred;
 use super::output::{Count, Output, RequestId, Write};
 use super::{Hub, OPEN_LIST_EVERY_MS};
 use crate::core::alerts::{AlertChange, Change};
-use crate::core::hall::Effect;
+use crate::core::effect::Effect;
 use crate::core::relay::public::LiveMove;
 use crate::core::time::HubMs;
 

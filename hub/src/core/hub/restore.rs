@@ -13,7 +13,7 @@ use super::Hub;
 use crate::core::alerts::{Alert, AlertChange};
 use crate::core::arbiter::DecisionRecord;
 use crate::core::archive::PlayedGame;
-use crate::core::hall::Effect;
+use crate::core::effect::Effect;
 use crate::core::ids::{DecisionId, HardwareId, Seq};
 use crate::core::record::Record;
 use crate::core::roster::Roster;

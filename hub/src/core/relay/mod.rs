@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use super::arbiter::{Decision, DecisionRecord, GameResult};
 use super::clock::ClockEvent;
+use super::effect::Effect;
 use super::game::GameEvent;
-use super::hall::Effect;
 use super::ids::BoardNo;
 use super::time::HubMs;
 

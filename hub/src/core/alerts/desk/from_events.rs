@@ -7,9 +7,10 @@ use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts, Occur
 use crate::core::arbiter::{Decision, DecisionRecord, GameResult, TimeReason};
 use crate::core::board::BoardState;
 use crate::core::clock::{ClockEvent, DeviationKind};
+use crate::core::effect::Effect;
 use crate::core::ending::Status;
 use crate::core::game::{GameEvent, IllegalKind};
-use crate::core::hall::{Effect, Hall};
+use crate::core::hall::Hall;
 use crate::core::ids::{BoardNo, Seq};
 use crate::core::laws::Penalty;
 use crate::core::time::HubMs;
