@@ -2,9 +2,10 @@
 //! hub without loss.
 //!
 //! - [`source`]: the [`source::Source`] trait adapters implement; [`replay`] is the first
-//!   adapter (a real game from PGN), reading it with [`pgn`] and [`sensors`]; [`dgt`] reads
-//!   a DGT e-board and clock (and recordings of one); [`chesslink`] a Millennium ChessLink
-//!   board.
+//!   adapter (a real game from PGN), reading it with [`pgn`] and [`sensors`]; [`eboard`]
+//!   is what every e-board family shares (messages, orientation, the emulator), [`dgt`]
+//!   reads a DGT e-board and clock (and recordings of one), [`chesslink`] a Millennium
+//!   ChessLink board.
 //! - [`outbox`]: the durable, sequence-numbered store of events until the hub acknowledges;
 //!   [`delivery`]: which of them go on the wire when (a sans-IO state machine).
 //! - [`line`]: a live board's serial line, whatever its protocol; [`live`]: one process
@@ -14,6 +15,7 @@
 pub mod chesslink;
 pub mod delivery;
 pub mod dgt;
+pub mod eboard;
 pub mod line;
 pub mod live;
 pub mod node;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::dgt::Orientation;
+use crate::eboard::Orientation;
 use crate::line::serial::{self, SerialBoard};
 use crate::line::LineSession;
 use crate::node::{self, NodeConfig};

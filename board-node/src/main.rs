@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use board_node::dgt::emulator::{pty, timeline};
-use board_node::dgt::Orientation;
+use board_node::eboard::emulator::{pty, timeline};
+use board_node::eboard::Orientation;
 use board_node::live;
 use board_node::node::{self, NodeConfig};
 use board_node::source::Feed;
@@ -88,7 +88,7 @@ enum Command {
         /// Which side of the clock is White's [default: the side to move when the clock is
         /// first seen, as White's clock is started (6.5)].
         #[arg(long, value_enum)]
-        white_clock: Option<board_node::dgt::ClockSide>,
+        white_clock: Option<board_node::eboard::ClockSide>,
         /// The boards have no clock: the hub completes a move once it has stood.
         #[arg(long)]
         no_clock: bool,
@@ -267,7 +267,7 @@ impl EmulateArgs {
         self,
         stand_ms: Option<u64>,
     ) -> anyhow::Result<(
-        Vec<board_node::dgt::emulator::timeline::Moment>,
+        Vec<board_node::eboard::emulator::timeline::Moment>,
         pty::Emulation,
     )> {
         let moments = match (&self.pgn, &self.recording) {
@@ -306,9 +306,9 @@ impl EmulateArgs {
 
 /// Runs an emulated board until stopped.
 async fn emulate(
-    device: impl board_node::dgt::emulator::EmulatedDevice + Send + 'static,
+    device: impl board_node::eboard::emulator::EmulatedDevice + Send + 'static,
     (moments, emulation): (
-        Vec<board_node::dgt::emulator::timeline::Moment>,
+        Vec<board_node::eboard::emulator::timeline::Moment>,
         pty::Emulation,
     ),
 ) -> anyhow::Result<()> {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use board_node::dgt::recording;
-use board_node::dgt::wire::{Face, Message};
+use board_node::eboard::message::{Face, Message};
 use board_node::source::Reading;
 use serde_json::Value;
 

@@ -1,10 +1,10 @@
-//! A ChessLink board on a pseudo-terminal ([`crate::dgt::emulator::pty`] drives it): it
+//! A ChessLink board on a pseudo-terminal ([`crate::eboard::emulator::pty`] drives it): it
 //! answers the host's commands and, once asked for reports on every change, sends its status
 //! at each change of a square. It has no clock; the clock's messages of a timeline pass it by.
 
 use super::wire::{self, commands};
-use crate::dgt::emulator::EmulatedDevice;
-use crate::dgt::wire::{Fields, Message};
+use crate::eboard::emulator::EmulatedDevice;
+use crate::eboard::message::{Fields, Message};
 
 #[derive(Debug, Clone)]
 pub struct EmulatedChessLink {
@@ -80,7 +80,7 @@ impl EmulatedDevice for EmulatedChessLink {
 mod tests {
     use super::*;
     use crate::chesslink::wire::{Decoder, Reply};
-    use crate::dgt::wire::Field;
+    use crate::eboard::message::Field;
 
     #[test]
     fn once_asked_for_reports_the_board_sends_its_status_at_each_change() {

@@ -7,8 +7,8 @@
 use protocol::{NodeMs, Placement};
 
 use super::wire::{self, Decoder, Reply};
-use crate::dgt::wire::Message;
-use crate::dgt::{Adapter, Orientation};
+use crate::eboard::message::Message;
+use crate::eboard::{Adapter, Orientation};
 use crate::line::health::HealthWatch;
 use crate::line::{LineSession, LineSettings};
 use crate::source::Reading;

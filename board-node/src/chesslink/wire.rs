@@ -20,7 +20,7 @@
 use protocol::{Color, Piece, Role};
 use thiserror::Error;
 
-use crate::dgt::wire::Fields;
+use crate::eboard::message::Fields;
 
 /// A reply from the board.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,8 +9,9 @@
 use base64::Engine;
 use thiserror::Error;
 
-use super::wire::{ClockStatus, Decoder, Message, WireError};
-use super::{Adapter, ClockSide};
+use super::wire::{Decoder, WireError};
+use crate::eboard::message::{ClockStatus, Message};
+use crate::eboard::{Adapter, ClockSide};
 use crate::source::Timed;
 
 #[derive(Debug, Error)]

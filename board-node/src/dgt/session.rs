@@ -10,8 +10,9 @@
 
 use protocol::{NodeMs, Placement};
 
-use super::wire::{Decoder, Message, PROBE_COMMANDS, START_COMMANDS};
-use super::{Adapter, ClockSide, Orientation};
+use super::wire::{Decoder, PROBE_COMMANDS, START_COMMANDS};
+use crate::eboard::message::Message;
+use crate::eboard::{Adapter, ClockSide, Orientation};
 use crate::line::health::HealthWatch;
 use crate::line::{LineSession, LineSettings};
 use crate::source::Reading;
@@ -22,7 +23,8 @@ pub use crate::line::health::{ERRORS_REPORT_EVERY_MS, PROBE_AFTER_MS, PROBE_TIME
 ///
 /// ```
 /// use board_node::dgt::session::Session;
-/// use board_node::dgt::wire::{self, Message};
+/// use board_node::dgt::wire;
+/// use board_node::eboard::message::Message;
 /// use board_node::line::LineSession;
 /// use board_node::source::Reading;
 /// use protocol::NodeMs;
@@ -138,7 +140,8 @@ impl LineSession for Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dgt::wire::{self, ClockStatus, Face, Field};
+    use crate::dgt::wire;
+    use crate::eboard::message::{ClockStatus, Face, Field};
     use crate::line::LineSession;
     use protocol::{Color, NodeHealth};
 

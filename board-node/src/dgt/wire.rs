@@ -15,6 +15,8 @@
 //! between them: the [`Decoder`] buffers partial messages and skips to the next id byte.
 
 use protocol::{Color, Piece, Role};
+
+use crate::eboard::message::{ClockStatus, Face, Field, Fields, Message};
 use thiserror::Error;
 
 const BOARD_DUMP: u8 = 0x86;
@@ -58,85 +60,6 @@ pub const PROBE_COMMANDS: [u8; 3] = [
     command::SEND_UPDATE_NICE,
 ];
 
-/// A square in the board's own numbering: 0 = a8 … 63 = h1, as seen from the side where the
-/// board's a1 corner is (which is White's only when the board is set up the right way round).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Field(u8);
-
-impl Field {
-    pub fn new(index: u8) -> Option<Field> {
-        (index < 64).then_some(Field(index))
-    }
-
-    /// 0 = a8 … 63 = h1.
-    pub fn index(self) -> u8 {
-        self.0
-    }
-
-    /// The field under `square` on a board set up the right way round.
-    pub fn of(square: protocol::Square) -> Field {
-        Field((7 - square.rank()) * 8 + square.file())
-    }
-
-    /// 0 = file a … 7 = file h, in the board's own orientation.
-    pub fn file(self) -> u8 {
-        self.0 % 8
-    }
-
-    /// 0 = rank 1 … 7 = rank 8, in the board's own orientation.
-    pub fn rank(self) -> u8 {
-        7 - self.0 / 8
-    }
-}
-
-/// The 64 fields of a board dump, in the board's numbering.
-pub type Fields = [Option<Piece>; 64];
-
-/// One clock face: what one player's side of the clock shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Face {
-    /// The time shown, in ms (the clock shows whole seconds).
-    pub ms: u32,
-    /// The time ran out and the clock is blocked at zero.
-    pub final_flag: bool,
-    /// The flag symbol: this side's time of a period ran out.
-    pub flag: bool,
-    /// The time-per-move symbol (increment or delay mode).
-    pub time_per_move: bool,
-}
-
-/// A clock message (`BWTIME`). The clock knows left and right, not White and Black.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ClockStatus {
-    pub left: Face,
-    pub right: Face,
-    pub running: bool,
-    /// The lever is up on the right: the right player pressed last.
-    pub right_high: bool,
-    pub battery_low: bool,
-    pub left_to_move: bool,
-    pub right_to_move: bool,
-    /// The board reports that no clock is connected to it.
-    pub no_clock: bool,
-}
-
-/// One message from the board.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message {
-    BoardDump(Box<Fields>),
-    FieldUpdate {
-        field: Field,
-        piece: Option<Piece>,
-    },
-    Clock(ClockStatus),
-    /// The clock acknowledged a command sent to it; carries no reading.
-    ClockAck,
-    /// A message a node does not need (serial number, version, …).
-    Other {
-        id: u8,
-    },
-}
-
 /// Why a complete message could not be read. The bytes are consumed either way: the next
 /// message decodes normally.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -158,7 +81,8 @@ pub enum WireError {
 /// Turns the bytes read off the serial line into messages.
 ///
 /// ```
-/// use board_node::dgt::wire::{Decoder, Message};
+/// use board_node::dgt::wire::Decoder;
+/// use board_node::eboard::message::Message;
 ///
 /// let mut decoder = Decoder::default();
 /// decoder.push(&[0x8e, 0x00]); // half a field update
@@ -276,7 +200,7 @@ fn parse(id: u8, data: &[u8]) -> Result<Message, WireError> {
 pub fn encode(message: &Message) -> Vec<u8> {
     let (id, data): (u8, Vec<u8>) = match message {
         Message::BoardDump(fields) => (BOARD_DUMP, fields.iter().map(|p| code(*p)).collect()),
-        Message::FieldUpdate { field, piece } => (FIELD_UPDATE, vec![field.0, code(*piece)]),
+        Message::FieldUpdate { field, piece } => (FIELD_UPDATE, vec![field.index(), code(*piece)]),
         Message::Clock(status) => {
             let mut data = Vec::with_capacity(7);
             data.extend(face_bytes(&status.right));
@@ -450,7 +374,7 @@ mod tests {
             Message::Clock(status),
             Message::BoardDump(fields),
             Message::FieldUpdate {
-                field: Field(60),
+                field: Field::new(60).expect("a field"),
                 piece: None,
             },
             Message::ClockAck,

@@ -7,7 +7,7 @@ pub mod serial;
 
 use protocol::{NodeHealth, NodeMs};
 
-use crate::dgt::Orientation;
+use crate::eboard::Orientation;
 use crate::source::Reading;
 use health::{HealthWatch, Silence};
 

@@ -18,7 +18,7 @@ use serialport::SerialPort;
 use tokio::sync::mpsc::Sender;
 
 use super::LineSession;
-use crate::dgt::Orientation;
+use crate::eboard::Orientation;
 use crate::source::Reading;
 
 /// How long one read waits: also how soon a stop is noticed.

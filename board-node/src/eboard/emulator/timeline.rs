@@ -8,7 +8,7 @@
 
 use protocol::{ClockReport, Color, Placement, Square};
 
-use crate::dgt::wire::{ClockStatus, Face, Field, Message};
+use crate::eboard::message::{ClockStatus, Face, Field, Message};
 use crate::source::{Reading, Timed};
 
 /// One thing that happens, at `game_ms`, after `ply` presses of the clock.
@@ -140,7 +140,7 @@ fn status(report: &ClockReport, to_move: Color) -> ClockStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dgt::Adapter;
+    use crate::eboard::Adapter;
 
     const SCHOLARS: &[u8] = b"[Event \"t\"]\n[TimeControl \"300+2\"]\n\n1. e4 { [%clk 0:05:01] } e5 { [%clk 0:05:00] } 2. Qh5 { [%clk 0:04:55] } Nc6 { [%clk 0:04:58] } 3. Bc4 { [%clk 0:04:50] } Nf6 { [%clk 0:04:40] } 4. Qxf7# { [%clk 0:04:45] } 1-0\n";
 
