@@ -1,0 +1,310 @@
+//! A `hub serve` process and the broker it uses.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use super::super::*;
+
+/// How the hub reaches its broker.
+#[derive(Clone)]
+pub enum Broker {
+    Embedded {
+        port: u16,
+    },
+    External {
+        port: u16,
+    },
+    /// An external broker's TLS listener (mqtts://), its certificate from the hall CA.
+    ExternalTls {
+        port: u16,
+    },
+}
+
+impl Broker {
+    pub fn port(&self) -> u16 {
+        match self {
+            Broker::Embedded { port }
+            | Broker::External { port }
+            | Broker::ExternalTls { port } => *port,
+        }
+    }
+}
+
+/// A `hub serve` process.
+pub struct Hub {
+    pub child: Child,
+    pub http: SocketAddr,
+    pub data: PathBuf,
+    broker: Broker,
+    log: PathBuf,
+    /// More `hub serve` arguments (`--config`, `--time-control`, …).
+    args: Vec<String>,
+    /// The arbiters' token: its configuration's, else the one it made at its first start.
+    pub token: String,
+}
+
+/// A node enrolled with the hub: what its `--hardware-id` and `--key-file` say.
+#[derive(Debug, Clone)]
+pub struct Enrolment {
+    pub hardware: String,
+    pub board: u16,
+    /// The key's text, as the hub handed it out.
+    pub key: String,
+    pub key_file: PathBuf,
+}
+
+impl Enrolment {
+    pub fn node_key(&self) -> protocol::seal::NodeKey {
+        protocol::seal::NodeKey::parse(&self.key).expect("the hub's key")
+    }
+
+    /// MQTT link options of this node: its board's username, its password, its client id.
+    pub fn node_link(&self) -> link::LinkOptions {
+        let board = protocol::BoardNo(self.board);
+        let mut options = link::LinkOptions::new(format!(
+            "{}{}",
+            protocol::identity::node_client_prefix("default", board),
+            free_port()
+        ));
+        options.credentials = Some((
+            protocol::identity::node_user(board),
+            protocol::identity::node_password(&self.node_key()),
+        ));
+        options
+    }
+}
+
+impl Hub {
+    pub fn start(data: &Path, broker: Broker, log: &Path) -> Hub {
+        Hub::start_with(data, broker, log, Vec::new())
+    }
+
+    pub fn start_with(data: &Path, broker: Broker, log: &Path, args: Vec<String>) -> Hub {
+        let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let mut hub = Hub {
+            child: spawn_hub(data, &broker, http, log, &args),
+            http,
+            data: data.to_owned(),
+            broker,
+            log: log.to_owned(),
+            token: String::new(),
+            args,
+        };
+        hub.wait_ready();
+        hub
+    }
+
+    /// The arbiters' token once the hub runs: its configuration's, else the one it made and
+    /// keeps in its data directory (as `hub login-link` reads it).
+    fn learn_token(&mut self) {
+        self.token = configured_token(&self.args).unwrap_or_else(|| {
+            std::fs::read_to_string(self.data.join("arbiter-token"))
+                .expect("the token the hub made at its first start")
+                .trim()
+                .to_owned()
+        });
+        register_token(self.http, &self.token);
+    }
+
+    /// A POST as the technician does it (with the arbiters' token); the answer's JSON, which
+    /// must come with 200.
+    pub fn technician_post(&self, path: &str, body: &str) -> serde_json::Value {
+        let bearer = format!("Bearer {}", self.token);
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Authorization", &bearer),
+        ];
+        let (status, _, answer) = http_request(self.http, "POST", path, &headers, body)
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        assert_eq!(status, 200, "POST {path} {body}: {answer}");
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("POST {path}: {e}: {answer}"))
+    }
+
+    /// Arbiter `name`'s pager credentials (`POST /api/arbiters/enrol`), written as the key
+    /// file `hub pager --key-file` reads; returns the file.
+    pub fn enrol_arbiter(&self, name: &str, dir: &Path) -> PathBuf {
+        let answer = self.technician_post(
+            "/api/arbiters/enrol",
+            &serde_json::json!({ "arbiter": name }).to_string(),
+        );
+        assert_eq!(answer["arbiter"], name);
+        let path = dir.join(format!("arbiter-{}.json", name.replace(' ', "_")));
+        std::fs::write(&path, answer.to_string()).expect("writing the arbiter's key file");
+        path
+    }
+
+    /// MQTT link options of a pager of arbiter `name`, enrolled now and logged in as pagers
+    /// are (the trusted screens of this hall's tests log in so too).
+    pub fn pager_link(&self, name: &str, dir: &Path) -> link::LinkOptions {
+        self.pager_options(&self.enrol_arbiter(name, dir))
+    }
+
+    /// MQTT link options of the pager whose key file (`enrol_arbiter`) is `key_file`.
+    pub fn pager_options(&self, key_file: &Path) -> link::LinkOptions {
+        let answer: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(key_file).unwrap()).unwrap();
+        let user = answer["mqtt_user"].as_str().unwrap();
+        let mut options = link::LinkOptions::new(format!(
+            "{}{:016x}",
+            protocol::identity::pager_client_prefix("default", user),
+            rand::random::<u64>()
+        ));
+        options.credentials = Some((
+            user.into(),
+            answer["mqtt_password"].as_str().unwrap().into(),
+        ));
+        options
+    }
+
+    /// The broker's port.
+    pub fn broker_port(&self) -> u16 {
+        self.broker.port()
+    }
+
+    /// Enrols `hardware` for `board` as the technician does (`POST /api/nodes/enrol`, with
+    /// the arbiter token if the hall has one) and writes its key file into `dir`.
+    pub fn enrol(&self, hardware: &str, board: u16, dir: &Path) -> Enrolment {
+        let body = format!(r#"{{"hardware": "{hardware}", "board": {board}}}"#);
+        let answer = self.technician_post("/api/nodes/enrol", &body);
+        assert_eq!(answer["hardware"], hardware);
+        assert_eq!(answer["board"], board);
+        let key = answer["key"].as_str().expect("a key").to_owned();
+        let key_file = dir.join(format!("key-{hardware}"));
+        std::fs::write(&key_file, &key).expect("writing the key file");
+        Enrolment {
+            hardware: hardware.to_owned(),
+            board,
+            key,
+            key_file,
+        }
+    }
+
+    /// A hub with its embedded broker on a free port, data and log in `dir`; returns the
+    /// broker's port too.
+    pub fn embedded(dir: &Path) -> (Hub, u16) {
+        let port = free_port();
+        let hub = Hub::start(
+            &dir.join("data"),
+            Broker::Embedded { port },
+            &dir.join("hub.log"),
+        );
+        (hub, port)
+    }
+
+    /// A hub with its embedded broker on a free port, run with `config` (TOML) as its
+    /// `--config`; data, log and the file in `dir`. Returns the broker's port too.
+    pub fn configured(dir: &Path, config: &str) -> (Hub, u16) {
+        let path = dir.join("event.toml");
+        std::fs::write(&path, config).expect("writing the configuration");
+        let port = free_port();
+        let hub = Hub::start_with(
+            &dir.join("data"),
+            Broker::Embedded { port },
+            &dir.join("hub.log"),
+            vec!["--config".into(), path.display().to_string()],
+        );
+        (hub, port)
+    }
+
+    pub fn wait_ready(&mut self) {
+        let http = self.http;
+        if self
+            .args
+            .windows(2)
+            .any(|w| w[0] == "--tls" && w[1] == "on")
+        {
+            // HTTPS: the hall CA the hub makes at its first start is what a browser trusts.
+            let ca = self.data.join("hall-ca.pem");
+            let data = self.data.clone();
+            wait_for(
+                "the hall CA",
+                &mut self.child,
+                &self.log,
+                Duration::from_secs(30),
+                || data.join("hall-ca.pem").exists(),
+            );
+            register_https(http, &std::fs::read_to_string(ca).unwrap());
+        }
+        wait_for(
+            "hub",
+            &mut self.child,
+            &self.log,
+            Duration::from_secs(30),
+            || matches!(http_get(http, "/healthz"), Ok((200, _))),
+        );
+        self.learn_token();
+    }
+
+    /// SIGKILL: no shutdown, no final flush.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn restart(&mut self) {
+        self.kill();
+        self.child = spawn_hub(&self.data, &self.broker, self.http, &self.log, &self.args);
+        self.wait_ready();
+    }
+}
+
+/// The `arbiter_token` of the `--config` file among `args`, if any.
+fn configured_token(args: &[String]) -> Option<String> {
+    let at = args.iter().position(|a| a == "--config")?;
+    let text = std::fs::read_to_string(args.get(at + 1)?).ok()?;
+    let config: toml::Table = text.parse().ok()?;
+    config
+        .get("access")?
+        .get("arbiter_token")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Whether `args` say the broadcast's delay: the flag, or `delay_s` in the `--config` file.
+fn delay_configured(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--broadcast-delay-s")
+        || args
+            .iter()
+            .position(|a| a == "--config")
+            .and_then(|at| std::fs::read_to_string(args.get(at + 1)?).ok())
+            .and_then(|text| text.parse::<toml::Table>().ok())
+            .is_some_and(|config| {
+                config
+                    .get("broadcast")
+                    .and_then(|b| b.get("delay_s"))
+                    .is_some()
+            })
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn_hub(data: &Path, broker: &Broker, http: SocketAddr, log: &Path, args: &[String]) -> Child {
+    let mut command = Command::new(workspace_bin("hub"));
+    command.arg("serve").arg("--data").arg(data);
+    match broker {
+        Broker::Embedded { port } => command.arg("--mqtt").arg(format!("127.0.0.1:{port}")),
+        Broker::External { port } => command
+            .arg("--broker")
+            .arg(format!("mqtt://127.0.0.1:{port}")),
+        Broker::ExternalTls { port } => command
+            .arg("--broker")
+            .arg(format!("mqtts://127.0.0.1:{port}")),
+    };
+    command.arg("--http").arg(http.to_string()).args(args);
+    if !delay_configured(args) {
+        // These halls' tests read the feed as the boards play; the default delay (15
+        // minutes) has its own test.
+        command.args(["--broadcast-delay-s", "0"]);
+    }
+    command
+        .stdout(Stdio::null())
+        .stderr(append(log))
+        .spawn()
+        .expect("spawning the hub")
+}

@@ -1,0 +1,7 @@
+//! The real processes a test starts: `hub serve`, `board-node`, Mosquitto, `hub pager`, each
+//! in a directory of its own with its log, killed when dropped.
+
+pub mod hub;
+pub mod mosquitto;
+pub mod node;
+pub mod pager;
