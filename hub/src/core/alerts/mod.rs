@@ -12,6 +12,7 @@
 
 pub mod catalogue;
 pub mod desk;
+pub mod detail;
 pub mod routing;
 pub mod texts;
 
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use catalogue::{AlertKind, Severity};
 pub use desk::{AlertDesk, AlertSettings};
+pub use detail::Detail;
 pub use routing::Routing;
 pub use texts::Language;
 
@@ -70,7 +72,7 @@ pub struct Facts {
     pub move_number: Option<u32>,
     /// How the game ended, or what differs (`checkmate`, `increment_missing`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
+    pub detail: Option<Detail>,
     /// A clock's difference from the time it should show, in seconds (what it shows minus
     /// what the time control and the moves give: positive, the player has more time).
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -3,6 +3,7 @@
 
 use super::{describe, is_start_turned, move_number, rounded_seconds, side, AlertDesk, Draft};
 use crate::core::alerts::catalogue::{AlertKind, Severity};
+use crate::core::alerts::detail::{ClockFault, Detail, Ending, Setup};
 use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts, Occurrence};
 use crate::core::arbiter::{Decision, DecisionRecord, GameResult, TimeReason};
 use crate::core::board::BoardState;
@@ -105,11 +106,15 @@ impl AlertDesk {
                 if matches!(status, Status::Declared(_)) {
                     return;
                 }
-                let facts = Facts {
-                    result: Some(state.game().result()),
-                    detail: Some(status.name().to_owned()),
-                    ..Facts::default()
-                };
+                let facts =
+                    Facts {
+                        result: Some(state.game().result()),
+                        detail: Some(Ending::of(*status).map_or_else(
+                            || Detail::Other(status.name().to_owned()),
+                            Detail::Ending,
+                        )),
+                        ..Facts::default()
+                    };
                 let ply = state.game().moves().len() as u64;
                 let draft = self.draft(
                     board,
@@ -139,7 +144,7 @@ impl AlertDesk {
                         AlertKind::ResultSignalMismatch,
                         Facts {
                             result: Some(hub.to_owned()),
-                            detail: Some(result.pgn().to_owned()),
+                            detail: Some(Detail::Signal(*result)),
                             ..Facts::default()
                         },
                     ),
@@ -151,13 +156,13 @@ impl AlertDesk {
             GameEvent::OutOfSync { since } => {
                 let (kind, facts) = if state.game().moves().is_empty() {
                     let turned = state.game().sensed().is_some_and(is_start_turned);
-                    let detail = if turned {
-                        "orientation"
+                    let setup = if turned {
+                        Setup::Orientation
                     } else {
-                        "initial_position"
+                        Setup::InitialPosition
                     };
                     let facts = Facts {
-                        detail: Some(detail.to_owned()),
+                        detail: Some(Detail::Setup(setup)),
                         ..Facts::default()
                     };
                     (AlertKind::WrongSetup, facts)
@@ -170,7 +175,9 @@ impl AlertDesk {
                 };
                 let mut draft =
                     self.draft(board, kind, Occurrence::at(*since), kind.article(edition));
-                if kind == AlertKind::WrongSetup && facts.detail.as_deref() == Some("orientation") {
+                if kind == AlertKind::WrongSetup
+                    && facts.detail == Some(Detail::Setup(Setup::Orientation))
+                {
                     draft.article = Some(match edition {
                         crate::core::laws::Edition::Laws2009 => "7.1b",
                         crate::core::laws::Edition::Laws2014 => "7.2b",
@@ -262,11 +269,11 @@ impl AlertDesk {
             }
             ClockEvent::Deviation(deviation) => {
                 let difference_ms = deviation.difference_ms();
-                let (detail, any_size) = match deviation.kind {
-                    DeviationKind::WrongBase => ("wrong_base", false),
-                    DeviationKind::IncrementMissing => ("increment_missing", true),
-                    DeviationKind::PeriodNotAdded => ("period_not_added", true),
-                    DeviationKind::ClockAdjusted => ("clock_adjusted", false),
+                let (fault, any_size) = match deviation.kind {
+                    DeviationKind::WrongBase => (ClockFault::WrongBase, false),
+                    DeviationKind::IncrementMissing => (ClockFault::IncrementMissing, true),
+                    DeviationKind::PeriodNotAdded => (ClockFault::PeriodNotAdded, true),
+                    DeviationKind::ClockAdjusted => (ClockFault::ClockAdjusted, false),
                     // The arbiter's own time shows: nothing to handle.
                     DeviationKind::PenaltyApplied | DeviationKind::CorrectionApplied => return,
                 };
@@ -284,7 +291,7 @@ impl AlertDesk {
                     side: Some(side(deviation.side)),
                     seconds: Some(deviation.shown_ms / 1000),
                     move_number: (deviation.moves > 0).then_some(deviation.moves),
-                    detail: Some(detail.to_owned()),
+                    detail: Some(Detail::Clock(fault)),
                     difference_s: Some(rounded_seconds(difference_ms)),
                     ..Facts::default()
                 };
@@ -322,7 +329,7 @@ impl AlertDesk {
             None,
         );
         draft.facts = Facts {
-            detail: Some(seq.to_string()),
+            detail: Some(Detail::Number(seq.0)),
             move_number: Some(moves_before),
             ..Facts::default()
         };
@@ -345,7 +352,7 @@ impl AlertDesk {
             None,
         );
         draft.facts = Facts {
-            detail: Some(refused.to_string()),
+            detail: Some(Detail::Number(u64::from(refused))),
             ..Facts::default()
         };
         self.raise(now, draft).into_iter().collect()

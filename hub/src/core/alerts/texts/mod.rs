@@ -143,8 +143,8 @@ pub fn render(
         Side::Black => BLACK[i],
     });
     let result = facts.result.map_or(PLAY_ON[i], GameResult::pgn);
-    let detail = facts.detail.as_deref().map_or(String::new(), |d| {
-        detail_words(d).map_or(d.to_owned(), |words| words[i].to_owned())
+    let detail = facts.detail.as_ref().map_or(String::new(), |d| {
+        detail_words(d).map_or_else(|| d.to_string(), |words| words[i].to_owned())
     });
     let boards: Vec<String> = facts.boards.iter().map(|b| b.0.to_string()).collect();
     let filled = what[i]
@@ -176,13 +176,14 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::alerts::detail::{ClockFault, Detail, Ending};
 
     #[test]
     fn a_clock_alert_says_how_much_and_since_when() {
         let facts = Facts {
             side: Some(Side::Black),
             move_number: Some(19),
-            detail: Some("clock_adjusted".into()),
+            detail: Some(Detail::Clock(ClockFault::ClockAdjusted)),
             difference_s: Some(65),
             ..Facts::default()
         };
@@ -210,7 +211,7 @@ mod tests {
             result: Some(GameResult::BlackWins),
             seconds: Some(12),
             move_number: Some(31),
-            detail: Some("checkmate".into()),
+            detail: Some(Detail::Ending(Ending::Checkmate)),
             difference_s: Some(-65),
             boards: vec![BoardNo(3), BoardNo(4), BoardNo(5)],
         };

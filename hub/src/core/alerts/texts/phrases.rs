@@ -1,6 +1,7 @@
 //! The phrase tables: what each kind of alert says and asks, and the words of a `detail`
 //! fact, in each language.
 
+use super::super::detail::{ClockFault, Detail, Ending, Setup};
 use super::super::AlertKind;
 
 /// One phrase in each language, in the order of [`super::Language::ALL`].
@@ -466,9 +467,9 @@ pub(super) fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
 }
 
 /// The words for a `detail` fact: how a game ended, what differs on a clock, a set-up.
-pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
+pub(super) fn detail_words(detail: &Detail) -> Option<Phrase> {
     Some(match detail {
-        "checkmate" => [
+        Detail::Ending(Ending::Checkmate) => [
             "checkmate",
             "sjakkmatt",
             "schackmatt",
@@ -476,8 +477,8 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "matti",
             "matt",
         ],
-        "stalemate" => ["stalemate", "patt", "patt", "pat", "patti", "patt"],
-        "dead_position" => [
+        Detail::Ending(Ending::Stalemate) => ["stalemate", "patt", "patt", "pat", "patti", "patt"],
+        Detail::Ending(Ending::DeadPosition) => [
             "dead position",
             "død stilling",
             "död ställning",
@@ -485,7 +486,7 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "kuollut asema",
             "holt állás",
         ],
-        "fivefold_repetition" => [
+        Detail::Ending(Ending::FivefoldRepetition) => [
             "fivefold repetition",
             "femfold gjentakelse",
             "femfaldig upprepning",
@@ -493,7 +494,7 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "viisinkertainen toisto",
             "ötszöri ismétlés",
         ],
-        "seventyfive_moves" => [
+        Detail::Ending(Ending::SeventyfiveMoves) => [
             "75-move rule",
             "75-trekksregelen",
             "75-dragsregeln",
@@ -501,7 +502,7 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "75 siirron sääntö",
             "75 lépéses szabály",
         ],
-        "wrong_base" => [
+        Detail::Clock(ClockFault::WrongBase) => [
             "set to other times",
             "stilt på feil tid",
             "inställd på fel tid",
@@ -509,7 +510,7 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "asetettu väärin",
             "rosszul beállítva",
         ],
-        "increment_missing" => [
+        Detail::Clock(ClockFault::IncrementMissing) => [
             "no increment added",
             "tillegg ikke lagt til",
             "tillägg ej tillagt",
@@ -517,7 +518,7 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "lisäaikaa ei lisätty",
             "a növekmény hiányzik",
         ],
-        "period_not_added" => [
+        Detail::Clock(ClockFault::PeriodNotAdded) => [
             "next period not added",
             "neste periode ikke lagt til",
             "nästa period ej tillagd",
@@ -525,7 +526,7 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "seuraavaa jaksoa ei lisätty",
             "a következő periódus hiányzik",
         ],
-        "clock_adjusted" => [
+        Detail::Clock(ClockFault::ClockAdjusted) => [
             "changed without a reason the hub knows",
             "endret uten kjent grunn",
             "ändrad utan känt skäl",
@@ -533,7 +534,7 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "muuttunut ilman tunnettua syytä",
             "ismeretlen okból megváltozott",
         ],
-        "initial_position" => [
+        Detail::Setup(Setup::InitialPosition) => [
             "a wrong initial position",
             "feil utgangsstilling",
             "fel utgångsställning",
@@ -541,7 +542,7 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "väärä alkuasema",
             "hibás kezdőállás",
         ],
-        "orientation" => [
+        Detail::Setup(Setup::Orientation) => [
             "the board turned the wrong way",
             "brettet snudd feil vei",
             "brädet felvänt",
@@ -549,6 +550,7 @@ pub(super) fn detail_words(detail: &str) -> Option<Phrase> {
             "lauta väärin päin",
             "rosszul elforgatott tábla",
         ],
-        _ => return None,
+        // Shown as written: a result, a number, another hub's word.
+        Detail::Signal(_) | Detail::Number(_) | Detail::Other(_) => return None,
     })
 }
