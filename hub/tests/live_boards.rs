@@ -18,7 +18,7 @@ use board_node::dgt::recording;
 use hub::core::hall::Hall;
 use protocol::time_control::TimeControl;
 use protocol::BoardNo;
-use support::live::{Emulator, Family, LiveNode, Play};
+use support::live::{Emulator, Family, Fault, LiveNode, Play};
 use support::{http_json, Hub};
 
 fn dgtdriver(name: &str) -> std::path::PathBuf {
@@ -69,7 +69,7 @@ fn the_recorded_streams_played_live_are_the_games_the_offline_decoder_reads() {
         .iter()
         .map(|name| {
             let noise = if *name == "1" {
-                vec!["--noise-every".to_owned(), "7".into()]
+                vec![Fault::NoiseEvery(7)]
             } else {
                 Vec::new()
             };
@@ -247,21 +247,19 @@ fn twenty_real_games_on_live_boards_lose_and_double_nothing_through_unplugs_and_
     let emulators: Vec<Emulator> = games
         .iter()
         .map(|g| {
-            let mut extra = Vec::new();
+            let mut faults = Vec::new();
             if let Some((_, ply)) = unplugged.iter().find(|(board, _)| *board == g.board) {
-                extra = vec![
-                    "--unplug-at-ply".into(),
-                    ply.to_string(),
-                    "--unplug-ms".into(),
-                    unplug_ms.to_string(),
-                ];
+                faults.push(Fault::UnplugAtPly {
+                    ply: *ply,
+                    ms: unplug_ms,
+                });
             }
             let play = Play::Pgn {
                 file: g.file.clone(),
                 game: g.game,
                 time_control: g.time_control.into(),
             };
-            Emulator::start(dir.path(), &g.board.to_string(), &play, g.speed, &extra)
+            Emulator::start(dir.path(), &g.board.to_string(), &play, g.speed, &faults)
         })
         .collect();
     let enrolments: Vec<_> = games
@@ -383,7 +381,7 @@ fn chesslink_boards_without_a_clock_give_the_games_move_for_move() {
                 game: *g,
                 time_control: "300+3".into(),
             };
-            let stand = ["--stand-ms".to_owned(), "16000".into()];
+            let stand = [Fault::StandMs(16_000)];
             Emulator::start_family(
                 Family::ChessLink,
                 dir.path(),

@@ -43,6 +43,41 @@ pub enum Play {
     Recording(PathBuf),
 }
 
+/// What goes wrong on an emulated board, as the emulator is told it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The board is unplugged after `ply` clock presses, for `ms` of real time.
+    UnplugAtPly { ply: usize, ms: u64 },
+    /// The clock is switched off after `ply` presses, for `ms` of real time.
+    ClockOffAtPly { ply: usize, ms: u64 },
+    /// Line noise before every `n`th message.
+    NoiseEvery(usize),
+    /// A board without a clock: each move stands this long (game ms) before the next hand.
+    StandMs(u64),
+}
+
+impl Fault {
+    /// The emulator's flags for it.
+    fn args(self) -> Vec<String> {
+        let flags: Vec<(&str, String)> = match self {
+            Fault::UnplugAtPly { ply, ms } => vec![
+                ("--unplug-at-ply", ply.to_string()),
+                ("--unplug-ms", ms.to_string()),
+            ],
+            Fault::ClockOffAtPly { ply, ms } => vec![
+                ("--clock-off-at-ply", ply.to_string()),
+                ("--clock-off-ms", ms.to_string()),
+            ],
+            Fault::NoiseEvery(n) => vec![("--noise-every", n.to_string())],
+            Fault::StandMs(ms) => vec![("--stand-ms", ms.to_string())],
+        };
+        flags
+            .into_iter()
+            .flat_map(|(flag, value)| [flag.to_owned(), value])
+            .collect()
+    }
+}
+
 /// A `board-node emulate-dgt` process; its device's symlink is `link`.
 pub struct Emulator {
     child: Child,
@@ -52,9 +87,9 @@ pub struct Emulator {
 }
 
 impl Emulator {
-    /// A DGT board playing `play` at `speed` with the extra flags `extra` (`--unplug-at-ply`, …).
-    pub fn start(dir: &Path, name: &str, play: &Play, speed: f64, extra: &[String]) -> Emulator {
-        Emulator::start_family(Family::Dgt, dir, name, play, speed, extra)
+    /// A DGT board playing `play` at `speed`, with `faults`.
+    pub fn start(dir: &Path, name: &str, play: &Play, speed: f64, faults: &[Fault]) -> Emulator {
+        Emulator::start_family(Family::Dgt, dir, name, play, speed, faults)
     }
 
     /// A board of `family`, as [`Emulator::start`].
@@ -64,7 +99,7 @@ impl Emulator {
         name: &str,
         play: &Play,
         speed: f64,
-        extra: &[String],
+        faults: &[Fault],
     ) -> Emulator {
         let link = dir.join(format!("dgt-{name}"));
         let out = dir.join(format!("emulator-{name}.out"));
@@ -88,7 +123,7 @@ impl Emulator {
         let child = command
             .arg("--speed")
             .arg(speed.to_string())
-            .args(extra)
+            .args(faults.iter().flat_map(|f| f.args()))
             .env("RUST_LOG", "warn,board_node=info")
             .stdout(append(&out))
             .stderr(append(&log))
