@@ -1,4 +1,4 @@
-//! Arbiters are people (issue 31): each arbiter the chief enrols gets their own page login
+//! Arbiters are people: each arbiter the chief enrols gets their own page login
 //! and pager login, both from a key of their own. What they do is signed with their name,
 //! whatever a request says; they cannot touch the hall's keys; their pager's client id is
 //! theirs; and the chief revokes one arbiter without touching the others: the login, the

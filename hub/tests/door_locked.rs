@@ -1,4 +1,4 @@
-//! The door locked by default (issue 31): a fresh `hub serve` (no token configured) plays a
+//! The door is locked by default: a fresh `hub serve` (no token configured) plays a
 //! real game while a stranger on the hall's network tries every route, a reverse proxy's
 //! loopback request, a login flood, 2,000 idle connections to each port, and while a node's
 //! and a pager's logins on the embedded broker subscribe to `zeitnot/#`, retain messages and

@@ -1,6 +1,6 @@
 //! Forged messages page the technician only for a board of the hall: a node enrolled for it,
 //! or a game on it. A client that types any board number into a forged uplink is counted,
-//! never paged (issue 31: a login raised `forged_message` for boards 1 to 10,000).
+//! never paged (a login typing boards 1 to 10,000 once raised a `forged_message` for each).
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! One damaged record in the journal of a playing board (issue 20). Before, the restarted
+//! One damaged record in the journal of a playing board. Before, the restarted
 //! hub skipped it and then every later record of that board as out of sequence, and the
 //! board stalled for good (its node had forgotten those events once acknowledged). Now the
 //! board goes on after the lost event, and the arbiter's alert names it.

@@ -1,4 +1,4 @@
-//! A full disk never stalls the hall silently (issue 20): the hub's journal on a small
+//! A full disk never stalls the hall silently: the hub's journal on a small
 //! filesystem (tmpfs with a size limit) is filled by another file while two real boards play.
 //! `/healthz` turns 503 with the reason, nothing is acknowledged that is not durable, and once
 //! space is freed the hub opens its journal again, rebuilds the hall from what is durable,

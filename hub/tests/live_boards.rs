@@ -1,4 +1,4 @@
-//! Issue 16: live DGT boards. Every test here runs real processes: `board-node emulate-dgt`
+//! Live DGT and ChessLink boards play real games exactly. Every test here runs real processes: `board-node emulate-dgt`
 //! (a DGT board with its clock on a pseudo-terminal), `board-node dgt` (the node reading the
 //! board's serial line), and the hub with its embedded broker.
 //!

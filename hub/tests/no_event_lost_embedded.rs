@@ -1,4 +1,4 @@
-//! Issue 2, done-when 2: twenty real board-node processes on the embedded broker; the hub is
+//! No event is lost on the embedded broker: twenty real board-node processes; the hub is
 //! SIGKILLed twice and a node once; no event is lost or duplicated and every game is right.
 
 mod support;

@@ -1,4 +1,4 @@
-//! Issue 2, done-when 3: the same hall with Mosquitto as the external broker (configured as
+//! No event is lost on Mosquitto: the same hall with Mosquitto as the external broker (as
 //! `deploy/mosquitto/zeitnot.conf` ships it); Mosquitto is SIGKILLed and restarted too.
 
 mod support;

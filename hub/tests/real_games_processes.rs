@@ -1,4 +1,4 @@
-//! Issue 3, done-when 1 (the process part): 100 real games replayed by real `board-node`
+//! Real games through real processes read as python-chess reads them: 100 real games replayed by real `board-node`
 //! processes through the embedded broker into a real hub; what `GET /api/boards/{n}` says of
 //! each game (moves, FEN, status, claimable) is checked by python-chess 1.11.2.
 

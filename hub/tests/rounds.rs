@@ -1,4 +1,4 @@
-//! One hub for the whole event (issue 17): three rounds of real games on the same three
+//! One hub for the whole event: three rounds of real games on the same three
 //! boards, the same nodes (their sequence numbers going on), the pairing program's TRF
 //! exported anew before each round, the hub killed (SIGKILL) in the middle of round 2.
 //! Afterwards every round's moves, results and feed are the source games', round 1's feed is

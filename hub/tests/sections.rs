@@ -1,4 +1,4 @@
-//! A hall of two sections in one run (issue 17): a classical section on boards 1–10 (90
+//! A hall of two sections in one run: a classical section on boards 1–10 (90
 //! minutes for 40 moves, 30 minutes, +30 s; standard) and a rapid one on boards 11–20 (15
 //! minutes + 10 s; rapid, partly supervised), each with its own pairing file. Each board's
 //! clock is checked against its section's time control, and an illegal move costs what its

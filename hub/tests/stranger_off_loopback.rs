@@ -1,4 +1,4 @@
-//! The door seen from the hall's network (issue 31): a stranger on another address, in a
+//! The door seen from the hall's network: a stranger on another address, in a
 //! network namespace this test makes with a veth pair, reaches `hub serve` listening on the
 //! hall side of the pair, as `deploy/systemd` runs it (no token configured, TLS by default off
 //! loopback). The arbiters' token works from there (the control); without it every route and

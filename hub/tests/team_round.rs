@@ -1,4 +1,4 @@
-//! A team round (issue 17): the real TRF-26 team file (`grandmommys-cup`, 50 teams of four
+//! A team round: the real TRF-26 team file (`grandmommys-cup`, 50 teams of four
 //! boards) gives round 1's matches; the first match's four boards play real games on board
 //! nodes. The supervision page (Chromium) groups the match's boards under the teams and
 //! keeps its score as the games finish; the feed tags each game with the teams

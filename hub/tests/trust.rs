@@ -1,4 +1,4 @@
-//! Issue 15, done-when 1: a hall on the shared network. Enrolled nodes replay real games on
+//! A hall on a shared network takes only what its enrolled nodes seal. Enrolled nodes replay real games on
 //! boards 1, 2 and 3 while a stranger and the (enrolled) node of board 3 attack boards 1
 //! and 2: forged and replayed uplinks (a flag down, a `Hello` without a clock), forged
 //! `Ack`, `ResendFrom` and `ContinueAt` to board 2's node, forged pager commands, and

@@ -1,4 +1,4 @@
-//! Nothing readable on the wire (issue 31): with TLS on, a sniffer between a board node and
+//! Nothing readable on the wire: with TLS on, a sniffer between a board node and
 //! the broker, and between a browser and the page, sees no topic, no password, no key and no
 //! token in clear, on the embedded broker and on Mosquitto with the shipped TLS listener;
 //! and the games still arrive exactly as their PGN has them. Without TLS the same sniffer
