@@ -2,10 +2,14 @@
 //! pseudo-terminal) and `board-node dgt` (the node reading it), real processes both.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use super::process::node::spawn_board_node;
 use super::{append, tail, workspace_bin, Enrolment, Hub};
+
+/// What a live node logs: its line's events, not every reading.
+const LIVE_LOG: &str = "warn,board_node=info";
 
 /// The e-board family emulated and read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,7 +228,7 @@ impl LiveNode {
             ]);
         }
         let log = dir.join(format!("{name}.log"));
-        let child = spawn(&args, &log);
+        let child = spawn_board_node(&args, &log, LIVE_LOG);
         LiveNode { child, args, log }
     }
 
@@ -232,7 +236,7 @@ impl LiveNode {
     pub fn kill_and_restart(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        self.child = spawn(&self.args, &self.log);
+        self.child = spawn_board_node(&self.args, &self.log, LIVE_LOG);
     }
 
     /// SIGTERM; waits for the clean exit and returns each board's report line.
@@ -275,14 +279,4 @@ impl Drop for LiveNode {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn spawn(args: &[String], log: &Path) -> Child {
-    Command::new(workspace_bin("board-node"))
-        .args(args)
-        .env("RUST_LOG", "warn,board_node=info")
-        .stdout(Stdio::piped())
-        .stderr(append(log))
-        .spawn()
-        .expect("spawning board-node dgt")
 }

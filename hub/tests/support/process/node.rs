@@ -155,7 +155,7 @@ impl Node {
             args.extend(["--time-control".into(), tc.clone()]);
         }
         let log = dir.join(format!("node-{}-{name}.log", replay.board));
-        let child = spawn_node(&args, &log);
+        let child = spawn_board_node(&args, &log, "warn,board_node=debug");
         Node {
             child,
             board: replay.board,
@@ -169,7 +169,7 @@ impl Node {
     pub fn kill_and_restart(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        self.child = spawn_node(&self.args, &self.log);
+        self.child = spawn_board_node(&self.args, &self.log, "warn,board_node=debug");
     }
 
     /// Plays every game of `replays` on its board's node, enrolled with `hub`, to the end;
@@ -226,10 +226,11 @@ impl Drop for Node {
     }
 }
 
-fn spawn_node(args: &[String], log: &Path) -> Child {
+/// A `board-node` process with `args`, its report piped and its log (at `rust_log`) in `log`.
+pub fn spawn_board_node(args: &[String], log: &Path, rust_log: &str) -> Child {
     Command::new(workspace_bin("board-node"))
         .args(args)
-        .env("RUST_LOG", "warn,board_node=debug")
+        .env("RUST_LOG", rust_log)
         .stdout(Stdio::piped())
         .stderr(append(log))
         .spawn()
