@@ -41,6 +41,16 @@ pub struct EnrolArbiterArgs {
     /// The arbiter's name, as the commands are signed.
     #[arg(long)]
     pub arbiter: String,
+    /// A zone the arbiter watches (repeat for more); none: as the configuration's
+    /// `[[arbiters]]` says, or the whole hall.
+    #[arg(long = "zone")]
+    pub zones: Vec<String>,
+    /// The arbiter's language on their phone (en, nb, sv, da, fi, hu).
+    #[arg(long)]
+    pub language: Option<crate::core::alerts::Language>,
+    /// The event's configuration, for its zones.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// Write the credentials here (mode 0600) as well as printing them.
     #[arg(long)]
     pub key_file: Option<PathBuf>,
@@ -133,7 +143,17 @@ pub fn enrol_arbiter(args: EnrolArbiterArgs) -> anyhow::Result<()> {
         !args.arbiter.trim().is_empty() && args.arbiter.chars().count() <= 64,
         "an arbiter's name of 1 to 64 characters"
     );
-    let enrolment = offline::enrol_arbiter(&args.data, &HubConfig::default(), &args.arbiter)?;
+    let file = event_config(args.config.as_deref())?;
+    let hub_config = HubConfig {
+        routing: file.routing,
+        ..HubConfig::default()
+    };
+    let request = crate::edge::api::ArbiterEnrolRequest {
+        name: args.arbiter,
+        zones: args.zones,
+        language: args.language,
+    };
+    let enrolment = offline::enrol_arbiter(&args.data, &hub_config, request)?;
     let ca = hall_ca::ca_pem(&args.data)?;
     let json = login::arbiter_credentials(&enrolment, &ca).to_string();
     if let Some(path) = args.key_file {

@@ -10,6 +10,7 @@ use protocol::{identity, BoardNo};
 use crate::core::hub::{
     ArbiterEnrolment, Enrolled, Hub, HubConfig, Output, Reply, RequestId, Write,
 };
+use crate::edge::api::ArbiterEnrolRequest;
 use crate::edge::store::Journal;
 use crate::edge::{broker, login};
 use crate::metrics::Metrics;
@@ -103,25 +104,30 @@ pub fn broker_users(data: &std::path::Path, config: &HubConfig) -> anyhow::Resul
     ))
 }
 
-/// Enrols arbiter `name` in the journal at `data` of a hub that is not running, as `POST
+/// Enrols `arbiter` in the journal at `data` of a hub that is not running, as `POST
 /// /api/arbiters/enrol` does on one that runs: the same fold, the same core call, its write
-/// flushed before the key is handed out.
+/// flushed before the key is handed out. `config` has the hall's zones.
 pub fn enrol_arbiter(
     data: &std::path::Path,
     config: &HubConfig,
-    name: &str,
+    arbiter: ArbiterEnrolRequest,
 ) -> anyhow::Result<ArbiterEnrolment> {
     let mut offline = Offline::open(data, config, "use POST /api/arbiters/enrol")?;
     let fresh = NodeKey::from_bytes(rand::random());
     let now = offline.now;
-    offline
-        .hub
-        .handle_arbiter_enrolment(now, RequestId(0), name, fresh);
+    offline.hub.handle_arbiter_enrolment(
+        now,
+        RequestId(0),
+        &arbiter.name,
+        fresh,
+        arbiter.zones,
+        arbiter.language,
+    );
     let enrolled = offline.settle()?.into_iter().find_map(|reply| match reply {
-        Reply::ArbiterEnrolled(answer) => answer,
+        Reply::ArbiterEnrolled(answer) => Some(answer),
         _ => None,
     });
-    enrolled.context("the hall has no secret, or its roster of arbiters is full")
+    Ok(enrolled.context("the enrolment was not answered")??)
 }
 
 /// Re-keys the hall of the hub that is not running whose data directory is `data` (`hub

@@ -54,6 +54,7 @@ pub mod laws;
 pub mod mating;
 pub mod pager_seal;
 pub mod pairings;
+pub mod phone;
 pub mod record;
 pub mod relay;
 pub mod repetition;

@@ -22,6 +22,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::sessions::Sessions;
+use crate::core::phone::PhoneCredentials;
 
 /// The cookie that carries the arbiter token.
 pub const COOKIE: &str = "zeitnot_arbiter";
@@ -57,11 +58,20 @@ impl Login {
     }
 }
 
+/// An enrolled arbiter's phone: whose, and its ntfy topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phone {
+    pub arbiter: String,
+    pub topic: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct Access {
     arbiter_token: Arc<str>,
     /// Each enrolled arbiter's login, by its hash: the name.
     arbiters: Arc<RwLock<HashMap<String, String>>>,
+    /// Each enrolled arbiter's phone, by its token's hash.
+    phones: Arc<RwLock<HashMap<String, Phone>>>,
     /// The page's logins.
     pub sessions: Sessions,
     /// Names the hub is reached under, besides IP addresses and `localhost`.
@@ -79,6 +89,7 @@ impl Access {
         Access {
             arbiter_token: arbiter_token.into(),
             arbiters: Arc::default(),
+            phones: Arc::default(),
             sessions: Sessions::default(),
             hosts: Arc::new([]),
             open_hall: false,
@@ -109,6 +120,15 @@ impl Access {
     pub fn with_secure_cookies(mut self, secure: bool) -> Access {
         self.secure_cookies = secure;
         self
+    }
+
+    /// The scheme the hub is reached with.
+    pub fn scheme(&self) -> &'static str {
+        if self.secure_cookies {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     /// The attributes of the page's session cookie.
@@ -164,6 +184,34 @@ impl Access {
         let valid: HashSet<String> = table.keys().cloned().collect();
         *self.arbiters.write().expect("arbiters lock") = table;
         self.sessions.keep_only(&valid);
+    }
+
+    /// The enrolled arbiters' phones (name, topic, token): only these subscribe from now on.
+    pub fn set_phones(&self, phones: impl IntoIterator<Item = (String, PhoneCredentials)>) {
+        let table = phones
+            .into_iter()
+            .map(|(arbiter, c)| {
+                let phone = Phone {
+                    arbiter,
+                    topic: c.topic,
+                };
+                (super::sessions::hash(&c.token), phone)
+            })
+            .collect();
+        *self.phones.write().expect("phones lock") = table;
+    }
+
+    /// Whose phone holds `token`.
+    pub fn phone_of(&self, token: &str) -> Option<Phone> {
+        let phones = self.phones.read().expect("phones lock");
+        phones.get(&super::sessions::hash(token)).cloned()
+    }
+
+    /// The phone subscribed to `topic` of arbiter `arbiter` (their page, logged in, reads
+    /// their own phone's stream).
+    pub fn phone_of_arbiter(&self, arbiter: &str) -> Option<Phone> {
+        let phones = self.phones.read().expect("phones lock");
+        phones.values().find(|p| p.arbiter == arbiter).cloned()
     }
 
     /// Who logs in with `token`, and the hash of the credential (empty for the hall's

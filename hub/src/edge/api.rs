@@ -13,7 +13,7 @@ use crate::core::alerts::{Alert, AlertCommand};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
 use crate::core::board::{BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
-use crate::core::hub::{ArbiterEnrolment, Enrolled, StartRequest};
+use crate::core::hub::{ArbiterEnrolment, Enrolled, EnrolmentRefusal, StartRequest};
 use crate::core::ids::{AlertId, HardwareId, RoundNo};
 use crate::core::pairings::{Pairing, RoundState};
 use crate::core::rounds::StartError;
@@ -27,6 +27,25 @@ use crate::view::tiles::{Audience, SpectatorBoard};
 pub struct LiveStart {
     pub hall: String,
     pub updates: broadcast::Receiver<Arc<str>>,
+}
+
+/// What an arbiter's phone stream starts from: what the phone watches, the key its
+/// buttons are sealed with, the steps it missed and the alert changes to come.
+pub struct PhoneFeed {
+    pub watch: crate::core::phone::PhoneWatch,
+    pub key: protocol::seal::NodeKey,
+    /// The alerts' steps after the one asked for, oldest first.
+    pub backlog: Vec<(crate::core::alerts::Alert, crate::core::alerts::Step)>,
+    pub live: broadcast::Receiver<Arc<crate::core::alerts::AlertChange>>,
+}
+
+/// An arbiter to enrol: their name, the zones they watch (none: as configured, or the
+/// whole hall) and their language.
+#[derive(Debug)]
+pub struct ArbiterEnrolRequest {
+    pub name: String,
+    pub zones: Vec<String>,
+    pub language: Option<crate::core::alerts::Language>,
 }
 
 /// A question for the loop that owns the hall.
@@ -83,8 +102,11 @@ pub enum Query {
     /// Who an external broker must let in: `username:password` lines.
     BrokerUsers(oneshot::Sender<Option<String>>),
     /// The chief arbiter enrols an arbiter (a new key); answered with their pager's
-    /// credentials once durable (`None`: the roster is full).
-    EnrolArbiter(String, oneshot::Sender<Option<ArbiterEnrolment>>),
+    /// credentials once durable, or why not.
+    EnrolArbiter(
+        ArbiterEnrolRequest,
+        oneshot::Sender<Result<ArbiterEnrolment, EnrolmentRefusal>>,
+    ),
     /// The chief arbiter revokes an arbiter; answered with the roster once durable.
     RevokeArbiter(String, oneshot::Sender<Vec<String>>),
     /// The enrolled arbiters' names.
@@ -105,6 +127,16 @@ pub enum Query {
     ),
     /// A supervision page connects.
     Live(Audience, oneshot::Sender<LiveStart>),
+    /// An arbiter's phone stream, from after step `u64` (`None`: not enrolled).
+    PhoneFeed(String, u64, oneshot::Sender<Option<PhoneFeed>>),
+    /// An arbiter's tap on a phone's button: (arbiter, alert, act, MAC).
+    PhoneCommand(
+        String,
+        AlertId,
+        crate::core::phone::PhoneAct,
+        String,
+        oneshot::Sender<Result<Alert, AlertError>>,
+    ),
     /// A board as spectators see it.
     SpectatorBoard(BoardNo, oneshot::Sender<Option<SpectatorBoard>>),
 }

@@ -82,6 +82,7 @@ pub async fn bind(
         .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/public/boards/{n}", get(spectator_board))
         .route("/healthz", get(healthz))
+        .merge(super::ntfy::routes())
         .merge(page::routes());
     let router = arbiters
         .merge(public)
@@ -334,32 +335,57 @@ async fn broker_users(State(api): State<Api>) -> Result<Response, ApiError> {
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], users).into_response())
 }
 
-/// Body of `POST /api/arbiters/enrol`: `{"arbiter": "IA Berg"}`.
+/// Body of `POST /api/arbiters/revoke`: `{"arbiter": "IA Berg"}`.
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ArbiterBody {
     arbiter: String,
 }
 
+/// Body of `POST /api/arbiters/enrol`: `{"arbiter": "IA Berg", "zones": ["C"],
+/// "language": "nb"}`; zones and language may be left out (the configuration's
+/// `[[arbiters]]`, else the whole hall in English).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArbiterEnrolBody {
+    arbiter: String,
+    #[serde(default)]
+    zones: Vec<String>,
+    #[serde(default)]
+    language: Option<Language>,
+}
+
+/// The most zones one arbiter is enrolled for.
+const MAX_ZONES: usize = 64;
+
 /// The chief arbiter enrols an arbiter: a new key (an earlier one of the name stops
 /// working), answered once durable with `{"arbiter", "key", "mqtt_user", "mqtt_password",
-/// "hub_key", "ca"}` (what `hub pager --key-file` reads) and `"login"`, the arbiter's own
-/// login for the page and the API.
+/// "hub_key", "ca"}` (what `hub pager --key-file` reads), `"login"`, the arbiter's own
+/// login for the page and the API, and `"phone"`: the phone view's login link and the
+/// ntfy subscription (server, topic, token) at the address the request came to.
 async fn enrol_arbiter(
     State(api): State<Api>,
-    Json(body): Json<ArbiterBody>,
+    headers: axum::http::HeaderMap,
+    Json(body): Json<ArbiterEnrolBody>,
 ) -> Result<Response, ApiError> {
     check_arbiter_name(&body.arbiter)?;
+    if body.zones.len() > MAX_ZONES {
+        return Err(ApiError::BadQuery(format!("at most {MAX_ZONES} zones")));
+    }
+    let request = crate::edge::api::ArbiterEnrolRequest {
+        name: body.arbiter,
+        zones: body.zones,
+        language: body.language,
+    };
     let enrolment = api
-        .ask(|reply| Query::EnrolArbiter(body.arbiter, reply))
+        .ask(|reply| Query::EnrolArbiter(request, reply))
         .await?
-        .ok_or_else(|| {
-            ApiError::BadQuery(format!(
-                "the roster is full ({} arbiters): revoke one first",
-                crate::core::roster::MAX_ARBITERS
-            ))
-        })?;
-    let json = super::login::arbiter_credentials(&enrolment, &api.hall_ca);
+        .map_err(|e| ApiError::BadQuery(e.to_string()))?;
+    let mut json = super::login::arbiter_credentials(&enrolment, &api.hall_ca);
+    let base = super::ntfy::base_url(&api, &headers);
+    let login = super::login::arbiter_login(&enrolment.key);
+    let phone = crate::core::phone::PhoneCredentials::of(&enrolment.key);
+    json["phone"] = super::ntfy::subscription(&base, &login, &phone);
     Ok(Json(json).into_response())
 }
 
@@ -579,6 +605,7 @@ async fn alert_command(
         .map_err(|e| match e {
             AlertError::Unknown(id) => ApiError::UnknownAlert(id),
             AlertError::TooLong(e) => ApiError::BadQuery(format!("body: {e}")),
+            AlertError::NotTheirs(id) => ApiError::UnknownAlert(id),
         })
 }
 

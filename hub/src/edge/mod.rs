@@ -31,6 +31,7 @@ pub mod lichess;
 pub mod livechess;
 pub mod login;
 pub mod mqtt;
+pub mod ntfy;
 pub mod page;
 pub mod rounds;
 pub mod secret_file;

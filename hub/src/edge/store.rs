@@ -29,7 +29,8 @@
 //! as JSON, its latest state (a result declared after the round replaces it).
 //!
 //! The enrolled arbiters go to an eighth, `arbiters`: key = the arbiter's name (UTF-8),
-//! value = their key (32 bytes); a revoked arbiter is removed.
+//! value = their key (32 bytes), then, when the enrolment named them, their zones and
+//! language as JSON (`{"zones": ["C"], "language": "nb"}`); a revoked arbiter is removed.
 //!
 //! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
 //! acknowledged to a node before that (see [`super::flusher`]).
@@ -41,12 +42,13 @@ use std::collections::BTreeMap;
 use protocol::seal::{NodeKey, KEY_LEN as KEY_LEN_NODE};
 use protocol::{codec, BoardNo, Seq, PROTOCOL_VERSION};
 
-use crate::core::alerts::Alert;
+use crate::core::alerts::{Alert, Language};
 use crate::core::arbiter::DecisionRecord;
 use crate::core::archive::PlayedGame;
 use crate::core::hub::Write;
 use crate::core::ids::HardwareId;
 use crate::core::record::Record;
+use crate::core::roster::Member;
 use crate::core::rounds::RoundStart;
 use crate::core::time::HubMs;
 
@@ -89,6 +91,51 @@ pub enum StoreError {
     /// A stored key does not have the journal's layout.
     #[error("journal key of {0} bytes, expected {KEY_LEN}")]
     BadKey(usize),
+}
+
+/// What an arbiter's enrolment says besides the key, as stored after it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct MemberFacts {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    zones: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    language: Option<Language>,
+}
+
+/// An arbiter's stored value: the key, then the zones and language when any.
+fn member_value(member: &Member) -> Vec<u8> {
+    let mut value = member.key.bytes().to_vec();
+    if !member.zones.is_empty() || member.language.is_some() {
+        let facts = MemberFacts {
+            zones: member.zones.clone(),
+            language: member.language,
+        };
+        value.extend(serde_json::to_vec(&facts).expect("zones serialize"));
+    }
+    value
+}
+
+/// An arbiter's enrolment from its stored value (a key alone before phones: the
+/// configuration's zones).
+fn read_member(value: &[u8]) -> Result<Member, StoreError> {
+    if value.len() < KEY_LEN_NODE {
+        return Err(StoreError::BadKey(value.len()));
+    }
+    let (key, facts) = value.split_at(KEY_LEN_NODE);
+    let key = NodeKey::from_bytes(key.try_into().expect("a key's length"));
+    let facts: MemberFacts = if facts.is_empty() {
+        MemberFacts {
+            zones: Vec::new(),
+            language: None,
+        }
+    } else {
+        serde_json::from_slice(facts).map_err(|_| StoreError::BadKey(value.len()))?
+    };
+    Ok(Member {
+        key,
+        zones: facts.zones,
+        language: facts.language,
+    })
 }
 
 /// The sled-backed journal. Cheap to clone: the flusher holds a clone.
@@ -161,11 +208,11 @@ impl Journal {
             Write::Alert(alert) => self.put_alert(alert),
             Write::Binding { hardware, board } => self.put_binding(hardware, *board),
             Write::Enrolment { hardware, key } => self.put_enrolment(hardware, key.as_ref()),
-            Write::Arbiter { name, key } => {
-                match key {
-                    Some(key) => self
+            Write::Arbiter { name, member } => {
+                match member {
+                    Some(member) => self
                         .arbiters
-                        .insert(name.as_bytes(), key.bytes().as_slice())?,
+                        .insert(name.as_bytes(), member_value(member))?,
                     None => self.arbiters.remove(name.as_bytes())?,
                 };
                 Ok(())
@@ -236,17 +283,15 @@ impl Journal {
             .collect()
     }
 
-    /// Every enrolled arbiter's key: name → key.
-    pub fn arbiters(&self) -> Result<BTreeMap<String, NodeKey>, StoreError> {
+    /// Every enrolled arbiter: name → their enrolment.
+    pub fn arbiters(&self) -> Result<BTreeMap<String, Member>, StoreError> {
         self.arbiters
             .iter()
             .map(|entry| {
                 let (name, value) = entry?;
-                let bytes = <[u8; KEY_LEN_NODE]>::try_from(value.as_ref())
-                    .map_err(|_| StoreError::BadKey(value.len()))?;
                 Ok((
                     String::from_utf8_lossy(&name).into_owned(),
-                    NodeKey::from_bytes(bytes),
+                    read_member(&value)?,
                 ))
             })
             .collect()

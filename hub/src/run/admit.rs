@@ -7,6 +7,7 @@ use protocol::{identity, BoardNo};
 
 use super::shell::Shell;
 use crate::core::hub::Hub;
+use crate::core::phone::PhoneCredentials;
 use crate::edge::{access::Access, broker, login};
 
 /// The embedded broker lets in exactly the enrolled nodes, each under its board's username
@@ -30,6 +31,10 @@ pub(super) fn arbiters(
     access.set_arbiters(
         hub.arbiters()
             .map(|(name, key)| (name, login::arbiter_login(key))),
+    );
+    access.set_phones(
+        hub.arbiters()
+            .map(|(name, key)| (name.to_owned(), PhoneCredentials::of(key))),
     );
     let Some(users) = users else {
         return;

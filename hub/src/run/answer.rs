@@ -18,6 +18,7 @@ impl Shell {
             | Query::StartRound(..)
             | Query::Bind(..)
             | Query::AlertCommand(..)
+            | Query::PhoneCommand(..)
             | Query::Enrol(..)
             | Query::Revoke(..) = query
             {
@@ -85,11 +86,17 @@ impl Shell {
                 let request = self.request(Waiting::Nodes(reply));
                 self.hub.handle_revocation(now, request, &hardware);
             }
-            Query::EnrolArbiter(name, reply) => {
+            Query::EnrolArbiter(arbiter, reply) => {
                 let request = self.request(Waiting::ArbiterEnrolled(reply));
                 let fresh = NodeKey::from_bytes(rand::random());
-                self.hub
-                    .handle_arbiter_enrolment(now, request, &name, fresh);
+                self.hub.handle_arbiter_enrolment(
+                    now,
+                    request,
+                    &arbiter.name,
+                    fresh,
+                    arbiter.zones,
+                    arbiter.language,
+                );
             }
             Query::RevokeArbiter(name, reply) => {
                 let request = self.request(Waiting::Arbiters(reply));
@@ -114,6 +121,14 @@ impl Shell {
                     .handle_alert_command(now, Some(request), id, command);
             }
             Query::Live(audience, reply) => drop(reply.send(self.live_start(audience))),
+            Query::PhoneFeed(arbiter, after, reply) => {
+                drop(reply.send(self.phone_feed(&arbiter, after)));
+            }
+            Query::PhoneCommand(arbiter, id, act, mac, reply) => {
+                let request = self.request(Waiting::Alert(reply));
+                self.hub
+                    .handle_phone_command(now, request, &arbiter, id, act, &mac);
+            }
             Query::SpectatorBoard(board, reply) => {
                 drop(reply.send(self.spectator_board(board, now)));
             }

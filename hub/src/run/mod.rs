@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! MQTT ──► decode ──► Hub::handle_uplink ─┐        ┌─► Journal::write ─► Flusher ─► Hub::handle_durable
-//! HTTP ──► Query ───► Hub::handle_* ──────┼─► poll_output ─► Downlink, Publish, AlertChanged ─► MQTT
+//! HTTP ──► Query ───► Hub::handle_* ──────┼─► poll_output ─► Downlink, Publish, AlertChanged ─► MQTT, phones
 //! timer ──────────► Hub::handle_timeout ──┘        └─► Reply ─► HTTP
 //! ```
 //! Startup is the same fold: the journal's records go through [`Hub::restore`](crate::core::hub::Hub::restore).
@@ -17,6 +17,7 @@
 //!   broker and the page let in; [`restore`]: the core folded over the journal.
 //! - [`journal`], [`clock`], [`pairings`], [`refusals`]: the journal's link, the hub's time,
 //!   the pairing files followed, refusals logged once per source.
+//! - [`phones`]: the arbiters' phones' streams, started in step with the alert changes.
 
 mod admit;
 mod answer;
@@ -26,6 +27,7 @@ mod intake;
 mod journal;
 mod live;
 mod pairings;
+mod phones;
 mod refusals;
 pub(crate) mod restore;
 mod shell;

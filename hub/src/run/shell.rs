@@ -12,13 +12,14 @@ use tokio::sync::{mpsc, oneshot};
 use super::clock::HubClock;
 use super::journal::{self, JournalLink};
 use super::restore::restored_hub;
-use super::{admit, feed, live, pairings, refusals};
+use super::{admit, feed, live, pairings, phones, refusals};
 use super::{ServeConfig, BATCH, PAGES_EVERY, PAIRINGS_EVERY, REPUBLISH_EVERY};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::Alert;
 use crate::core::arbiter::{AuditEntry, DecisionError};
 use crate::core::hub::{
-    ArbiterEnrolment, Count, Enrolled, Hub, HubConfig, Output, PagerRefusal, Reply, RequestId,
+    ArbiterEnrolment, Count, Enrolled, EnrolmentRefusal, Hub, HubConfig, Output, PagerRefusal,
+    Reply, RequestId,
 };
 use crate::core::pairings::RoundState;
 use crate::core::rounds::StartError;
@@ -42,7 +43,7 @@ pub(super) enum Waiting {
     Nodes(oneshot::Sender<NodesReport>),
     Enrolled(oneshot::Sender<Enrolled>),
     Rounds(oneshot::Sender<Result<Vec<RoundState>, StartError>>),
-    ArbiterEnrolled(oneshot::Sender<Option<ArbiterEnrolment>>),
+    ArbiterEnrolled(oneshot::Sender<Result<ArbiterEnrolment, EnrolmentRefusal>>),
     Arbiters(oneshot::Sender<Vec<String>>),
 }
 
@@ -60,6 +61,8 @@ pub(super) struct Shell {
     pub(super) next_request: u64,
     /// The supervision pages.
     pub(super) live: live::LivePages,
+    /// The arbiters' phones' streams.
+    pub(super) phones: phones::Phones,
     /// The LiveChess folder and the lichess pusher.
     pub(super) follower: feed::Follower,
     /// The feed's rendered games, for the API and the follower.
@@ -111,6 +114,7 @@ impl Shell {
             waiting: HashMap::new(),
             next_request: 0,
             live: live::LivePages::default(),
+            phones: phones::Phones::default(),
             follower: feed::Follower::new(config.outlets),
             feed_cache: FeedCache::default(),
             trfs: config.trfs,
@@ -260,6 +264,7 @@ impl Shell {
                     self.link.publish_json(topic, payload, false);
                     self.metrics.alert_change_published();
                     self.live.alert_changed(&change.alert);
+                    self.phones.alert_changed(&change);
                 }
                 Output::OpenList {
                     topic,

@@ -6,4 +6,5 @@
 
 pub mod feed;
 pub mod pager;
+pub mod phone;
 pub mod tiles;

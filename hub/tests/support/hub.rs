@@ -186,8 +186,8 @@ impl TestHub {
                     Some(key) => drop(enrolments.insert(hardware.clone(), key.clone())),
                     None => drop(enrolments.remove(hardware)),
                 },
-                Write::Arbiter { name, key } => match key {
-                    Some(key) => drop(arbiters.insert(name.clone(), key.clone())),
+                Write::Arbiter { name, member } => match member {
+                    Some(member) => drop(arbiters.insert(name.clone(), member.clone())),
                     None => drop(arbiters.remove(name)),
                 },
                 Write::RoundStart(start) => rounds.push(start.clone()),

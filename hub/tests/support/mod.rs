@@ -28,6 +28,8 @@ pub use process::mosquitto::Mosquitto;
 pub use process::node::{canonical_sans, Node, Replay};
 #[allow(unused_imports)]
 pub use process::pager::TerminalPager;
+#[allow(unused_imports)]
+pub use process::phone::NtfyPhone;
 
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};

@@ -93,6 +93,10 @@ pub struct Stamp {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
     pub at: u64,
+    /// The step's place in the hall's order of alert changes, from 1: what a phone that
+    /// reconnects resumes after (0 in journals older than phones, numbered at a start).
+    #[serde(default)]
+    pub seq: u64,
     pub change: Change,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,

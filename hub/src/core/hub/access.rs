@@ -10,10 +10,12 @@ use protocol::BoardNo;
 use super::durable::Deferred;
 use super::output::{Enrolled, Output, Reply, RequestId, Write};
 use super::Hub;
+use crate::core::alerts::Language;
 use crate::core::bindings::Bindings;
 use crate::core::ids::HardwareId;
 use crate::core::pager_seal;
-use crate::core::roster::Roster;
+use crate::core::phone::{PhoneStep, PhoneWatch};
+use crate::core::roster::{Member, Roster};
 use crate::core::time::HubMs;
 use crate::core::trust::Trust;
 
@@ -48,6 +50,20 @@ impl Access {
         self.signer = secret.as_ref().map(pager_seal::HubSigner::from_hall);
         self.hall_secret = secret;
     }
+}
+
+/// Why an arbiter was not enrolled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnrolmentRefusal {
+    #[error("the hall has no secret (a hub without a journal)")]
+    NoHallSecret,
+    #[error(
+        "the roster is full ({} arbiters): revoke one first",
+        crate::core::roster::MAX_ARBITERS
+    )]
+    RosterFull,
+    #[error("zone {0:?} is not one of the hall's: {1:?}")]
+    UnknownZone(String, Vec<String>),
 }
 
 /// What an arbiter's pager needs (`hub pager --key-file`): the arbiter's name and own key
@@ -161,30 +177,44 @@ impl Hub {
     }
 
     /// The chief arbiter enrols arbiter `name` with a new key (`fresh`, which the shell drew
-    /// at random; an earlier key of the name stops working). The answer, the pager's
-    /// credentials, waits until it is durable; `None` for a hub without a hall secret or a
-    /// full roster.
+    /// at random; an earlier key of the name stops working), for `zones` (none: as the
+    /// configuration says, or the whole hall) in `language`. The answer, the pager's
+    /// credentials, waits until it is durable.
     pub fn handle_arbiter_enrolment(
         &mut self,
         now: HubMs,
         request: RequestId,
         name: &str,
         fresh: NodeKey,
+        zones: Vec<String>,
+        language: Option<Language>,
     ) {
         self.now = self.now.max(now);
-        let Some(hall) = self
-            .access
-            .hall_secret
-            .clone()
-            .filter(|_| self.access.roster.has_room_for(name))
-        else {
-            self.reply(request, Reply::ArbiterEnrolled(None));
+        let refusal = if self.access.hall_secret.is_none() {
+            Some(EnrolmentRefusal::NoHallSecret)
+        } else if !self.access.roster.has_room_for(name) {
+            Some(EnrolmentRefusal::RosterFull)
+        } else {
+            let known = self.desk.routing().zone_names();
+            zones
+                .iter()
+                .find(|z| !known.contains(z))
+                .map(|z| EnrolmentRefusal::UnknownZone(z.clone(), known))
+        };
+        let (Some(hall), None) = (self.access.hall_secret.clone(), refusal.clone()) else {
+            let refusal = refusal.expect("a refusal without a hall secret");
+            self.reply(request, Reply::ArbiterEnrolled(Err(refusal)));
             return;
         };
-        self.access.roster.enrol(name.to_owned(), fresh.clone());
+        let member = Member {
+            key: fresh.clone(),
+            zones,
+            language,
+        };
+        self.access.roster.enrol(name.to_owned(), member.clone());
         let at = self.write(Write::Arbiter {
             name: name.to_owned(),
-            key: Some(fresh.clone()),
+            member: Some(member),
         });
         tracing::info!(arbiter = %name.escape_debug(), "arbiter enrolled");
         let enrolment = ArbiterEnrolment::new(&hall, name, fresh);
@@ -202,7 +232,7 @@ impl Hub {
         }
         let at = self.write(Write::Arbiter {
             name: name.to_owned(),
-            key: None,
+            member: None,
         });
         tracing::info!(arbiter = %name.escape_debug(), "arbiter revoked");
         self.pending.wait(at, Deferred::Arbiters(request));
@@ -211,6 +241,27 @@ impl Hub {
     /// Every enrolled arbiter and their key: who the broker and the page let in.
     pub fn arbiters(&self) -> impl Iterator<Item = (&str, &NodeKey)> {
         self.access.roster.iter()
+    }
+
+    /// Every enrolled arbiter's enrolment, by name.
+    pub fn arbiter_members(&self) -> impl Iterator<Item = (&str, &Member)> {
+        self.access.roster.members()
+    }
+
+    /// Arbiter `name`'s phone: what it is sent, and their key its buttons are sealed
+    /// with; `None` unless they are enrolled.
+    pub fn phone(&self, name: &str) -> Option<(PhoneWatch, &NodeKey)> {
+        let member = self.access.roster.member(name)?;
+        Some((
+            PhoneWatch::of(name, member, self.desk.routing()),
+            &member.key,
+        ))
+    }
+
+    /// The alerts' steps `watch`'s phone is told of after step `after`, oldest first, at
+    /// most the last `limit`.
+    pub fn phone_steps(&self, watch: &PhoneWatch, after: u64, limit: usize) -> Vec<PhoneStep<'_>> {
+        crate::core::phone::steps_after(self.desk.alerts(), watch, after, limit)
     }
 
     /// Everyone but the hub that an external broker must let in (README, *Security*,

@@ -11,6 +11,7 @@ use crate::core::alerts::{AlertAction, AlertCommand};
 use crate::core::arbiter::{self, ArbiterAction, DecisionError, DecisionRecord};
 use crate::core::ids::{AlertId, RoundNo, Seq};
 use crate::core::pager_seal;
+use crate::core::phone::PhoneAct;
 use crate::core::time::HubMs;
 
 impl Hub {
@@ -173,5 +174,40 @@ impl Hub {
             }
         }
         self.handle_alert_command(now, None, id, command);
+    }
+
+    /// An arbiter tapped `act` on alert `id` on their phone (the edge found them by their
+    /// phone's token): taken when `mac` is that button's under their own key, in their
+    /// name; answered with the alert, or [`AlertError::NotTheirs`].
+    pub fn handle_phone_command(
+        &mut self,
+        now: HubMs,
+        request: RequestId,
+        arbiter: &str,
+        id: AlertId,
+        act: PhoneAct,
+        mac: &str,
+    ) {
+        self.now = self.now.max(now);
+        let genuine = self
+            .access
+            .roster
+            .key(arbiter)
+            .is_some_and(|key| act.checks(key, id, mac));
+        if !genuine {
+            tracing::debug!(id = id.0, arbiter = %arbiter.escape_debug(), "phone command refused: not the arbiter's button");
+            self.reply(request, Reply::Alert(Err(AlertError::NotTheirs(id))));
+            return;
+        }
+        let action = match act {
+            PhoneAct::Acknowledge => AlertAction::Ack,
+            PhoneAct::Resolve => AlertAction::Resolve,
+        };
+        let command = AlertCommand {
+            action,
+            by: arbiter.to_owned(),
+            note: None,
+        };
+        self.handle_alert_command(now, Some(request), id, command);
     }
 }

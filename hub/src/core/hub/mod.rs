@@ -42,7 +42,7 @@ use protocol::time_control::TimeControl;
 use protocol::{BoardNo, Downlink, DownlinkBody, Uplink};
 
 use self::access::Access;
-pub use self::access::ArbiterEnrolment;
+pub use self::access::{ArbiterEnrolment, EnrolmentRefusal};
 use self::durable::{Deferred, Pending};
 pub use self::output::{Count, Enrolled, Output, PagerRefusal, Position, Reply, RequestId, Write};
 use self::publishing::Publishing;
@@ -353,7 +353,7 @@ impl Hub {
                     self.reply(request, Reply::Enrolled(enrolled));
                 }
                 Deferred::ArbiterEnrolled(request, enrolment) => {
-                    self.reply(request, Reply::ArbiterEnrolled(Some(*enrolment)));
+                    self.reply(request, Reply::ArbiterEnrolled(Ok(*enrolment)));
                 }
                 Deferred::Arbiters(request) => {
                     self.reply(request, Reply::Arbiters(self.access.roster.names()));

@@ -44,10 +44,10 @@ pub enum Write {
         hardware: HardwareId,
         key: Option<NodeKey>,
     },
-    /// The chief arbiter enrolled an arbiter with this key (`None`: revoked them).
+    /// The chief arbiter enrolled an arbiter (`None`: revoked them).
     Arbiter {
         name: String,
-        key: Option<NodeKey>,
+        member: Option<crate::core::roster::Member>,
     },
     /// A round started.
     RoundStart(RoundStart),
@@ -73,9 +73,9 @@ pub enum Reply {
     Nodes(NodesReport),
     /// An enrolment is durable.
     Enrolled(Enrolled),
-    /// An arbiter's enrolment is durable: their pager's credentials (`None`: the hub has no
-    /// hall secret, or its roster is full).
-    ArbiterEnrolled(Option<super::ArbiterEnrolment>),
+    /// An arbiter's enrolment is durable: their pager's credentials, or why they were not
+    /// enrolled.
+    ArbiterEnrolled(Result<super::ArbiterEnrolment, super::EnrolmentRefusal>),
     /// An arbiter's revocation is durable: the arbiters still enrolled.
     Arbiters(Vec<String>),
     /// A round started (or was in play already): every round as it stands; or why not.

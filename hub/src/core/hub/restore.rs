@@ -40,8 +40,8 @@ pub struct Journaled<R> {
     pub bindings: BTreeMap<HardwareId, BoardNo>,
     /// Every enrolled node's key.
     pub enrolments: BTreeMap<HardwareId, NodeKey>,
-    /// Every enrolled arbiter's key, by name.
-    pub arbiters: BTreeMap<String, NodeKey>,
+    /// Every enrolled arbiter, by name.
+    pub arbiters: BTreeMap<String, crate::core::roster::Member>,
     /// The hall's secret, from which the hub's signing key derives; `None`: pager commands
     /// are taken unsealed (a hub without a journal: the alert report, tests).
     pub hall_secret: Option<NodeKey>,

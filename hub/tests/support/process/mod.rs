@@ -1,7 +1,9 @@
-//! The real processes a test starts: `hub serve`, `board-node`, Mosquitto, `hub pager`, each
-//! in a directory of its own with its log, killed when dropped.
+//! The real processes a test starts: `hub serve`, `board-node`, Mosquitto, `hub pager`, an
+//! arbiter's phone (ntfy's protocol, in Python), each in a directory of its own with its
+//! log, killed when dropped.
 
 pub mod hub;
 pub mod mosquitto;
 pub mod node;
 pub mod pager;
+pub mod phone;

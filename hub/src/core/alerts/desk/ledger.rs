@@ -216,6 +216,7 @@ impl AlertDesk {
             incident: draft.incident,
             history: vec![Step {
                 at: now.0,
+                seq: self.next_step(),
                 change: Change::Raised,
                 by: None,
                 note: None,
@@ -322,10 +323,12 @@ impl AlertDesk {
         by: Option<String>,
         note: Option<String>,
     ) -> AlertChange {
+        let seq = self.next_step();
         let alert = self.alerts.get_mut(&id).expect("a known alert");
         alert.updated_at = now.0;
         alert.history.push(Step {
             at: now.0,
+            seq,
             change,
             by,
             note,

@@ -108,6 +108,9 @@ pub enum AlertError {
     /// The arbiter's name or note is too long to keep.
     #[error(transparent)]
     TooLong(#[from] crate::core::arbiter::TextTooLong),
+    /// A phone's button that is not this arbiter's for this alert (or a revoked one's).
+    #[error("this button is not the arbiter's for alert {0}")]
+    NotTheirs(AlertId),
 }
 
 /// What a new alert is about, before it has an id.
@@ -214,6 +217,8 @@ pub struct AlertDesk {
     in_trouble: BTreeMap<String, BTreeSet<BoardNo>>,
     /// Alerts nobody acknowledged yet, by when they escalate: (hub ms, id).
     escalations: BTreeSet<(u64, AlertId)>,
+    /// The last step's [`super::Step::seq`].
+    last_step: u64,
 }
 
 fn side(color: Color) -> Side {
@@ -251,7 +256,14 @@ impl AlertDesk {
             round_boards: Vec::new(),
             in_trouble: BTreeMap::new(),
             escalations: BTreeSet::new(),
+            last_step: 0,
         }
+    }
+
+    /// The number of the next step of any alert's history.
+    pub(super) fn next_step(&mut self) -> u64 {
+        self.last_step += 1;
+        self.last_step
     }
 
     /// Who plays at each board: new alerts name the players.
@@ -312,8 +324,33 @@ impl AlertDesk {
             .insert(board, (state.round(), state.rules()));
     }
 
-    /// Takes back the alerts stored before a restart, exactly as they were.
+    /// Takes back the alerts stored before a restart, exactly as they were; steps of
+    /// journals older than phones are numbered after the others, in the order they were
+    /// taken.
     pub fn restore(&mut self, alerts: impl IntoIterator<Item = Alert>) {
+        let mut alerts: Vec<Alert> = alerts.into_iter().collect();
+        self.last_step = alerts
+            .iter()
+            .flat_map(|a| a.history.iter().map(|s| s.seq))
+            .max()
+            .unwrap_or(0);
+        let mut unnumbered: Vec<(u64, AlertId, usize)> = alerts
+            .iter()
+            .flat_map(|a| {
+                a.history
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.seq == 0)
+                    .map(move |(i, s)| (s.at, a.id, i))
+            })
+            .collect();
+        unnumbered.sort_unstable();
+        let index: HashMap<AlertId, usize> =
+            alerts.iter().enumerate().map(|(i, a)| (a.id, i)).collect();
+        for (_, id, step) in unnumbered {
+            let seq = self.next_step();
+            alerts[index[&id]].history[step].seq = seq;
+        }
         for alert in alerts {
             self.next_id = self.next_id.max(alert.id.next());
             self.incidents.insert(alert.incident, alert.id);
