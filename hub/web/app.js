@@ -428,6 +428,44 @@ async function refreshNodes() {
     ...report.warnings.map((w) => el("div", { class: "warning" }, warningText(w))));
 }
 
+// ---- the arbiters' phones (the chief arbiter's token only) ---------------------------------
+
+/** The enrolled arbiters, each with a button that shows their phone's login as a QR code. */
+async function refreshArbiters() {
+  if (state.audience !== "arbiters") return;
+  const response = await fetch("/api/arbiters").catch(() => null);
+  // 403: an arbiter's own login, which holds no keys. The panel stays hidden.
+  if (!response || !response.ok) return;
+  const names = (await response.json()).arbiters;
+  $("arbiters-panel").hidden = false;
+  $("arbiter-count").textContent = "(" + names.length + ")";
+  $("arbiter-list").replaceChildren(...names.map((name) =>
+    el("li", {}, el("span", {}, name), el("button", { type: "button", onclick: () => showPhoneQr(name) }, "Phone QR"))));
+}
+
+function showPhoneQr(name) {
+  $("phone-qr-img").src = "/api/arbiters/phone.svg?arbiter=" + encodeURIComponent(name) + "&t=" + Date.now();
+  $("phone-qr-caption").textContent = name + ": scan with the phone's camera. The phone view logs in; its 'Alerts on a locked phone' section subscribes the ntfy app.";
+  $("phone-qr").hidden = false;
+}
+
+async function enrolArbiter(event) {
+  event.preventDefault();
+  const name = $("enrol-name").value.trim();
+  const zones = $("enrol-zones").value.split(/[\s,]+/).filter(Boolean);
+  const response = await fetch("/api/arbiters/enrol", {
+    method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify(zones.length ? { arbiter: name, zones } : { arbiter: name }),
+  }).catch(() => null);
+  if (!response || !response.ok) {
+    $("phone-qr").hidden = false;
+    $("phone-qr-caption").textContent = "Not enrolled: " + (response ? await response.text() : "the hub does not answer");
+    return;
+  }
+  await refreshArbiters();
+  showPhoneQr(name);
+}
+
 /** The technician binds a node to a board (`POST /api/nodes/bind`), answered once durable. */
 async function bindNode(event) {
   event.preventDefault();
@@ -692,6 +730,7 @@ async function start() {
   $("board-close").onclick = () => { location.hash = ""; };
   $("round-close").onclick = () => { location.hash = ""; };
   $("bind-form").onsubmit = bindNode;
+  $("enrol-form").onsubmit = enrolArbiter;
   $("lang").value = state.lang;
   $("lang").onchange = () => {
     state.lang = $("lang").value;
@@ -713,6 +752,7 @@ async function start() {
   }, 1000);
   refreshNodes();
   setInterval(refreshNodes, 5000);
+  refreshArbiters();
   refreshRounds();
   setInterval(refreshRounds, 10000);
   if (!spectatorPage) {

@@ -127,6 +127,18 @@ pub enum Query {
     ),
     /// A supervision page connects.
     Live(Audience, oneshot::Sender<LiveStart>),
+    /// What an arbiter's phone watches, and its subscription (`None`: not enrolled).
+    PhoneWatch(
+        String,
+        oneshot::Sender<
+            Option<(
+                crate::core::phone::PhoneWatch,
+                crate::core::phone::PhoneCredentials,
+            )>,
+        >,
+    ),
+    /// An arbiter's own page login (`None`: not enrolled).
+    ArbiterLogin(String, oneshot::Sender<Option<String>>),
     /// An arbiter's phone stream, from after step `u64` (`None`: not enrolled).
     PhoneFeed(String, u64, oneshot::Sender<Option<PhoneFeed>>),
     /// An arbiter's tap on a phone's button: (arbiter, alert, act, MAC).

@@ -54,6 +54,7 @@ pub async fn bind(
         .route("/api/arbiters/enrol", post(enrol_arbiter))
         .route("/api/arbiters/revoke", post(revoke_arbiter))
         .route("/api/broker/users", get(broker_users))
+        .merge(super::phone_page::chief())
         .route_layer(axum::middleware::from_fn(access::chief_only));
     // The live game, everything about the arbiters' work and the keys: behind the token.
     let arbiters = Router::new()
@@ -71,6 +72,7 @@ pub async fn bind(
         .route("/api/alerts/{id}/ack", post(acknowledge))
         .route("/api/alerts/{id}/resolve", post(resolve))
         .merge(super::rounds::arbiters())
+        .merge(super::phone_page::arbiters())
         .merge(keys)
         .route_layer(axum::middleware::from_fn_with_state(
             access.clone(),
@@ -83,6 +85,7 @@ pub async fn bind(
         .route("/api/public/boards/{n}", get(spectator_board))
         .route("/healthz", get(healthz))
         .merge(super::ntfy::routes())
+        .merge(super::phone_page::routes())
         .merge(page::routes());
     let router = arbiters
         .merge(public)

@@ -33,6 +33,7 @@ pub mod login;
 pub mod mqtt;
 pub mod ntfy;
 pub mod page;
+pub mod phone_page;
 pub mod rounds;
 pub mod secret_file;
 pub mod sessions;

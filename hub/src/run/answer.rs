@@ -4,6 +4,7 @@
 use protocol::seal::NodeKey;
 
 use super::shell::{Shell, Waiting};
+use crate::core::phone::PhoneCredentials;
 use crate::core::rounds::StartError;
 use crate::edge::api::Query;
 use crate::pairings as tournament;
@@ -121,6 +122,19 @@ impl Shell {
                     .handle_alert_command(now, Some(request), id, command);
             }
             Query::Live(audience, reply) => drop(reply.send(self.live_start(audience))),
+            Query::PhoneWatch(arbiter, reply) => {
+                let watch = hub
+                    .phone(&arbiter)
+                    .map(|(watch, key)| (watch, PhoneCredentials::of(key)));
+                drop(reply.send(watch));
+            }
+            Query::ArbiterLogin(arbiter, reply) => {
+                let login = hub
+                    .arbiters()
+                    .find(|(name, _)| *name == arbiter)
+                    .map(|(_, key)| crate::edge::login::arbiter_login(key));
+                drop(reply.send(login));
+            }
             Query::PhoneFeed(arbiter, after, reply) => {
                 drop(reply.send(self.phone_feed(&arbiter, after)));
             }

@@ -8,8 +8,13 @@
 //   {"cmd": "fill", "selector": "css", "value": "..."}  -> {"ok": true}
 //   {"cmd": "screenshot", "path": "file.png"}           -> {"ok": true}
 //   {"cmd": "dialog", "answer": "text"}                 (answers the next prompt())
+//   {"cmd": "tap", "selector": "css"}                  -> {"ok": true} (a touch, on a device)
+//   {"cmd": "viewport", "width": 360, "height": 740}   -> {"ok": true}
+//   {"cmd": "init", "script": "js"}                    (runs in every page before its own)
 // Errors answer {"ok": false, "error": "..."}; the page's console errors go to stderr.
-import { chromium } from "playwright-core";
+// With DEVICE set (e.g. "Pixel 7"), the page is that device's: playwright's descriptor
+// (viewport, touch, mobile user agent and scale).
+import { chromium, devices } from "playwright-core";
 import readline from "node:readline";
 
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
@@ -18,7 +23,9 @@ const browser = await chromium.launch({
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
-const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+const device = process.env.DEVICE ? devices[process.env.DEVICE] : null;
+if (process.env.DEVICE && !device) throw new Error("no device descriptor " + process.env.DEVICE);
+const context = await browser.newContext(device ?? { viewport: { width: 1600, height: 1000 } });
 const page = await context.newPage();
 let dialogAnswer = null;
 page.on("dialog", (d) => (d.type() === "prompt" ? d.accept(dialogAnswer ?? "") : d.accept()));
@@ -38,6 +45,9 @@ async function run(c) {
     case "fill": await page.fill(c.selector, c.value); return null;
     case "screenshot": await page.screenshot({ path: c.path, fullPage: !!c.full_page }); return null;
     case "dialog": dialogAnswer = c.answer; return null;
+    case "tap": await page.tap(c.selector); return null;
+    case "viewport": await page.setViewportSize({ width: c.width, height: c.height }); return null;
+    case "init": await page.addInitScript(c.script); return null;
     default: throw new Error("unknown command " + c.cmd);
   }
 }

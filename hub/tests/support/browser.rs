@@ -32,6 +32,16 @@ pub struct Browser {
 
 impl Browser {
     pub fn start() -> Browser {
+        Browser::launch(None)
+    }
+
+    /// A browser whose page is `device`'s, by playwright's descriptor ("Pixel 7"): its
+    /// viewport, touch and mobile user agent.
+    pub fn on_device(device: &str) -> Browser {
+        Browser::launch(Some(device))
+    }
+
+    fn launch(device: Option<&str>) -> Browser {
         let dir = agent_dir();
         assert!(
             dir.join("node_modules/playwright-core").is_dir(),
@@ -42,7 +52,11 @@ impl Browser {
                 || std::env::var_os("CHROMIUM").is_some(),
             "Chromium is not installed: `apt-get install chromium` (.ci/run does), or set CHROMIUM"
         );
-        let mut child = Command::new("node")
+        let mut command = Command::new("node");
+        if let Some(device) = device {
+            command.env("DEVICE", device);
+        }
+        let mut child = command
             .arg(dir.join("agent.mjs"))
             .current_dir(&dir)
             .stdin(Stdio::piped())
@@ -122,6 +136,24 @@ impl Browser {
     pub fn fill(&mut self, selector: &str, value: &str) {
         self.command(json!({"cmd": "fill", "selector": selector, "value": value}))
             .unwrap_or_else(|e| panic!("filling {selector}: {e}"));
+    }
+
+    /// Touches `selector` (a device with touch: [`Browser::on_device`]).
+    pub fn tap(&mut self, selector: &str) {
+        self.command(json!({"cmd": "tap", "selector": selector}))
+            .unwrap_or_else(|e| panic!("tapping {selector}: {e}"));
+    }
+
+    /// Resizes the page's viewport.
+    pub fn viewport(&mut self, width: u32, height: u32) {
+        self.command(json!({"cmd": "viewport", "width": width, "height": height}))
+            .unwrap_or_else(|e| panic!("viewport {width}x{height}: {e}"));
+    }
+
+    /// Runs `script` in every page opened from now on, before the page's own scripts.
+    pub fn init_script(&mut self, script: &str) {
+        self.command(json!({"cmd": "init", "script": script}))
+            .unwrap_or_else(|e| panic!("init script: {e}"));
     }
 
     /// The answer the page's next `prompt()` gets.
