@@ -95,6 +95,58 @@ async fn paged(
     }
 }
 
+/// What happens at a board that an arbiter must handle.
+#[derive(Clone, Copy)]
+enum Incident {
+    /// White's flag falls (6.9).
+    FlagFall,
+    /// Black moves the king two squares and presses (7.5.5).
+    IllegalMove,
+    /// A player stops the clock (6.11.2).
+    PausedClock,
+}
+
+impl Incident {
+    fn kind(self) -> &'static str {
+        match self {
+            Incident::FlagFall => "flag_fall",
+            Incident::IllegalMove => "illegal_move",
+            Incident::PausedClock => "clock_paused",
+        }
+    }
+
+    fn article(self) -> &'static str {
+        match self {
+            Incident::FlagFall => "6.9",
+            Incident::IllegalMove => "7.5.5",
+            Incident::PausedClock => "6.11.2",
+        }
+    }
+
+    /// Makes it happen at `board`; when the deciding message left.
+    async fn cause(self, board: &mut TestBoard) -> Instant {
+        match self {
+            Incident::FlagFall => {
+                board.play("e2e4").await;
+                board.play("e7e5").await;
+                let white = Some(protocol::Color::White);
+                board.reading(white, white).await
+            }
+            Incident::IllegalMove => {
+                board.play("e2e4").await;
+                let mut illegal = board.position.board().clone();
+                let king = illegal.remove_piece_at(Square::E8).unwrap();
+                illegal.set_piece_at(Square::E6, king);
+                board.press_with(&illegal).await
+            }
+            Incident::PausedClock => {
+                board.play("d2d4").await;
+                board.reading(None, None).await
+            }
+        }
+    }
+}
+
 fn sequence(alert: u64) -> String {
     format!("alert-{alert}")
 }
@@ -235,56 +287,31 @@ async fn alerts_reach_the_right_phones_are_acknowledged_from_them_and_survive_a_
             TestBoard::start(n, session, &enrolled).await
         }
     };
-    // Board 5 (zone B): White's flag falls.
-    let mut b5 = board(5).await;
-    b5.play("e2e4").await;
-    b5.play("e7e5").await;
-    let flag_sent = b5
-        .reading(Some(protocol::Color::White), Some(protocol::Color::White))
-        .await;
-    let flag_wall = wall_ns() - flag_sent.elapsed().as_nanos();
-    // Board 6 (zone B): Black moves the king two squares and presses.
-    let mut b6 = board(6).await;
-    b6.play("e2e4").await;
-    let mut illegal = b6.position.board().clone();
-    let king = illegal.remove_piece_at(Square::E8).unwrap();
-    illegal.set_piece_at(Square::E6, king);
-    let illegal_sent = b6.press_with(&illegal).await;
-    let illegal_wall = wall_ns() - illegal_sent.elapsed().as_nanos();
-    // Board 2 (zone A): a player stops the clock.
-    let mut b2 = board(2).await;
-    b2.play("d2d4").await;
-    let pause_sent = b2.reading(None, None).await;
-    let pause_wall = wall_ns() - pause_sent.elapsed().as_nanos();
-
-    let (flag_paged, flag) = paged(&mut pager, "flag_fall", 5).await;
-    let (illegal_paged, illegal_id) = paged(&mut pager, "illegal_move", 6).await;
-    let (pause_paged, pause) = paged(&mut pager, "clock_paused", 2).await;
-
+    // Eight incidents, one per board, each waited for on the pager and the phone before
+    // the next: board 5 (zone B) a flag, 6 an illegal move, 2 (zone A) a stopped clock, …
+    let incidents = [
+        (5, Incident::FlagFall, "IA Berg"),
+        (6, Incident::IllegalMove, "IA Berg"),
+        (2, Incident::PausedClock, "FA Lund"),
+        (7, Incident::PausedClock, "IA Berg"),
+        (3, Incident::FlagFall, "FA Lund"),
+        (4, Incident::IllegalMove, "FA Lund"),
+        (8, Incident::FlagFall, "IA Berg"),
+        (1, Incident::PausedClock, "FA Lund"),
+    ];
     let mut phone_ms = Vec::new();
     let mut pager_ms = Vec::new();
     let mut messages = BTreeMap::new();
-    for (alert_id, owner, wall, sent, at_pager, board, article) in [
-        (flag, "IA Berg", flag_wall, flag_sent, flag_paged, 5, "6.9"),
-        (
-            illegal_id,
-            "IA Berg",
-            illegal_wall,
-            illegal_sent,
-            illegal_paged,
-            6,
-            "7.5.5",
-        ),
-        (
-            pause,
-            "FA Lund",
-            pause_wall,
-            pause_sent,
-            pause_paged,
-            2,
-            "6.11.2",
-        ),
-    ] {
+    let mut ids = BTreeMap::new();
+    let mut boards = Vec::new();
+    for (n, incident, owner) in incidents {
+        let mut test_board = board(n).await;
+        let sent = incident.cause(&mut test_board).await;
+        let wall = wall_ns() - sent.elapsed().as_nanos();
+        boards.push(test_board);
+        let (at_pager, alert_id) = paged(&mut pager, incident.kind(), n).await;
+        ids.insert(n, alert_id);
+        let (board, article) = (n, incident.article());
         let (message, at) = notified(phones.get_mut(owner).unwrap(), alert_id).await;
         phone_ms.push((at - wall) as f64 / 1e6);
         pager_ms.push((at_pager - sent).as_secs_f64() * 1e3);
@@ -303,6 +330,7 @@ async fn alerts_reach_the_right_phones_are_acknowledged_from_them_and_survive_a_
         notified(phones.get_mut("IA Eva").unwrap(), alert_id).await;
         messages.insert(alert_id, message);
     }
+    let (flag, illegal_id, pause) = (ids[&5], ids[&6], ids[&2]);
     eprintln!(
         "board event → phone (ntfy JSON stream): p50 {:.1} ms, p99 {:.1} ms; → MQTT pager: p50 {:.1} ms, p99 {:.1} ms ({} alerts)",
         percentile(phone_ms.clone(), 0.5),
