@@ -136,6 +136,34 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         std::thread::sleep(Duration::from_millis(100));
     }
     drop(pager);
+    // The printed phone link is zone A's arbiter's phone view, and the ntfy subscription
+    // printed beside it answers with its stream.
+    let phone = printed
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("phone:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("the phone link: {printed:#?}"));
+    assert!(
+        phone.starts_with(&format!("http://{http}/phone?token=")),
+        "{phone}"
+    );
+    let ntfy: Vec<&str> = printed
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("ntfy:"))
+        .unwrap_or_else(|| panic!("the ntfy subscription: {printed:#?}"))
+        .split_whitespace()
+        .collect();
+    let (topic, token) = (ntfy[3], ntfy[5]);
+    let bearer = format!("Bearer {token}");
+    let (status, _, _) = support::stranger_request(
+        http,
+        "GET",
+        &format!("/{topic}/json?poll=1&since=all"),
+        &[("Authorization", &bearer)],
+        "",
+    )
+    .unwrap();
+    assert_eq!(status, 200, "the printed subscription answers");
 
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

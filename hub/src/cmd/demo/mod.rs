@@ -253,6 +253,22 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         running.broker,
         pager_file.display()
     );
+    // Zone A's arbiter's phone: the phone view, and the ntfy app's subscription.
+    let phone = enrol::arbiter_over_http(&client, running.http, &running.token, "arbiter-a")
+        .await
+        .context("enrolling zone A's arbiter")?;
+    let phone: serde_json::Value = serde_json::from_str(&phone).context("an enrolment")?;
+    let phone = &phone["phone"];
+    println!(
+        "  phone:    {}  (zone A's arbiter; open it in a phone-sized window)",
+        phone["url"].as_str().unwrap_or_default()
+    );
+    println!(
+        "  ntfy:     server {} topic {} token {}",
+        phone["ntfy"]["server"].as_str().unwrap_or_default(),
+        phone["ntfy"]["topic"].as_str().unwrap_or_default(),
+        phone["ntfy"]["token"].as_str().unwrap_or_default()
+    );
 
     for n in 1..=config.boards {
         if let Some(incident) = incident_at(n, config.boards) {
