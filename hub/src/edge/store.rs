@@ -88,6 +88,9 @@ pub enum StoreError {
     /// A stored game of a finished round is not one this build can read.
     #[error("archived game {id:#010x} (round, board) is unreadable: {why}")]
     UnreadableGame { id: u64, why: String },
+    /// A stored arbiter's enrolment is not one this build can read.
+    #[error("enrolled arbiter {name:?} is unreadable: {why}")]
+    UnreadableArbiter { name: String, why: String },
     /// A stored key does not have the journal's layout.
     #[error("journal key of {0} bytes, expected {KEY_LEN}")]
     BadKey(usize),
@@ -116,10 +119,10 @@ fn member_value(member: &Member) -> Vec<u8> {
 }
 
 /// An arbiter's enrolment from its stored value (a key alone before phones: the
-/// configuration's zones).
-fn read_member(value: &[u8]) -> Result<Member, StoreError> {
+/// configuration's zones); why not, if it cannot be read.
+fn read_member(value: &[u8]) -> Result<Member, String> {
     if value.len() < KEY_LEN_NODE {
-        return Err(StoreError::BadKey(value.len()));
+        return Err(format!("{} bytes, shorter than a key", value.len()));
     }
     let (key, facts) = value.split_at(KEY_LEN_NODE);
     let key = NodeKey::from_bytes(key.try_into().expect("a key's length"));
@@ -129,7 +132,7 @@ fn read_member(value: &[u8]) -> Result<Member, StoreError> {
             language: None,
         }
     } else {
-        serde_json::from_slice(facts).map_err(|_| StoreError::BadKey(value.len()))?
+        serde_json::from_slice(facts).map_err(|e| format!("its zones: {e}"))?
     };
     Ok(Member {
         key,
@@ -289,10 +292,12 @@ impl Journal {
             .iter()
             .map(|entry| {
                 let (name, value) = entry?;
-                Ok((
-                    String::from_utf8_lossy(&name).into_owned(),
-                    read_member(&value)?,
-                ))
+                let name = String::from_utf8_lossy(&name).into_owned();
+                let member = read_member(&value).map_err(|why| StoreError::UnreadableArbiter {
+                    name: name.clone(),
+                    why,
+                })?;
+                Ok((name, member))
             })
             .collect()
     }
@@ -554,6 +559,28 @@ fn decode(key: &[u8], value: &[u8]) -> Result<Record, StoreError> {
 mod tests {
     use super::*;
     use protocol::{NodeMs, Uplink, UplinkBody};
+
+    #[test]
+    fn an_arbiter_is_kept_with_zones_and_language_and_a_key_alone_still_reads() {
+        let key = NodeKey::from_bytes([4; 32]);
+        let plain = Member::with_key(key.clone());
+        assert_eq!(
+            member_value(&plain),
+            key.bytes().to_vec(),
+            "as before phones"
+        );
+        assert_eq!(read_member(&member_value(&plain)).unwrap(), plain);
+        let berg = Member {
+            key,
+            zones: vec!["B".into(), "C".into()],
+            language: Some(Language::Norwegian),
+        };
+        assert_eq!(read_member(&member_value(&berg)).unwrap(), berg);
+        let mut damaged = member_value(&berg);
+        damaged.truncate(40);
+        assert!(read_member(&damaged).is_err());
+        assert!(read_member(&[1, 2, 3]).is_err());
+    }
 
     #[test]
     fn the_session_secret_is_kept_and_differs_between_halls() {
