@@ -313,6 +313,132 @@ const ESCALATED: Words = [
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::alerts::{sample, Alert, AlertState, Step};
+    use crate::core::phone::steps_after;
+
+    fn step(seq: u64, at: u64, change: Change) -> Step {
+        Step {
+            at,
+            seq,
+            change,
+            by: Some("IA Berg".into()),
+            note: None,
+        }
+    }
+
+    /// Zone B's arbiter; the chief, who watches nothing but what escalates.
+    fn watches() -> (PhoneWatch, PhoneWatch) {
+        let zone_b = PhoneWatch {
+            arbiter: "IA Berg".into(),
+            zones: Some(vec!["B".into()]),
+            chief: false,
+            language: Language::English,
+        };
+        let chief = PhoneWatch {
+            arbiter: "IA Eva".into(),
+            zones: Some(vec![]),
+            chief: true,
+            language: Language::English,
+        };
+        (zone_b, chief)
+    }
+
+    /// Two urgent alerts of zone B: 1 raised (step 1) and acknowledged (step 4); 2 raised
+    /// (step 2), escalated (step 3).
+    fn alerts() -> Vec<Alert> {
+        let mut first = sample(1);
+        first.zone = "B".into();
+        first.severity = Severity::Urgent;
+        first.state = AlertState::Acknowledged;
+        first.history = vec![
+            step(1, 1_000, Change::Raised),
+            step(4, 9_000, Change::Acknowledged),
+        ];
+        let mut second = sample(2);
+        second.zone = "B".into();
+        second.severity = Severity::Urgent;
+        second.escalated_at = Some(5_000);
+        second.history = vec![
+            step(2, 2_000, Change::Raised),
+            step(3, 5_000, Change::Escalated),
+        ];
+        vec![first, second]
+    }
+
+    fn ids(alerts: &[Alert], watch: &PhoneWatch, since: Since) -> Vec<String> {
+        let key = NodeKey::from_bytes([9; 32]);
+        let links = PhoneLinks {
+            base: "http://hub:8080",
+            topic: "zeitnot-t",
+            token: "tk_t",
+        };
+        steps_after(alerts.iter(), watch, 0, 100)
+            .into_iter()
+            .flat_map(|s| events(s, watch, &key, &links, since))
+            .map(|e| {
+                format!(
+                    "{}:{}",
+                    e["event"].as_str().unwrap(),
+                    e["id"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_phone_gets_its_zones_steps_in_the_journals_order_and_resumes_after_its_last() {
+        let alerts = alerts();
+        let (zone_b, chief) = watches();
+        assert_eq!(
+            ids(&alerts, &zone_b, Since::All),
+            [
+                "message:z0000000001m",
+                "message:z0000000002m",
+                "message:z0000000003m",
+                "message:z0000000004m",
+                "message_clear:z0000000004c",
+            ]
+        );
+        // Asleep after the acknowledgement's first event: only its clear is missed.
+        let after = Since::parse("z0000000004m", 0).unwrap();
+        assert_eq!(ids(&alerts, &zone_b, after), ["message_clear:z0000000004c"]);
+        // The chief watches no zone: only the escalation, from its step on.
+        assert_eq!(ids(&alerts, &chief, Since::All), ["message:z0000000003m"]);
+    }
+
+    #[test]
+    fn an_escalation_rings_loudest_and_a_handled_alert_has_no_button() {
+        let alerts = alerts();
+        let (zone_b, _) = watches();
+        let key = NodeKey::from_bytes([9; 32]);
+        let links = PhoneLinks {
+            base: "http://hub:8080",
+            topic: "zeitnot-t",
+            token: "tk_t",
+        };
+        let steps = steps_after(alerts.iter(), &zone_b, 0, 100);
+        let escalated = &events(steps[2], &zone_b, &key, &links, Since::All)[0];
+        assert_eq!(escalated["priority"], 5);
+        assert!(escalated["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Escalated · Board 2"));
+        let ack = &escalated["actions"][0];
+        assert_eq!(
+            (ack["action"].as_str(), ack["label"].as_str()),
+            (Some("http"), Some("Acknowledge"))
+        );
+        assert_eq!(ack["url"], "http://hub:8080/api/phone/alerts/2/ack");
+        let mac = PhoneAct::Acknowledge.mac(&key, crate::core::ids::AlertId(2));
+        assert_eq!(ack["body"], json!({ "mac": mac }).to_string());
+        let handled = &events(steps[3], &zone_b, &key, &links, Since::All)[0];
+        assert_eq!(handled["priority"], 1);
+        assert_eq!(
+            handled["message"].as_str().unwrap().lines().last(),
+            Some("Acknowledged: IA Berg")
+        );
+        assert!(handled["actions"].as_array().unwrap().is_empty());
+    }
 
     #[test]
     fn since_takes_what_ntfy_takes() {

@@ -283,3 +283,39 @@ pub struct AlertCommand {
     /// How the alert was resolved.
     pub note: Option<String>,
 }
+
+/// An alert for the tests of what shows alerts: time trouble at board `id`, raised at `id`
+/// ms, with no history.
+#[cfg(test)]
+pub(crate) fn sample(id: u64) -> Alert {
+    let board = BoardNo(id as u16);
+    let kind = AlertKind::TimeTrouble;
+    Alert {
+        id: AlertId(id),
+        board: Some(board),
+        players: Some("Carlsen, Magnus – Nakamura, Hikaru".into()),
+        zone: "hall".into(),
+        kind,
+        severity: Severity::Normal,
+        article: Some("12.3".into()),
+        facts: Facts::default(),
+        text: "Board 1: White is short of time: 12 s left.".into(),
+        action: "Be present at the board.".into(),
+        deadline: None,
+        state: AlertState::Raised,
+        raised_at: id,
+        updated_at: id,
+        to: vec!["chief".into()],
+        escalated_at: None,
+        acknowledged: None,
+        resolved: None,
+        outcome: None,
+        incident: Incident {
+            board: Some(board),
+            kind,
+            occurrence: Occurrence::ONLY,
+            round: Default::default(),
+        },
+        history: Vec::new(),
+    }
+}

@@ -428,3 +428,45 @@ fn describe(decision: &Decision) -> String {
         Decision::AdjustTime { side, ms, .. } => format!("{side:?}'s clock {ms:+} ms"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::alerts::{sample, Change, Step};
+
+    fn step(at: u64, seq: u64) -> Step {
+        Step {
+            at,
+            seq,
+            change: Change::Raised,
+            by: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn steps_of_a_journal_older_than_phones_are_numbered_after_the_others_in_time_order() {
+        let mut desk = AlertDesk::new(
+            AlertSettings::default(),
+            Routing::default(),
+            Rules::default(),
+        );
+        let mut old = sample(1);
+        old.history = vec![step(5, 0), step(9, 0)];
+        let mut numbered = sample(2);
+        numbered.history = vec![step(7, 3)];
+        let mut older = sample(3);
+        older.history = vec![step(1, 0)];
+        desk.restore([old, numbered, older]);
+        let seqs = |id: u64| -> Vec<u64> {
+            desk.get(AlertId(id))
+                .unwrap()
+                .history
+                .iter()
+                .map(|s| s.seq)
+                .collect()
+        };
+        assert_eq!((seqs(1), seqs(2), seqs(3)), (vec![5, 6], vec![3], vec![4]));
+        assert_eq!(desk.next_step(), 7, "the next change follows them");
+    }
+}
