@@ -37,7 +37,8 @@ pub(super) fn routes() -> Router<Api> {
         .route("/api/public/live", get(spectators_live))
 }
 
-fn asset(content_type: &'static str, body: &'static str) -> Response {
+/// A file of the pages, always revalidated.
+pub(super) fn asset(content_type: &'static str, body: &'static str) -> Response {
     (
         [
             (header::CONTENT_TYPE, content_type),

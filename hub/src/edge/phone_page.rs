@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::access::Login;
 use super::api::{Api, ApiError, Query};
+use super::page::asset;
 use crate::core::phone::PhoneCredentials;
 
 const PHONE_HTML: &str = include_str!("../../web/phone.html");
@@ -21,26 +22,23 @@ const PHONE_MANIFEST: &str = include_str!("../../web/phone.webmanifest");
 
 /// The phone view's files, open to everyone: what they show comes from the API.
 pub(super) fn routes() -> Router<Api> {
+    let file = |content_type: &'static str, body: &'static str| {
+        get(move || async move { asset(content_type, body) })
+    };
     Router::new()
-        .route(
-            "/phone",
-            get(|| asset("text/html; charset=utf-8", PHONE_HTML)),
-        )
+        .route("/phone", file("text/html; charset=utf-8", PHONE_HTML))
         .route(
             "/assets/phone.js",
-            get(|| asset("text/javascript; charset=utf-8", PHONE_JS)),
+            file("text/javascript; charset=utf-8", PHONE_JS),
         )
         .route(
             "/assets/phone.css",
-            get(|| asset("text/css; charset=utf-8", PHONE_CSS)),
+            file("text/css; charset=utf-8", PHONE_CSS),
         )
-        .route(
-            "/assets/phone-icon.svg",
-            get(|| asset("image/svg+xml", PHONE_ICON)),
-        )
+        .route("/assets/phone-icon.svg", file("image/svg+xml", PHONE_ICON))
         .route(
             "/phone.webmanifest",
-            get(|| asset("application/manifest+json", PHONE_MANIFEST)),
+            file("application/manifest+json", PHONE_MANIFEST),
         )
 }
 
@@ -52,17 +50,6 @@ pub(super) fn arbiters() -> Router<Api> {
 /// The chief arbiter's routes of the phone view.
 pub(super) fn chief() -> Router<Api> {
     Router::new().route("/api/arbiters/phone.svg", get(enrolment_qr))
-}
-
-async fn asset(content_type: &'static str, body: &'static str) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, content_type),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        body,
-    )
-        .into_response()
 }
 
 /// `GET /api/phone`: whose phone view this is: `{"arbiter", "zones"` (`null`: the whole
