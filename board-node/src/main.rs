@@ -195,6 +195,15 @@ struct EmulateArgs {
     /// Line noise before every N-th message.
     #[arg(long)]
     noise_every: Option<usize>,
+    /// Stall the line after this many clock presses (nothing passes either way) ...
+    #[arg(long)]
+    stall_at_ply: Option<usize>,
+    /// ... for this long (real ms), then let what was held back through ...
+    #[arg(long, default_value_t = 4_000)]
+    stall_ms: u64,
+    /// ... or lose it (the line dropped the bytes).
+    #[arg(long)]
+    stall_drops: bool,
 }
 
 impl LiveArgs {
@@ -299,6 +308,9 @@ impl EmulateArgs {
             clock_off_at_ply: self.clock_off_at_ply,
             clock_off: Duration::from_millis(self.clock_off_ms),
             noise_every: self.noise_every,
+            stall_at_ply: self.stall_at_ply,
+            stall: Duration::from_millis(self.stall_ms),
+            stall_drops: self.stall_drops,
         };
         Ok((moments, emulation))
     }

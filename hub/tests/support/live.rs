@@ -58,6 +58,11 @@ pub enum Fault {
     NoiseEvery(usize),
     /// A board without a clock: each move stands this long (game ms) before the next hand.
     StandMs(u64),
+    /// The line stalls after `ply` presses for `ms` of real time: nothing passes either
+    /// way, then the held bytes arrive late and in order.
+    StallAtPly { ply: usize, ms: u64 },
+    /// As [`Fault::StallAtPly`], but what the board sent meanwhile is lost.
+    DropAtPly { ply: usize, ms: u64 },
 }
 
 impl Fault {
@@ -74,10 +79,22 @@ impl Fault {
             ],
             Fault::NoiseEvery(n) => vec![("--noise-every", n.to_string())],
             Fault::StandMs(ms) => vec![("--stand-ms", ms.to_string())],
+            Fault::StallAtPly { ply, ms } => vec![
+                ("--stall-at-ply", ply.to_string()),
+                ("--stall-ms", ms.to_string()),
+            ],
+            Fault::DropAtPly { ply, ms } => vec![
+                ("--stall-at-ply", ply.to_string()),
+                ("--stall-ms", ms.to_string()),
+                ("--stall-drops", String::new()),
+            ],
         };
+        // A switch has no value.
         flags
             .into_iter()
-            .flat_map(|(flag, value)| [flag.to_owned(), value])
+            .flat_map(|(flag, value)| {
+                std::iter::once(flag.to_owned()).chain(Some(value).filter(|v| !v.is_empty()))
+            })
             .collect()
     }
 }

@@ -1,7 +1,8 @@
 //! The emulator's edge: a pseudo-terminal pair whose device a symlink names, so that a node
 //! opens it as it opens a board's serial port (the symlink stands for the udev rule a hall
 //! uses). The game plays at its pace whether or not a node listens; unplugging closes the
-//! device and plugs a new one in under another name, as a USB adapter comes back.
+//! device and plugs a new one in under another name, as a USB adapter comes back; a stall
+//! holds the line's bytes back, both ways, and lets them through late and in order.
 
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
@@ -29,6 +30,12 @@ pub struct Emulation {
     pub clock_off: Duration,
     /// Before every n-th message, a burst of line noise and a broken header.
     pub noise_every: Option<usize>,
+    /// After this many presses, the line stalls for `stall` (real time): nothing passes
+    /// either way, then what was held back arrives at once.
+    pub stall_at_ply: Option<usize>,
+    pub stall: Duration,
+    /// A stall loses what the board sent meanwhile instead of holding it back.
+    pub stall_drops: bool,
 }
 
 /// What the emulation did, printed as its line on stdout when the game is over.
@@ -38,6 +45,7 @@ pub struct Played {
     pub plies: usize,
     pub unplugged: usize,
     pub noise_bursts: usize,
+    pub stalls: usize,
 }
 
 /// A plugged-in device: our end, and its other end held open so that our end stays usable
@@ -45,6 +53,12 @@ pub struct Played {
 struct Device {
     ours: TTYPort,
     _theirs: TTYPort,
+}
+
+/// Bytes the board sent while its line stalled, and until when it stalls.
+struct Stall {
+    until: Instant,
+    held: Vec<u8>,
 }
 
 impl Device {
@@ -105,12 +119,26 @@ pub fn run(
         plies: 0,
         unplugged: 0,
         noise_bursts: 0,
+        stalls: 0,
     };
+    let mut stall: Option<Stall> = None;
     let mut reported = false;
     let mut commands = [0u8; 64];
     while !stop.load(Ordering::Relaxed) {
-        // The node's commands, answered at once.
-        if let Some(device) = device.as_mut() {
+        if stall.as_ref().is_some_and(|s| Instant::now() >= s.until) {
+            let held = stall.take().map(|s| s.held).unwrap_or_default();
+            tracing::info!(
+                bytes = held.len(),
+                lost = emulation.stall_drops,
+                "the line moves again"
+            );
+            if let Some(device) = device.as_mut().filter(|_| !emulation.stall_drops) {
+                device.send(&held);
+            }
+        }
+        // The node's commands, answered at once (a stalled line passes nothing: they wait
+        // in the line's buffer).
+        if let Some(device) = device.as_mut().filter(|_| stall.is_none()) {
             match device.ours.read(&mut commands) {
                 Ok(n) => {
                     let answer = board.commands(&commands[..n]);
@@ -152,6 +180,14 @@ pub fn run(
                     played.unplugged += 1;
                     plugged_again_at = Some(now + emulation.unplug);
                 }
+                if emulation.stall_at_ply == Some(moment.ply) && stall.is_none() {
+                    tracing::info!(ply = moment.ply, "the line stalls");
+                    stall = Some(Stall {
+                        until: now + emulation.stall,
+                        held: Vec::new(),
+                    });
+                    played.stalls += 1;
+                }
                 if emulation.clock_off_at_ply == Some(moment.ply) {
                     tracing::info!(ply = moment.ply, "clock switched off");
                     let bytes = board.switch_clock(false);
@@ -162,6 +198,10 @@ pub fn run(
                 }
             }
             let bytes = board.happen(&moment.message);
+            if let Some(stall) = stall.as_mut() {
+                stall.held.extend_from_slice(&bytes);
+                continue;
+            }
             let Some(device) = device.as_mut() else {
                 continue;
             };
