@@ -7,6 +7,12 @@
 //! board is asked for a full dump and the clock: a placement that did not change is not
 //! reported again, and a move made while the line was down arrives as one placement and one
 //! press, as if the hand had been quick.
+//!
+//! A line that stays open can lose bytes too: it stalls (nothing for longer than a running
+//! clock is ever quiet, [`GAP_MS`]) or garbles them. Then the node cannot trust its copy of
+//! the board (the field updates it missed are gone): it says so to the hub as a
+//! reconnection ([`HealthWatch::lost_sight`]), asks for the dump and the clock again, and
+//! passes nothing on until the dump has come.
 
 use protocol::{NodeMs, Placement};
 
@@ -17,7 +23,7 @@ use crate::line::health::HealthWatch;
 use crate::line::{LineSession, LineSettings};
 use crate::source::Reading;
 
-pub use crate::line::health::{ERRORS_REPORT_EVERY_MS, PROBE_AFTER_MS, PROBE_TIMEOUT_MS};
+pub use crate::line::health::{ERRORS_REPORT_EVERY_MS, GAP_MS, PROBE_AFTER_MS, PROBE_TIMEOUT_MS};
 
 /// One board's line.
 ///
@@ -42,6 +48,13 @@ pub struct Session {
     adapter: Adapter,
     watch: HealthWatch,
     last_placement: Option<Placement>,
+    /// The clock ran at its last message: it speaks every second.
+    clock_running: bool,
+    /// The line lost bytes: the board's dump is asked for, and until it comes nothing read
+    /// is passed on.
+    resyncing: bool,
+    /// Commands for the board after this read.
+    to_send: Vec<u8>,
 }
 
 impl Session {
@@ -60,7 +73,23 @@ impl Session {
             adapter: Adapter::oriented(orientation),
             watch: HealthWatch::default(),
             last_placement: None,
+            clock_running: false,
+            resyncing: false,
+            to_send: Vec::new(),
         }
+    }
+}
+
+impl Session {
+    /// The line lost bytes: the hub hears of it as a reconnection, and the board is asked
+    /// for its dump and clock (and update mode, in case it was reset).
+    fn lose_sight(&mut self, now: NodeMs) -> Vec<Reading> {
+        if !self.resyncing {
+            self.resyncing = true;
+            self.adapter.reopened();
+            self.to_send.extend_from_slice(&PROBE_COMMANDS);
+        }
+        self.watch.lost_sight(now)
     }
 }
 
@@ -90,6 +119,8 @@ impl LineSession for Session {
         // A message cut off by the close would glue onto the first one after it.
         self.decoder = Decoder::default();
         self.adapter.reopened();
+        // The start commands ask for the dump anyway.
+        self.resyncing = false;
         (START_COMMANDS.to_vec(), self.watch.opened(now))
     }
 
@@ -97,20 +128,51 @@ impl LineSession for Session {
         if bytes.is_empty() {
             return Vec::new();
         }
+        let mut out = Vec::new();
+        // (An answer to a probe is the board read again anyway.)
+        if self.clock_running && !self.watch.probing() && self.watch.silent_for(now) >= GAP_MS {
+            tracing::info!(
+                silent_ms = self.watch.silent_for(now),
+                "the line stalled under a running clock: reading the board again"
+            );
+            out.extend(self.lose_sight(now));
+        }
         let mut clock = self.watch.health().clock_connected;
         self.decoder.push(bytes);
         let mut readings = Vec::new();
-        while let Some(message) = self.decoder.next_message() {
+        loop {
+            let skipped = self.decoder.skipped_bytes();
+            let Some(message) = self.decoder.next_message() else {
+                break;
+            };
+            self.watch.noise(self.decoder.skipped_bytes());
             let message = match message {
-                Ok(message) => message,
-                Err(e) => {
-                    tracing::debug!(error = %e, "undecodable message from the board");
-                    self.watch.error();
-                    continue;
+                Ok(message) if self.decoder.skipped_bytes() == skipped => message,
+                garbled => {
+                    // Garbled bytes may have been a field update: the copy of the board is
+                    // not trusted until the dump. (Noise alone is counted by `noise`.)
+                    if let Err(e) = &garbled {
+                        tracing::debug!(error = %e, "undecodable message from the board");
+                        self.watch.error();
+                    }
+                    out.extend(self.lose_sight(now));
+                    match garbled {
+                        Ok(message) => message,
+                        Err(_) => continue,
+                    }
                 }
             };
             if let Message::Clock(status) = &message {
                 clock = !status.no_clock;
+                self.clock_running = status.running;
+            }
+            if self.resyncing {
+                // Only the whole board counts again; what came before it was read against
+                // a copy of the board that missed something.
+                if !matches!(message, Message::BoardDump(_)) {
+                    continue;
+                }
+                self.resyncing = false;
             }
             match self.adapter.message(&message) {
                 Some(Reading::Placement(p)) if self.last_placement == Some(p) => {}
@@ -123,11 +185,14 @@ impl LineSession for Session {
                 None => {}
             }
         }
-        self.watch.noise(self.decoder.skipped_bytes());
         // Health first: the hub learns the board is back before what it shows.
-        let mut out = self.watch.heard(now, clock);
+        out.extend(self.watch.heard(now, clock));
         out.extend(readings);
         out
+    }
+
+    fn to_send(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.to_send)
     }
 
     /// A silent board is asked for its board and clock, and put in update mode again, which
@@ -220,8 +285,17 @@ mod tests {
         assert!(healths(&readings)[0].board_connected);
     }
 
+    /// The dump of the start position with the piece on `lifted` (DGT's field number)
+    /// gone.
+    fn dump_without(lifted: usize) -> Vec<u8> {
+        let mut bytes = start_dump();
+        // The dump's data: one byte per field after the 3-byte header.
+        bytes[3 + lifted] = 0;
+        bytes
+    }
+
     #[test]
-    fn noise_and_broken_messages_are_counted_and_the_moves_around_them_read() {
+    fn garbled_bytes_are_counted_and_the_board_is_read_again_before_anything_after_them() {
         let mut session = Session::new(None);
         session.opened(NodeMs(0));
         session.read(&start_dump(), NodeMs(1));
@@ -233,16 +307,60 @@ mod tests {
         bytes.extend(&lift);
         bytes.extend([0x8e, 0x00, 0x05, 0x0c, 0x0f]); // piece code 15
         let readings = session.read(&bytes, NodeMs(2));
-        assert_eq!(placements(&readings), 1);
+        assert_eq!(placements(&readings), 0, "nothing after garbage is trusted");
         assert_eq!(
             session.health().serial_errors,
             2,
             "a noise burst, a bad code"
         );
+        // Told as a reconnection: the hub knows presses may have been missed.
+        let told = healths(&readings);
+        assert!(
+            !told[0].board_connected && told[1].board_connected,
+            "{told:?}"
+        );
+        assert_eq!(
+            session.to_send(),
+            wire::PROBE_COMMANDS,
+            "the board asked again"
+        );
+        assert!(session.to_send().is_empty(), "once");
+        // The dump: the board as it stands, the piece lifted.
+        let readings = session.read(&dump_without(52), NodeMs(3));
+        assert_eq!(placements(&readings), 1);
         // Errors alone are reported at most every ERRORS_REPORT_EVERY_MS.
         assert!(healths(&readings).is_empty());
-        let later = session.read(&[0x01], NodeMs(2 + ERRORS_REPORT_EVERY_MS));
-        assert_eq!(healths(&later)[0].serial_errors, 3);
+    }
+
+    #[test]
+    fn a_line_silent_under_a_running_clock_is_read_again_before_what_it_says_next() {
+        let mut session = Session::new(None);
+        session.opened(NodeMs(0));
+        let mut first = start_dump();
+        first.extend(clock(true, 300, 300));
+        session.read(&first, NodeMs(10));
+        // Ticks each second are no gap.
+        session.read(&clock(true, 299, 300), NodeMs(1_010));
+        assert!(session.to_send().is_empty());
+        // Then nothing for 4 s; what comes next may follow lost field updates.
+        let lift = wire::encode(&Message::FieldUpdate {
+            field: Field::new(52).unwrap(),
+            piece: None,
+        });
+        let readings = session.read(&lift, NodeMs(5_010));
+        assert_eq!(placements(&readings), 0);
+        assert!(!healths(&readings)[0].board_connected);
+        assert_eq!(session.to_send(), wire::PROBE_COMMANDS);
+        let mut answer = dump_without(52);
+        answer.extend(clock(true, 295, 300));
+        let readings = session.read(&answer, NodeMs(5_100));
+        assert_eq!(placements(&readings), 1);
+        // A stopped clock is silent by nature: no gap.
+        let mut stopped = Session::new(None);
+        stopped.opened(NodeMs(0));
+        stopped.read(&start_dump(), NodeMs(10));
+        stopped.read(&lift, NodeMs(60_000));
+        assert!(stopped.to_send().is_empty());
     }
 
     #[test]

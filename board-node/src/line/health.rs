@@ -13,6 +13,9 @@ pub const PROBE_AFTER_MS: u64 = 5_000;
 pub const PROBE_TIMEOUT_MS: u64 = 3_000;
 /// While errors grow and nothing else changes, health is reported at most this often.
 pub const ERRORS_REPORT_EVERY_MS: u64 = 10_000;
+/// A running clock speaks every second: a line silent this long under one may have lost
+/// what the board said meanwhile.
+pub const GAP_MS: u64 = 1_500;
 
 /// What to do about a silent board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +92,30 @@ impl HealthWatch {
         self.last_heard = now;
         self.probe_sent = None;
         self.set_connections(now, true, clock);
+        self.report(now)
+    }
+
+    /// Whether the board was probed and has not answered yet: its answer is the board read
+    /// again, no gap.
+    pub fn probing(&self) -> bool {
+        self.probe_sent.is_some()
+    }
+
+    /// How long the board has been silent at `now`.
+    pub fn silent_for(&self, now: NodeMs) -> u64 {
+        now.0.saturating_sub(self.last_heard.0)
+    }
+
+    /// The line may have lost what the board said (a stall under a running clock, bytes
+    /// garbled): the board was out of the node's sight since it was last heard, and is
+    /// reported so, as a disconnection the next [`HealthWatch::heard`] ends. The hub then
+    /// knows presses may have been missed, as after a cable pulled and put back.
+    pub fn lost_sight(&mut self, now: NodeMs) -> Vec<Reading> {
+        if !self.health.board_connected {
+            return Vec::new();
+        }
+        let since = self.last_heard;
+        self.set_connections(since, false, false);
         self.report(now)
     }
 

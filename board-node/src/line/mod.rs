@@ -30,6 +30,11 @@ pub trait LineSession: Send + 'static {
     fn read(&mut self, bytes: &[u8], now: NodeMs) -> Vec<Reading>;
     /// What to send a board that has been silent a while.
     fn probe(&self) -> Vec<u8>;
+    /// What to send the board after the last read (a request to read it all again after
+    /// the line lost bytes); nothing by default.
+    fn to_send(&mut self) -> Vec<u8> {
+        Vec::new()
+    }
     /// How the board (and its clock) stand, as far as decided: kept over restarts.
     fn orientation(&self) -> Orientation;
     fn watch(&self) -> &HealthWatch;

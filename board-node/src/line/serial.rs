@@ -104,7 +104,15 @@ pub fn read_board<S: LineSession>(
                     }
                     break;
                 }
-                Ok(n) => session.read(&buffer[..n], now()),
+                Ok(n) => {
+                    let batch = session.read(&buffer[..n], now());
+                    let commands = session.to_send();
+                    if !commands.is_empty() {
+                        // A failed write is noticed by the silence that follows.
+                        let _ = port.write_all(&commands);
+                    }
+                    batch
+                }
                 Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::Interrupted => {
                     let (probe, health) = session.idle(now());
                     if let Some(commands) = probe {
