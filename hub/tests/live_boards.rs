@@ -427,3 +427,78 @@ fn chesslink_boards_without_a_clock_give_the_games_move_for_move() {
         assert_eq!(report["acked"], report["events"], "{report}");
     }
 }
+
+#[test]
+fn a_line_that_stalls_while_moves_are_made_loses_no_move() {
+    // DGT boards, each on its own port, whose line passes nothing for 4 s while a move is
+    // made and pressed: on board 1 the bytes come late and in order; on board 2 they are
+    // lost, field updates and the press with them. The line never closes: the node notices
+    // the silence under a running clock, tells the hub, and reads the board again; the hub
+    // follows every move (6.2.1).
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::configured(dir.path(), "[event]\ntime_control = \"300+3\"\n");
+    let games: Vec<LiveGame> = (1..=2)
+        .map(|g| {
+            LiveGame::new(
+                g as u16,
+                "fide_world_cup_2025_blitz_5+3.pgn",
+                g + 2,
+                "300+3",
+            )
+        })
+        .collect();
+    let stall_ms = 4_000;
+    let window_s = stall_ms as f64 / 1000.0;
+    let faults: Vec<Fault> = games
+        .iter()
+        .zip([(1, false), (1, true)])
+        .map(|(g, (presses, drops))| {
+            let ply = g
+                .quiet_ply(window_s, presses)
+                .expect("a spell for the stall");
+            let ms = stall_ms;
+            match drops {
+                false => Fault::StallAtPly { ply, ms },
+                true => Fault::DropAtPly { ply, ms },
+            }
+        })
+        .collect();
+    eprintln!("stalls: {faults:?}");
+    let emulators: Vec<Emulator> = games
+        .iter()
+        .zip(&faults)
+        .map(|(g, fault)| {
+            let play = Play::Pgn {
+                file: g.file.clone(),
+                game: g.game,
+                time_control: g.time_control.into(),
+            };
+            Emulator::start(dir.path(), &g.board.to_string(), &play, g.speed, &[*fault])
+        })
+        .collect();
+    let enrolments: Vec<_> = games
+        .iter()
+        .map(|g| hub.enrol(&format!("dgt-{}", g.board), g.board, dir.path()))
+        .collect();
+    let pairs: Vec<_> = enrolments.iter().zip(&emulators).collect();
+    let _node = LiveNode::start(&hub, dir.path(), "node", &pairs);
+    for emulator in &emulators {
+        let played = emulator.wait_played(Duration::from_secs(180));
+        assert_eq!(played["stalls"], 1, "{played}");
+    }
+    for g in &games {
+        let detail = wait_board(&hub, g.board, Duration::from_secs(30), |d| {
+            d["moves"]
+                .as_array()
+                .is_some_and(|m| m.len() >= g.sans.len())
+        });
+        let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
+        assert_eq!(moves, g.sans, "board {}: every move, once", g.board);
+        assert_eq!(
+            detail["illegal_moves"],
+            serde_json::json!([]),
+            "board {}",
+            g.board
+        );
+    }
+}

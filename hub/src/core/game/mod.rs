@@ -413,7 +413,8 @@ impl Game {
     /// The first report after the node was blind ([`Game::node_blind`]) may tell of presses
     /// it did not see: the clock running for the opponent of the side to move while the
     /// board shows a legal move of that side is the press that completed it (6.2.1); a board
-    /// several moves on is caught up (`catch_up.rs`).
+    /// several moves on is caught up (`catch_up.rs`). A press catches up the moves the board
+    /// shows whether or not the node knew it missed any: a line can lose presses unnoticed.
     pub fn clock(&mut self, at: NodeMs, report: &ClockReport) -> Vec<GameEvent> {
         let blind = std::mem::take(&mut self.blind);
         let Some(by) = report
@@ -432,10 +433,19 @@ impl Game {
         if self.lapsing.as_ref().is_some_and(|l| l.by == by.other()) {
             events.extend(self.let_stand());
         }
-        if !self.playing() || by != self.position.turn() {
+        if !self.playing() {
             return events;
         }
-        events.extend(self.press(at, blind));
+        if by != self.position.turn() {
+            // The side that moved last pressed again: its opponent's press came unseen (a
+            // line that lost it). The board, if it shows both moves one way only, says
+            // which; otherwise a press out of turn is no move.
+            if self.sensed.as_ref() != Some(self.position.board()) {
+                events.extend(self.catch_up(at, by.other()).unwrap_or_default());
+            }
+            return events;
+        }
+        events.extend(self.press(at));
         events
     }
 
@@ -459,7 +469,7 @@ impl Game {
     }
 
     /// The press of the side to move: the board decides which move it completed.
-    fn press(&mut self, at: NodeMs, blind: bool) -> Vec<GameEvent> {
+    fn press(&mut self, at: NodeMs) -> Vec<GameEvent> {
         let Some(board) = self.sensed.clone() else {
             return Vec::new();
         };
@@ -477,11 +487,10 @@ impl Game {
             events.extend(self.complete(at, m));
             return events;
         }
-        // A press after moves the node did not see, this one included.
-        if let Some(events) = blind
-            .then(|| self.catch_up(at, self.position.turn().other()))
-            .flatten()
-        {
+        // A press after moves the node did not see, this one included: a line can lose
+        // presses without the node knowing (a stall), and at a press the hand has left the
+        // board, so the board shows where the moves led.
+        if let Some(events) = self.catch_up(at, self.position.turn().other()) {
             return events;
         }
         vec![self.illegal(at, IllegalKind::IllegalMove, &board)]

@@ -317,3 +317,19 @@ fn a_board_no_legal_moves_reach_is_no_catch_up_and_stays_an_illegal_move() {
     assert!(matches!(events[..], [GameEvent::IllegalMove(_)]));
     assert!(game.moves().is_empty());
 }
+
+#[test]
+fn a_press_the_line_lost_is_caught_up_at_the_opponents_press() {
+    // The line lost White's press (6.2.1) and the node never knew: the board shows 1. e4
+    // c5, and then Black presses. Both moves were completed, in the only order there is.
+    let (mut game, board) = moves_ahead(&["e2e4", "c7c5"]);
+    game.placement(NodeMs(5), &placement_of(&board));
+    let events = game.clock(NodeMs(6), &press(Side::Black));
+    let sans: Vec<_> = game.moves().iter().map(|m| m.san.to_string()).collect();
+    assert_eq!(sans, ["e4", "c5"], "{events:?}");
+    assert!(game.illegal_moves().is_empty());
+    // A press out of turn with nothing else on the board is still no move.
+    let mut game = Game::default();
+    assert!(game.clock(NodeMs(1), &press(Side::Black)).is_empty());
+    assert!(game.moves().is_empty());
+}
