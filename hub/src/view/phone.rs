@@ -18,7 +18,7 @@ use protocol::seal::NodeKey;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::core::alerts::{Change, Language, Severity};
+use crate::core::alerts::{Change, Severity};
 use crate::core::phone::{Notice, PhoneAct, PhoneStep, PhoneWatch};
 
 /// Where a phone resumes from (`?since=`).
@@ -167,7 +167,7 @@ fn message(step: PhoneStep, watch: &PhoneWatch, key: &NodeKey, links: &PhoneLink
         Some(article) => format!("{place} · {article}"),
         None => place.to_owned(),
     };
-    let i = index(language);
+    let i = language.index();
     let notice = Notice::of(step.step.change);
     let mut body = String::new();
     if let Some(players) = &alert.players {
@@ -264,14 +264,8 @@ fn message(step: PhoneStep, watch: &PhoneWatch, key: &NodeKey, links: &PhoneLink
     })
 }
 
-fn index(language: Language) -> usize {
-    Language::ALL
-        .iter()
-        .position(|l| *l == language)
-        .unwrap_or(0)
-}
-
-/// One word in each language, in the order of [`Language::ALL`].
+/// One word in each language, in the order of
+/// [`Language::ALL`](crate::core::alerts::Language::ALL).
 type Words = [&'static str; 6];
 
 /// The button's label: the acceptance checks read the English one.
@@ -313,7 +307,7 @@ const ESCALATED: Words = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::alerts::{sample, Alert, AlertState, Step};
+    use crate::core::alerts::{sample, Alert, AlertState, Language, Step};
     use crate::core::phone::steps_after;
 
     fn step(seq: u64, at: u64, change: Change) -> Step {
@@ -365,13 +359,19 @@ mod tests {
         vec![first, second]
     }
 
+    /// The arbiter's key, and where their phone's links point, in these tests.
+    fn key() -> NodeKey {
+        NodeKey::from_bytes([9; 32])
+    }
+
+    const LINKS: PhoneLinks<'static> = PhoneLinks {
+        base: "http://hub:8080",
+        topic: "zeitnot-t",
+        token: "tk_t",
+    };
+
     fn ids(alerts: &[Alert], watch: &PhoneWatch, since: Since) -> Vec<String> {
-        let key = NodeKey::from_bytes([9; 32]);
-        let links = PhoneLinks {
-            base: "http://hub:8080",
-            topic: "zeitnot-t",
-            token: "tk_t",
-        };
+        let (key, links) = (key(), LINKS);
         steps_after(alerts.iter(), watch, 0, 100)
             .into_iter()
             .flat_map(|s| events(s, watch, &key, &links, since))
@@ -410,12 +410,7 @@ mod tests {
     fn an_escalation_rings_loudest_and_a_handled_alert_has_no_button() {
         let alerts = alerts();
         let (zone_b, _) = watches();
-        let key = NodeKey::from_bytes([9; 32]);
-        let links = PhoneLinks {
-            base: "http://hub:8080",
-            topic: "zeitnot-t",
-            token: "tk_t",
-        };
+        let (key, links) = (key(), LINKS);
         let steps = steps_after(alerts.iter(), &zone_b, 0, 100);
         let escalated = &events(steps[2], &zone_b, &key, &links, Since::All)[0];
         assert_eq!(escalated["priority"], 5);

@@ -55,7 +55,9 @@ impl Language {
         }
     }
 
-    fn index(self) -> usize {
+    /// Where the language's phrase stands in a table of the six, in the order of
+    /// [`Language::ALL`].
+    pub fn index(self) -> usize {
         self as usize
     }
 }
