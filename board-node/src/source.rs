@@ -17,6 +17,8 @@ pub enum Reading {
     Heartbeat,
     /// The node's connections to the e-board and the clock changed (a live board only).
     Health(NodeHealth),
+    /// E-boards on this board's chain that nobody enrolled (their bus addresses).
+    Strangers(Vec<u16>),
 }
 
 impl Reading {
@@ -27,6 +29,7 @@ impl Reading {
             Reading::Clock(c) => UplinkBody::Clock(*c),
             Reading::Heartbeat => UplinkBody::Heartbeat,
             Reading::Health(h) => UplinkBody::Health(*h),
+            Reading::Strangers(s) => UplinkBody::Strangers(s.clone()),
         }
     }
 }

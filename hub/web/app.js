@@ -487,6 +487,7 @@ function warningText(w) {
     case "refused_messages": return "Board " + w.board + ": " + w.refused + " messages refused (not its enrolled node)";
     case "board_disconnected": return "Board " + w.board + ": e-board not answering for " + Math.round(w.ago_ms / 1000) + " s (cable, power)";
     case "node_clock_stepped": return "Board " + w.board + ": the node's clock stepped " + (w.ahead ? "ahead" : "back") + " by " + Math.round(w.ms / 1000) + " s (" + w.steps + " times); its times were corrected";
+    case "stranger_on_chain": return "Board " + w.board + "'s chain: an e-board nobody enrolled answers (bus address " + w.address + "): enrol it or take it off the chain";
     case "clock_disconnected": return "Board " + w.board + ": no clock on the e-board for " + Math.round(w.ago_ms / 1000) + " s";
     default: return JSON.stringify(w);
   }

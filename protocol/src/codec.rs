@@ -79,6 +79,11 @@ pub fn decode_uplink(bytes: &[u8]) -> Result<Uplink, DecodeError> {
             return Err(DecodeError::OutOfRange("node time"));
         }
     }
+    if let UplinkBody::Strangers(addresses) = &message.body {
+        if addresses.len() > UplinkBody::MAX_STRANGERS || addresses.iter().any(|a| *a >= 1 << 14) {
+            return Err(DecodeError::OutOfRange("strangers"));
+        }
+    }
     if let UplinkBody::Pace { node_ms_per_s } = message.body {
         if node_ms_per_s == 0 || node_ms_per_s > UplinkBody::MAX_PACE {
             return Err(DecodeError::OutOfRange("pace"));

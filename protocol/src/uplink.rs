@@ -1,6 +1,7 @@
 //! What a board node reports.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 use serde::de::{self, SeqAccess, Visitor};
@@ -28,11 +29,18 @@ pub enum UplinkBody {
     /// 200,000 for a replay at 200×. Sent after `Hello` by nodes whose time runs otherwise;
     /// the hub bounds how far a node's time may jump by it.
     Pace { node_ms_per_s: u32 },
+    /// E-boards answering on this board's chain (DGT bus mode) that the node was not told
+    /// to read: their bus addresses (a DGT board's serial number, or its low 14 bits),
+    /// every one found so far. For the technician: enrol them, or take them off the chain.
+    Strangers(Vec<u16>),
 }
 
 impl UplinkBody {
     /// The fastest pace a node may announce ([`UplinkBody::Pace`]): a replay at 10,000×.
     pub const MAX_PACE: u32 = 10_000_000;
+    /// The most strangers a node reports ([`UplinkBody::Strangers`]): a chain holds a dozen
+    /// or two boards.
+    pub const MAX_STRANGERS: usize = 64;
 }
 
 /// What a node reports of its connections to the e-board and the clock.

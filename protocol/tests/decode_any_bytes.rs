@@ -53,6 +53,9 @@ fn body() -> impl Strategy<Value = UplinkBody> {
                     })
                 }
             ),
+        // Within the bounds: up to 64 bus addresses of 14 bits.
+        proptest::collection::vec(0u16..1 << 14, 0..=UplinkBody::MAX_STRANGERS)
+            .prop_map(UplinkBody::Strangers),
         // Up to 16 characters of up to 4 bytes: within Hello::MAX_TEXT.
         (".{0,16}", ".{0,16}", ".{0,16}", 0..Seq::LIMIT.0).prop_map(|(s, b, c, h)| {
             UplinkBody::Hello(Hello {
@@ -102,6 +105,16 @@ proptest! {
             let bytes = encode_downlink(&Downlink::new(BoardNo(1), body));
             prop_assert_eq!(decode_downlink(&bytes), Err(DecodeError::OutOfRange("sequence number")));
         }
+    }
+
+    /// A chain's strangers: bus addresses of 14 bits, a bounded number of them.
+    #[test]
+    fn strangers_past_the_bounds_are_refused(address in (1u16 << 14).., extra in 1usize..8) {
+        let wide = Uplink::new(BoardNo(1), Seq(1), NodeMs(1), UplinkBody::Strangers(vec![7, address]));
+        prop_assert_eq!(decode_uplink(&encode_uplink(&wide)), Err(DecodeError::OutOfRange("strangers")));
+        let many = vec![7; UplinkBody::MAX_STRANGERS + extra];
+        let crowd = Uplink::new(BoardNo(1), Seq(1), NodeMs(1), UplinkBody::Strangers(many));
+        prop_assert_eq!(decode_uplink(&encode_uplink(&crowd)), Err(DecodeError::OutOfRange("strangers")));
     }
 
     #[test]

@@ -74,6 +74,10 @@ pub enum Warning {
         /// ms since the last one.
         last_ago_ms: u64,
     },
+    /// An e-board answers on the chain of `board`'s node that no node was told to read:
+    /// its bus address (a DGT serial number, or its low 14 bits). Enrol it with its serial
+    /// number and give it to the node, or take it off the chain.
+    StrangerOnChain { board: BoardNo, address: u16 },
     /// The node's clock stepped (set by NTP after the node started, a faulty clock): the
     /// hub took the step out of its times, but a node whose clock steps again and again
     /// should be looked at. `ms` the last step, `ahead` its direction.
@@ -132,6 +136,12 @@ pub fn nodes(
                 warnings.push(Warning::ClockDisconnected { board: n, ago_ms })
             }
             _ => {}
+        }
+        for address in state.strangers() {
+            warnings.push(Warning::StrangerOnChain {
+                board: n,
+                address: *address,
+            });
         }
         if let (steps, Some((step, at))) = state.node_time_steps() {
             let (ms, ahead) = match step {

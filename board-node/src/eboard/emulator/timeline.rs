@@ -59,7 +59,7 @@ pub fn from_script(script: &[Timed]) -> Vec<Moment> {
                 });
                 clock = Some((timed.game_ms, *report));
             }
-            Reading::Heartbeat | Reading::Health(_) => {}
+            Reading::Heartbeat | Reading::Health(_) | Reading::Strangers(_) => {}
         }
     }
     moments

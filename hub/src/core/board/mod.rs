@@ -76,6 +76,8 @@ pub struct NodeState {
     pub hello: Option<Hello>,
     /// What the node last reported of its e-board's and clock's connections.
     pub health: Option<NodeHealth>,
+    /// E-boards on the node's chain that nobody enrolled, as it last reported them.
+    pub strangers: Vec<u16>,
     /// The node's times as one steady timeline: its last is "now" on the board's own clock.
     pub timebase: Timebase,
     /// The node's clock steps taken out, and when the last came.
@@ -187,6 +189,10 @@ impl BoardState {
                     self.game.node_blind();
                 }
                 self.node.health = Some(*health);
+                self.game.observe(at)
+            }
+            UplinkBody::Strangers(addresses) => {
+                self.node.strangers = addresses.clone();
                 self.game.observe(at)
             }
             UplinkBody::Heartbeat | UplinkBody::Pace { .. } => self.game.observe(at),
@@ -433,6 +439,11 @@ impl BoardState {
     pub fn health(&self, now: HubMs) -> Option<(NodeHealth, u64)> {
         let health = self.node.health?;
         Some((health, self.node_now(now).0.saturating_sub(health.since.0)))
+    }
+
+    /// E-boards on this board's chain that nobody enrolled (bus addresses).
+    pub fn strangers(&self) -> &[u16] {
+        &self.node.strangers
     }
 
     /// When any message of the board's node last arrived.
