@@ -143,6 +143,22 @@ impl Decoder {
     }
 }
 
+/// A board dump's or a clock message's data (bus mode carries the same data under its own
+/// header): the message it is.
+pub(crate) fn board_dump(data: &[u8]) -> Result<Message, WireError> {
+    parse(BOARD_DUMP, data)
+}
+
+/// See [`board_dump`].
+pub(crate) fn clock(data: &[u8]) -> Result<Message, WireError> {
+    parse(CLOCK, data)
+}
+
+/// The data of `message` without its header (bus mode's replies carry it under theirs).
+pub(crate) fn data(message: &Message) -> Vec<u8> {
+    encode(message).split_off(HEADER_LEN)
+}
+
 fn parse(id: u8, data: &[u8]) -> Result<Message, WireError> {
     let expect = |expected: usize| {
         if data.len() == expected {
@@ -235,7 +251,7 @@ pub fn encode_serial_number(serial: &str) -> Vec<u8> {
     bytes
 }
 
-fn code(piece: Option<Piece>) -> u8 {
+pub(crate) fn code(piece: Option<Piece>) -> u8 {
     use Role::*;
     let Some(piece) = piece else { return 0 };
     let index = match piece.role {
@@ -264,7 +280,7 @@ fn face_bytes(face: &Face) -> [u8; 3] {
     ]
 }
 
-fn piece(field: u8, code: u8) -> Result<Option<Piece>, WireError> {
+pub(crate) fn piece(field: u8, code: u8) -> Result<Option<Piece>, WireError> {
     use Role::*;
     const ROLES: [Role; 6] = [Pawn, Rook, Knight, Bishop, King, Queen];
     let (color, index) = match code {
@@ -291,7 +307,7 @@ fn face(bytes: &[u8]) -> Result<Face, WireError> {
     })
 }
 
-fn bcd(byte: u8) -> Result<u32, WireError> {
+pub(crate) fn bcd(byte: u8) -> Result<u32, WireError> {
     let (tens, units) = (byte >> 4, byte & 0x0f);
     if tens > 9 || units > 9 {
         return Err(WireError::Bcd(byte));

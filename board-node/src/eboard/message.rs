@@ -65,6 +65,25 @@ pub struct ClockStatus {
     pub no_clock: bool,
 }
 
+impl ClockStatus {
+    /// The clock after a press recorded as the halted side's time (a DGT board's EEPROM
+    /// record): the side that pressed (`left` or not) shows `ms`, the lever turns, and the
+    /// other side runs.
+    pub fn pressed(self, left: bool, ms: u32) -> ClockStatus {
+        let mut status = self;
+        if left {
+            status.left.ms = ms;
+        } else {
+            status.right.ms = ms;
+        }
+        status.running = true;
+        status.left_to_move = !left;
+        status.right_to_move = left;
+        status.right_high = !left;
+        status
+    }
+}
+
 /// One message from the board.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {

@@ -5,6 +5,8 @@
 pub mod health;
 pub mod serial;
 
+use std::time::Duration;
+
 use protocol::{NodeHealth, NodeMs};
 
 use crate::eboard::Orientation;
@@ -59,5 +61,59 @@ pub trait LineSession: Send + 'static {
         let (silence, health) = self.watch_mut().idle(now);
         let probe = (silence == Silence::Probe).then(|| self.probe());
         (probe, health)
+    }
+}
+
+/// A serial line as its port's thread drives it ([`serial::read_line`]): one board's
+/// [`LineSession`], or a chain of boards on one line ([`crate::dgt::bus::master::Chain`]).
+/// Each method takes the time it happens at and gives the bytes to send and what to
+/// report.
+pub trait Line: Send + 'static {
+    /// What the line reports: a board's readings, or each board's on a chain.
+    type Out: Send + 'static;
+    fn settings(&self) -> LineSettings;
+    /// How long a read waits before the line counts as quiet.
+    fn read_timeout(&self) -> Duration;
+    fn opened(&mut self, now: NodeMs) -> (Vec<u8>, Vec<Self::Out>);
+    fn read(&mut self, bytes: &[u8], now: NodeMs) -> (Vec<u8>, Vec<Self::Out>);
+    /// Nothing came for [`Line::read_timeout`].
+    fn quiet(&mut self, now: NodeMs) -> (Vec<u8>, Vec<Self::Out>);
+    fn closed(&mut self, now: NodeMs) -> Vec<Self::Out>;
+    fn open_failed(&mut self, now: NodeMs) -> Vec<Self::Out>;
+}
+
+/// A board on a port of its own: it speaks when it has something to say, and is probed
+/// when it has been silent a while.
+impl<S: LineSession> Line for S {
+    type Out = Reading;
+
+    fn settings(&self) -> LineSettings {
+        LineSession::settings(self)
+    }
+
+    fn read_timeout(&self) -> Duration {
+        Duration::from_millis(100)
+    }
+
+    fn opened(&mut self, now: NodeMs) -> (Vec<u8>, Vec<Reading>) {
+        LineSession::opened(self, now)
+    }
+
+    fn read(&mut self, bytes: &[u8], now: NodeMs) -> (Vec<u8>, Vec<Reading>) {
+        let readings = LineSession::read(self, bytes, now);
+        (self.to_send(), readings)
+    }
+
+    fn quiet(&mut self, now: NodeMs) -> (Vec<u8>, Vec<Reading>) {
+        let (probe, health) = self.idle(now);
+        (probe.unwrap_or_default(), health)
+    }
+
+    fn closed(&mut self, now: NodeMs) -> Vec<Reading> {
+        LineSession::closed(self, now)
+    }
+
+    fn open_failed(&mut self, now: NodeMs) -> Vec<Reading> {
+        LineSession::open_failed(self, now)
     }
 }

@@ -50,8 +50,8 @@ pub struct Played {
 
 /// A plugged-in device: our end, and its other end held open so that our end stays usable
 /// while no node has it open.
-struct Device {
-    ours: TTYPort,
+pub(crate) struct Device {
+    pub(crate) ours: TTYPort,
     _theirs: TTYPort,
 }
 
@@ -62,7 +62,7 @@ struct Stall {
 }
 
 impl Device {
-    fn plug(link: &Path) -> anyhow::Result<Device> {
+    pub(crate) fn plug(link: &Path) -> anyhow::Result<Device> {
         let (mut ours, theirs) = TTYPort::pair().context("opening a pseudo-terminal")?;
         ours.set_timeout(Duration::from_millis(5))?;
         let name = theirs.name().context("the pseudo-terminal has no name")?;
@@ -81,7 +81,7 @@ impl Device {
     }
 
     /// Writes what the board sends; a node that does not read loses it, as on a real line.
-    fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
