@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
+use crate::dgt::bus::master::Chain;
+use crate::dgt::bus::wire::Address;
 use crate::eboard::Orientation;
 use crate::line::serial::{self, SerialBoard};
 use crate::line::LineSession;
@@ -23,23 +25,86 @@ pub async fn serve<S: LineSession>(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
-    let (stopping, stopped) = tokio::sync::watch::channel(false);
-    let mut nodes = Vec::new();
+    let mut fed = Vec::new();
     for (config, path) in boards {
-        let board = config.board;
-        // Beside the outbox (`board-N.orientation.json`): sled owns the outbox's directory.
-        let orientation_file = config.outbox.with_extension("orientation.json");
-        if let Some(parent) = orientation_file.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))?;
-        }
+        let orientation_file = orientation_file(&config)?;
         let session = session(serial::kept_orientation(&orientation_file));
         let serial_board = SerialBoard {
             orientation_file: Some(orientation_file),
             ..SerialBoard::new(path)
         };
         let readings = serial::spawn(serial_board, session, stop.clone())
-            .with_context(|| format!("starting board {board}'s serial thread"))?;
+            .with_context(|| format!("starting board {}'s serial thread", config.board))?;
+        fed.push((config, readings));
+    }
+    run_nodes(fed, stop, shutdown).await
+}
+
+/// One chain of DGT boards on one port: each board's node configuration and bus address.
+pub struct ChainPort {
+    pub path: PathBuf,
+    pub boards: Vec<(NodeConfig, Address)>,
+}
+
+/// Serves each chain of boards in bus mode, as [`serve`] serves boards on ports of their
+/// own; `oriented` completes the orientation each board kept from an earlier run.
+pub async fn serve_chains(
+    chains: Vec<ChainPort>,
+    oriented: impl Fn(Orientation) -> Orientation,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut fed = Vec::new();
+    for ChainPort { path, boards } in chains {
+        let mut files = Vec::new();
+        let mut enrolled = Vec::new();
+        for (config, address) in &boards {
+            let file = orientation_file(config)?;
+            enrolled.push((*address, oriented(serial::kept_orientation(&file))));
+            files.push(file);
+        }
+        let readings = serial::spawn_chain(
+            SerialBoard::new(path.clone()),
+            Chain::new(enrolled),
+            files,
+            stop.clone(),
+        )
+        .with_context(|| {
+            format!(
+                "starting the serial thread of the chain on {}",
+                path.display()
+            )
+        })?;
+        fed.extend(boards.into_iter().map(|(config, _)| config).zip(readings));
+    }
+    run_nodes(fed, stop, shutdown).await
+}
+
+/// Where a board's orientation is kept: beside its outbox (`board-N.orientation.json`),
+/// since sled owns the outbox's directory.
+fn orientation_file(config: &NodeConfig) -> anyhow::Result<PathBuf> {
+    let file = config.outbox.with_extension("orientation.json");
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    Ok(file)
+}
+
+/// Runs each board's node on its readings until `shutdown`; then stops the serial threads
+/// (`stop`), delivers what it can and prints each board's report.
+async fn run_nodes(
+    fed: Vec<(
+        NodeConfig,
+        tokio::sync::mpsc::Receiver<crate::source::Reading>,
+    )>,
+    stop: Arc<AtomicBool>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let (stopping, stopped) = tokio::sync::watch::channel(false);
+    let mut nodes = Vec::new();
+    for (config, readings) in fed {
+        let board = config.board;
         let mut stopped = stopped.clone();
         let until_stopped = async move {
             let _ = stopped.wait_for(|stop| *stop).await;

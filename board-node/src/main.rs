@@ -4,13 +4,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
+use board_node::dgt::bus::wire::Address;
 use board_node::eboard::emulator::{pty, timeline};
 use board_node::eboard::Orientation;
 use board_node::live;
 use board_node::node::{self, NodeConfig};
 use board_node::source::Feed;
 use board_node::{pgn, replay};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use link::BrokerAddr;
 use protocol::BoardNo;
 
@@ -92,6 +93,11 @@ enum Command {
         /// The boards have no clock: the hub completes a move once it has stood.
         #[arg(long)]
         no_clock: bool,
+        /// Chains in DGT's bus mode: each `--serial` is one chain's port, and the
+        /// `--board N --hardware-id SERIAL --key-file F` that follow it (up to the next
+        /// `--serial`) are its boards, each e-board named by its serial number.
+        #[arg(long)]
+        bus: bool,
     },
     /// Read live Millennium ChessLink e-boards (no clock: the hub completes a move once it
     /// has stood) on serial ports, as `dgt` does.
@@ -107,6 +113,8 @@ enum Command {
         /// The board's serial number, as it answers when asked.
         #[arg(long, default_value = "10001")]
         serial: String,
+        #[command(flatten)]
+        chain: ChainArgs,
     },
     /// Emulate a Millennium ChessLink board on a pseudo-terminal, as `emulate-dgt` does (the
     /// board has no clock: `--unplug-at-ply` and `--clock-off-at-ply` do not apply).
@@ -139,14 +147,16 @@ struct LiveArgs {
     #[arg(long = "board", required = true)]
     boards: Vec<u16>,
     /// The board's serial device (a udev symlink such as /dev/zeitnot/board-12 keeps its
-    /// name over replugs); one per `--board`.
+    /// name over replugs); one per `--board` (with `--bus`: one per chain, before its
+    /// boards).
     #[arg(long = "serial", required = true)]
     serials: Vec<PathBuf>,
     /// The key file of each board's enrolment, one per `--board`.
     #[arg(long = "key-file")]
     key_files: Vec<PathBuf>,
     /// The hardware id each board announces (as enrolled), one per `--board`
-    /// [default: dgt-board-N, chesslink-board-N].
+    /// [default: dgt-board-N, chesslink-board-N]; with `--bus`, the e-board's serial
+    /// number, which gives its address on the chain.
     #[arg(long = "hardware-id")]
     hardware_ids: Vec<String>,
     /// The event (tournament) id used in MQTT topics.
@@ -206,29 +216,145 @@ struct EmulateArgs {
     stall_drops: bool,
 }
 
+/// A chain of DGT boards in bus mode on one pseudo-terminal.
+#[derive(clap::Args)]
+struct ChainArgs {
+    /// Emulate a chain of boards in bus mode, one `--chain-board` each (the faults' plies
+    /// count on the board they name).
+    #[arg(long, requires = "chain_boards", conflicts_with = "recording")]
+    bus: bool,
+    /// A board of the chain: its serial number and the game of `--pgn` it plays
+    /// (`SERIAL:GAME`; game 0: none), in chain order.
+    #[arg(long = "chain-board", value_name = "SERIAL:GAME")]
+    chain_boards: Vec<String>,
+    /// The board `--unplug-at-ply` pulls out of the chain (its serial) [default: the first].
+    #[arg(long)]
+    unplug_board: Option<String>,
+    /// Cut the chain's power after this many presses of `--power-cut-board` ...
+    #[arg(long)]
+    power_cut_at_ply: Option<usize>,
+    /// ... for this long (real ms).
+    #[arg(long, default_value_t = 10_000)]
+    power_cut_ms: u64,
+    /// [default: the first board]
+    #[arg(long)]
+    power_cut_board: Option<String>,
+    /// The board whose line `--stall-at-ply` stalls (its answers are lost) [default: the
+    /// first].
+    #[arg(long)]
+    stall_board: Option<String>,
+    /// Seeds the moments at which boards answer a ping to all.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl ChainArgs {
+    /// Each board's serial and game number.
+    fn boards(&self) -> anyhow::Result<Vec<(String, usize)>> {
+        self.chain_boards
+            .iter()
+            .map(|spec| {
+                let (serial, game) = spec
+                    .split_once(':')
+                    .with_context(|| format!("--chain-board {spec:?}: give SERIAL:GAME"))?;
+                let game = game
+                    .parse()
+                    .with_context(|| format!("--chain-board {spec:?}: GAME is a number"))?;
+                Ok((serial.to_owned(), game))
+            })
+            .collect()
+    }
+}
+
+/// Runs an emulated chain until stopped.
+async fn emulate_chain(emulation: EmulateArgs, chain: ChainArgs) -> anyhow::Result<()> {
+    use board_node::dgt::bus::emulator::pty::{self as chain_pty, BoardFault, ChainEmulation};
+    let boards = chain.boards()?;
+    let path = emulation.pgn.as_ref().context("--bus: give --pgn")?;
+    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut addresses = Vec::new();
+    let mut games = Vec::new();
+    for (serial, game) in &boards {
+        addresses.push(
+            Address::of_serial(serial)
+                .with_context(|| format!("--chain-board {serial}: not a DGT serial number"))?,
+        );
+        if *game == 0 {
+            // A board on the chain with nothing to play (one nobody enrolled, say).
+            games.push(Vec::new());
+            continue;
+        }
+        let game =
+            pgn::read_game(&text, *game).with_context(|| format!("in {}", path.display()))?;
+        games.push(timeline::from_script(&replay::script(
+            &game,
+            emulation.time_control.as_ref(),
+        )));
+    }
+    let slot = |serial: &Option<String>| -> anyhow::Result<usize> {
+        match serial {
+            None => Ok(0),
+            Some(serial) => boards
+                .iter()
+                .position(|(s, _)| s == serial)
+                .with_context(|| format!("{serial} is not a --chain-board")),
+        }
+    };
+    let fault = |ply: Option<usize>, board: usize, ms: u64| {
+        ply.map(|ply| BoardFault {
+            board,
+            ply,
+            for_: Duration::from_millis(ms),
+        })
+    };
+    let settings = ChainEmulation {
+        link: emulation.link.clone(),
+        speed: emulation.speed,
+        unplug: fault(
+            emulation.unplug_at_ply,
+            slot(&chain.unplug_board)?,
+            emulation.unplug_ms,
+        ),
+        power_cut: fault(
+            chain.power_cut_at_ply,
+            slot(&chain.power_cut_board)?,
+            chain.power_cut_ms,
+        ),
+        stall: fault(
+            emulation.stall_at_ply,
+            slot(&chain.stall_board)?,
+            emulation.stall_ms,
+        ),
+        noise_every: emulation.noise_every,
+        seed: chain.seed,
+    };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let emulator = {
+        let stop = stop.clone();
+        tokio::task::spawn_blocking(move || chain_pty::run(&addresses, &games, &settings, &stop))
+    };
+    stopped().await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    emulator.await?
+}
+
 impl LiveArgs {
-    /// Each board's node configuration and serial port; `family` names the default
-    /// hardware ids, `clock_hw` the clock the boards report (empty: none).
-    fn boards(self, family: &str, clock_hw: &str) -> anyhow::Result<Vec<(NodeConfig, PathBuf)>> {
+    /// Each board's node configuration, in the order of `--board`; `family` names the
+    /// default hardware ids, `clock_hw` the clock the boards report (empty: none).
+    fn configs(&self, family: &str, clock_hw: &str) -> anyhow::Result<Vec<NodeConfig>> {
         let LiveArgs {
             broker,
             ca_file,
             outbox,
             boards,
-            serials,
             key_files,
             hardware_ids,
             event,
+            ..
         } = self;
         anyhow::ensure!(
-            protocol::topic::is_valid_event(&event),
+            protocol::topic::is_valid_event(event),
             "event id {event:?}: use letters, digits, '-', '_' or '.'"
-        );
-        anyhow::ensure!(
-            serials.len() == boards.len(),
-            "{} boards but {} serial ports: give one --serial for each --board",
-            boards.len(),
-            serials.len()
         );
         for (what, given) in [
             ("--key-file", key_files.len()),
@@ -240,32 +366,92 @@ impl LiveArgs {
                 boards.len()
             );
         }
-        let tls = broker_tls(&broker, ca_file.as_deref())?;
+        let tls = broker_tls(broker, ca_file.as_deref())?;
         let mut configs = Vec::new();
-        for (i, (board, serial)) in boards.iter().zip(&serials).enumerate() {
+        for (i, board) in boards.iter().enumerate() {
             let key = key_files.get(i).map(|f| read_key(f)).transpose()?;
-            configs.push((
-                NodeConfig {
-                    board: BoardNo(*board),
-                    event: event.clone(),
-                    broker: broker.clone(),
-                    outbox: outbox.join(format!("board-{board}")),
-                    speed: 1.0,
-                    heartbeat: Some(Duration::from_secs(5)),
-                    exit_when_done: false,
-                    script: None,
-                    board_hw: hardware_ids
-                        .get(i)
-                        .cloned()
-                        .unwrap_or_else(|| format!("{family}-board-{board}")),
-                    clock_hw: clock_hw.to_owned(),
-                    key,
-                    tls: tls.clone(),
-                },
-                serial.clone(),
-            ));
+            configs.push(NodeConfig {
+                board: BoardNo(*board),
+                event: event.clone(),
+                broker: broker.clone(),
+                outbox: outbox.join(format!("board-{board}")),
+                speed: 1.0,
+                heartbeat: Some(Duration::from_secs(5)),
+                exit_when_done: false,
+                script: None,
+                board_hw: hardware_ids
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("{family}-board-{board}")),
+                clock_hw: clock_hw.to_owned(),
+                key,
+                tls: tls.clone(),
+            });
         }
         Ok(configs)
+    }
+
+    /// Boards on ports of their own: each board's configuration and serial port.
+    fn boards(self, family: &str, clock_hw: &str) -> anyhow::Result<Vec<(NodeConfig, PathBuf)>> {
+        anyhow::ensure!(
+            self.serials.len() == self.boards.len(),
+            "{} boards but {} serial ports: give one --serial for each --board (or --bus for a chain)",
+            self.boards.len(),
+            self.serials.len()
+        );
+        let configs = self.configs(family, clock_hw)?;
+        Ok(configs.into_iter().zip(self.serials).collect())
+    }
+
+    /// Chains in bus mode: each `--serial` is a chain, and the `--board`s after it (up to
+    /// the next `--serial`) are its boards, each named by its serial number
+    /// (`--hardware-id`). `serial_at` and `board_at` are where each `--serial` and
+    /// `--board` stand on the command line.
+    fn chains(
+        self,
+        clock_hw: &str,
+        serial_at: &[usize],
+        board_at: &[usize],
+    ) -> anyhow::Result<Vec<live::ChainPort>> {
+        anyhow::ensure!(
+            self.hardware_ids.len() == self.boards.len(),
+            "--bus: give each --board the serial number of its e-board (--hardware-id), as the technician enrolled it"
+        );
+        let configs = self.configs("dgt", clock_hw)?;
+        let mut chains: Vec<live::ChainPort> = self
+            .serials
+            .iter()
+            .map(|path| live::ChainPort {
+                path: path.clone(),
+                boards: Vec::new(),
+            })
+            .collect();
+        for (config, at) in configs.into_iter().zip(board_at) {
+            let chain = serial_at
+                .iter()
+                .rposition(|serial| serial < at)
+                .with_context(|| format!("--bus: board {} comes before any --serial: give the chain's --serial first, then its boards", config.board))?;
+            let address = Address::of_serial(&config.board_hw).with_context(|| {
+                format!(
+                    "board {}: --hardware-id {:?} is not a DGT serial number (the digits on the board)",
+                    config.board, config.board_hw
+                )
+            })?;
+            let chain = &mut chains[chain];
+            if let Some((other, _)) = chain.boards.iter().find(|(_, a)| *a == address) {
+                anyhow::bail!(
+                    "boards {} and {} have the same bus address {address} on {}: DGT addresses are the serial number's last 14 bits; put one on another chain",
+                    other.board,
+                    config.board,
+                    chain.path.display()
+                );
+            }
+            chain.boards.push((config, address));
+        }
+        if let Some(empty) = chains.iter().find(|c| c.boards.is_empty()) {
+            anyhow::bail!("--bus: no --board after --serial {}", empty.path.display());
+        }
+        Ok(chains)
     }
 }
 
@@ -370,7 +556,8 @@ async fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "warn,board_node=info".into()),
         )
         .init();
-    match Cli::parse().command {
+    let matches = Cli::command().get_matches();
+    match Cli::from_arg_matches(&matches)?.command {
         Command::Replay {
             broker,
             ca_file,
@@ -431,6 +618,27 @@ async fn main() -> anyhow::Result<()> {
             line,
             white_clock,
             no_clock,
+            bus: true,
+        } => {
+            let clock_hw = if no_clock { "" } else { "dgt-clock" };
+            let dgt = matches.subcommand_matches("dgt").expect("the dgt command");
+            let at = |id: &str| -> Vec<usize> {
+                dgt.indices_of(id)
+                    .map(Iterator::collect)
+                    .unwrap_or_default()
+            };
+            let chains = line.chains(clock_hw, &at("serials"), &at("boards"))?;
+            let oriented = |kept: Orientation| Orientation {
+                white_clock: white_clock.or(kept.white_clock),
+                reversed: kept.reversed,
+            };
+            live::serve_chains(chains, oriented, stopped()).await
+        }
+        Command::Dgt {
+            line,
+            white_clock,
+            no_clock,
+            bus: false,
         } => {
             let clock_hw = if no_clock { "" } else { "dgt-clock" };
             let boards = line.boards("dgt", clock_hw)?;
@@ -451,7 +659,12 @@ async fn main() -> anyhow::Result<()> {
             )
             .await
         }
-        Command::EmulateDgt { emulation, serial } => {
+        Command::EmulateDgt {
+            emulation, chain, ..
+        } if chain.bus => emulate_chain(emulation, chain).await,
+        Command::EmulateDgt {
+            emulation, serial, ..
+        } => {
             let device = board_node::dgt::emulator::EmulatedBoard::new(&serial);
             emulate(device, emulation.play(None)?).await
         }

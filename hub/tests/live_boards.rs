@@ -18,7 +18,7 @@ use board_node::dgt::recording;
 use hub::core::hall::Hall;
 use protocol::time_control::TimeControl;
 use protocol::BoardNo;
-use support::live::{Emulator, Family, Fault, LiveNode, Play};
+use support::live::{wait_board, Emulator, Family, Fault, LiveNode, Play};
 use support::{http_json, Hub};
 
 fn dgtdriver(name: &str) -> std::path::PathBuf {
@@ -35,28 +35,6 @@ fn offline_moves(name: &str, time_control: &str) -> Vec<serde_json::Value> {
     let now = hub::core::time::HubMs(readings.last().unwrap().game_ms);
     let detail = serde_json::to_value(hall.detail(BoardNo(1), now).unwrap()).unwrap();
     detail["moves"].as_array().unwrap().clone()
-}
-
-/// Polls `GET /api/boards/{board}` until `done` holds of it (or panics after `within`).
-fn wait_board(
-    hub: &Hub,
-    board: u16,
-    within: Duration,
-    done: impl Fn(&serde_json::Value) -> bool,
-) -> serde_json::Value {
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        let detail = http_json(hub.http, &format!("/api/boards/{board}"));
-        if done(&detail) {
-            return detail;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "board {board}: {}",
-            detail
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
 }
 
 #[test]

@@ -122,11 +122,8 @@ impl Emulator {
         speed: f64,
         faults: &[Fault],
     ) -> Emulator {
-        let link = dir.join(format!("dgt-{name}"));
-        let out = dir.join(format!("emulator-{name}.out"));
-        let log = dir.join(format!("emulator-{name}.log"));
         let mut command = Command::new(workspace_bin("board-node"));
-        command.arg(family.emulate()).arg("--link").arg(&link);
+        command.arg(family.emulate());
         match play {
             Play::Pgn {
                 file,
@@ -141,31 +138,11 @@ impl Emulator {
                 .arg(time_control),
             Play::Recording(file) => command.arg("--recording").arg(file),
         };
-        let child = command
+        command
             .arg("--speed")
             .arg(speed.to_string())
-            .args(faults.iter().flat_map(|f| f.args()))
-            .env("RUST_LOG", "warn,board_node=info")
-            .stdout(append(&out))
-            .stderr(append(&log))
-            .spawn()
-            .expect("spawning the emulator");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::fs::symlink_metadata(&link).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "no device at {}: {}",
-                link.display(),
-                tail(&log)
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Emulator {
-            child,
-            link,
-            out,
-            log,
-        }
+            .args(faults.iter().flat_map(|f| f.args()));
+        Emulator::spawn(command, dir, name)
     }
 
     /// What the emulator printed when its game was over, once it is.
@@ -196,6 +173,127 @@ impl Drop for Emulator {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Polls `GET /api/boards/{board}` until `done` holds of it, or `within` has passed: the
+/// board's detail either way, for the caller's assertions to tell what is missing.
+pub fn wait_board(
+    hub: &Hub,
+    board: u16,
+    within: Duration,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let detail = super::http_json(hub.http, &format!("/api/boards/{board}"));
+        if done(&detail) || Instant::now() >= deadline {
+            return detail;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// What goes wrong on an emulated chain, as the emulator is told it: each fault names the
+/// board (its serial) on whose plies it counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChainFault {
+    /// The board is pulled out of the chain after `ply` of its presses, for `ms`.
+    Unplug { serial: String, ply: usize, ms: u64 },
+    /// The chain's power is cut after `ply` presses of the board, for `ms`.
+    PowerCut { serial: String, ply: usize, ms: u64 },
+    /// The board's line passes nothing after `ply` of its presses, for `ms`.
+    Stall { serial: String, ply: usize, ms: u64 },
+    /// Every `n`th answer garbled.
+    NoiseEvery(usize),
+}
+
+impl ChainFault {
+    fn args(&self) -> Vec<String> {
+        let flags: Vec<(&str, String)> = match self {
+            ChainFault::Unplug { serial, ply, ms } => vec![
+                ("--unplug-board", serial.clone()),
+                ("--unplug-at-ply", ply.to_string()),
+                ("--unplug-ms", ms.to_string()),
+            ],
+            ChainFault::PowerCut { serial, ply, ms } => vec![
+                ("--power-cut-board", serial.clone()),
+                ("--power-cut-at-ply", ply.to_string()),
+                ("--power-cut-ms", ms.to_string()),
+            ],
+            ChainFault::Stall { serial, ply, ms } => vec![
+                ("--stall-board", serial.clone()),
+                ("--stall-at-ply", ply.to_string()),
+                ("--stall-ms", ms.to_string()),
+            ],
+            ChainFault::NoiseEvery(n) => vec![("--noise-every", n.to_string())],
+        };
+        flags
+            .into_iter()
+            .flat_map(|(flag, value)| [flag.to_owned(), value])
+            .collect()
+    }
+}
+
+impl Emulator {
+    /// A chain of boards in bus mode on one device (`board-node emulate-dgt --bus`):
+    /// boards `(serial, game of pgn)` in chain order, playing at `speed`, with `faults`.
+    pub fn start_chain(
+        dir: &Path,
+        name: &str,
+        pgn: &Path,
+        time_control: &str,
+        boards: &[(String, usize)],
+        speed: f64,
+        faults: &[ChainFault],
+    ) -> Emulator {
+        let mut command = Command::new(workspace_bin("board-node"));
+        command
+            .arg("emulate-dgt")
+            .arg("--bus")
+            .arg("--pgn")
+            .arg(pgn)
+            .arg("--time-control")
+            .arg(time_control)
+            .arg("--speed")
+            .arg(speed.to_string());
+        for (serial, game) in boards {
+            command.arg("--chain-board").arg(format!("{serial}:{game}"));
+        }
+        command.args(faults.iter().flat_map(|f| f.args()));
+        Emulator::spawn(command, dir, &format!("chain-{name}"))
+    }
+
+    /// Runs `command` with `--link` to a device under `dir` named for `name`, and waits for
+    /// the device.
+    fn spawn(mut command: Command, dir: &Path, name: &str) -> Emulator {
+        let link = dir.join(format!("dgt-{name}"));
+        let out = dir.join(format!("emulator-{name}.out"));
+        let log = dir.join(format!("emulator-{name}.log"));
+        let child = command
+            .arg("--link")
+            .arg(&link)
+            .env("RUST_LOG", "warn,board_node=info")
+            .stdout(append(&out))
+            .stderr(append(&log))
+            .spawn()
+            .expect("spawning the emulator");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::symlink_metadata(&link).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "no device at {}: {}",
+                link.display(),
+                tail(&log)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Emulator {
+            child,
+            link,
+            out,
+            log,
+        }
     }
 }
 
@@ -243,6 +341,40 @@ impl LiveNode {
                 "--hardware-id".into(),
                 enrolment.hardware.clone(),
             ]);
+        }
+        let log = dir.join(format!("{name}.log"));
+        let child = spawn_board_node(&args, &log, LIVE_LOG);
+        LiveNode { child, args, log }
+    }
+
+    /// A node reading chains in bus mode: each chain's device and its boards' enrolments
+    /// (the enrolled hardware id is the e-board's serial number).
+    pub fn start_chains(
+        hub: &Hub,
+        dir: &Path,
+        name: &str,
+        chains: &[(&Emulator, Vec<&Enrolment>)],
+    ) -> LiveNode {
+        let mut args = vec![
+            "dgt".to_owned(),
+            "--bus".into(),
+            "--broker".into(),
+            format!("127.0.0.1:{}", hub.broker_port()),
+            "--outbox".into(),
+            dir.join(name).display().to_string(),
+        ];
+        for (chain, enrolments) in chains {
+            args.extend(["--serial".into(), chain.link.display().to_string()]);
+            for enrolment in enrolments {
+                args.extend([
+                    "--board".into(),
+                    enrolment.board.to_string(),
+                    "--hardware-id".into(),
+                    enrolment.hardware.clone(),
+                    "--key-file".into(),
+                    enrolment.key_file.display().to_string(),
+                ]);
+            }
         }
         let log = dir.join(format!("{name}.log"));
         let child = spawn_board_node(&args, &log, LIVE_LOG);
