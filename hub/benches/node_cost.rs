@@ -5,8 +5,12 @@
 //! and its resident memory. The baseline in the same run is the emulators' own CPU time, the
 //! other end of the same serial lines.
 //!
+//! With `--bus`, the boards are chained twelve to a line in DGT's bus mode
+//! (`board-node emulate-dgt --bus`, one emulator per chain, answering at 9,600 baud) and the
+//! node polls each chain (`board-node dgt --bus`).
+//!
 //! `cargo build --release --workspace --bins && cargo bench -p zeitnot-hub --bench node_cost
-//! -- [--boards 1,10] [--seconds S]`
+//! -- [--boards 1,10] [--seconds S] [--bus]`
 
 mod common;
 
@@ -21,12 +25,17 @@ const EVENT: &str = "bench-node";
 struct Args {
     boards: Vec<u16>,
     seconds: f64,
+    bus: bool,
 }
+
+/// Boards on one chain in `--bus` mode, as DGT chains them.
+const CHAIN: u16 = 12;
 
 fn args() -> Args {
     let mut args = Args {
         boards: vec![1, 10],
         seconds: 60.0,
+        bus: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -42,6 +51,7 @@ fn args() -> Args {
                     .and_then(|v| v.parse().ok())
                     .unwrap_or(args.seconds)
             }
+            "--bus" => args.bus = true,
             _ => {} // cargo bench passes --bench
         }
     }
@@ -99,7 +109,8 @@ fn main() {
     let keys = runtime.block_on(enrol_nodes(running.http, 1..=max));
     let dir = tempfile::tempdir().expect("temp dir");
     println!(
-        "board-node dgt at the real pace of a DGT board ({} s each; rapid games, a clock message a second)",
+        "board-node dgt{} at the real pace of a DGT board ({} s each; rapid games, a clock message a second)",
+        if args.bus { " --bus, 12 boards a chain," } else { "" },
         args.seconds
     );
     println!("boards | node CPU % | node RSS MiB | per board CPU % | emulators CPU % (baseline)");
@@ -116,7 +127,45 @@ fn main() {
             "--outbox".into(),
             run.join("outbox").display().to_string(),
         ];
-        for n in 1..=boards {
+        if args.bus {
+            node_args.insert(1, "--bus".into());
+            for first in (1..=boards).step_by(usize::from(CHAIN)) {
+                let last = (first + CHAIN - 1).min(boards);
+                let link = run.join(format!("chain-{first}"));
+                let mut emulator = Command::new(board_node());
+                emulator
+                    .args(["emulate-dgt", "--bus", "--pgn"])
+                    .arg(&games)
+                    .arg("--link")
+                    .arg(&link);
+                node_args.extend(["--serial".into(), link.display().to_string()]);
+                for n in first..=last {
+                    // The demo's 12 games, again on each chain.
+                    let game = (n - 1) % CHAIN + 1;
+                    emulator.args(["--chain-board", &format!("{}:{game}", 1000 + n)]);
+                    let key_file = run.join(format!("{n}.key"));
+                    std::fs::write(&key_file, keys[usize::from(n) - 1].to_text()).unwrap();
+                    node_args.extend([
+                        "--board".into(),
+                        n.to_string(),
+                        "--hardware-id".into(),
+                        (1000 + n).to_string(),
+                        "--key-file".into(),
+                        key_file.display().to_string(),
+                    ]);
+                }
+                let emulator = emulator
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("the chain's emulator");
+                emulators.push(Killed(emulator));
+                while std::fs::symlink_metadata(&link).is_err() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
+        for n in (1..=boards).filter(|_| !args.bus) {
             let link = run.join(format!("dgt-{n}"));
             let emulator = Command::new(board_node())
                 .args(["emulate-dgt", "--pgn"])
