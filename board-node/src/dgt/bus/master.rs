@@ -89,7 +89,9 @@ struct ChainBoard {
     /// lever turned and the halted side's time.
     last_status: Option<ClockStatus>,
     next_ping: NodeMs,
-    version: Option<(u8, u8)>,
+    /// Its firmware version was asked for (once a line is open: a board that does not
+    /// answer it is not asked again and again).
+    version_asked: bool,
 }
 
 /// The one request on the line.
@@ -155,7 +157,7 @@ impl Chain {
                     last_placement: None,
                     last_status: None,
                     next_ping: NodeMs(0),
-                    version: None,
+                    version_asked: false,
                 })
                 .collect(),
             decoder: Decoder::default(),
@@ -201,6 +203,7 @@ impl Chain {
             board.present = false;
             board.misses = 0;
             board.next_ping = now;
+            board.version_asked = false;
             board.resync();
             out.extend(on(slot, board.watch.opened(now)));
         }
@@ -352,7 +355,9 @@ impl Chain {
                 }
             }
             Reply::Changes(records) => self.changes(slot, &records, now, out),
-            Reply::Version { major, minor } => board.version = Some((major, minor)),
+            Reply::Version { major, minor } => {
+                tracing::info!(board = %from, version = %format!("{major}.{minor}"), "a board's firmware");
+            }
             Reply::Ping | Reply::FromStart(_) | Reply::StartGameWritten => {}
         }
         self.step_done(out);
@@ -615,9 +620,10 @@ impl Chain {
             } else {
                 [command::SEND_CLK, command::SEND_CHANGES].into()
             };
-            if board.version.is_none() {
+            if !board.version_asked {
                 steps.push_back(command::SEND_VERSION);
             }
+            self.boards[slot].version_asked = true;
             let code = steps.pop_front().expect("a step");
             self.pass = Some((slot, steps));
             let to = self.boards[slot].address;
@@ -820,6 +826,10 @@ mod tests {
         line: VecDeque<(u64, u8)>,
         now: u64,
         out: Vec<(u64, ChainOut)>,
+        /// Every byte the master sent.
+        sent: Vec<u8>,
+        /// A command the boards leave unanswered.
+        unknown: Option<u8>,
     }
 
     impl Hall {
@@ -841,6 +851,8 @@ mod tests {
                 line: VecDeque::new(),
                 now: BOOT_MS,
                 out: Vec::new(),
+                sent: Vec::new(),
+                unknown: None,
             };
             let now = NodeMs(hall.now);
             let opened = hall.master.opened(now);
@@ -873,6 +885,12 @@ mod tests {
                 self.record(read);
                 let (bytes, out) = self.master.turn(now);
                 self.record(out);
+                self.sent.extend_from_slice(&bytes);
+                // A board whose firmware does not know a command does not answer it.
+                let bytes = match self.unknown {
+                    Some(code) if bytes.first() == Some(&code) => Vec::new(),
+                    _ => bytes,
+                };
                 let answer = self.boards.commands(&bytes, self.now);
                 self.queue(answer);
                 for (_, answer) in self.boards.due(self.now) {
@@ -951,6 +969,22 @@ mod tests {
             })
             .collect();
         assert_eq!(strangers, vec![Address::new(999).unwrap()], "once");
+    }
+
+    #[test]
+    fn a_board_that_does_not_answer_a_version_request_is_asked_once_and_stays_read() {
+        let mut hall = Hall::new(&[1025, 2050], &[1025, 2050]);
+        hall.unknown = Some(command::SEND_VERSION);
+        hall.run_for(10_000);
+        let asked = hall
+            .sent
+            .chunks(4)
+            .filter(|frame| frame[0] == command::SEND_VERSION)
+            .count();
+        assert_eq!(asked, 2, "once a board");
+        for slot in 0..2 {
+            assert!(hall.last_health(slot).unwrap().board_connected);
+        }
     }
 
     #[test]
