@@ -181,11 +181,6 @@ impl Chain {
             .collect()
     }
 
-    /// The boards that answered and nobody enrolled.
-    pub fn strangers(&self) -> impl Iterator<Item = Address> + '_ {
-        self.strangers.iter().copied()
-    }
-
     /// The line opened: every board is to be found again and read whole.
     pub fn opened(&mut self, now: NodeMs) -> Vec<ChainOut> {
         self.decoder = Decoder::default();

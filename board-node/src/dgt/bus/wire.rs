@@ -191,19 +191,6 @@ pub enum BusError {
     },
 }
 
-impl BusError {
-    /// The board the reply came from (as its header says: a garbled address names the
-    /// wrong one, which the master notices by asking again).
-    pub fn from(&self) -> Address {
-        match self {
-            BusError::Checksum { from, .. }
-            | BusError::Data { from, .. }
-            | BusError::Record { from, .. }
-            | BusError::Length { from, .. } => *from,
-        }
-    }
-}
-
 /// Turns the bytes off a bus line into replies, whatever board sent them.
 #[derive(Debug, Default)]
 pub struct Decoder {

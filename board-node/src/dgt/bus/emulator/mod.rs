@@ -62,10 +62,6 @@ impl BusBoard {
         board
     }
 
-    pub fn address(&self) -> Address {
-        self.address
-    }
-
     /// A node has asked for its changes.
     pub fn polled(&self) -> bool {
         self.polled
