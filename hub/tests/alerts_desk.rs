@@ -775,6 +775,72 @@ fn time_trouble_pages_only_in_standard_games_the_rapid_player_records_nothing_a_
 }
 
 #[test]
+fn time_trouble_8_4_begins_when_the_counted_clock_goes_under_and_a_late_reading_keeps_it() {
+    let mut room = Room::new(Rules::default(), "5400", AlertSettings::default());
+    let mut s = started(&mut room, 4, 5_400_000);
+    s.clock = [301_000, 5_400_000];
+    s.reading(&mut room.hub, 1_000, Some(Color::White), None);
+    let reading_at = s.now;
+    // Nothing comes from the node: the hub counts White's clock down and looks at the
+    // board when it goes under 5 minutes.
+    let before = room.tick(reading_at + 1_000);
+    assert!(raised(&before).is_empty(), "{before:#?}");
+    let changes = room.tick(reading_at + 1_001);
+    assert!(
+        raised(&changes)
+            .iter()
+            .any(|a| a.kind == AlertKind::TimeTrouble),
+        "{changes:#?}"
+    );
+    // The display's change to 4:59 read 40 ms after the count: still 5:00 on it. One
+    // alert, not one expired and raised again.
+    s.clock = [300_000, 5_400_000];
+    let changes = s.reading(&mut room.hub, 1_040, Some(Color::White), None);
+    assert!(changes.is_empty(), "{changes:#?}");
+    // The arbiter gives White two minutes (6.10.2): out of trouble.
+    s.clock = [420_000, 5_400_000];
+    let changes = s.reading(&mut room.hub, 1_000, Some(Color::White), None);
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.change == Change::Expired && c.alert.kind == AlertKind::TimeTrouble),
+        "{changes:#?}"
+    );
+}
+
+#[test]
+fn time_trouble_8_4_is_still_watched_in_a_game_played_on_after_a_flag_fell() {
+    let mut room = Room::new(Rules::default(), "5400", AlertSettings::default());
+    let mut s = started(&mut room, 4, 5_400_000);
+    // White's flag fell, and the game goes on: the arbiter set White's clock again (a
+    // clock that was set wrong, 6.10.2).
+    s.clock = [0, 5_400_000];
+    s.reading(&mut room.hub, 1_000, Some(Color::White), Some(Color::White));
+    s.clock = [400_000, 5_400_000];
+    let set_again = s.reading(&mut room.hub, 1_000, Some(Color::White), None);
+    assert!(
+        set_again
+            .iter()
+            .any(|c| c.change == Change::Expired && c.alert.kind == AlertKind::TimeTrouble),
+        "{set_again:#?}"
+    );
+    let before = room.tick(s.now + 100_000);
+    assert!(
+        raised(&before)
+            .iter()
+            .all(|a| a.kind != AlertKind::TimeTrouble),
+        "{before:#?}"
+    );
+    let changes = room.tick(s.now + 100_001);
+    assert!(
+        raised(&changes)
+            .iter()
+            .any(|a| a.kind == AlertKind::TimeTrouble),
+        "the hub looks at the board when White's clock goes under: {changes:#?}"
+    );
+}
+
+#[test]
 fn with_an_increment_a_player_short_of_time_gets_no_flag_forecast_the_flag_fall_does_6_8() {
     let mut room = rapid_room();
     let mut s = rapid_started(&mut room, 6);

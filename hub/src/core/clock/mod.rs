@@ -425,6 +425,12 @@ impl BoardClock {
     /// Whether `side` is in time trouble at `now` (8.4): under five minutes in the period,
     /// without an increment of 30 s or more.
     pub fn time_trouble(&self, side: Color, now: NodeMs) -> bool {
+        self.under_limit(side, now, TIME_TROUBLE_MS)
+    }
+
+    /// Whether `side` has under `limit_ms` at `now` in a period without an increment of
+    /// 30 s or more: [`BoardClock::time_trouble`] with another limit.
+    pub fn under_limit(&self, side: Color, now: NodeMs, limit_ms: u64) -> bool {
         let Some(shown) = self.shown_at(now) else {
             return false;
         };
@@ -432,7 +438,7 @@ impl BoardClock {
             .model
             .as_ref()
             .map_or(0, |m| m.bonus(side).increment_ms());
-        shown[side] < TIME_TROUBLE_MS && increment < TIME_TROUBLE_INCREMENT_MS
+        shown[side] < limit_ms && increment < TIME_TROUBLE_INCREMENT_MS
     }
 
     /// What the clock shows at `now`, counted down from the last reading.

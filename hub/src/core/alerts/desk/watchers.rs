@@ -16,6 +16,7 @@ use super::{side, AlertDesk, Draft, Watch, Watched};
 use crate::core::alerts::catalogue::AlertKind;
 use crate::core::alerts::{AlertChange, AlertState, Deadline, Facts, Incident, Occurrence};
 use crate::core::board::BoardState;
+use crate::core::clock::{READING_TOLERANCE_MS, TIME_TROUBLE_MS};
 use crate::core::ending::Status;
 use crate::core::hall::Hall;
 use crate::core::laws::GameType;
@@ -146,7 +147,16 @@ impl AlertDesk {
         // Time trouble (8.4, 12.3): in standard games only. In rapid and blitz the players
         // need not record the moves at all (A.2, B.2), so 8.4 says nothing, and the
         // arbiter's business at the end is the flag, which the clock reports.
-        let trouble = self.short_of_time(state, node_now);
+        let in_trouble = self
+            .watched
+            .get(&Watched {
+                board: Some(board),
+                zone: self.routing.zone_of(board).to_owned(),
+                kind: AlertKind::TimeTrouble,
+                sub: 0,
+            })
+            .is_some();
+        let trouble = self.short_of_time(state, node_now, in_trouble);
         let facts = Facts {
             side: trouble.map(side),
             seconds: trouble.map(|c| shown[c] / 1000),
@@ -185,16 +195,28 @@ impl AlertDesk {
     }
 
     /// The side in time trouble at `node_now`, if one is.
-    fn short_of_time(&self, state: &BoardState, node_now: protocol::NodeMs) -> Option<Color> {
+    /// The player short of time at `node_now` (8.4); `in_trouble`: one already was. Out of
+    /// trouble takes more than the limit by what two readings may differ
+    /// ([`READING_TOLERANCE_MS`]): the hub counts a clock down between readings, and a
+    /// reading a few ms behind that count must not expire the alert and raise it again.
+    fn short_of_time(
+        &self,
+        state: &BoardState,
+        node_now: protocol::NodeMs,
+        in_trouble: bool,
+    ) -> Option<Color> {
         if state.rules().game_type != GameType::Standard {
             return None;
         }
         let shown = state.clock().shown_at(node_now)?;
+        let margin = if in_trouble { READING_TOLERANCE_MS } else { 0 };
         Color::ALL
             .into_iter()
             .find(|c| match self.settings.time_trouble_ms {
-                Some(limit) => shown[*c] < limit,
-                None => state.clock().time_trouble(*c, node_now),
+                Some(limit) => shown[*c] < limit + margin,
+                None => state
+                    .clock()
+                    .under_limit(*c, node_now, TIME_TROUBLE_MS + margin),
             })
     }
 
@@ -249,15 +271,16 @@ impl AlertDesk {
                 let left = ms.saturating_sub(self.settings.flag_forecast_ms);
                 due.push(now.plus_ms(left));
             }
-            // Time trouble begins when the running side's time goes under the limit.
-            if state.rules().game_type == GameType::Standard {
-                if let Some(shown) = clock.shown_at(node_now) {
-                    let limit = self
-                        .settings
-                        .time_trouble_ms
-                        .unwrap_or(crate::core::clock::TIME_TROUBLE_MS);
-                    due.push(now.plus_ms(shown[color].saturating_sub(limit) + 1));
-                }
+        }
+        // Time trouble begins when the running side's time goes under the limit; after a
+        // flag fell too, for a game played on (a flag nobody claimed, 6.9 in rapid, A.4.3).
+        let running = clock.running().filter(|_| clock.paused_since().is_none());
+        if let (Some(color), Some(shown), GameType::Standard) =
+            (running, clock.shown_at(node_now), state.rules().game_type)
+        {
+            let limit = self.settings.time_trouble_ms.unwrap_or(TIME_TROUBLE_MS);
+            if shown[color] >= limit {
+                due.push(now.plus_ms(shown[color] - limit + 1));
             }
         }
         if let (Some(lateness), Some((used, _))) = (
