@@ -10,9 +10,11 @@
 //!   [`delivery`]: which of them go on the wire when (a sans-IO state machine).
 //! - [`line`]: a live board's serial line, whatever its protocol; [`live`]: one process
 //!   serving several live boards.
+//! - [`clock_news`]: which clock readings are worth sending (the hub computes the rest).
 //! - [`node`]: the loop that joins them.
 
 pub mod chesslink;
+pub mod clock_news;
 pub mod delivery;
 pub mod dgt;
 pub mod eboard;
