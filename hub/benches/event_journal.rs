@@ -11,12 +11,19 @@
 //! replayed) beside the baseline in the same run: the same journal replayed whole, every
 //! round's events through the core.
 //!
+//! The node sends the readings that are news and the latest of the others at its 5 s
+//! heartbeat (`board_node::clock_news`); `--every-reading` journals every reading, as before.
+//! The restart is measured in a process of its own (this benchmark run again with
+//! `--restart-only`), so its memory is the restarted hub's alone.
+//!
+//! Prints `disk_bytes N`, `restart_s X` and `rss_after_restart_mib Y`.
+//!
 //! `cargo bench -p zeitnot-hub --bench event_journal -- --boards 500 --rounds 11`
 
 use std::path::Path;
 use std::time::Instant;
 
-use board_node::{pgn, replay};
+use board_node::{clock_news, pgn, replay};
 use hub::core::hub::{Hub, HubConfig, Journaled, Output, Replayed, RequestId, StartRequest};
 use hub::core::ids::RoundNo;
 use hub::core::time::HubMs;
@@ -28,12 +35,18 @@ mod common;
 
 use common::{classical_games, with_running_clock, CLASSICAL_TIME_CONTROL};
 
+/// `board-node`'s heartbeat after silence.
+const HEARTBEAT_MS: u64 = 5_000;
+
 struct Args {
     boards: u16,
     rounds: u16,
     clock_every_ms: u64,
     /// A journal written by an earlier run (`--data DIR`, kept): measured again, not written.
     data: Option<std::path::PathBuf>,
+    every_reading: bool,
+    /// Only the restart of `--data`, in this process.
+    restart_only: bool,
 }
 
 fn args() -> Args {
@@ -42,12 +55,25 @@ fn args() -> Args {
         rounds: 11,
         clock_every_ms: 1_000,
         data: None,
+        every_reading: false,
+        restart_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
-        if flag == "--data" {
-            args.data = it.next().map(Into::into);
-            continue;
+        match flag.as_str() {
+            "--data" => {
+                args.data = it.next().map(Into::into);
+                continue;
+            }
+            "--every-reading" => {
+                args.every_reading = true;
+                continue;
+            }
+            "--restart-only" => {
+                args.restart_only = true;
+                continue;
+            }
+            _ => {}
         }
         let mut value = || it.next().and_then(|v| v.parse::<u64>().ok());
         match flag.as_str() {
@@ -135,8 +161,11 @@ fn write_event(
         let mut played_ms = 0;
         for board in 1..=args.boards {
             let game = &games[(usize::from(board) * 7 + usize::from(round) * 13) % games.len()];
-            let mut script =
-                with_running_clock(replay::script(game, Some(tc)), args.clock_every_ms);
+            let mut script = clock_news::published(
+                &with_running_clock(replay::script(game, Some(tc)), args.clock_every_ms),
+                HEARTBEAT_MS,
+                !args.every_reading,
+            );
             if round == args.rounds {
                 script.truncate(script.len() / 2);
             }
@@ -174,6 +203,30 @@ fn write_event(
     );
 }
 
+/// The restart `hub serve` makes: the boards resumed where the last round started.
+fn restart(config: &HubConfig, data: &Path) {
+    let metrics = Metrics::default();
+    let before = rss_mib();
+    let t = Instant::now();
+    let journal = Journal::open(data).expect("the journal again");
+    let opened = rss_mib();
+    let (hub, restored) = hub::run::restore(config, &journal, &metrics).expect("the restore");
+    let restart_s = t.elapsed().as_secs_f64();
+    let rss = rss_mib();
+    println!(
+        "restart   {restart_s:.2} s: {} records replayed, {} boards resumed, {} archived games; RSS {before:.0} MiB before the journal is opened, {opened:.0} MiB once open, {rss:.0} MiB restored",
+        restored.records,
+        restored.resumed,
+        hub.archive().len()
+    );
+    println!("restart_s {restart_s:.3}");
+    println!("rss_after_restart_mib {rss:.0}");
+    println!(
+        "rounds {}",
+        serde_json::to_string(&hub.round_states()).expect("rounds as JSON")
+    );
+}
+
 fn main() {
     let args = args();
     let games = classical_games();
@@ -191,43 +244,62 @@ fn main() {
         .data
         .clone()
         .unwrap_or_else(|| dir.path().join("journal"));
+    if args.restart_only {
+        restart(&config, &data);
+        return;
+    }
     println!(
-        "event_journal: {} rounds x {} boards, real classical games, a clock reading every {} s while a clock runs; the last round stopped halfway",
+        "event_journal: {} rounds x {} boards, real classical games, a clock reading every {} s while a clock runs ({}); the last round stopped halfway",
         args.rounds,
         args.boards,
-        args.clock_every_ms / 1000
+        args.clock_every_ms / 1000,
+        if args.every_reading {
+            "every reading journaled"
+        } else {
+            "those a node sends journaled"
+        }
     );
 
-    let metrics = Metrics::default();
     if data.join("db").exists() {
         println!("journal   as written before in {}", data.display());
     } else {
         write_event(&args, &config, &tc, &games, &data);
     }
+    let disk_bytes = du(&data);
     println!(
         "journal   on disk {:.2} GiB",
-        du(&data) as f64 / f64::from(1u32 << 30)
+        disk_bytes as f64 / f64::from(1u32 << 30)
     );
+    println!("disk_bytes {disk_bytes}");
 
-    // The restart `hub serve` makes: boards resumed where the last round started.
-    let before = rss_mib();
+    // The restart `hub serve` makes, in a process of its own.
+    let restarted = std::process::Command::new(std::env::current_exe().expect("this bench"))
+        .arg("--restart-only")
+        .arg("--data")
+        .arg(&data)
+        .args(["--boards", &args.boards.to_string()])
+        .output()
+        .expect("the restart runs");
+    let report = String::from_utf8_lossy(&restarted.stdout);
+    for line in report.lines().filter(|l| !l.starts_with("rounds ")) {
+        println!("{line}");
+    }
+    assert!(
+        restarted.status.success(),
+        "the restart failed: {}",
+        String::from_utf8_lossy(&restarted.stderr)
+    );
+    let restart_s: f64 = report
+        .lines()
+        .find_map(|l| l.strip_prefix("restart_s "))
+        .and_then(|v| v.parse().ok())
+        .expect("the restart's time");
+    let summary = report
+        .lines()
+        .find_map(|l| l.strip_prefix("rounds "))
+        .expect("the restarted rounds")
+        .to_owned();
     let journal = Journal::open(&data).expect("the journal again");
-    println!(
-        "memory    {before:.0} MiB before the journal is opened, {:.0} MiB once open",
-        rss_mib()
-    );
-    let t = Instant::now();
-    let (hub, restored) = hub::run::restore(&config, &journal, &metrics).expect("the restore");
-    let restart_s = t.elapsed().as_secs_f64();
-    let rss = rss_mib();
-    println!(
-        "restart   {restart_s:.2} s: {} records replayed, {} boards resumed, {} archived games; RSS {rss:.0} MiB",
-        restored.records,
-        restored.resumed,
-        hub.archive().len()
-    );
-    let summary = serde_json::to_string(&hub.round_states()).unwrap();
-    drop(hub);
 
     // The baseline: the same journal replayed whole (the round starts without the nodes they
     // kept), every round's events through the core.

@@ -1,7 +1,9 @@
 //! A hall's day at its own pace, with the hub killed in the middle: `--boards` simulated
 //! board nodes each play a real classical game (FIDE World Cup 2025, `../shared/data/real/`)
 //! as a live DGT board reports it (the pieces lifted and set down, a press per move, a clock
-//! reading every second while a clock runs, a heartbeat after 5 s of silence), the games' time
+//! reading every second while a clock runs) and `board-node` sends it: the clock readings
+//! that are news (`board_node::clock_news`), the latest of the others at a heartbeat after
+//! 5 s of silence (`--every-reading`: every reading, the load before), the games' time
 //! running `--speed` times as fast as the clock on the wall so that a board's presses come
 //! every 30-60 s as in a hall (each node announces its pace, as replaying nodes do). Each node
 //! keeps what the hub has not acknowledged and resends it as `board-node` does: on reconnect,
@@ -37,6 +39,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use board_node::clock_news;
 use board_node::delivery::{ACK_TIMEOUT, MAX_ACK_TIMEOUT, WINDOW};
 use board_node::source::Timed;
 use board_node::{pgn::PgnGame, replay};
@@ -66,6 +69,9 @@ struct Args {
     down: f64,
     speed: f64,
     flags: u16,
+    /// Every clock reading sent, as before nodes left out those that tell nothing
+    /// (`board_node::clock_news`): the hall's old load.
+    every_reading: bool,
 }
 
 fn args() -> Args {
@@ -76,9 +82,14 @@ fn args() -> Args {
         down: 1.0,
         speed: 2.0,
         flags: 100,
+        every_reading: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--every-reading" {
+            args.every_reading = true;
+            continue;
+        }
         let mut value = || it.next().and_then(|v| v.parse::<f64>().ok());
         match flag.as_str() {
             "--boards" => args.boards = value().map_or(args.boards, |v| v as u16),
@@ -105,7 +116,14 @@ fn timeline(game: &PgnGame, args: &Args, start: Duration, epoch_ms: u64) -> Vec<
     let tc = CLASSICAL_TIME_CONTROL.parse().expect("time control");
     // A reading every second of the wall's time is one every `speed` seconds of the game's.
     let every_ms = (1_000.0 * args.speed) as u64;
-    let script = with_running_clock(replay::script(game, Some(&tc)), every_ms);
+    // What the node sends of it: the readings that are news, the latest of the others at
+    // each heartbeat (its 5 s of the wall's time are `speed` times as many of the game's).
+    let heartbeat_ms = (HEARTBEAT.as_secs_f64() * 1e3 * args.speed) as u64;
+    let script = clock_news::published(
+        &with_running_clock(replay::script(game, Some(&tc)), every_ms),
+        heartbeat_ms,
+        !args.every_reading,
+    );
     let real = |game_ms: u64| start + Duration::from_secs_f64(game_ms as f64 / 1e3 / args.speed);
     let end = Duration::from_secs_f64(args.seconds);
     let mut steps = vec![
@@ -127,28 +145,16 @@ fn timeline(game: &PgnGame, args: &Args, start: Duration, epoch_ms: u64) -> Vec<
             },
         },
     ];
-    let mut last = (start, 0u64);
     for Timed { game_ms, reading } in script {
         let at = real(game_ms);
         if at > end {
             break;
-        }
-        // Silence on the board: the node says it is alive.
-        while at - last.0 > HEARTBEAT {
-            last.0 += HEARTBEAT;
-            last.1 += (HEARTBEAT.as_secs_f64() * 1e3 * args.speed) as u64;
-            steps.push(Step {
-                at: last.0,
-                node_ms: epoch_ms + last.1,
-                body: UplinkBody::Heartbeat,
-            });
         }
         steps.push(Step {
             at,
             node_ms: epoch_ms + game_ms,
             body: reading.body(),
         });
-        last = (at, game_ms);
     }
     steps
 }
@@ -520,8 +526,19 @@ fn main() {
     common::many_open_files(u64::from(total) * 2 + 4_096);
     common::block_on(async move {
         println!(
-            "hall_day: {} boards, {} playing real classical games at {}x (a press every 30-60 s, a clock reading a second, heartbeats), {} with a flag fall; {} s, SIGKILL at {} s, restarted {} s later",
-            args.boards, playing, args.speed, args.flags, args.seconds, args.kill_at, args.down
+            "hall_day: {} boards, {} playing real classical games at {}x (a press every 30-60 s, a clock reading a second, {}), {} with a flag fall; {} s, SIGKILL at {} s, restarted {} s later",
+            args.boards,
+            playing,
+            args.speed,
+            if args.every_reading {
+                "every reading sent, heartbeats"
+            } else {
+                "the readings that are news sent, the latest at a heartbeat"
+            },
+            args.flags,
+            args.seconds,
+            args.kill_at,
+            args.down
         );
         let games = classical_games();
         let bare = BrokerProcess::start().await;
