@@ -148,3 +148,66 @@ fn chasolver_package_lichess_positions_agree_with_their_labels() {
         &check(&chasolver_package_file("lichess.txt"), None),
     );
 }
+
+/// The search for a dead position (5.2.2) is skipped after a reversible move
+/// (`mating::may_become_dead`): over every real game, no position it skips is one the
+/// search calls dead, so the hub ends every game where it did with the search after every
+/// move. Prints the share of searches skipped (`--nocapture`).
+#[test]
+fn every_position_the_dead_position_search_skips_in_the_real_games_is_not_dead_5_2_2() {
+    use board_node::pgn;
+    use shakmaty::Position;
+    let real = support::real_data();
+    let files: Vec<_> = ["pgn-clocks", "pgn-endings", "dgt/dgtdriver"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(real.join(dir)).expect("real data"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pgn"))
+        .collect();
+    let (mut searched, mut skipped, mut dead) = (0usize, 0usize, 0usize);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let text = std::fs::read(file).unwrap();
+        for (index, game) in pgn::read_games(&text).unwrap().into_iter().enumerate() {
+            let mut position = game.start.clone();
+            for (i, ply) in game.plies.iter().enumerate() {
+                if !position.is_legal(ply.m) {
+                    break; // the DGT result signal: a king set on the centre
+                }
+                // As the hub does: the game's first move, and every move that may make a
+                // position dead.
+                let search = i == 0 || mating::may_become_dead(&position, &ply.m);
+                position.play_unchecked(ply.m);
+                if position.is_checkmate() || position.is_stalemate() {
+                    break; // 5.1.1, 5.2.1: looked at before a dead position, after every move
+                }
+                let is_dead = mating::is_dead_position(&position);
+                if search {
+                    searched += 1;
+                } else {
+                    skipped += 1;
+                    if is_dead {
+                        wrong.push(format!(
+                            "{} game {}: {}",
+                            file.display(),
+                            index + 1,
+                            Fen::from_position(&position, shakmaty::EnPassantMode::Legal)
+                        ));
+                    }
+                }
+                if is_dead {
+                    dead += 1;
+                    break; // 5.2.2: the game ends there
+                }
+            }
+        }
+    }
+    println!(
+        "{} moves: {searched} searched, {skipped} skipped ({:.1}%), {dead} dead positions found",
+        searched + skipped,
+        100.0 * skipped as f64 / (searched + skipped) as f64
+    );
+    assert!(dead > 0, "the real games hold dead positions");
+    assert!(skipped > searched, "most moves are reversible");
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

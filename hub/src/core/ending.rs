@@ -102,8 +102,15 @@ pub struct Occurrences {
     pub consecutive: u8,
 }
 
-/// How the game ends in `position` under `edition`; `None` if play goes on.
-pub fn ending(position: &Chess, occurrences: Occurrences, edition: Edition) -> Option<Status> {
+/// How the game ends in `position` under `edition`; `None` if play goes on. `may_be_dead`:
+/// the move that made it could make a position dead ([`mating::may_become_dead`]); without,
+/// the dead-position search is not made.
+pub fn ending(
+    position: &Chess,
+    occurrences: Occurrences,
+    edition: Edition,
+    may_be_dead: bool,
+) -> Option<Status> {
     let fivefold = match edition {
         Edition::Laws2023 | Edition::Laws2018 => occurrences.total >= 5,
         Edition::Laws2014 => occurrences.consecutive >= 5,
@@ -114,7 +121,7 @@ pub fn ending(position: &Chess, occurrences: Occurrences, edition: Edition) -> O
         Some(Status::Checkmate)
     } else if position.is_stalemate() {
         Some(Status::Stalemate)
-    } else if mating::is_dead_position(position) {
+    } else if may_be_dead && mating::is_dead_position(position) {
         Some(Status::DeadPosition)
     } else if fivefold {
         Some(Status::FivefoldRepetition)
@@ -164,23 +171,23 @@ mod tests {
     fn a_mate_on_the_75th_move_stands() {
         // Art. 9.6.2: the last move checkmates, so checkmate decides, not the 75-move rule.
         let mate = position("7k/6Q1/6K1/8/8/8/8/8 b - - 150 120");
-        assert_eq!(ending(&mate, times(1), NOW), Some(Status::Checkmate));
+        assert_eq!(ending(&mate, times(1), NOW, true), Some(Status::Checkmate));
         let quiet = position("7k/8/5QK1/8/8/8/8/8 b - - 150 120");
         assert_eq!(
-            ending(&quiet, times(1), NOW),
+            ending(&quiet, times(1), NOW, true),
             Some(Status::SeventyfiveMoves)
         );
         let earlier = position("7k/8/5QK1/8/8/8/8/8 b - - 149 120");
-        assert_eq!(ending(&earlier, times(1), NOW), None);
+        assert_eq!(ending(&earlier, times(1), NOW, true), None);
     }
 
     #[test]
     fn fivefold_ends_the_game_fourfold_does_not() {
         // Art. 9.6.1.
         let start = Chess::default();
-        assert_eq!(ending(&start, times(4), NOW), None);
+        assert_eq!(ending(&start, times(4), NOW, true), None);
         assert_eq!(
-            ending(&start, times(5), NOW),
+            ending(&start, times(5), NOW, true),
             Some(Status::FivefoldRepetition)
         );
     }
@@ -189,7 +196,10 @@ mod tests {
     fn bare_kings_are_a_dead_position() {
         // Art. 5.2.2.
         let kings = position("8/8/4k3/8/8/3K4/8/8 w - - 0 60");
-        assert_eq!(ending(&kings, times(1), NOW), Some(Status::DeadPosition));
+        assert_eq!(
+            ending(&kings, times(1), NOW, true),
+            Some(Status::DeadPosition)
+        );
         assert_eq!(Status::DeadPosition.result(Color::White), GameResult::Draw);
     }
 
@@ -217,26 +227,26 @@ mod tests {
         };
         // 2023 9.6.1 (and 2018): the fifth occurrence, not necessarily consecutive.
         assert_eq!(
-            ending(&start, scattered, Edition::Laws2018),
+            ending(&start, scattered, Edition::Laws2018, true),
             Some(Status::FivefoldRepetition)
         );
         // 2014 9.6a: only over consecutive alternate moves.
-        assert_eq!(ending(&start, scattered, Edition::Laws2014), None);
+        assert_eq!(ending(&start, scattered, Edition::Laws2014, true), None);
         assert_eq!(
-            ending(&start, in_a_row, Edition::Laws2014),
+            ending(&start, in_a_row, Edition::Laws2014, true),
             Some(Status::FivefoldRepetition)
         );
         // 2009: no automatic repetition or 75-move draw; only the dead position.
-        assert_eq!(ending(&start, in_a_row, Edition::Laws2009), None);
+        assert_eq!(ending(&start, in_a_row, Edition::Laws2009, true), None);
         let quiet = position("7k/8/5QK1/8/8/8/8/8 b - - 150 120");
-        assert_eq!(ending(&quiet, times(1), Edition::Laws2009), None);
+        assert_eq!(ending(&quiet, times(1), Edition::Laws2009, true), None);
         assert_eq!(
-            ending(&quiet, times(1), Edition::Laws2014),
+            ending(&quiet, times(1), Edition::Laws2014, true),
             Some(Status::SeventyfiveMoves)
         );
         let kings = position("8/8/4k3/8/8/3K4/8/8 w - - 0 60");
         assert_eq!(
-            ending(&kings, times(1), Edition::Laws2009),
+            ending(&kings, times(1), Edition::Laws2009, true),
             Some(Status::DeadPosition)
         );
         assert_eq!(

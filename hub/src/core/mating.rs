@@ -49,6 +49,25 @@ pub fn is_dead_position(position: &Chess) -> bool {
     surely_cannot_mate(position, Color::White) && surely_cannot_mate(position, Color::Black)
 }
 
+/// Whether playing `m` from `before` can make a position dead that `before` was not: a
+/// capture, a pawn move, castling, castling rights lost or an en-passant capture given up.
+/// Any other move is reversible: the positions before and after it reach each other, so
+/// one is dead exactly when the other is, and the search after it is skipped (a
+/// middlegame's piece moves are most moves; `tests/dead_positions.rs` holds the skipped
+/// ones to the search over every real game).
+pub fn may_become_dead(before: &Chess, m: &shakmaty::Move) -> bool {
+    use shakmaty::Position;
+    let rights_after = {
+        let mut after = before.clone();
+        after.play_unchecked(*m);
+        after.castles().castling_rights()
+    };
+    m.is_zeroing()
+        || m.is_castle()
+        || before.ep_square(EnPassantMode::Legal).is_some()
+        || rights_after != before.castles().castling_rights()
+}
+
 /// The full analysis: usually tens of microseconds, in rare positions up to seconds. For
 /// decisions (6.9, 7.5.5), not for every move.
 pub fn mating_chances(position: &Chess, color: Color) -> MatingChances {

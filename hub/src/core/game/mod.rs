@@ -44,6 +44,7 @@ use super::chess960;
 use super::claim::{self, ClaimCheck, ClaimRequest};
 use super::ending::{self, Claim, Occurrences, Status};
 use super::laws::Rules;
+use super::mating;
 use super::repetition::Repetitions;
 use super::sensed;
 
@@ -403,7 +404,10 @@ impl Game {
             total: self.repetitions.count(&after).saturating_add(1),
             consecutive: self.consecutive(&after),
         };
-        let ending = ending::ending(&after, occurrences, self.rules.edition);
+        // The position before was not dead (play went on), so after a reversible move
+        // neither is this one; at the game's first move the start was never searched.
+        let may_be_dead = self.moves.is_empty() || mating::may_become_dead(&self.position, &m);
+        let ending = ending::ending(&after, occurrences, self.rules.edition, may_be_dead);
         self.pending_ending = Some((m, ending));
         ending
     }
