@@ -63,8 +63,11 @@ pub async fn print_every_while(http: SocketAddr, token: String) {
         .parse()
         .expect("a token is a header value");
     auth.insert(reqwest::header::AUTHORIZATION, bearer);
+    // The hub closes a connection that sends no request for 10 s (`HEADER_TIMEOUT`); one
+    // kept idle from one summary to the next would be reused just as it is closed.
     let client = reqwest::Client::builder()
         .default_headers(auth)
+        .pool_idle_timeout(EVERY / 2)
         .build()
         .expect("an HTTP client");
     let base = format!("http://{http}");
