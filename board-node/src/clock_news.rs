@@ -152,7 +152,12 @@ pub fn is_news(news: &mut ClockNews, at: NodeMs, reading: &Reading) -> bool {
             news.forget();
             true
         }
-        _ => true,
+        _ => {
+            // A reading held back is older than this event: sent later it would go back
+            // in time. The next heartbeat sends a newer one or none.
+            news.unsent = None;
+            true
+        }
     }
 }
 
