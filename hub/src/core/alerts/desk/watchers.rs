@@ -102,15 +102,7 @@ impl AlertDesk {
             .filter(|(color, _)| bonus_free(state, *color));
         for color in Color::ALL {
             let forecast = self.settings.flag_forecast_ms;
-            let is_open = self
-                .watched
-                .get(&Watched {
-                    board: Some(board),
-                    zone: self.routing.zone_of(board).to_owned(),
-                    kind: AlertKind::FlagForecast,
-                    sub: color as u8,
-                })
-                .is_some();
+            let is_open = self.is_watched(board, AlertKind::FlagForecast, color as u8);
             let soon = match to_flag {
                 Some((running, ms)) if running == color => ms <= forecast,
                 _ => false,
@@ -147,15 +139,7 @@ impl AlertDesk {
         // Time trouble (8.4, 12.3): in standard games only. In rapid and blitz the players
         // need not record the moves at all (A.2, B.2), so 8.4 says nothing, and the
         // arbiter's business at the end is the flag, which the clock reports.
-        let in_trouble = self
-            .watched
-            .get(&Watched {
-                board: Some(board),
-                zone: self.routing.zone_of(board).to_owned(),
-                kind: AlertKind::TimeTrouble,
-                sub: 0,
-            })
-            .is_some();
+        let in_trouble = self.is_watched(board, AlertKind::TimeTrouble, 0);
         let trouble = self.short_of_time(state, node_now, in_trouble);
         let facts = Facts {
             side: trouble.map(side),
@@ -195,6 +179,18 @@ impl AlertDesk {
     }
 
     /// The side in time trouble at `node_now`, if one is.
+    /// Whether an alert of `kind` (`sub`: its side, or 0) is open at `board`.
+    fn is_watched(&self, board: BoardNo, kind: AlertKind, sub: u8) -> bool {
+        self.watched
+            .get(&Watched {
+                board: Some(board),
+                zone: self.routing.zone_of(board).to_owned(),
+                kind,
+                sub,
+            })
+            .is_some()
+    }
+
     /// The player short of time at `node_now` (8.4); `in_trouble`: one already was. Out of
     /// trouble takes more than the limit by what two readings may differ
     /// ([`READING_TOLERANCE_MS`]): the hub counts a clock down between readings, and a
