@@ -114,6 +114,9 @@ pub struct Game {
     unsettled_since: Option<NodeMs>,
     /// The node could not see the board since the last clock report ([`Game::node_blind`]).
     blind: bool,
+    /// The node came back and has not read the board since: a press then says nothing of
+    /// whether a move was made (a chain's clock is read before the board after a power cut).
+    board_unread: bool,
     /// Whether [`GameEvent::OutOfSync`] was raised for the current unsettled stretch.
     out_of_sync_raised: bool,
     /// The ending a successor set down on the board would give, worked out at the placement
@@ -154,6 +157,7 @@ impl Game {
             result_signal: None,
             unsettled_since: None,
             blind: false,
+            board_unread: false,
             out_of_sync_raised: false,
             pending_ending: None,
             declared: None,
@@ -343,6 +347,7 @@ impl Game {
     /// by itself (6.2.1); anything else waits for the press.
     pub fn placement(&mut self, at: NodeMs, placement: &Placement) -> Vec<GameEvent> {
         let board = sensed::board(placement);
+        self.board_unread = false;
         // What stood until now may have stood long enough (a board without a clock).
         let mut events = self.settle(at);
         self.shown_successor = None;
@@ -459,6 +464,7 @@ impl Game {
     /// knight lifted from c6 and a pawn taken off d4 look like ...Nxe5 dxe5).
     pub fn node_blind(&mut self) {
         self.blind = true;
+        self.board_unread = true;
     }
 
     /// The side to move, when `report` (without a press) shows that it pressed unseen.
@@ -483,6 +489,11 @@ impl Game {
             return events;
         }
         if board == *self.position.board() {
+            if self.board_unread {
+                // The board shown is from before the node lost sight of it: the move may
+                // be there. The next press, with the board read, catches it up.
+                return Vec::new();
+            }
             return vec![self.illegal(at, IllegalKind::PressWithoutMove, &board)];
         }
         if let Some(m) = self.promotion_without_piece(&board) {

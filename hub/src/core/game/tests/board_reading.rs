@@ -333,3 +333,37 @@ fn a_press_the_line_lost_is_caught_up_at_the_opponents_press() {
     assert!(game.clock(NodeMs(1), &press(Side::Black)).is_empty());
     assert!(game.moves().is_empty());
 }
+
+#[test]
+fn a_press_read_before_the_board_after_the_node_came_back_is_no_press_without_a_move() {
+    // A chain's power came back: its clock is read before its board, and shows presses of
+    // moves made in the dark. The board the hub holds is from before: 7.5.3 does not apply
+    // to it. Once read, the board shows the moves and the next press catches them up.
+    let (mut game, board) = moves_ahead(&["e2e4", "d7d5", "e4d5"]);
+    game.node_blind();
+    assert!(game.clock(NodeMs(5), &press(Side::White)).is_empty());
+    assert!(game.clock(NodeMs(6), &press(Side::Black)).is_empty());
+    assert!(
+        game.illegal_moves().is_empty(),
+        "no 7.5.3 on a board not read"
+    );
+    game.placement(NodeMs(7), &placement_of(&board));
+    game.clock(NodeMs(8), &press(Side::White));
+    let sans: Vec<_> = game.moves().iter().map(|m| m.san.to_string()).collect();
+    assert_eq!(sans, ["e4", "d5", "exd5"]);
+    assert!(game.illegal_moves().is_empty());
+}
+
+#[test]
+fn a_press_with_the_board_read_after_the_node_came_back_is_a_press_without_a_move() {
+    // 7.5.3: the node read the board again, and it shows no move.
+    let mut game = Game::default();
+    game.node_blind();
+    game.placement(NodeMs(5), &placement_of(game.position().board()));
+    let events = game.clock(NodeMs(6), &press(Side::White));
+    assert!(
+        matches!(events[..], [GameEvent::IllegalMove(_)]),
+        "{events:?}"
+    );
+    assert_eq!(game.illegal_moves().len(), 1);
+}
