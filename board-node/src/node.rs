@@ -13,6 +13,7 @@ use serde::Serialize;
 use tokio::sync::mpsc::Receiver;
 use tokio::time::{sleep_until, Instant};
 
+use crate::clock_news::{self, ClockNews};
 use crate::delivery::Delivery;
 use crate::outbox::{Acked, Outbox, OutboxError};
 use crate::source::{Feed, Reading, Source};
@@ -194,6 +195,9 @@ pub async fn run<S: Source>(
         )?;
     }
     let mut last_event = Instant::now();
+    // Clock readings the hub can compute are held back (`clock_news`); a heartbeat sends
+    // the latest of them.
+    let mut news = ClockNews::default();
     let mut refused_acks: u64 = 0;
     let mut forged_downlinks: u64 = 0;
 
@@ -213,22 +217,30 @@ pub async fn run<S: Source>(
         tokio::select! {
             () = sleep_until(next.map_or(base, |t| due(t.game_ms))), if next.is_some() && draining_until.is_none() => {
                 let timed = next.expect("guarded by the select condition");
-                let body = timed.reading.body();
+                let at = NodeMs(epoch.0 + timed.game_ms);
                 cursor += 1;
-                outbox.push(NodeMs(epoch.0 + timed.game_ms), body, Some(cursor))?;
-                last_event = Instant::now();
-                sender.send_window(&outbox)?;
+                if clock_news::is_news(&mut news, at, &timed.reading) {
+                    outbox.push(at, timed.reading.body(), Some(cursor))?;
+                    last_event = Instant::now();
+                    sender.send_window(&outbox)?;
+                }
+                // A reading held back leaves the stored cursor where it was: a restarted
+                // node reads it again, and sends it if it is news then.
             }
             reading = live_reading(&mut live_board), if live_board.is_some() && draining_until.is_none() => match reading {
                 Some(reading) => {
-                    outbox.push(game_now(Instant::now()), reading.body(), None)?;
-                    last_event = Instant::now();
-                    sender.send_window(&outbox)?;
+                    let at = game_now(Instant::now());
+                    if clock_news::is_news(&mut news, at, &reading) {
+                        outbox.push(at, reading.body(), None)?;
+                        last_event = Instant::now();
+                        sender.send_window(&outbox)?;
+                    }
                 }
                 None => live_board = None,
             },
             () = sleep_until(heartbeat_due.unwrap_or(base)), if heartbeat_due.is_some() => {
-                outbox.push(game_now(Instant::now()), UplinkBody::Heartbeat, None)?;
+                let (at, body) = clock_news::heartbeat(&mut news, game_now(Instant::now()));
+                outbox.push(at, body, None)?;
                 last_event = Instant::now();
                 sender.send_window(&outbox)?;
             }
