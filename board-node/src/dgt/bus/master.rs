@@ -547,10 +547,12 @@ impl Chain {
             self.pass = None;
             let board = &mut self.boards[slot];
             if let Some(clock) = board.held_clock.take() {
-                if !board.resyncing {
-                    board.pass_on(slot, &clock, out);
-                } else {
+                if board.resyncing || board.unsure {
+                    // The board's changes were not read this pass (it is asked again): a
+                    // press passed on now would come before the move it completed.
                     board.held_clock = Some(clock);
+                } else {
+                    board.pass_on(slot, &clock, out);
                 }
             }
         }
@@ -1106,5 +1108,64 @@ mod tests {
                 .any(|r| matches!(r, Reading::Health(h) if !h.board_connected)),
             "a repeat, no resync: {out:?}"
         );
+    }
+
+    #[test]
+    fn a_press_waits_for_its_move_when_the_changes_reply_is_lost() {
+        // The clock is read first and shows White's press; the changes reply with the move
+        // is lost (a board or a busy node too slow for the timeout). The press is held
+        // until the changes are read again: passed on first, it would be a press without a
+        // move (7.5.3) to the hub.
+        let mut hall = Hall::new(&[1025], &[1025]);
+        let (e2, e4) = (Field::new(52).unwrap(), Field::new(36).unwrap());
+        hall.happen(
+            0,
+            Message::FieldUpdate {
+                field: e2,
+                piece: piece(Color::White, Role::Pawn),
+            },
+        );
+        hall.happen(0, clock(true, 300, 300));
+        hall.run_for(4_000);
+        // Just after a changes request went out: the move and the press come before the
+        // next pass's clock request, and its changes reply is the one lost.
+        let sent = hall.sent.len();
+        while !hall.sent[sent..].contains(&command::SEND_CHANGES) {
+            hall.run_for(1);
+        }
+        let before = hall.now;
+        for (field, piece_there) in [(e2, None), (e4, piece(Color::White, Role::Pawn))] {
+            hall.happen(
+                0,
+                Message::FieldUpdate {
+                    field,
+                    piece: piece_there,
+                },
+            );
+        }
+        hall.happen(0, clock(false, 298, 300));
+        let mut changes_replies = Vec::new();
+        while hall.now < before + 2_000 {
+            if let Some((at, 0x85)) = hall.line.front().copied() {
+                if !changes_replies.contains(&at) {
+                    changes_replies.push(at);
+                    if changes_replies.len() == 2 {
+                        hall.line.clear();
+                    }
+                }
+            }
+            hall.run_for(1);
+        }
+        assert!(changes_replies.len() > 2, "{changes_replies:?}");
+        let out = hall.board_out(0, before);
+        let placement = out
+            .iter()
+            .position(|r| matches!(r, Reading::Placement(p) if p.piece_at(e4_square()).is_some()))
+            .expect("the move");
+        let press = out
+            .iter()
+            .position(|r| matches!(r, Reading::Clock(c) if c.pressed_by == Some(Color::White)))
+            .expect("the press");
+        assert!(placement < press, "{out:?}");
     }
 }
