@@ -82,6 +82,9 @@ struct ChainBoard {
     last_packet: Vec<Record>,
     /// The clock read this pass, passed on after the pass's placement.
     held_clock: Option<Message>,
+    /// The clock read in a pass whose changes were lost: passed on after the next changes
+    /// read (the move a press on it completed is in them), unless they hold a press.
+    carried_clock: Option<Message>,
     clock_connected: bool,
     clock_running: bool,
     last_placement: Option<Placement>,
@@ -152,6 +155,7 @@ impl Chain {
                     unsure: false,
                     last_packet: Vec::new(),
                     held_clock: None,
+                    carried_clock: None,
                     clock_connected: false,
                     clock_running: false,
                     last_placement: None,
@@ -411,19 +415,22 @@ impl Chain {
             }
         }
         board.placement_on(slot, moved, out);
-        if pressed {
-            // The clock read before these changes may be older than their last press: it
-            // is passed on only if it agrees with it.
-            let agrees = |held: &Message| match (held, board.last_status) {
-                (Message::Clock(held), Some(last)) => {
-                    (held.left_to_move, held.right_to_move)
-                        == (last.left_to_move, last.right_to_move)
-                }
-                _ => true,
-            };
-            if board.held_clock.as_ref().is_some_and(|held| !agrees(held)) {
-                board.held_clock = None;
+        // The clock read before these changes may be older than their last press: it is
+        // passed on only if it agrees with it.
+        let last_status = board.last_status;
+        let agrees = |held: &Message| match (held, last_status) {
+            (Message::Clock(held), Some(last)) => {
+                (held.left_to_move, held.right_to_move) == (last.left_to_move, last.right_to_move)
             }
+            _ => true,
+        };
+        if let Some(carried) = board.carried_clock.take() {
+            if !pressed || agrees(&carried) {
+                board.pass_on(slot, &carried, out);
+            }
+        }
+        if pressed && board.held_clock.as_ref().is_some_and(|held| !agrees(held)) {
+            board.held_clock = None;
         }
     }
 
@@ -547,10 +554,13 @@ impl Chain {
             self.pass = None;
             let board = &mut self.boards[slot];
             if let Some(clock) = board.held_clock.take() {
-                if board.resyncing || board.unsure {
-                    // The board's changes were not read this pass (it is asked again): a
-                    // press passed on now would come before the move it completed.
+                if board.resyncing {
                     board.held_clock = Some(clock);
+                } else if board.unsure {
+                    // This pass's changes were lost (the board is asked again): a press
+                    // passed on now would come before the move it completed, and held to
+                    // the end of the next pass, after the opponent's reply.
+                    board.carried_clock = Some(clock);
                 } else {
                     board.pass_on(slot, &clock, out);
                 }
@@ -754,6 +764,7 @@ impl ChainBoard {
     fn resync(&mut self) {
         self.resyncing = true;
         self.unsure = false;
+        self.carried_clock = None;
         self.adapter.reopened();
     }
 
@@ -1110,39 +1121,41 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_press_waits_for_its_move_when_the_changes_reply_is_lost() {
-        // The clock is read first and shows White's press; the changes reply with the move
-        // is lost (a board or a busy node too slow for the timeout). The press is held
-        // until the changes are read again: passed on first, it would be a press without a
-        // move (7.5.3) to the hub.
+    /// White plays 1. e4 and presses just after a changes request went out; the next pass's
+    /// changes reply (after its clock reply, which shows the press) is lost on the line (a
+    /// board or a busy node too slow for the timeout). With `reply`, Black answers 1...c5
+    /// and presses before the pass after. What the board passes on.
+    fn changes_reply_lost(reply: bool) -> Vec<Reading> {
         let mut hall = Hall::new(&[1025], &[1025]);
-        let (e2, e4) = (Field::new(52).unwrap(), Field::new(36).unwrap());
-        hall.happen(
-            0,
-            Message::FieldUpdate {
-                field: e2,
-                piece: piece(Color::White, Role::Pawn),
-            },
-        );
+        let field = |i| Field::new(i).unwrap();
+        let (e2, e4, c7, c5) = (field(52), field(36), field(10), field(26));
+        for (at, piece_there) in [
+            (e2, piece(Color::White, Role::Pawn)),
+            (c7, piece(Color::Black, Role::Pawn)),
+        ] {
+            let update = Message::FieldUpdate {
+                field: at,
+                piece: piece_there,
+            };
+            hall.happen(0, update);
+        }
         hall.happen(0, clock(true, 300, 300));
         hall.run_for(4_000);
-        // Just after a changes request went out: the move and the press come before the
-        // next pass's clock request, and its changes reply is the one lost.
         let sent = hall.sent.len();
         while !hall.sent[sent..].contains(&command::SEND_CHANGES) {
             hall.run_for(1);
         }
         let before = hall.now;
-        for (field, piece_there) in [(e2, None), (e4, piece(Color::White, Role::Pawn))] {
-            hall.happen(
-                0,
-                Message::FieldUpdate {
-                    field,
+        let mv = |hall: &mut Hall, from, to, color| {
+            for (at, piece_there) in [(from, None), (to, piece(color, Role::Pawn))] {
+                let update = Message::FieldUpdate {
+                    field: at,
                     piece: piece_there,
-                },
-            );
-        }
+                };
+                hall.happen(0, update);
+            }
+        };
+        mv(&mut hall, e2, e4, Color::White);
         hall.happen(0, clock(false, 298, 300));
         let mut changes_replies = Vec::new();
         while hall.now < before + 2_000 {
@@ -1151,21 +1164,48 @@ mod tests {
                     changes_replies.push(at);
                     if changes_replies.len() == 2 {
                         hall.line.clear();
+                        if reply {
+                            mv(&mut hall, c7, c5, Color::Black);
+                            hall.happen(0, clock(true, 298, 297));
+                        }
                     }
                 }
             }
             hall.run_for(1);
         }
         assert!(changes_replies.len() > 2, "{changes_replies:?}");
-        let out = hall.board_out(0, before);
-        let placement = out
+        hall.board_out(0, before)
+    }
+
+    /// Where in `out` the pawn first stands on `square`, and where `by` first presses.
+    fn placed_and_pressed(out: &[Reading], square: protocol::Square, by: Color) -> (usize, usize) {
+        let placed = out
             .iter()
-            .position(|r| matches!(r, Reading::Placement(p) if p.piece_at(e4_square()).is_some()))
+            .position(|r| matches!(r, Reading::Placement(p) if p.piece_at(square).is_some()))
             .expect("the move");
-        let press = out
+        let pressed = out
             .iter()
-            .position(|r| matches!(r, Reading::Clock(c) if c.pressed_by == Some(Color::White)))
+            .position(|r| matches!(r, Reading::Clock(c) if c.pressed_by == Some(by)))
             .expect("the press");
-        assert!(placement < press, "{out:?}");
+        (placed, pressed)
+    }
+
+    #[test]
+    fn a_press_waits_for_its_move_when_the_changes_reply_is_lost() {
+        // Passed on first, the press would be one without a move (7.5.3) to the hub.
+        let out = changes_reply_lost(false);
+        let (e4, white) = placed_and_pressed(&out, e4_square(), Color::White);
+        assert!(e4 < white, "{out:?}");
+    }
+
+    #[test]
+    fn a_press_read_before_lost_changes_comes_before_the_reply_made_meanwhile() {
+        // Held to the end of the next pass, White's press would come after 1...c5: the hub
+        // would see Black's move on the board before White completed his (6.2.1).
+        let out = changes_reply_lost(true);
+        let (e4, white) = placed_and_pressed(&out, e4_square(), Color::White);
+        let c5 = protocol::Square::from_coords(2, 4).unwrap();
+        let (c5, black) = placed_and_pressed(&out, c5, Color::Black);
+        assert!(e4 < white && white < c5 && c5 < black, "{out:?}");
     }
 }
