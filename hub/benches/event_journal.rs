@@ -13,6 +13,8 @@
 //!
 //! The node sends the readings that are news and the latest of the others at its 5 s
 //! heartbeat (`board_node::clock_news`); `--every-reading` journals every reading, as before.
+//! Each round's start moves the finished rounds' events out of sled into the compressed
+//! round archive, as the hub's round archiver does (`hub::edge::round_archive`).
 //! The restart is measured in a process of its own (this benchmark run again with
 //! `--restart-only`), so its memory is the restarted hub's alone.
 //!
@@ -156,6 +158,22 @@ fn write_event(
             };
             hub.handle_round_start(HubMs(now), RequestId(u64::from(round)), start);
             carry(&mut hub, now, &mut writes);
+            // What the journal's round archiver does once the start is durable.
+            journal.flush().expect("a flush");
+            let archiving = Instant::now();
+            for done in journal
+                .archive_finished()
+                .expect("the finished rounds archived")
+            {
+                println!(
+                    "  archived  events database {} ({} events, {:.1} MiB, {:.1} B an event) in {:.1} s",
+                    done.ordinal,
+                    done.events,
+                    done.bytes as f64 / f64::from(1u32 << 20),
+                    done.bytes as f64 / done.events.max(1) as f64,
+                    archiving.elapsed().as_secs_f64()
+                );
+            }
         }
         let mut longest = 0;
         let mut played_ms = 0;

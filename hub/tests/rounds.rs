@@ -406,4 +406,34 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
         without_clock(http_json(hub.http, "/api/boards/1")),
         without_clock(http_json(hub.http, "/api/rounds/3/boards/1"))
     );
+
+    // The finished rounds' events left sled: the events databases before round 3's start
+    // are compressed files now, the round in play's is the only one open, and the journal
+    // still holds every board's events, each once.
+    let names = |dir: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(hub.data.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let (open, archived) = (names("events"), names("archive"));
+    assert_eq!(open.len(), 1, "events databases open: {open:?}");
+    assert!(archived.len() >= 2, "archived: {archived:?}");
+    assert!(archived.iter().all(|f| f.ends_with(".z")), "{archived:?}");
+    let last_seqs: Vec<(u16, u64)> = rounds[2]
+        .iter()
+        .map(|r| {
+            let detail = http_json(hub.http, &format!("/api/boards/{}", r.board));
+            (r.board, detail["last_seq"].as_u64().unwrap())
+        })
+        .collect();
+    hub.kill();
+    let journal = hub::edge::store::Journal::open(&hub.data).unwrap();
+    for (board, last) in last_seqs {
+        let seqs = journal.seqs(protocol::BoardNo(board)).unwrap();
+        let want: Vec<protocol::Seq> = (1..=last).map(protocol::Seq).collect();
+        assert_eq!(seqs, want, "board {board}: every event, once");
+    }
 }

@@ -16,6 +16,11 @@
 //! A write or flush that fails (a full disk) is reported, and the thread ends: sled keeps an
 //! IO error for good, so only a journal opened again can write again (the shell's recovery).
 //!
+//! After a round start is durable the flusher wakes a second thread, the round archiver: the
+//! events databases that hold finished rounds only become compressed files
+//! ([`Journal::archive_finished`]), off the path of the acknowledgements. It also catches up
+//! at a start (a crash in the middle of archiving).
+//!
 //! Flushes are at least [`MIN_INTERVAL`] apart: a hall of 10,000 boards appends an event
 //! every 100 µs, and a flush each (a write and its wake-ups of sled's IO threads) would cost
 //! more than the rules.
@@ -60,9 +65,23 @@ impl Flusher {
         durable: async_mpsc::UnboundedSender<Flushed>,
     ) -> std::io::Result<Flusher> {
         let (writes, handed) = mpsc::channel();
+        let (round_started, archive) = mpsc::channel();
+        let archiving = journal.clone();
+        std::thread::Builder::new()
+            .name("round-archiver".into())
+            .spawn(move || archive_rounds(&archiving, &archive))?;
         let thread = std::thread::Builder::new()
             .name("journal-flusher".into())
-            .spawn(move || run(&journal, generation, &metrics, &handed, &durable))?;
+            .spawn(move || {
+                run(
+                    &journal,
+                    generation,
+                    &metrics,
+                    &handed,
+                    &durable,
+                    &round_started,
+                )
+            })?;
         Ok(Flusher { writes, thread })
     }
 
@@ -92,6 +111,7 @@ fn run(
     metrics: &Metrics,
     handed: &Receiver<(Position, Write)>,
     durable: &async_mpsc::UnboundedSender<Flushed>,
+    round_started: &Sender<()>,
 ) -> Result<(), StoreError> {
     let failed = |e: StoreError| {
         tracing::error!(error = %e, "journal write or flush failed; nothing is acknowledged until it recovers");
@@ -101,12 +121,14 @@ fn run(
     };
     let mut flushed_at: Option<Instant> = None;
     while let Ok((mut up_to, write)) = handed.recv() {
+        let mut starts_round = matches!(write, Write::RoundStart(_));
         journal.write(&write).map_err(failed)?;
         // Writes that come meanwhile share this flush.
         if let Some(wait) = flushed_at.and_then(|at| MIN_INTERVAL.checked_sub(at.elapsed())) {
             std::thread::sleep(wait);
         }
         while let Ok((at, write)) = handed.try_recv() {
+            starts_round |= matches!(write, Write::RoundStart(_));
             journal.write(&write).map_err(failed)?;
             up_to = at;
         }
@@ -114,6 +136,9 @@ fn run(
         flushed_at = Some(started);
         journal.flush().map_err(failed)?;
         metrics.flushed(started.elapsed());
+        if starts_round {
+            let _ = round_started.send(());
+        }
         if durable
             .send(Flushed::Durable { generation, up_to })
             .is_err()
@@ -122,4 +147,19 @@ fn run(
         }
     }
     Ok(())
+}
+
+/// The round archiver's thread: archives what is finished at once, then after every round
+/// start; ends with the flusher. A failure is logged and tried again at the next start.
+fn archive_rounds(journal: &Journal, round_started: &Receiver<()>) {
+    loop {
+        if let Err(e) = journal.archive_finished() {
+            tracing::error!(error = %e, "archiving finished rounds failed; their events stay in sled");
+        }
+        if round_started.recv().is_err() {
+            break;
+        }
+        // Round starts of several sections at once: one pass.
+        while round_started.try_recv().is_ok() {}
+    }
 }

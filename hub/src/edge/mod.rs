@@ -1,6 +1,7 @@
 //! The IO edges: each file talks to one thing outside the core.
 //!
-//! - [`store`]: the sled journal.
+//! - [`store`]: the sled journal; [`hot_events`]: its events databases of the rounds in
+//!   play; [`round_archive`]: the finished rounds' events, compressed, out of sled.
 //! - [`flusher`]: group commit: one thread flushes the journal and reports what is durable.
 //! - [`broker`]: the embedded rumqttd broker; [`descriptors`]: the open-files limit it shares;
 //!   [`topic_acl`]: which topics each of its logins may touch.
@@ -26,6 +27,7 @@ pub mod connections;
 pub mod descriptors;
 pub mod flusher;
 pub mod hall_ca;
+pub mod hot_events;
 pub mod http;
 pub mod lichess;
 pub mod livechess;
@@ -34,6 +36,7 @@ pub mod mqtt;
 pub mod ntfy;
 pub mod page;
 pub mod phone_page;
+pub mod round_archive;
 pub mod rounds;
 pub mod secret_file;
 pub mod sessions;

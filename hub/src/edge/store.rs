@@ -32,6 +32,12 @@
 //! value = their key (32 bytes), then, when the enrolment named them, their zones and
 //! language as JSON (`{"zones": ["C"], "language": "nb"}`); a revoked arbiter is removed.
 //!
+//! Events beyond each board's first [`STREAM_HEAD`] go to the events database of the rounds
+//! in play ([`super::hot_events`]), one per round start; the main database's `journal` tree
+//! keeps each board's head (and every event written before that layout, still read). When
+//! an events database holds finished rounds only, [`Journal::archive_finished`] turns it
+//! into a compressed file ([`super::round_archive`]) and removes it.
+//!
 //! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
 //! acknowledged to a node before that (see [`super::flusher`]).
 
@@ -45,12 +51,15 @@ use protocol::{codec, BoardNo, Seq, PROTOCOL_VERSION};
 use crate::core::alerts::{Alert, Language};
 use crate::core::arbiter::DecisionRecord;
 use crate::core::archive::PlayedGame;
-use crate::core::hub::Write;
+use crate::core::hub::{Hub, Write, STREAM_HEAD};
 use crate::core::ids::HardwareId;
 use crate::core::record::Record;
 use crate::core::roster::Member;
 use crate::core::rounds::RoundStart;
 use crate::core::time::HubMs;
+
+use super::hot_events::HotEvents;
+use super::round_archive::{Archived, RoundArchive};
 
 /// The pages sled keeps in memory.
 const CACHE_BYTES: u64 = 64 * 1024 * 1024;
@@ -94,6 +103,22 @@ pub enum StoreError {
     /// A stored key does not have the journal's layout.
     #[error("journal key of {0} bytes, expected {KEY_LEN}")]
     BadKey(usize),
+    /// The events directory or the round archive could not be read or written.
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    /// A round's archive is not one this build can read (damaged, or another format).
+    #[error("round archive: {0}")]
+    Archive(String),
+}
+
+impl StoreError {
+    /// An IO error, with what was being done.
+    pub(crate) fn io(what: &'static str) -> impl Fn(std::io::Error) -> StoreError {
+        move |source| StoreError::Io { what, source }
+    }
 }
 
 /// What an arbiter's enrolment says besides the key, as stored after it.
@@ -153,6 +178,8 @@ pub struct Journal {
     arbiters: sled::Tree,
     rounds: sled::Tree,
     games: sled::Tree,
+    hot: HotEvents,
+    archive: RoundArchive,
 }
 
 impl Journal {
@@ -174,6 +201,8 @@ impl Journal {
         let arbiters = db.open_tree("arbiters")?;
         let rounds = db.open_tree("rounds")?;
         let games = db.open_tree("games")?;
+        let archive = RoundArchive::open(&dir.join("archive"))?;
+        let hot = HotEvents::open(&dir.join("events"), |ordinal| archive.holds(ordinal))?;
         Ok(Journal {
             db,
             events,
@@ -184,6 +213,8 @@ impl Journal {
             arbiters,
             rounds,
             games,
+            hot,
+            archive,
         })
     }
 
@@ -221,7 +252,10 @@ impl Journal {
                 Ok(())
             }
             Write::RoundStart(start) => {
-                put_json(&self.rounds, ROUND_FORMAT, u64::from(start.ordinal), start)
+                put_json(&self.rounds, ROUND_FORMAT, u64::from(start.ordinal), start)?;
+                // The events after the start go to a database of their own, so that the
+                // finished rounds' can leave sled whole.
+                self.hot.switch(start.ordinal)
             }
             Write::Game(game) => {
                 let id = u64::from(game.round.0) << 16 | u64::from(game.board.0);
@@ -336,7 +370,11 @@ impl Journal {
         value.push(JOURNAL_FORMAT);
         value.extend_from_slice(&record.at.0.to_be_bytes());
         value.extend_from_slice(&codec::encode_uplink(&record.event));
-        self.events.insert(key, value)?;
+        if record.event.seq.0 <= STREAM_HEAD {
+            self.events.insert(key, value)?;
+        } else {
+            self.hot.current().tree.insert(key, value)?;
+        }
         Ok(())
     }
 
@@ -408,38 +446,44 @@ impl Journal {
 
     /// Makes every record appended before this call durable. Returns the bytes written.
     pub fn flush(&self) -> Result<usize, StoreError> {
-        Ok(self.db.flush()?)
+        Ok(self.hot.flush()? + self.db.flush()?)
     }
 
-    /// Every record, each board's in sequence order.
+    /// Every record, each board's in sequence order (the boards interleave): the heads and
+    /// the events from before the per-round layout, the archived rounds, then the rounds in
+    /// play. Reads the archive: to rebuild or audit, not for a start.
     pub fn replay(&self) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
-        self.events.iter().map(|entry| {
-            let (key, value) = entry?;
-            decode(&key, &value)
-        })
+        let main = self.events.iter().map(decoded);
+        let archived = self
+            .archive
+            .ordinals()
+            .into_iter()
+            .flatten()
+            .flat_map(move |ordinal| match self.archive.entries(ordinal) {
+                Ok(entries) => Box::new(entries.map(|entry| {
+                    let (key, value) = entry?;
+                    decode(&key, &value)
+                })) as Box<dyn Iterator<Item = _>>,
+                Err(e) => Box::new(std::iter::once(Err(e))),
+            });
+        let hot = self
+            .hot
+            .all()
+            .into_iter()
+            .flat_map(|db| db.tree.iter().map(decoded));
+        main.chain(archived).chain(hot)
     }
 
-    /// Every record, each board's in sequence order, but those of a board up to its mark in
-    /// `after` (where a restart resumes it): a key range each, not read at all.
+    /// Every record, each board's in sequence order (the boards interleave), but those of a
+    /// board up to its mark in `after` (where a restart resumes it): key ranges not read at
+    /// all, and no archive. The rounds' archive holds only events up to the marks.
     pub fn replay_after(
         &self,
         after: std::collections::BTreeMap<BoardNo, Seq>,
     ) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
-        let mut ranges = Vec::new();
-        let mut from = key(BoardNo(0), Seq(0));
-        for (board, mark) in after {
-            ranges.push(from..key(board, Seq(0)));
-            from = key(board, Seq(mark.0.saturating_add(1)));
-        }
-        ranges
-            .into_iter()
-            .map(|range| self.events.range(range))
-            .chain(std::iter::once(self.events.range(from..)))
-            .flatten()
-            .map(|entry| {
-                let (key, value) = entry?;
-                decode(&key, &value)
-            })
+        let trees = std::iter::once(self.events.clone())
+            .chain(self.hot.all().into_iter().map(|db| db.tree));
+        trees.flat_map(move |tree| after_marks(&tree, &after))
     }
 
     /// `board`'s first events, up to `up_to` (a board's head, for telling another node's
@@ -457,23 +501,137 @@ impl Journal {
             })
     }
 
-    /// The record journaled as `board`'s event `seq`, if any.
+    /// The record journaled as `board`'s event `seq`, if any (the archive read too).
     pub fn record(&self, board: BoardNo, seq: Seq) -> Result<Option<Record>, StoreError> {
         let key = key(board, seq);
-        self.events
-            .get(key)?
-            .map(|value| decode(&key, &value))
-            .transpose()
+        let trees = std::iter::once(self.events.clone())
+            .chain(self.hot.all().into_iter().map(|db| db.tree));
+        for tree in trees {
+            if let Some(value) = tree.get(key)? {
+                return decode(&key, &value).map(Some);
+            }
+        }
+        for record in self.archived_of(board) {
+            let record = record?;
+            if record.event.seq == seq {
+                return Ok(Some(record));
+            }
+        }
+        Ok(None)
     }
 
-    /// The sequence numbers journaled for one board, in order.
+    /// The sequence numbers journaled for one board, in order (the archive read too).
     pub fn seqs(&self, board: BoardNo) -> Result<Vec<Seq>, StoreError> {
-        self.events
-            .scan_prefix(board.0.to_be_bytes())
-            .keys()
-            .map(|key| parse_key(&key?).map(|(_, seq)| seq))
-            .collect()
+        let mut seqs = Vec::new();
+        let trees = std::iter::once(self.events.clone())
+            .chain(self.hot.all().into_iter().map(|db| db.tree));
+        for tree in trees {
+            for key in tree.scan_prefix(board.0.to_be_bytes()).keys() {
+                seqs.push(parse_key(&key?)?.1);
+            }
+        }
+        for record in self.archived_of(board) {
+            seqs.push(record?.event.seq);
+        }
+        seqs.sort_unstable();
+        Ok(seqs)
     }
+
+    /// `board`'s archived records.
+    fn archived_of(&self, board: BoardNo) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
+        self.archive
+            .ordinals()
+            .into_iter()
+            .flatten()
+            .filter_map(|ordinal| self.archive.entries(ordinal).ok())
+            .flatten()
+            .filter(move |entry| {
+                entry
+                    .as_ref()
+                    .map_or(true, |(key, _)| key[..2] == board.0.to_be_bytes())
+            })
+            .map(|entry| {
+                let (key, value) = entry?;
+                decode(&key, &value)
+            })
+    }
+
+    /// Archives the events databases that hold finished rounds only (every board's events
+    /// in them up to the mark where a restart resumes it), oldest first, and removes them
+    /// from sled. Stops at the first that does not: the archive keeps the journal's order.
+    pub fn archive_finished(&self) -> Result<Vec<Archived>, StoreError> {
+        let rounds: Vec<RoundStart> = self.rounds().collect::<Result<_, _>>()?;
+        let marks: BTreeMap<BoardNo, Seq> = Hub::resume_points(&rounds)
+            .into_iter()
+            .map(|(board, resume)| (board, resume.mark))
+            .collect();
+        let hot = self.hot.all();
+        let mut archived = Vec::new();
+        for db in &hot[..hot.len() - 1] {
+            if !all_before_marks(&db.tree, &marks)? {
+                break;
+            }
+            let done = self.archive.write(db.ordinal, db.tree.iter())?;
+            self.hot.remove(db.ordinal)?;
+            tracing::info!(
+                ordinal = done.ordinal,
+                events = done.events,
+                bytes = done.bytes,
+                "finished rounds' events archived"
+            );
+            archived.push(done);
+        }
+        Ok(archived)
+    }
+}
+
+/// The records of `tree` but each board's up to its mark in `after`.
+fn after_marks(
+    tree: &sled::Tree,
+    after: &BTreeMap<BoardNo, Seq>,
+) -> impl Iterator<Item = Result<Record, StoreError>> {
+    let mut ranges = Vec::new();
+    let mut from = key(BoardNo(0), Seq(0));
+    for (board, mark) in after {
+        ranges.push(from..key(*board, Seq(0)));
+        from = key(*board, Seq(mark.0.saturating_add(1)));
+    }
+    let tree = tree.clone();
+    let last = tree.range(from..);
+    ranges
+        .into_iter()
+        .map(move |range| tree.range(range))
+        .chain(std::iter::once(last))
+        .flatten()
+        .map(decoded)
+}
+
+/// Whether every board's events in `tree` are up to its mark.
+fn all_before_marks(tree: &sled::Tree, marks: &BTreeMap<BoardNo, Seq>) -> Result<bool, StoreError> {
+    let mut from = key(BoardNo(0), Seq(0));
+    while let Some((first, _)) = tree.range(from..).next().transpose()? {
+        let (board, _) = parse_key(&first)?;
+        let last = tree
+            .scan_prefix(board.0.to_be_bytes())
+            .next_back()
+            .transpose()?
+            .map(|(key, _)| parse_key(&key))
+            .transpose()?;
+        let Some((_, last)) = last else { break };
+        if marks.get(&board).is_none_or(|mark| last > *mark) {
+            return Ok(false);
+        }
+        let Some(next) = board.0.checked_add(1) else {
+            break;
+        };
+        from = key(BoardNo(next), Seq(0));
+    }
+    Ok(true)
+}
+
+fn decoded(entry: Result<(sled::IVec, sled::IVec), sled::Error>) -> Result<Record, StoreError> {
+    let (key, value) = entry?;
+    decode(&key, &value)
 }
 
 /// Buffers `value` as JSON under `id` (8 bytes, big-endian) in a tree of id-keyed records
@@ -687,5 +845,112 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Round start `ordinal` of every board in `after`, keeping their nodes.
+    fn round_start(ordinal: u32, after: &[(u16, u64)]) -> RoundStart {
+        RoundStart {
+            ordinal,
+            round: crate::core::ids::RoundNo(ordinal as u16),
+            section: None,
+            at: HubMs(1),
+            by: "IA Berg".into(),
+            forced: false,
+            after: after.iter().map(|(b, s)| (BoardNo(*b), Seq(*s))).collect(),
+            nodes: after
+                .iter()
+                .map(|(b, _)| (BoardNo(*b), Default::default()))
+                .collect(),
+        }
+    }
+
+    fn by_board(
+        records: impl Iterator<Item = Result<Record, StoreError>>,
+    ) -> BTreeMap<u16, Vec<u64>> {
+        let mut boards: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
+        for record in records {
+            let record = record.unwrap();
+            boards
+                .entry(record.event.board.0)
+                .or_default()
+                .push(record.event.seq.0);
+        }
+        boards
+    }
+
+    #[test]
+    fn a_finished_rounds_events_leave_sled_for_the_archive_and_still_replay_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let round_one = STREAM_HEAD + 300;
+        {
+            let journal = Journal::open(dir.path()).unwrap();
+            for seq in 1..=round_one {
+                for board in [1, 2] {
+                    journal.append(&record(board, seq)).unwrap();
+                }
+            }
+            // Board 3 joined late: its events of round 1 are all its head.
+            journal.append(&record(3, 1)).unwrap();
+            let start = round_start(2, &[(1, round_one), (2, round_one), (3, 1)]);
+            journal.write(&Write::RoundStart(start)).unwrap();
+            for seq in round_one + 1..=round_one + 50 {
+                journal.append(&record(1, seq)).unwrap();
+            }
+            journal.flush().unwrap();
+            assert!(dir.path().join("events/00000000").is_dir());
+            let archived = journal.archive_finished().unwrap();
+            assert_eq!(archived.len(), 1);
+            assert_eq!(archived[0].ordinal, 0);
+            assert_eq!(archived[0].events, 2 * 300, "beyond the heads, which stay");
+            assert!(!dir.path().join("events/00000000").exists(), "out of sled");
+            assert!(
+                journal.archive_finished().unwrap().is_empty(),
+                "the round in play stays"
+            );
+        }
+        let journal = Journal::open(dir.path()).unwrap();
+        let all = by_board(journal.replay());
+        assert_eq!(all[&1], (1..=round_one + 50).collect::<Vec<_>>());
+        assert_eq!(all[&2], (1..=round_one).collect::<Vec<_>>());
+        assert_eq!(all[&3], [1]);
+        let marks = [
+            (BoardNo(1), Seq(round_one)),
+            (BoardNo(2), Seq(round_one)),
+            (BoardNo(3), Seq(1)),
+        ];
+        let resumed = by_board(journal.replay_after(marks.into()));
+        assert_eq!(resumed.len(), 1);
+        assert_eq!(
+            resumed[&1],
+            (round_one + 1..=round_one + 50).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            journal.head(BoardNo(2), Seq(STREAM_HEAD)).count() as u64,
+            STREAM_HEAD
+        );
+        assert_eq!(journal.seqs(BoardNo(2)).unwrap().len() as u64, round_one);
+        let archived = journal.record(BoardNo(2), Seq(round_one)).unwrap().unwrap();
+        assert_eq!(archived, record(2, round_one));
+    }
+
+    #[test]
+    fn a_round_not_finished_on_every_board_stays_in_sled() {
+        // A section started its next round; the other still plays on board 2.
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path()).unwrap();
+        for seq in 1..=STREAM_HEAD + 10 {
+            for board in [1, 2] {
+                journal.append(&record(board, seq)).unwrap();
+            }
+        }
+        let start = round_start(1, &[(1, STREAM_HEAD + 10)]);
+        journal.write(&Write::RoundStart(start)).unwrap();
+        journal.flush().unwrap();
+        assert!(journal.archive_finished().unwrap().is_empty());
+        assert!(dir.path().join("events/00000000").is_dir());
+        assert_eq!(
+            journal.seqs(BoardNo(2)).unwrap().len() as u64,
+            STREAM_HEAD + 10
+        );
     }
 }
