@@ -29,7 +29,7 @@ pub struct PlayedGame {
     pub board: BoardNo,
     /// `GET /api/rounds/{r}/boards/{n}`: the board's detail as it stood when the round ended
     /// (its `status`, `result`, `article` and `decisions` kept up to date here).
-    pub detail: serde_json::Value,
+    pub detail: DetailJson,
     /// Where the game stands now.
     pub standing: Standing,
     /// Where it stood by the rules: what withdrawing a declared result returns to.
@@ -52,7 +52,7 @@ impl PlayedGame {
 
     /// The detail with the standing and the decisions as they are now.
     pub fn detail(&self) -> serde_json::Value {
-        let mut detail = self.detail.clone();
+        let mut detail = self.detail.value();
         if let Some(fields) = detail.as_object_mut() {
             fields.insert("status".into(), self.standing.status.clone().into());
             fields.insert("result".into(), self.standing.result.pgn().into());
@@ -95,14 +95,41 @@ impl PlayedGame {
             clock_expects_ms: None,
             clock_side: None,
         };
-        if let Some(decisions) = self
-            .detail
+        let mut detail = self.detail.value();
+        if let Some(decisions) = detail
             .get_mut("decisions")
             .and_then(serde_json::Value::as_array_mut)
         {
             decisions.push(serde_json::to_value(&entry).unwrap_or_default());
+            self.detail = DetailJson::of(&detail);
         }
         Ok(entry)
+    }
+}
+
+/// A finished game's detail as its JSON text. It is read rarely (a finished round's board
+/// asked for, a decision on it), and held as a `serde_json::Value` tree, an 11-round event's
+/// 5,000 games took most of a restarted hub's memory. Stored in the journal as before: the
+/// JSON object itself.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct DetailJson(Box<serde_json::value::RawValue>);
+
+impl DetailJson {
+    pub fn of(detail: &impl Serialize) -> DetailJson {
+        DetailJson(serde_json::value::to_raw_value(detail).expect("a board's detail serializes"))
+    }
+
+    /// The detail as a value to read or change.
+    pub fn value(&self) -> serde_json::Value {
+        serde_json::from_str(self.0.get()).expect("the JSON text of a value")
+    }
+}
+
+impl PartialEq for DetailJson {
+    /// The same detail, whatever the order of its keys in the text.
+    fn eq(&self, other: &DetailJson) -> bool {
+        self.0.get() == other.0.get() || self.value() == other.value()
     }
 }
 
@@ -145,5 +172,22 @@ impl Archive {
 
     pub fn is_empty(&self) -> bool {
         self.games.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_games_detail_is_kept_as_text_and_stored_as_the_object_it_was() {
+        // The journal's `games` tree keeps each detail as a JSON object, as when it was a
+        // `serde_json::Value`: what an earlier hub wrote reads back, and the same is written.
+        let stored = r#"{"moves":["e4","c5"],"clock_ms":[5400000,null],"decisions":[]}"#;
+        let detail: DetailJson = serde_json::from_str(stored).unwrap();
+        assert_eq!(serde_json::to_string(&detail).unwrap(), stored);
+        let value = detail.value();
+        assert_eq!(value["moves"][1], "c5");
+        assert_eq!(DetailJson::of(&value), detail);
     }
 }

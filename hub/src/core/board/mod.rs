@@ -6,6 +6,7 @@ use serde::Serialize;
 use shakmaty::{Chess, Color};
 
 use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, GameResult, Side};
+use super::archive::DetailJson;
 use super::clock::{Adjustment, BoardClock, ClockEvent, DeviationKind};
 use super::ending::Status;
 use super::flag::{self, FlagRuling};
@@ -92,7 +93,7 @@ pub struct NodeState {
 /// What the archive keeps of a board's game when its round is over.
 #[derive(Debug, Clone)]
 pub struct FinishedGame {
-    pub detail: serde_json::Value,
+    pub detail: DetailJson,
     pub standing: Standing,
     pub ruled: Standing,
     pub pgn: PgnGame,
@@ -321,7 +322,7 @@ impl BoardState {
         let edition = self.rules.edition;
         let (status, result) = self.game.ruled();
         FinishedGame {
-            detail: serde_json::to_value(self.detail(now)).unwrap_or_default(),
+            detail: DetailJson::of(&self.detail(now)),
             standing: Standing {
                 status: self.game.status().name().to_owned(),
                 result: self.game.result(),
