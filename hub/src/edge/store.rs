@@ -61,8 +61,9 @@ use crate::core::time::HubMs;
 use super::hot_events::HotEvents;
 use super::round_archive::{Archived, RoundArchive};
 
-/// The pages sled keeps in memory.
-const CACHE_BYTES: u64 = 64 * 1024 * 1024;
+/// The pages sled keeps in memory for the main database: its trees are read once, at a
+/// start, and written an alert or a head at a time (the round's events have their own).
+const CACHE_BYTES: u64 = 16 * 1024 * 1024;
 /// A probe's size: room for a few hundred events at least before the hall is rebuilt.
 const PROBE_BYTES: usize = 256 * 1024;
 const JOURNAL_FORMAT: u8 = 1;
@@ -952,5 +953,32 @@ mod tests {
             journal.seqs(BoardNo(2)).unwrap().len() as u64,
             STREAM_HEAD + 10
         );
+    }
+
+    #[test]
+    fn a_journal_written_before_the_round_databases_still_reads_in_order() {
+        // Before, every event went to the main database's `journal` tree; a hub upgraded
+        // mid-event goes on in the round's events database after them.
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path()).unwrap();
+        let old = STREAM_HEAD + 100;
+        for seq in 1..=old {
+            let record = record(7, seq);
+            let mut value = vec![JOURNAL_FORMAT];
+            value.extend_from_slice(&record.at.0.to_be_bytes());
+            value.extend_from_slice(&codec::encode_uplink(&record.event));
+            journal
+                .events
+                .insert(key(BoardNo(7), Seq(seq)), value)
+                .unwrap();
+        }
+        for seq in old + 1..=old + 20 {
+            journal.append(&record(7, seq)).unwrap();
+        }
+        journal.flush().unwrap();
+        let all = by_board(journal.replay());
+        assert_eq!(all[&7], (1..=old + 20).collect::<Vec<_>>());
+        let resumed = by_board(journal.replay_after([(BoardNo(7), Seq(old - 5))].into()));
+        assert_eq!(resumed[&7], (old - 4..=old + 20).collect::<Vec<_>>());
     }
 }
