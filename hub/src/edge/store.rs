@@ -482,8 +482,7 @@ impl Journal {
         &self,
         after: std::collections::BTreeMap<BoardNo, Seq>,
     ) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
-        let trees = std::iter::once(self.events.clone())
-            .chain(self.hot.all().into_iter().map(|db| db.tree));
+        let trees = self.sled_trees();
         trees.flat_map(move |tree| after_marks(&tree, &after))
     }
 
@@ -505,8 +504,7 @@ impl Journal {
     /// The record journaled as `board`'s event `seq`, if any (the archive read too).
     pub fn record(&self, board: BoardNo, seq: Seq) -> Result<Option<Record>, StoreError> {
         let key = key(board, seq);
-        let trees = std::iter::once(self.events.clone())
-            .chain(self.hot.all().into_iter().map(|db| db.tree));
+        let trees = self.sled_trees();
         for tree in trees {
             if let Some(value) = tree.get(key)? {
                 return decode(&key, &value).map(Some);
@@ -524,8 +522,7 @@ impl Journal {
     /// The sequence numbers journaled for one board, in order (the archive read too).
     pub fn seqs(&self, board: BoardNo) -> Result<Vec<Seq>, StoreError> {
         let mut seqs = Vec::new();
-        let trees = std::iter::once(self.events.clone())
-            .chain(self.hot.all().into_iter().map(|db| db.tree));
+        let trees = self.sled_trees();
         for tree in trees {
             for key in tree.scan_prefix(board.0.to_be_bytes()).keys() {
                 seqs.push(parse_key(&key?)?.1);
@@ -536,6 +533,13 @@ impl Journal {
         }
         seqs.sort_unstable();
         Ok(seqs)
+    }
+
+    /// The trees in sled that hold events, oldest first: the main database's (each board's
+    /// head, and every event written before the round databases), then the open events
+    /// databases'.
+    fn sled_trees(&self) -> impl Iterator<Item = sled::Tree> {
+        std::iter::once(self.events.clone()).chain(self.hot.all().into_iter().map(|db| db.tree))
     }
 
     /// `board`'s archived records.
