@@ -7,6 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use hub::edge::journal_batch;
 use hub::edge::store::Journal;
 use protocol::{BoardNo, Seq, UplinkBody};
 use serde_json::Value;
@@ -63,14 +64,29 @@ fn a_damaged_record_is_named_to_the_arbiter_and_the_board_goes_on_exact() {
                 .ok()
         })
         .expect("the journal's database opens");
-    let mut key = [0u8; 10];
-    key[..2].copy_from_slice(&1u16.to_be_bytes());
-    key[2..].copy_from_slice(&lost.0.to_be_bytes());
-    let events = db.open_tree("journal").unwrap();
-    assert!(events.get(key).unwrap().is_some(), "the record is there");
-    events.insert(key, &[0xff, 0xde, 0xad][..]).unwrap();
+    // The event's bytes in its batch record are garbage; the batch's framing holds.
+    let batches = db.open_tree("batches").unwrap();
+    let (key, value) = batches
+        .iter()
+        .map(Result::unwrap)
+        .find(|(_, value)| {
+            journal_batch::entries(value)
+                .unwrap()
+                .iter()
+                .any(|e| e.board == BoardNo(1) && e.seq == lost)
+        })
+        .expect("the record is there");
+    let entries = journal_batch::entries(&value).unwrap();
+    let damaged = journal_batch::rewritten(&entries, |e| {
+        if e.board == BoardNo(1) && e.seq == lost {
+            vec![0xff, 0xde, 0xad]
+        } else {
+            e.wire.to_vec()
+        }
+    });
+    batches.insert(key, damaged).unwrap();
     db.flush().unwrap();
-    drop(events);
+    drop(batches);
     drop(db);
     std::thread::sleep(Duration::from_millis(200));
 

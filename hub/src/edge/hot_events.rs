@@ -9,8 +9,8 @@
 //! the round in play, and a restart opens only that.
 //!
 //! Each board's first events (up to [`STREAM_HEAD`], what a restart reads to tell a node
-//! starting again from 1 from a resend) stay in the main database's `journal` tree, where
-//! every event went before this layout; that tree is still read first.
+//! starting again from 1 from a resend) stay in the main database, where every event went
+//! before this layout; it is still read first.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -25,7 +25,9 @@ const CACHE_BYTES: u64 = 16 * 1024 * 1024;
 pub struct EventsDb {
     pub ordinal: u32,
     db: sled::Db,
+    /// Events of one record each, as written before batches.
     pub tree: sled::Tree,
+    pub batches: sled::Tree,
 }
 
 impl EventsDb {
@@ -37,7 +39,13 @@ impl EventsDb {
             .cache_capacity(CACHE_BYTES)
             .open()?;
         let tree = db.open_tree("journal")?;
-        Ok(EventsDb { ordinal, db, tree })
+        let batches = db.open_tree("batches")?;
+        Ok(EventsDb {
+            ordinal,
+            db,
+            tree,
+            batches,
+        })
     }
 }
 

@@ -1,7 +1,8 @@
 //! The IO edges: each file talks to one thing outside the core.
 //!
-//! - [`store`]: the sled journal; [`hot_events`]: its events databases of the rounds in
-//!   play; [`round_archive`]: the finished rounds' events, compressed, out of sled.
+//! - [`store`]: the sled journal; [`journal_batch`]: its record of many events;
+//!   [`hot_events`]: its events databases of the rounds in play; [`round_archive`]: the
+//!   finished rounds' events, compressed, out of sled.
 //! - [`flusher`]: group commit: one thread flushes the journal and reports what is durable.
 //! - [`broker`]: the embedded rumqttd broker; [`descriptors`]: the open-files limit it shares;
 //!   [`topic_acl`]: which topics each of its logins may touch.
@@ -29,6 +30,7 @@ pub mod flusher;
 pub mod hall_ca;
 pub mod hot_events;
 pub mod http;
+pub mod journal_batch;
 pub mod lichess;
 pub mod livechess;
 pub mod login;

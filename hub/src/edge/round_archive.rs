@@ -2,8 +2,9 @@
 //! database ([`super::hot_events`]) whose rounds are over, read only to rebuild or audit.
 //!
 //! File `archive/events-NNNNNNNN.z` (the database's ordinal): the magic `ZNEV`, a format
-//! byte, then a deflate stream of the journal's entries in key order, each its key (10
-//! bytes), its value's length (4 bytes, big-endian) and the value as the journal stores it.
+//! byte, then a deflate stream of the journal's entries, each board's in sequence, each its
+//! key (10 bytes), its value's length (4 bytes, big-endian) and the value as the journal
+//! stored an event of its own (a batch's events are written one entry each).
 //! Written to a temporary name, synced, then renamed: a file under its name is whole.
 //!
 //! deflate (flate2 on miniz_oxide, pure Rust) and not zstd: no C to build on a node or a
@@ -73,11 +74,12 @@ impl RoundArchive {
         Ok(ordinals)
     }
 
-    /// Writes `entries` (key, value; in key order) as database `ordinal`'s archive, durably.
+    /// Writes `entries` (key, value; each board's in sequence) as database `ordinal`'s
+    /// archive, durably.
     pub fn write(
         &self,
         ordinal: u32,
-        entries: impl Iterator<Item = Result<(sled::IVec, sled::IVec), sled::Error>>,
+        entries: impl Iterator<Item = Result<Entry, StoreError>>,
     ) -> Result<Archived, StoreError> {
         let path = self.file(ordinal);
         let partial = path.with_extension("partial");
@@ -121,7 +123,7 @@ impl RoundArchive {
         })
     }
 
-    /// The entries of database `ordinal`'s archive, in key order.
+    /// The entries of database `ordinal`'s archive, in the order written.
     pub fn entries(&self, ordinal: u32) -> Result<Entries, StoreError> {
         let file = File::open(self.file(ordinal)).map_err(StoreError::io("opening an archive"))?;
         let mut reader = BufReader::new(file);

@@ -1,9 +1,13 @@
 //! The journal: every accepted board event, durable in sled 0.34.
 //!
-//! Key: board number (2 bytes, big-endian) then sequence number (8 bytes, big-endian), so a
-//! key-ordered scan replays each board's events in sequence. Value: a format byte, the hub's
-//! receive time (8 bytes, big-endian), then the event in its wire encoding (the postcard
-//! layout frozen by the protocol's golden tests).
+//! The events go to tree `batches`, one record for the events appended between two flushes
+//! (or a few, each at most [`journal_batch::SEAL_BYTES`]), in the order accepted: each
+//! board's in sequence ([`super::journal_batch`] has the format). Before batches each event
+//! was a record of its own in tree `journal`, still read first: key = board number (2
+//! bytes, big-endian) then sequence number (8 bytes, big-endian), value = a format byte, the
+//! hub's receive time (8 bytes, big-endian), then the event in its wire encoding (the
+//! postcard layout frozen by the protocol's golden tests). A round's archive keeps that
+//! layout, one entry per event.
 //!
 //! The arbiter's decisions go to a second tree, `decisions`: key = the decision's id (8
 //! bytes, big-endian), value = a format byte and the [`DecisionRecord`] as JSON (a record an
@@ -33,17 +37,19 @@
 //! language as JSON (`{"zones": ["C"], "language": "nb"}`); a revoked arbiter is removed.
 //!
 //! Events beyond each board's first [`STREAM_HEAD`] go to the events database of the rounds
-//! in play ([`super::hot_events`]), one per round start; the main database's `journal` tree
-//! keeps each board's head (and every event written before that layout, still read). When
+//! in play ([`super::hot_events`]), one per round start, in the same two trees; the main
+//! database's keep each board's head (and every event written before that layout). When
 //! an events database holds finished rounds only, [`Journal::archive_finished`] turns it
 //! into a compressed file ([`super::round_archive`]) and removes it.
 //!
-//! Appends only reach sled's buffers; [`Journal::flush`] makes them durable. Nothing is
-//! acknowledged to a node before that (see [`super::flusher`]).
-
-use std::path::Path;
+//! Appends only reach the batch being filled and sled's buffers; [`Journal::flush`] writes
+//! the batches and makes them durable. Nothing is acknowledged to a node before that (see
+//! [`super::flusher`]).
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use protocol::seal::{NodeKey, KEY_LEN as KEY_LEN_NODE};
 use protocol::{codec, BoardNo, Seq, PROTOCOL_VERSION};
@@ -59,7 +65,8 @@ use crate::core::rounds::RoundStart;
 use crate::core::time::HubMs;
 
 use super::hot_events::HotEvents;
-use super::round_archive::{Archived, RoundArchive};
+use super::journal_batch::{self, Batch};
+use super::round_archive::{Archived, Entry, RoundArchive};
 
 /// The pages sled keeps in memory for the main database: its trees are read once, at a
 /// start, and written an alert or a head at a time (the round's events have their own).
@@ -101,6 +108,9 @@ pub enum StoreError {
     /// A stored arbiter's enrolment is not one this build can read.
     #[error("enrolled arbiter {name:?} is unreadable: {why}")]
     UnreadableArbiter { name: String, why: String },
+    /// A batch of events whose framing is broken: its events after the break are lost.
+    #[error("journal batch {batch} is unreadable: {why}")]
+    UnreadableBatch { batch: u64, why: String },
     /// A stored key does not have the journal's layout.
     #[error("journal key of {0} bytes, expected {KEY_LEN}")]
     BadKey(usize),
@@ -167,11 +177,33 @@ fn read_member(value: &[u8]) -> Result<Member, String> {
     })
 }
 
+/// The events appended and not in a batch record yet: the heads (for the main database)
+/// and the others (for the round's events database).
+#[derive(Debug, Default)]
+struct Pending {
+    head: Batch,
+    hot: Batch,
+}
+
+/// The trees of one sled database that hold events.
+struct EventTrees {
+    /// One record per event, as written before batches.
+    single: sled::Tree,
+    batches: sled::Tree,
+}
+
 /// The sled-backed journal. Cheap to clone: the flusher holds a clone.
 #[derive(Clone)]
 pub struct Journal {
     db: sled::Db,
+    /// Each board's head as one record per event, as written before batches.
     events: sled::Tree,
+    /// Each board's head, in batches.
+    batches: sled::Tree,
+    /// The events appended since the last batch was written.
+    pending: Arc<Mutex<Pending>>,
+    /// The next batch's key, in whichever database it goes.
+    next_batch: Arc<AtomicU64>,
     decisions: sled::Tree,
     alerts: sled::Tree,
     bindings: sled::Tree,
@@ -195,6 +227,7 @@ impl Journal {
             .cache_capacity(CACHE_BYTES)
             .open()?;
         let events = db.open_tree("journal")?;
+        let batches = db.open_tree("batches")?;
         let decisions = db.open_tree("decisions")?;
         let alerts = db.open_tree("alerts")?;
         let bindings = db.open_tree("bindings")?;
@@ -204,9 +237,16 @@ impl Journal {
         let games = db.open_tree("games")?;
         let archive = RoundArchive::open(&dir.join("archive"))?;
         let hot = HotEvents::open(&dir.join("events"), |ordinal| archive.holds(ordinal))?;
+        let mut last_batch = last_batch(&batches)?;
+        for events_db in hot.all() {
+            last_batch = last_batch.max(self::last_batch(&events_db.batches)?);
+        }
         Ok(Journal {
             db,
             events,
+            batches,
+            pending: Arc::default(),
+            next_batch: Arc::new(AtomicU64::new(last_batch + 1)),
             decisions,
             alerts,
             bindings,
@@ -253,6 +293,8 @@ impl Journal {
                 Ok(())
             }
             Write::RoundStart(start) => {
+                // The events before the start stay in the database of the rounds before.
+                self.seal()?;
                 put_json(&self.rounds, ROUND_FORMAT, u64::from(start.ordinal), start)?;
                 // The events after the start go to a database of their own, so that the
                 // finished rounds' can leave sled whole.
@@ -364,17 +406,53 @@ impl Journal {
         Ok(NodeKey::from_bytes(bytes))
     }
 
-    /// Buffers a record; durable after the next [`Journal::flush`].
+    /// Buffers a record in the batch being filled; read back and durable after the next
+    /// [`Journal::flush`].
     pub fn append(&self, record: &Record) -> Result<(), StoreError> {
-        let key = key(record.event.board, record.event.seq);
-        let mut value = Vec::with_capacity(HEADER_LEN + 48);
-        value.push(JOURNAL_FORMAT);
-        value.extend_from_slice(&record.at.0.to_be_bytes());
-        value.extend_from_slice(&codec::encode_uplink(&record.event));
-        if record.event.seq.0 <= STREAM_HEAD {
-            self.events.insert(key, value)?;
+        let wire = codec::encode_uplink(&record.event);
+        let in_head = record.event.seq.0 <= STREAM_HEAD;
+        let full = {
+            let mut pending = self.pending.lock().expect("not poisoned");
+            let batch = if in_head {
+                &mut pending.head
+            } else {
+                &mut pending.hot
+            };
+            batch.push(record.event.board, record.event.seq, record.at.0, &wire);
+            batch.is_full().then(|| batch.take())
+        };
+        match full {
+            Some(value) => self.insert_batch(in_head, value),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the batches being filled to sled's buffers.
+    fn seal(&self) -> Result<(), StoreError> {
+        let (head, hot) = {
+            let mut pending = self.pending.lock().expect("not poisoned");
+            (pending.head.take(), pending.hot.take())
+        };
+        if !head.is_empty() {
+            self.insert_batch(true, head)?;
+        }
+        if !hot.is_empty() {
+            self.insert_batch(false, hot)?;
+        }
+        Ok(())
+    }
+
+    /// Writes one batch record: the heads' to the main database, the others' to the
+    /// round's events database.
+    fn insert_batch(&self, head: bool, value: Vec<u8>) -> Result<(), StoreError> {
+        let key = self
+            .next_batch
+            .fetch_add(1, Ordering::Relaxed)
+            .to_be_bytes();
+        if head {
+            self.batches.insert(key, value)?;
         } else {
-            self.hot.current().tree.insert(key, value)?;
+            self.hot.current().batches.insert(key, value)?;
         }
         Ok(())
     }
@@ -447,6 +525,7 @@ impl Journal {
 
     /// Makes every record appended before this call durable. Returns the bytes written.
     pub fn flush(&self) -> Result<usize, StoreError> {
+        self.seal()?;
         Ok(self.hot.flush()? + self.db.flush()?)
     }
 
@@ -454,7 +533,12 @@ impl Journal {
     /// the events from before the per-round layout, the archived rounds, then the rounds in
     /// play. Reads the archive: to rebuild or audit, not for a start.
     pub fn replay(&self) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
-        let main = self.events.iter().map(decoded);
+        let every = |_: BoardNo, _: Seq| true;
+        let main = self
+            .events
+            .iter()
+            .map(decoded)
+            .chain(batched(&self.batches, every));
         let archived = self
             .archive
             .ordinals()
@@ -467,11 +551,12 @@ impl Journal {
                 })) as Box<dyn Iterator<Item = _>>,
                 Err(e) => Box::new(std::iter::once(Err(e))),
             });
-        let hot = self
-            .hot
-            .all()
-            .into_iter()
-            .flat_map(|db| db.tree.iter().map(decoded));
+        let hot = self.hot.all().into_iter().flat_map(move |db| {
+            db.tree
+                .iter()
+                .map(decoded)
+                .chain(batched(&db.batches, every))
+        });
         main.chain(archived).chain(hot)
     }
 
@@ -480,34 +565,47 @@ impl Journal {
     /// all, and no archive. The rounds' archive holds only events up to the marks.
     pub fn replay_after(
         &self,
-        after: std::collections::BTreeMap<BoardNo, Seq>,
+        after: BTreeMap<BoardNo, Seq>,
     ) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
-        let trees = self.sled_trees();
-        trees.flat_map(move |tree| after_marks(&tree, &after))
+        let after = Arc::new(after);
+        self.sled_trees().into_iter().flat_map(move |trees| {
+            let marks = Arc::clone(&after);
+            let beyond = move |board, seq| marks.get(&board).is_none_or(|mark| seq > *mark);
+            after_marks(&trees.single, &after).chain(batched(&trees.batches, beyond))
+        })
     }
 
-    /// `board`'s first events, up to `up_to` (a board's head, for telling another node's
-    /// stream from a resend).
-    pub fn head(
+    /// The first events of each board in `marks`, up to its mark and at most
+    /// [`STREAM_HEAD`] (a board's head, for telling another node's stream from a resend).
+    pub fn heads(
         &self,
-        board: BoardNo,
-        up_to: Seq,
+        marks: &BTreeMap<BoardNo, Seq>,
     ) -> impl Iterator<Item = Result<Record, StoreError>> + '_ {
-        self.events
-            .range(key(board, Seq(1))..=key(board, up_to))
-            .map(|entry| {
-                let (key, value) = entry?;
-                decode(&key, &value)
-            })
+        let up_to: BTreeMap<BoardNo, Seq> = marks
+            .iter()
+            .map(|(board, mark)| (*board, Seq(mark.0.min(STREAM_HEAD))))
+            .collect();
+        let single: Vec<_> = up_to
+            .iter()
+            .map(|(board, up_to)| key(*board, Seq(1))..=key(*board, *up_to))
+            .collect();
+        let single = single
+            .into_iter()
+            .flat_map(|range| self.events.range(range).map(decoded));
+        let in_head = move |board, seq| up_to.get(&board).is_some_and(|up_to| seq <= *up_to);
+        single.chain(batched(&self.batches, in_head))
     }
 
     /// The record journaled as `board`'s event `seq`, if any (the archive read too).
     pub fn record(&self, board: BoardNo, seq: Seq) -> Result<Option<Record>, StoreError> {
         let key = key(board, seq);
-        let trees = self.sled_trees();
-        for tree in trees {
-            if let Some(value) = tree.get(key)? {
+        for trees in self.sled_trees() {
+            if let Some(value) = trees.single.get(key)? {
                 return decode(&key, &value).map(Some);
+            }
+            let this = move |b, s| b == board && s == seq;
+            if let Some(record) = batched(&trees.batches, this).next() {
+                return record.map(Some);
             }
         }
         for record in self.archived_of(board) {
@@ -522,10 +620,12 @@ impl Journal {
     /// The sequence numbers journaled for one board, in order (the archive read too).
     pub fn seqs(&self, board: BoardNo) -> Result<Vec<Seq>, StoreError> {
         let mut seqs = Vec::new();
-        let trees = self.sled_trees();
-        for tree in trees {
-            for key in tree.scan_prefix(board.0.to_be_bytes()).keys() {
+        for trees in self.sled_trees() {
+            for key in trees.single.scan_prefix(board.0.to_be_bytes()).keys() {
                 seqs.push(parse_key(&key?)?.1);
+            }
+            for record in batched(&trees.batches, move |b, _| b == board) {
+                seqs.push(record?.event.seq);
             }
         }
         for record in self.archived_of(board) {
@@ -538,8 +638,16 @@ impl Journal {
     /// The trees in sled that hold events, oldest first: the main database's (each board's
     /// head, and every event written before the round databases), then the open events
     /// databases'.
-    fn sled_trees(&self) -> impl Iterator<Item = sled::Tree> {
-        std::iter::once(self.events.clone()).chain(self.hot.all().into_iter().map(|db| db.tree))
+    fn sled_trees(&self) -> Vec<EventTrees> {
+        let main = EventTrees {
+            single: self.events.clone(),
+            batches: self.batches.clone(),
+        };
+        let hot = self.hot.all().into_iter().map(|db| EventTrees {
+            single: db.tree,
+            batches: db.batches,
+        });
+        std::iter::once(main).chain(hot).collect()
     }
 
     /// `board`'s archived records.
@@ -573,10 +681,16 @@ impl Journal {
         let hot = self.hot.all();
         let mut archived = Vec::new();
         for db in &hot[..hot.len() - 1] {
-            if !all_before_marks(&db.tree, &marks)? {
+            if !all_before_marks(&db.tree, &marks)? || !batches_before_marks(&db.batches, &marks)? {
                 break;
             }
-            let done = self.archive.write(db.ordinal, db.tree.iter())?;
+            let single = db.tree.iter().map(|entry| {
+                let (key, value) = entry?;
+                Ok((key.to_vec(), value.to_vec()))
+            });
+            let done = self
+                .archive
+                .write(db.ordinal, single.chain(one_per_event(&db.batches)))?;
             self.hot.remove(db.ordinal)?;
             tracing::info!(
                 ordinal = done.ordinal,
@@ -634,6 +748,93 @@ fn all_before_marks(tree: &sled::Tree, marks: &BTreeMap<BoardNo, Seq>) -> Result
     Ok(true)
 }
 
+/// Whether every event in `tree`'s batches is up to its board's mark.
+fn batches_before_marks(
+    tree: &sled::Tree,
+    marks: &BTreeMap<BoardNo, Seq>,
+) -> Result<bool, StoreError> {
+    for batch in tree.iter() {
+        let (key, value) = batch?;
+        let entries = journal_batch::entries(&value).map_err(|why| unreadable_batch(&key, why))?;
+        if entries
+            .iter()
+            .any(|e| marks.get(&e.board).is_none_or(|mark| e.seq > *mark))
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `tree`'s batched events as a round's archive keeps them: one entry (key, value) each,
+/// as the journal stored an event before batches.
+fn one_per_event(tree: &sled::Tree) -> impl Iterator<Item = Result<Entry, StoreError>> {
+    tree.iter().flat_map(|batch| {
+        let entries: Vec<Result<Entry, StoreError>> = match batch {
+            Err(e) => vec![Err(e.into())],
+            Ok((key, value)) => match journal_batch::entries(&value) {
+                Ok(entries) => entries
+                    .iter()
+                    .map(|e| {
+                        Ok((
+                            self::key(e.board, e.seq).to_vec(),
+                            single_value(e.at, e.wire),
+                        ))
+                    })
+                    .collect(),
+                Err(why) => vec![Err(unreadable_batch(&key, why))],
+            },
+        };
+        entries
+    })
+}
+
+/// The records of `tree`'s batches that `keep` (board, seq) keeps, in the order written.
+/// An event that cannot be read is an error in its place; a batch whose framing is broken,
+/// one error for all of it.
+fn batched(
+    tree: &sled::Tree,
+    keep: impl Fn(BoardNo, Seq) -> bool,
+) -> impl Iterator<Item = Result<Record, StoreError>> {
+    tree.iter().flat_map(move |batch| {
+        let records: Vec<Result<Record, StoreError>> = match batch {
+            Err(e) => vec![Err(e.into())],
+            Ok((key, value)) => match journal_batch::entries(&value) {
+                Ok(entries) => entries
+                    .iter()
+                    .filter(|e| keep(e.board, e.seq))
+                    .map(|e| decode_event(e.board, e.seq, e.at, e.wire))
+                    .collect(),
+                Err(why) => vec![Err(unreadable_batch(&key, why))],
+            },
+        };
+        records
+    })
+}
+
+fn unreadable_batch(key: &[u8], why: String) -> StoreError {
+    let batch = <[u8; 8]>::try_from(key).map_or(0, u64::from_be_bytes);
+    StoreError::UnreadableBatch { batch, why }
+}
+
+/// The last batch's key in `tree`, 0 when none.
+fn last_batch(tree: &sled::Tree) -> Result<u64, StoreError> {
+    tree.last()?.map_or(Ok(0), |(key, _)| {
+        <[u8; 8]>::try_from(key.as_ref())
+            .map(u64::from_be_bytes)
+            .map_err(|_| StoreError::BadKey(key.len()))
+    })
+}
+
+/// An event's value as the journal stored one per record (and a round's archive does).
+fn single_value(at: u64, wire: &[u8]) -> Vec<u8> {
+    let mut value = Vec::with_capacity(HEADER_LEN + wire.len());
+    value.push(JOURNAL_FORMAT);
+    value.extend_from_slice(&at.to_be_bytes());
+    value.extend_from_slice(wire);
+    value
+}
+
 fn decoded(entry: Result<(sled::IVec, sled::IVec), sled::Error>) -> Result<Record, StoreError> {
     let (key, value) = entry?;
     decode(&key, &value)
@@ -689,17 +890,24 @@ fn parse_key(key: &[u8]) -> Result<(BoardNo, Seq), StoreError> {
     Ok((BoardNo(board), Seq(seq)))
 }
 
+/// An event stored one per record (before batches, and in a round's archive).
 fn decode(key: &[u8], value: &[u8]) -> Result<Record, StoreError> {
     let (board, seq) = parse_key(key)?;
-    let unreadable = |why: String| StoreError::Unreadable { board, seq, why };
     if value.len() < HEADER_LEN || value[0] != JOURNAL_FORMAT {
-        return Err(unreadable(format!(
-            "header {:?}",
-            &value[..value.len().min(HEADER_LEN)]
-        )));
+        return Err(StoreError::Unreadable {
+            board,
+            seq,
+            why: format!("header {:?}", &value[..value.len().min(HEADER_LEN)]),
+        });
     }
     let at = u64::from_be_bytes(value[1..HEADER_LEN].try_into().expect("8 bytes"));
-    let mut message = std::borrow::Cow::Borrowed(&value[HEADER_LEN..]);
+    decode_event(board, seq, at, &value[HEADER_LEN..])
+}
+
+/// `board`'s event `seq`, received at `at`, from its wire encoding.
+fn decode_event(board: BoardNo, seq: Seq, at: u64, wire: &[u8]) -> Result<Record, StoreError> {
+    let unreadable = |why: String| StoreError::Unreadable { board, seq, why };
+    let mut message = std::borrow::Cow::Borrowed(wire);
     if message.first() == Some(&1) {
         // Written under protocol 1, whose messages have version 2's layout (2 added the
         // tags on the wire, which the journal does not keep): read as version 2.
@@ -772,11 +980,12 @@ mod tests {
     }
 
     #[test]
-    fn replay_returns_each_board_in_sequence_after_reopening() {
+    fn replay_returns_the_events_as_accepted_after_reopening() {
         let dir = tempfile::tempdir().unwrap();
+        let accepted = [(2, 1), (1, 1), (1, 2), (2, 2), (1, 10), (300, 1)];
         {
             let journal = Journal::open(dir.path()).unwrap();
-            for (board, seq) in [(2, 1), (1, 2), (1, 1), (2, 2), (1, 10), (300, 1)] {
+            for (board, seq) in accepted {
                 journal.append(&record(board, seq)).unwrap();
             }
             journal.flush().unwrap();
@@ -789,18 +998,45 @@ mod tests {
                 (r.event.board.0, r.event.seq.0, r.at.0)
             })
             .collect();
-        assert_eq!(
-            replayed,
-            [
-                (1, 1, 1001),
-                (1, 2, 1002),
-                (1, 10, 1010),
-                (2, 1, 1001),
-                (2, 2, 1002),
-                (300, 1, 1001)
-            ]
-        );
+        let expected: Vec<_> = accepted.iter().map(|(b, s)| (*b, *s, 1000 + *s)).collect();
+        assert_eq!(replayed, expected);
         assert_eq!(journal.seqs(BoardNo(1)).unwrap(), [Seq(1), Seq(2), Seq(10)]);
+        assert_eq!(journal.batches.len(), 1, "one record for the flush");
+    }
+
+    #[test]
+    fn a_batch_is_written_when_full_and_batches_go_on_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let events = STREAM_HEAD - 1;
+        {
+            let journal = Journal::open(dir.path()).unwrap();
+            for seq in 1..=events {
+                journal.append(&record(4, seq)).unwrap();
+            }
+            assert!(
+                journal.batches.len() >= 2,
+                "full batches written before the flush"
+            );
+            journal.flush().unwrap();
+        }
+        let first = Journal::open(dir.path()).unwrap();
+        let batches = first.batches.len();
+        first.append(&record(4, events + 1)).unwrap();
+        first.flush().unwrap();
+        assert_eq!(
+            first.batches.len(),
+            batches + 1,
+            "a new key, after the last"
+        );
+        let seqs: Vec<u64> = first
+            .seqs(BoardNo(4))
+            .unwrap()
+            .iter()
+            .map(|s| s.0)
+            .collect();
+        assert_eq!(seqs, (1..=events + 1).collect::<Vec<_>>());
+        let replayed: Vec<u64> = first.replay().map(|r| r.unwrap().event.seq.0).collect();
+        assert_eq!(replayed, seqs, "in the order written");
     }
 
     #[test]
@@ -812,6 +1048,7 @@ mod tests {
                 journal.append(&record(board, seq)).unwrap();
             }
         }
+        journal.flush().unwrap();
         let after = [(BoardNo(1), Seq(3)), (BoardNo(3), Seq(5))].into();
         let replayed: Vec<(u16, u64)> = journal
             .replay_after(after)
@@ -824,18 +1061,24 @@ mod tests {
             replayed,
             [(1, 4), (1, 5), (2, 1), (2, 2), (2, 3), (2, 4), (2, 5)]
         );
-        let head: Vec<u64> = journal
-            .head(BoardNo(3), Seq(2))
-            .map(|r| r.unwrap().event.seq.0)
+        let heads: Vec<(u16, u64)> = journal
+            .heads(&[(BoardNo(3), Seq(2)), (BoardNo(9), Seq(4))].into())
+            .map(|r| {
+                let r = r.unwrap();
+                (r.event.board.0, r.event.seq.0)
+            })
             .collect();
-        assert_eq!(head, [1, 2]);
+        assert_eq!(heads, [(3, 1), (3, 2)]);
     }
 
     #[test]
     fn a_damaged_record_is_an_error_not_a_panic() {
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::open(dir.path()).unwrap();
-        journal.append(&record(1, 1)).unwrap();
+        journal
+            .events
+            .insert(key(BoardNo(1), Seq(1)), single_value(1001, &wire(1, 1)))
+            .unwrap();
         journal
             .events
             .insert(key(BoardNo(1), Seq(2)), &[JOURNAL_FORMAT, 0, 0][..])
@@ -849,6 +1092,44 @@ mod tests {
                 seq: Seq(2),
                 ..
             })
+        ));
+    }
+
+    fn wire(board: u16, seq: u64) -> Vec<u8> {
+        codec::encode_uplink(&record(board, seq).event)
+    }
+
+    #[test]
+    fn a_damaged_event_in_a_batch_is_an_error_in_its_place_and_a_broken_batch_one_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path()).unwrap();
+        let mut batch = Batch::default();
+        batch.push(BoardNo(1), Seq(1), 1001, &wire(1, 1));
+        batch.push(BoardNo(1), Seq(2), 1002, &[0xff, 0xde, 0xad]);
+        batch.push(BoardNo(1), Seq(3), 1003, &wire(1, 3));
+        journal
+            .batches
+            .insert(1u64.to_be_bytes(), batch.take())
+            .unwrap();
+        journal
+            .batches
+            .insert(2u64.to_be_bytes(), &[journal_batch::FORMAT, 0, 1][..])
+            .unwrap();
+        let results: Vec<_> = journal.replay().collect();
+        assert_eq!(results.len(), 4, "{results:?}");
+        assert_eq!(results[0].as_ref().unwrap(), &record(1, 1));
+        assert!(matches!(
+            results[1],
+            Err(StoreError::Unreadable {
+                board: BoardNo(1),
+                seq: Seq(2),
+                ..
+            })
+        ));
+        assert_eq!(results[2].as_ref().unwrap(), &record(1, 3));
+        assert!(matches!(
+            results[3],
+            Err(StoreError::UnreadableBatch { batch: 2, .. })
         ));
     }
 
@@ -929,10 +1210,8 @@ mod tests {
             resumed[&1],
             (round_one + 1..=round_one + 50).collect::<Vec<_>>()
         );
-        assert_eq!(
-            journal.head(BoardNo(2), Seq(STREAM_HEAD)).count() as u64,
-            STREAM_HEAD
-        );
+        let marks = marks.into();
+        assert_eq!(journal.heads(&marks).count() as u64, 2 * STREAM_HEAD + 1);
         assert_eq!(journal.seqs(BoardNo(2)).unwrap().len() as u64, round_one);
         let archived = journal.record(BoardNo(2), Seq(round_one)).unwrap().unwrap();
         assert_eq!(archived, record(2, round_one));
@@ -959,23 +1238,23 @@ mod tests {
         );
     }
 
+    /// Board `board`'s events `seqs` as the journal stored them one per record, in `tree`.
+    fn write_single(tree: &sled::Tree, board: u16, seqs: std::ops::RangeInclusive<u64>) {
+        for seq in seqs {
+            let record = record(board, seq);
+            let value = single_value(record.at.0, &codec::encode_uplink(&record.event));
+            tree.insert(key(BoardNo(board), Seq(seq)), value).unwrap();
+        }
+    }
+
     #[test]
     fn a_journal_written_before_the_round_databases_still_reads_in_order() {
-        // Before, every event went to the main database's `journal` tree; a hub upgraded
-        // mid-event goes on in the round's events database after them.
+        // Before, every event went to the main database's `journal` tree, one record each; a
+        // hub upgraded mid-event goes on after them.
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::open(dir.path()).unwrap();
         let old = STREAM_HEAD + 100;
-        for seq in 1..=old {
-            let record = record(7, seq);
-            let mut value = vec![JOURNAL_FORMAT];
-            value.extend_from_slice(&record.at.0.to_be_bytes());
-            value.extend_from_slice(&codec::encode_uplink(&record.event));
-            journal
-                .events
-                .insert(key(BoardNo(7), Seq(seq)), value)
-                .unwrap();
-        }
+        write_single(&journal.events, 7, 1..=old);
         for seq in old + 1..=old + 20 {
             journal.append(&record(7, seq)).unwrap();
         }
@@ -984,5 +1263,55 @@ mod tests {
         assert_eq!(all[&7], (1..=old + 20).collect::<Vec<_>>());
         let resumed = by_board(journal.replay_after([(BoardNo(7), Seq(old - 5))].into()));
         assert_eq!(resumed[&7], (old - 4..=old + 20).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_journal_of_one_record_per_event_goes_on_in_batches_and_archives_both() {
+        // Before batches, each event was a record of its own: the heads in the main
+        // database, the rest in the round's. A hub upgraded mid-round goes on in batches.
+        let dir = tempfile::tempdir().unwrap();
+        let last = STREAM_HEAD + 40;
+        {
+            let journal = Journal::open(dir.path()).unwrap();
+            write_single(&journal.events, 5, 1..=STREAM_HEAD - 10);
+            write_single(
+                &journal.hot.current().tree,
+                6,
+                STREAM_HEAD + 1..=STREAM_HEAD + 20,
+            );
+            for seq in STREAM_HEAD - 9..=last {
+                journal.append(&record(5, seq)).unwrap();
+            }
+            journal.flush().unwrap();
+        }
+        let journal = Journal::open(dir.path()).unwrap();
+        let all = by_board(journal.replay());
+        assert_eq!(all[&5], (1..=last).collect::<Vec<_>>());
+        assert_eq!(all[&6].len(), 20);
+        let marks = [(BoardNo(5), Seq(STREAM_HEAD - 12))].into();
+        let heads: Vec<u64> = journal
+            .heads(&marks)
+            .map(|r| r.unwrap().event.seq.0)
+            .collect();
+        assert_eq!(heads, (1..=STREAM_HEAD - 12).collect::<Vec<_>>());
+        let resumed = by_board(journal.replay_after(marks));
+        assert_eq!(resumed[&5], (STREAM_HEAD - 11..=last).collect::<Vec<_>>());
+
+        let start = round_start(1, &[(5, last), (6, STREAM_HEAD + 20)]);
+        journal.write(&Write::RoundStart(start)).unwrap();
+        journal.flush().unwrap();
+        let archived = journal.archive_finished().unwrap();
+        assert_eq!(archived.len(), 1);
+        assert_eq!(
+            archived[0].events,
+            40 + 20,
+            "one entry per event, both layouts"
+        );
+        let all = by_board(journal.replay());
+        assert_eq!(all[&5], (1..=last).collect::<Vec<_>>());
+        assert_eq!(
+            journal.record(BoardNo(5), Seq(last)).unwrap().unwrap(),
+            record(5, last)
+        );
     }
 }

@@ -65,11 +65,7 @@ fn journaled<'a>(
         .games()
         .filter_map(|game| game.map_err(|e| skipped("archived game", &e)).ok())
         .collect();
-    let mut heads = Vec::new();
-    for (board, mark) in &marks {
-        let up_to = protocol::Seq(mark.0.min(crate::core::hub::STREAM_HEAD));
-        heads.extend(journal.head(*board, up_to).filter_map(Result::ok));
-    }
+    let heads = journal.heads(&marks).filter_map(Result::ok).collect();
     // A damaged record takes its place in the board's sequence (the core goes on after it
     // and tells the arbiter); a key that is not a board's event at all is skipped.
     let records = journal
