@@ -55,6 +55,11 @@ impl Users {
 
 /// How long a new socket has to send its CONNECT.
 pub const CONNECT_TIMEOUT_MS: u16 = 5_000;
+/// Connections the kernel holds for the broker until it accepts them (Linux caps it at
+/// `net.core.somaxconn`, 4,096 by default): a hall's nodes reconnecting at once after a
+/// restart. Beyond, the kernel drops a SYN and the node sends it again after 1, 2, 4, 8 s:
+/// with tokio's 1,024, a 10,000-board hall took 47-101 s to be back (`hall_day`).
+pub const LISTEN_BACKLOG: u32 = 4_096;
 
 /// A message at most once a second, counting the ones left out.
 #[derive(Debug, Default)]
@@ -145,7 +150,10 @@ pub fn start(
         name: "zeitnot-v4".into(),
         listen,
         tls: None,
-        next_connection_delay_ms: 1,
+        // Accepted as fast as they come: a hall reconnecting after a restart is 10,000
+        // connections at once, and the cap on sockets before their CONNECT bounds a flood.
+        next_connection_delay_ms: 0,
+        listen_backlog: LISTEN_BACKLOG,
         connections,
         max_pending_connects: super::descriptors::PENDING_CONNECTS,
         external_tls: tls.clone().map(super::tls::mqtt_handshake),

@@ -166,9 +166,19 @@ pub struct ServerSettings {
     /// yet, at once; beyond, the oldest of them is closed.
     #[serde(default = "default_max_pending_connects")]
     pub max_pending_connects: usize,
+    /// Zeitnot's patch (vendor/README.md): the listening socket's backlog, connections the
+    /// kernel holds until they are accepted (capped by `net.core.somaxconn`); beyond, it drops
+    /// their SYN and the client sends it again a second later, then 2, 4, 8 s.
+    #[serde(default = "default_listen_backlog")]
+    pub listen_backlog: u32,
     /// Zeitnot's patch: TLS by the embedding program; `None`: `tls` above, or plain TCP.
     #[serde(skip)]
     pub external_tls: Option<ExternalTls>,
+}
+
+fn default_listen_backlog() -> u32 {
+    // tokio's `TcpListener::bind`.
+    1024
 }
 
 fn default_max_pending_connects() -> usize {

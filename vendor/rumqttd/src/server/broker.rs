@@ -380,7 +380,10 @@ impl<P: Protocol + Clone + Send + 'static> Server<P> {
     }
 
     pub async fn start(&mut self, link_type: LinkType) -> Result<(), Error> {
-        let listener = TcpListener::bind(&self.config.listen).await?;
+        // Zeitnot's patch (vendor/README.md): the backlog is a setting (tokio's `bind` has
+        // 1,024), so that a hall's nodes reconnecting at once after a restart are not dropped
+        // by the kernel and made to wait for their SYN's retransmission.
+        let listener = listen(self.config.listen, self.config.listen_backlog)?;
         let delay = Duration::from_millis(self.config.next_connection_delay_ms);
         let mut count: usize = 0;
 
@@ -510,9 +513,27 @@ impl<P: Protocol + Clone + Send + 'static> Server<P> {
                 ),
             };
 
-            time::sleep(delay).await;
+            // Zeitnot's patch: no delay is no sleep (a sleep of zero still waits for the
+            // timer's next tick, about a millisecond).
+            if !delay.is_zero() {
+                time::sleep(delay).await;
+            }
         }
     }
+}
+
+/// Zeitnot's patch (vendor/README.md): a listener on `addr` with `backlog`, as tokio's
+/// `TcpListener::bind` makes one (`SO_REUSEADDR` on Unix).
+fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
 }
 
 /// Zeitnot's patch (vendor/README.md): an accepted connection, before or after its TLS
