@@ -12,7 +12,7 @@ use board_node::node::{self, NodeConfig};
 use board_node::source::Feed;
 use board_node::{pgn, replay};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use link::BrokerAddr;
+use link::Brokers;
 use protocol::BoardNo;
 
 #[derive(Parser)]
@@ -30,9 +30,10 @@ enum Command {
     /// Play a real game from a PGN file as an e-board and clock would report it.
     Replay {
         /// The MQTT broker: mqtts://HOST:PORT (TLS, with --ca-file), HOST:PORT or
-        /// mqtt://HOST:PORT (plain: a hub's loopback listener, a lab).
+        /// mqtt://HOST:PORT (plain: a hub's loopback listener, a lab); a cluster's nodes
+        /// as ADDR,ADDR,…, tried in turn.
         #[arg(long)]
-        broker: BrokerAddr,
+        broker: Brokers,
         /// The hall's CA certificate (PEM; the `ca` of the enrolment's answer): an mqtts://
         /// broker is trusted only with a certificate it signed.
         #[arg(long)]
@@ -132,9 +133,10 @@ enum Command {
 #[derive(clap::Args)]
 struct LiveArgs {
     /// The MQTT broker: mqtts://HOST:PORT (TLS, with --ca-file), HOST:PORT or
-    /// mqtt://HOST:PORT (plain: a hub's loopback listener, a lab).
+    /// mqtt://HOST:PORT (plain: a hub's loopback listener, a lab); a cluster's nodes as
+    /// ADDR,ADDR,…, tried in turn.
     #[arg(long)]
-    broker: BrokerAddr,
+    broker: Brokers,
     /// The hall's CA certificate (PEM; the `ca` of the enrolment's answer): an mqtts://
     /// broker is trusted only with a certificate it signed.
     #[arg(long)]
@@ -530,10 +532,10 @@ fn read_key(path: &std::path::Path) -> anyhow::Result<protocol::seal::NodeKey> {
 /// The TLS configuration of `broker`: for an mqtts:// broker, the hall CA in `ca_file`
 /// pinned; `None` for a plain one.
 fn broker_tls(
-    broker: &BrokerAddr,
+    broker: &Brokers,
     ca_file: Option<&std::path::Path>,
 ) -> anyhow::Result<Option<std::sync::Arc<rustls::ClientConfig>>> {
-    if !broker.tls {
+    if !broker.any_tls() {
         return Ok(None);
     }
     let ca_file = ca_file.with_context(|| {

@@ -17,7 +17,7 @@ use crate::clock_news::{self, ClockNews};
 use crate::delivery::Delivery;
 use crate::outbox::{Acked, Outbox, OutboxError};
 use crate::source::{Feed, Reading, Source};
-use link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use link::{self, Brokers, LinkEvent, LinkOptions};
 
 /// How long a stopped node goes on delivering what the hub has not acknowledged. What is
 /// still unacknowledged then stays in the outbox (on disk) for the next start.
@@ -27,7 +27,8 @@ pub const DRAIN: Duration = Duration::from_secs(3);
 pub struct NodeConfig {
     pub board: BoardNo,
     pub event: String,
-    pub broker: BrokerAddr,
+    /// The broker, or a cluster's nodes, tried in turn.
+    pub broker: Brokers,
     pub outbox: PathBuf,
     /// Game time runs this many times faster than real time.
     pub speed: f64,
@@ -161,7 +162,7 @@ pub async fn run<S: Source>(
     if config.key.is_none() {
         tracing::warn!(board = config.board.0, "no key (--key-file): only a hall opened to unauthenticated boards takes this node's events, and any downlink is believed");
     }
-    let (client, mut link) = link::start(&config.broker, options);
+    let (client, mut link) = link::start_any(&config.broker, options);
     let mut sender = Sender {
         client,
         event: config.event.clone(),

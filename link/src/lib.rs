@@ -4,7 +4,9 @@
 //! A task drives rumqttc's event loop. After every (re)connect it subscribes again (the broker
 //! may have lost the session: rumqttd keeps nothing across restarts) and says so, so that the
 //! owner can resend what is unacknowledged; between attempts it waits a jittered,
-//! exponentially growing time ([`backoff`]).
+//! exponentially growing time ([`backoff`]). Given several brokers (a cluster's nodes,
+//! [`Brokers`]) it tries the next one after each failed attempt, so a session moves to a
+//! survivor when its broker dies.
 
 use std::fmt;
 use std::str::FromStr;
@@ -46,6 +48,66 @@ impl BrokerAddr {
 #[derive(Debug, thiserror::Error)]
 #[error("broker address {0:?}: expected mqtts://HOST:PORT, mqtt://HOST:PORT or HOST:PORT")]
 pub struct BadBrokerAddr(String);
+
+/// The brokers a session may use, tried in turn (`ADDR,ADDR,…`: a cluster's nodes, each
+/// holding the same sessions); never empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Brokers(Vec<BrokerAddr>);
+
+/// The most brokers one list names: a cluster has a handful of nodes.
+pub const MAX_BROKERS: usize = 16;
+
+impl Brokers {
+    /// The first broker, where the session starts.
+    pub fn first(&self) -> &BrokerAddr {
+        &self.0[0]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &BrokerAddr> {
+        self.0.iter()
+    }
+
+    /// Whether any of them is TLS (all then need the hall CA).
+    pub fn any_tls(&self) -> bool {
+        self.0.iter().any(|b| b.tls)
+    }
+}
+
+impl From<BrokerAddr> for Brokers {
+    fn from(addr: BrokerAddr) -> Brokers {
+        Brokers(vec![addr])
+    }
+}
+
+impl FromStr for Brokers {
+    type Err = BadBrokerAddr;
+
+    fn from_str(s: &str) -> Result<Brokers, BadBrokerAddr> {
+        let addrs = s
+            .split(',')
+            .map(|one| one.trim().parse())
+            .collect::<Result<Vec<BrokerAddr>, _>>()?;
+        if addrs.len() > MAX_BROKERS {
+            return Err(BadBrokerAddr(format!(
+                "{} brokers, at most {MAX_BROKERS}",
+                addrs.len()
+            )));
+        }
+        Ok(Brokers(addrs))
+    }
+}
+
+impl fmt::Display for Brokers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, addr) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{addr}")?;
+        }
+        Ok(())
+    }
+}
 
 impl FromStr for BrokerAddr {
     type Err = BadBrokerAddr;
@@ -145,6 +207,36 @@ impl LinkOptions {
 /// broker that is away; the outbox resends). The task ends, and the connection with it,
 /// when the receiver is dropped.
 pub fn start(addr: &BrokerAddr, options: LinkOptions) -> (AsyncClient, mpsc::Receiver<LinkEvent>) {
+    start_any(&Brokers::from(addr.clone()), options)
+}
+
+/// [`start`] on the first of `brokers`, moving on to the next after each failed attempt.
+pub fn start_any(
+    brokers: &Brokers,
+    options: LinkOptions,
+) -> (AsyncClient, mpsc::Receiver<LinkEvent>) {
+    let (client, mut eventloop) = AsyncClient::new(
+        mqtt_options(brokers.first(), &options),
+        options.request_capacity,
+    );
+    // Small request/response messages (an event, its acknowledgement) must not wait for
+    // Nagle's algorithm to meet the peer's delayed ACK: that stalls a round trip by ~40 ms.
+    let mut network = NetworkOptions::new();
+    network.set_tcp_nodelay(true);
+    eventloop.set_network_options(network);
+    let (events, receiver) = mpsc::channel(options.request_capacity.max(64));
+    tokio::spawn(drive(
+        client.clone(),
+        eventloop,
+        brokers.clone(),
+        options,
+        events,
+    ));
+    (client, receiver)
+}
+
+/// The session's options for one broker.
+fn mqtt_options(addr: &BrokerAddr, options: &LinkOptions) -> MqttOptions {
     let mut mqtt = MqttOptions::new(options.client_id.clone(), addr.host.clone(), addr.port);
     mqtt.set_keep_alive(Duration::from_secs(5))
         .set_clean_session(options.clean_session)
@@ -168,25 +260,20 @@ pub fn start(addr: &BrokerAddr, options: LinkOptions) -> (AsyncClient, mpsc::Rec
         });
         mqtt.set_transport(Transport::tls_with_config(TlsConfiguration::Rustls(config)));
     }
-    let (client, mut eventloop) = AsyncClient::new(mqtt, options.request_capacity);
-    // Small request/response messages (an event, its acknowledgement) must not wait for
-    // Nagle's algorithm to meet the peer's delayed ACK: that stalls a round trip by ~40 ms.
-    let mut network = NetworkOptions::new();
-    network.set_tcp_nodelay(true);
-    eventloop.set_network_options(network);
-    let (events, receiver) = mpsc::channel(options.request_capacity.max(64));
-    tokio::spawn(drive(client.clone(), eventloop, options, events));
-    (client, receiver)
+    mqtt
 }
 
 async fn drive(
     client: AsyncClient,
     mut eventloop: EventLoop,
+    brokers: Brokers,
     options: LinkOptions,
     events: mpsc::Sender<LinkEvent>,
 ) {
     let mut backoff = Backoff::new(options.backoff_base, options.backoff_max, options.seed);
     let mut connected = false;
+    // Which of `brokers` the session is on.
+    let mut on = 0;
     loop {
         // Once the receiver is gone, so is the connection (by closing it: rumqttd 0.20 logs
         // a DISCONNECT as an error), not at the next packet: a quiet session would linger,
@@ -222,6 +309,13 @@ async fn drive(
                 if was_connected && events.send(LinkEvent::Disconnected).await.is_err() {
                     return;
                 }
+                if brokers.0.len() > 1 {
+                    // The next broker: a dead node's sessions live on at its peers.
+                    on = (on + 1) % brokers.0.len();
+                    let next = &brokers.0[on];
+                    tracing::debug!(broker = %next, "trying the next broker");
+                    eventloop.mqtt_options = mqtt_options(next, &options);
+                }
                 tokio::time::sleep(wait).await;
                 None
             }
@@ -246,6 +340,22 @@ mod tests {
         for bad in ["10.0.0.5", "mqtt://:1883", "host:port", "host:70000"] {
             assert!(bad.parse::<BrokerAddr>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_list_of_brokers_parses_and_prints_back() {
+        let one: Brokers = "10.0.0.5:1883".parse().unwrap();
+        assert_eq!(one, Brokers::from(BrokerAddr::plain("10.0.0.5", 1883)));
+        let three: Brokers = "a:1883, mqtts://b:8883,c:1884".parse().unwrap();
+        assert_eq!(three.iter().count(), 3);
+        assert_eq!(three.first(), &BrokerAddr::plain("a", 1883));
+        assert!(three.any_tls());
+        assert_eq!(three.to_string(), "a:1883,mqtts://b:8883,c:1884");
+        for bad in ["", "a:1883,", "a:1883,,b:1", "a:1883,b"] {
+            assert!(bad.parse::<Brokers>().is_err(), "{bad:?}");
+        }
+        let many = vec!["h:1"; MAX_BROKERS + 1].join(",");
+        assert!(many.parse::<Brokers>().is_err());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use link::{self, Brokers, LinkEvent, LinkOptions};
 use protocol::topic;
 use rumqttc::QoS;
 use serde::Deserialize;
@@ -21,7 +21,8 @@ use crate::core::ids::AlertId;
 pub struct PagerConfig {
     /// A zone, or `all` (the chief arbiter).
     pub zone: String,
-    pub broker: BrokerAddr,
+    /// The broker, or a cluster's nodes, tried in turn.
+    pub broker: Brokers,
     pub event: String,
     pub name: String,
     pub language: Language,
@@ -290,7 +291,7 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
         topic::open_alerts(&config.event, zone),
         topic::hub_status(&config.event),
     ];
-    if config.broker.tls {
+    if config.broker.any_tls() {
         use anyhow::Context;
         let ca = config
             .credentials
@@ -299,7 +300,7 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
             .context("an mqtts:// broker: the key file (POST /api/arbiters/enrol) carries the hall CA it pins")?;
         options.tls = Some(link::tls::client_config(ca.as_bytes())?);
     }
-    let (client, mut incoming) = link::start(&config.broker, options);
+    let (client, mut incoming) = link::start_any(&config.broker, options);
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdin_open = true;
     let mut screen = Screen::default();
@@ -420,9 +421,10 @@ pub struct PagerArgs {
     /// The zone to watch; `all` for the chief arbiter.
     #[arg(long)]
     pub zone: String,
-    /// The broker the hub uses: HOST:PORT or mqtt://HOST:PORT.
+    /// The broker the hub uses: HOST:PORT or mqtt://HOST:PORT; a cluster's nodes as
+    /// ADDR,ADDR,…, tried in turn.
     #[arg(long, default_value = "127.0.0.1:1883")]
-    pub broker: BrokerAddr,
+    pub broker: Brokers,
     /// The event id in MQTT topics.
     #[arg(long, default_value = "default")]
     pub event: String,

@@ -290,7 +290,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         let node = NodeConfig {
             board: BoardNo(n),
             event: "demo".into(),
-            broker: running.broker.clone(),
+            broker: running.broker.clone().into(),
             outbox: data.join(format!("node-{n}")),
             speed: config.speed,
             heartbeat: Some(Duration::from_secs(5)),
