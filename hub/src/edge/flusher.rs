@@ -52,8 +52,34 @@ pub enum Flushed {
 
 pub struct Flusher {
     /// The writes to append, in order, each at its position.
-    writes: Sender<(Position, Write)>,
+    writes: Sender<Handed>,
     thread: JoinHandle<Result<(), StoreError>>,
+}
+
+/// What the flusher is handed, in order.
+#[derive(Debug)]
+pub enum Handed {
+    /// A write, the journal's at this position.
+    Write(Position, Write),
+    /// A write another hub made, read off the cluster's journal stream: kept, and nobody
+    /// waits for it.
+    Copy(Write),
+    /// On a cluster: everything handed so far is the journal stream's up to this sequence
+    /// number, kept with it in the same flush.
+    StreamSeq(u64),
+    /// Answered once everything handed before is flushed.
+    Sync(tokio::sync::oneshot::Sender<()>),
+}
+
+/// A handle to give the flusher writes from another task (the cluster's journal).
+#[derive(Clone)]
+pub struct FlusherInput(Sender<Handed>);
+
+impl FlusherInput {
+    /// Hands over `handed`; `false` once the flusher has stopped.
+    pub fn hand(&self, handed: Handed) -> bool {
+        self.0.send(handed).is_ok()
+    }
 }
 
 impl Flusher {
@@ -89,7 +115,12 @@ impl Flusher {
     pub fn write(&self, position: Position, write: Write) {
         // The thread only stops when this sender is dropped or a write failed, which it
         // reported.
-        let _ = self.writes.send((position, write));
+        let _ = self.writes.send(Handed::Write(position, write));
+    }
+
+    /// Another way in, for a task that hands the flusher what it wrote elsewhere first.
+    pub fn input(&self) -> FlusherInput {
+        FlusherInput(self.writes.clone())
     }
 
     /// Lets the thread go without waiting for it: it ends after the writes and the flush it
@@ -109,7 +140,7 @@ fn run(
     journal: &Journal,
     generation: u64,
     metrics: &Metrics,
-    handed: &Receiver<(Position, Write)>,
+    handed: &Receiver<Handed>,
     durable: &async_mpsc::UnboundedSender<Flushed>,
     round_started: &Sender<()>,
 ) -> Result<(), StoreError> {
@@ -120,33 +151,63 @@ fn run(
         e
     };
     let mut flushed_at: Option<Instant> = None;
-    while let Ok((mut up_to, write)) = handed.recv() {
-        let mut starts_round = matches!(write, Write::RoundStart(_));
-        journal.write(&write).map_err(failed)?;
+    while let Ok(first) = handed.recv() {
+        let mut batch = Taken::default();
+        batch.take(journal, first).map_err(failed)?;
         // Writes that come meanwhile share this flush.
         if let Some(wait) = flushed_at.and_then(|at| MIN_INTERVAL.checked_sub(at.elapsed())) {
             std::thread::sleep(wait);
         }
-        while let Ok((at, write)) = handed.try_recv() {
-            starts_round |= matches!(write, Write::RoundStart(_));
-            journal.write(&write).map_err(failed)?;
-            up_to = at;
+        while let Ok(next) = handed.try_recv() {
+            batch.take(journal, next).map_err(failed)?;
         }
         let started = Instant::now();
         flushed_at = Some(started);
         journal.flush().map_err(failed)?;
         metrics.flushed(started.elapsed());
-        if starts_round {
+        if batch.starts_round {
             let _ = round_started.send(());
         }
-        if durable
-            .send(Flushed::Durable { generation, up_to })
-            .is_err()
-        {
-            break;
+        for synced in batch.syncs {
+            let _ = synced.send(());
+        }
+        if let Some(up_to) = batch.up_to {
+            if durable
+                .send(Flushed::Durable { generation, up_to })
+                .is_err()
+            {
+                break;
+            }
         }
     }
     Ok(())
+}
+
+/// What one flush takes in.
+#[derive(Default)]
+struct Taken {
+    up_to: Option<Position>,
+    starts_round: bool,
+    syncs: Vec<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Taken {
+    fn take(&mut self, journal: &Journal, handed: Handed) -> Result<(), StoreError> {
+        match handed {
+            Handed::Write(at, write) => {
+                self.starts_round |= matches!(write, Write::RoundStart(_));
+                journal.write(&write)?;
+                self.up_to = Some(at);
+            }
+            Handed::Copy(write) => {
+                self.starts_round |= matches!(write, Write::RoundStart(_));
+                journal.write(&write)?;
+            }
+            Handed::StreamSeq(seq) => journal.set_stream_seq(seq)?,
+            Handed::Sync(synced) => self.syncs.push(synced),
+        }
+        Ok(())
+    }
 }
 
 /// The round archiver's thread: archives what is finished at once, then after every round

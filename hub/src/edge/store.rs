@@ -79,6 +79,8 @@ const ALERT_FORMAT: u8 = 1;
 const ROUND_FORMAT: u8 = 1;
 const GAME_FORMAT: u8 = 1;
 const KEY_LEN: usize = 10;
+/// The meta tree's key of the stream's sequence number on a cluster.
+const STREAM_SEQ: &[u8] = b"stream_seq";
 const HEADER_LEN: usize = 9;
 
 #[derive(Debug, thiserror::Error)]
@@ -142,7 +144,7 @@ struct MemberFacts {
 }
 
 /// An arbiter's stored value: the key, then the zones and language when any.
-fn member_value(member: &Member) -> Vec<u8> {
+pub(crate) fn member_value(member: &Member) -> Vec<u8> {
     let mut value = member.key.bytes().to_vec();
     if !member.zones.is_empty() || member.language.is_some() {
         let facts = MemberFacts {
@@ -156,7 +158,7 @@ fn member_value(member: &Member) -> Vec<u8> {
 
 /// An arbiter's enrolment from its stored value (a key alone before phones: the
 /// configuration's zones); why not, if it cannot be read.
-fn read_member(value: &[u8]) -> Result<Member, String> {
+pub(crate) fn read_member(value: &[u8]) -> Result<Member, String> {
     if value.len() < KEY_LEN_NODE {
         return Err(format!("{} bytes, shorter than a key", value.len()));
     }
@@ -272,6 +274,34 @@ impl Journal {
         meta.insert(KEY, secret.as_bytes())?;
         self.db.flush()?;
         Ok(secret)
+    }
+
+    /// On a cluster: the journal stream's sequence number up to which this journal holds
+    /// its records (0: none).
+    pub fn stream_seq(&self) -> Result<u64, StoreError> {
+        let meta = self.db.open_tree("meta")?;
+        Ok(meta
+            .get(STREAM_SEQ)?
+            .and_then(|v| <[u8; 8]>::try_from(v.as_ref()).ok())
+            .map_or(0, u64::from_be_bytes))
+    }
+
+    /// Keeps the stream's sequence number the journal holds up to; durable with the
+    /// records at the next flush.
+    pub fn set_stream_seq(&self, seq: u64) -> Result<(), StoreError> {
+        let meta = self.db.open_tree("meta")?;
+        meta.insert(STREAM_SEQ, &seq.to_be_bytes())?;
+        Ok(())
+    }
+
+    /// On a cluster: the hall's secrets as the stream's first record has them, in place of
+    /// this journal's own, flushed.
+    pub fn adopt_secrets(&self, hall: &NodeKey, session: &str) -> Result<(), StoreError> {
+        let meta = self.db.open_tree("meta")?;
+        meta.insert(b"hall_secret", hall.bytes().as_slice())?;
+        meta.insert(b"mqtt_session_secret", session.as_bytes())?;
+        self.db.flush()?;
+        Ok(())
     }
 
     /// Buffers what the hub's core asked to write; durable after the next
