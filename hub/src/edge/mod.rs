@@ -18,12 +18,14 @@
 //! - [`hall_ca`]: the hall's certificate authority and the hub's certificate;
 //!   [`tls`]: which listeners speak TLS, and their handshakes.
 //! - [`slots`]: the cap on live streams per client and overall.
+//! - [`cluster`]: the journal on a NATS cluster, and which hub is active.
 //! - [`lichess`]: pushing the round to a lichess broadcast.
 //! - [`livechess`]: the DGT LiveChess-compatible folder of the broadcast.
 
 pub mod access;
 pub mod api;
 pub mod broker;
+pub mod cluster;
 pub mod connections;
 pub mod descriptors;
 pub mod flusher;

@@ -1,0 +1,405 @@
+//! The journal stream's messages: what the active hub appends to the cluster, and every
+//! hub folds into its own sled.
+//!
+//! A message is a format byte, a kind byte and its body:
+//! - [`Message::Genesis`] (the stream's first): the hall's secrets every hub of the hall
+//!   shares (its broker password and signing key derive from them, and the hub's MQTT
+//!   session is the same on whichever hub is active); JSON.
+//! - [`Message::Writes`]: the writes of one flush, in the order the core asked for them;
+//!   a count (4 bytes, big-endian), then each write as its length (4 bytes) and its bytes:
+//!   a tag byte, then a board event in its wire encoding after the hub's receive time (8
+//!   bytes), an arbiter's enrolment as sled keeps it, anything else as JSON.
+//! - [`Message::Takeover`]: a hub took the hall over; from here on only it writes.
+//!
+//! A write that cannot be read is an error in its place; the writes around it are read.
+
+use protocol::seal::{NodeKey, KEY_LEN};
+use protocol::{codec, BoardNo};
+use serde::{Deserialize, Serialize};
+
+use crate::core::hub::Write;
+use crate::core::ids::HardwareId;
+use crate::core::record::Record;
+use crate::core::time::HubMs;
+use crate::edge::store::{member_value, read_member};
+
+const FORMAT: u8 = 1;
+const GENESIS: u8 = 0;
+const WRITES: u8 = 1;
+const TAKEOVER: u8 = 2;
+
+const EVENT: u8 = 1;
+const DECISION: u8 = 2;
+const ALERT: u8 = 3;
+const BINDING: u8 = 4;
+const ENROLMENT: u8 = 5;
+const ARBITER: u8 = 6;
+const ROUND_START: u8 = 7;
+const GAME: u8 = 8;
+
+/// The hall's secrets, as the first hub of the cluster made them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Genesis {
+    /// The hall's secret (`Journal::hall_secret`), 32 bytes.
+    pub hall_secret: Vec<u8>,
+    /// The hub's MQTT session id (`Journal::session_secret`).
+    pub session_secret: String,
+    /// The arbiters' token the first hub made, unless the configuration gives one.
+    pub arbiter_token: String,
+    /// The hall CA's certificate and key (PEM), which nodes, pagers and browsers pin.
+    #[serde(default)]
+    pub ca_cert: String,
+    #[serde(default)]
+    pub ca_key: String,
+}
+
+impl Genesis {
+    pub fn hall_key(&self) -> Result<NodeKey, RecordError> {
+        let bytes = <[u8; KEY_LEN]>::try_from(self.hall_secret.as_slice())
+            .map_err(|_| RecordError::Malformed("the hall secret is not 32 bytes".into()))?;
+        Ok(NodeKey::from_bytes(bytes))
+    }
+}
+
+/// A hub took over: its name and the lease's epoch it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Takeover {
+    pub hub: String,
+    pub epoch: u64,
+}
+
+/// One message of the journal stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    Genesis(Genesis),
+    /// Each write, or why it cannot be read.
+    Writes(Vec<Result<Write, RecordError>>),
+    Takeover(Takeover),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    #[error("journal stream message of format {0}, this build reads {FORMAT}")]
+    Format(u8),
+    #[error("journal stream message: {0}")]
+    Malformed(String),
+}
+
+fn malformed(why: impl std::fmt::Display) -> RecordError {
+    RecordError::Malformed(why.to_string())
+}
+
+#[derive(Serialize, Deserialize)]
+struct BindingBody {
+    hardware: HardwareId,
+    board: Option<u16>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EnrolmentBody {
+    hardware: HardwareId,
+    key: Option<Vec<u8>>,
+}
+
+/// The message holding `writes`, in order.
+pub fn writes_message<'a>(writes: impl ExactSizeIterator<Item = &'a Write>) -> Vec<u8> {
+    let mut out = vec![FORMAT, WRITES];
+    out.extend((writes.len() as u32).to_be_bytes());
+    for write in writes {
+        let bytes = encode_write(write);
+        out.extend((bytes.len() as u32).to_be_bytes());
+        out.extend(bytes);
+    }
+    out
+}
+
+pub fn genesis_message(genesis: &Genesis) -> Vec<u8> {
+    json_message(GENESIS, genesis)
+}
+
+pub fn takeover_message(takeover: &Takeover) -> Vec<u8> {
+    json_message(TAKEOVER, takeover)
+}
+
+fn json_message(kind: u8, body: &impl Serialize) -> Vec<u8> {
+    let mut out = vec![FORMAT, kind];
+    out.extend(serde_json::to_vec(body).expect("a message body serializes"));
+    out
+}
+
+/// Reads a message of the stream.
+pub fn decode(bytes: &[u8]) -> Result<Message, RecordError> {
+    let [format, kind, body @ ..] = bytes else {
+        return Err(malformed(format!("{} bytes", bytes.len())));
+    };
+    if *format != FORMAT {
+        return Err(RecordError::Format(*format));
+    }
+    match *kind {
+        GENESIS => Ok(Message::Genesis(
+            serde_json::from_slice(body).map_err(malformed)?,
+        )),
+        TAKEOVER => Ok(Message::Takeover(
+            serde_json::from_slice(body).map_err(malformed)?,
+        )),
+        WRITES => decode_writes(body).map(Message::Writes),
+        other => Err(malformed(format!("kind {other}"))),
+    }
+}
+
+fn decode_writes(body: &[u8]) -> Result<Vec<Result<Write, RecordError>>, RecordError> {
+    let (count, mut rest) = split_u32(body).ok_or_else(|| malformed("no count"))?;
+    // Each write takes at least its length: a count past that is a broken message.
+    if count as usize > rest.len() / 4 {
+        return Err(malformed(format!("{count} writes in {} bytes", rest.len())));
+    }
+    let mut writes = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let (len, after) = split_u32(rest).ok_or_else(|| malformed(format!("write {i}: cut")))?;
+        if after.len() < len as usize {
+            return Err(malformed(format!("write {i}: cut")));
+        }
+        let (bytes, after) = after.split_at(len as usize);
+        writes.push(decode_write(bytes));
+        rest = after;
+    }
+    Ok(writes)
+}
+
+fn split_u32(bytes: &[u8]) -> Option<(u32, &[u8])> {
+    let (head, rest) = bytes.split_first_chunk::<4>()?;
+    Some((u32::from_be_bytes(*head), rest))
+}
+
+fn encode_write(write: &Write) -> Vec<u8> {
+    let json = |tag: u8, body: &dyn erased::Json| {
+        let mut out = vec![tag];
+        out.extend(body.to_json());
+        out
+    };
+    match write {
+        Write::Event(record) => {
+            let mut out = vec![EVENT];
+            out.extend(record.at.0.to_be_bytes());
+            out.extend(codec::encode_uplink(&record.event));
+            out
+        }
+        Write::Decision(decision) => json(DECISION, decision),
+        Write::Alert(alert) => json(ALERT, alert.as_ref()),
+        Write::Binding { hardware, board } => json(
+            BINDING,
+            &BindingBody {
+                hardware: hardware.clone(),
+                board: board.map(|b| b.0),
+            },
+        ),
+        Write::Enrolment { hardware, key } => json(
+            ENROLMENT,
+            &EnrolmentBody {
+                hardware: hardware.clone(),
+                key: key.as_ref().map(|k| k.bytes().to_vec()),
+            },
+        ),
+        Write::Arbiter { name, member } => {
+            let mut out = vec![ARBITER];
+            out.extend((name.len() as u32).to_be_bytes());
+            out.extend(name.as_bytes());
+            if let Some(member) = member {
+                out.extend(member_value(member));
+            }
+            out
+        }
+        Write::RoundStart(start) => json(ROUND_START, start),
+        Write::Game(game) => json(GAME, game.as_ref()),
+    }
+}
+
+fn decode_write(bytes: &[u8]) -> Result<Write, RecordError> {
+    let (tag, body) = bytes
+        .split_first()
+        .ok_or_else(|| malformed("an empty write"))?;
+    let json = |what: &str| {
+        let what = what.to_owned();
+        move |e: serde_json::Error| malformed(format!("{what}: {e}"))
+    };
+    Ok(match *tag {
+        EVENT => {
+            let (at, wire) = body
+                .split_first_chunk::<8>()
+                .ok_or_else(|| malformed("an event without its time"))?;
+            let event = codec::decode_uplink(wire).map_err(|e| malformed(format!("event: {e}")))?;
+            Write::Event(Record {
+                at: HubMs(u64::from_be_bytes(*at)),
+                event,
+            })
+        }
+        DECISION => Write::Decision(serde_json::from_slice(body).map_err(json("decision"))?),
+        ALERT => Write::Alert(Box::new(
+            serde_json::from_slice(body).map_err(json("alert"))?,
+        )),
+        BINDING => {
+            let b: BindingBody = serde_json::from_slice(body).map_err(json("binding"))?;
+            Write::Binding {
+                hardware: b.hardware,
+                board: b.board.map(BoardNo),
+            }
+        }
+        ENROLMENT => {
+            let e: EnrolmentBody = serde_json::from_slice(body).map_err(json("enrolment"))?;
+            let key = e
+                .key
+                .map(|k| {
+                    <[u8; KEY_LEN]>::try_from(k.as_slice())
+                        .map(NodeKey::from_bytes)
+                        .map_err(|_| malformed("an enrolment's key is not 32 bytes"))
+                })
+                .transpose()?;
+            Write::Enrolment {
+                hardware: e.hardware,
+                key,
+            }
+        }
+        ARBITER => {
+            let (len, rest) = split_u32(body).ok_or_else(|| malformed("an arbiter: cut"))?;
+            if rest.len() < len as usize {
+                return Err(malformed("an arbiter's name: cut"));
+            }
+            let (name, member) = rest.split_at(len as usize);
+            let name = String::from_utf8(name.to_vec()).map_err(malformed)?;
+            let member = if member.is_empty() {
+                None
+            } else {
+                Some(read_member(member).map_err(|e| malformed(format!("arbiter {name}: {e}")))?)
+            };
+            Write::Arbiter { name, member }
+        }
+        ROUND_START => {
+            Write::RoundStart(serde_json::from_slice(body).map_err(json("round start"))?)
+        }
+        GAME => Write::Game(Box::new(
+            serde_json::from_slice(body).map_err(json("game"))?,
+        )),
+        other => return Err(malformed(format!("a write of tag {other}"))),
+    })
+}
+
+/// One JSON encoder for the writes' bodies of different types.
+mod erased {
+    pub trait Json {
+        fn to_json(&self) -> Vec<u8>;
+    }
+
+    impl<T: serde::Serialize> Json for T {
+        fn to_json(&self) -> Vec<u8> {
+            serde_json::to_vec(self).expect("a journal write serializes")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::roster::Member;
+    use protocol::{NodeMs, Seq, Uplink, UplinkBody};
+
+    fn event(board: u16, seq: u64) -> Write {
+        Write::Event(Record {
+            at: HubMs(1000 + seq),
+            event: Uplink::new(BoardNo(board), Seq(seq), NodeMs(seq), UplinkBody::Heartbeat),
+        })
+    }
+
+    fn writes(message: Message) -> Vec<Result<Write, RecordError>> {
+        match message {
+            Message::Writes(writes) => writes,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_flush_of_writes_reads_back_in_order() {
+        let sent = vec![
+            event(3, 1),
+            Write::Binding {
+                hardware: HardwareId("dgt-4411".into()),
+                board: Some(BoardNo(3)),
+            },
+            Write::Enrolment {
+                hardware: HardwareId("dgt-4411".into()),
+                key: Some(NodeKey::from_bytes([7; 32])),
+            },
+            Write::Enrolment {
+                hardware: HardwareId("dgt-9".into()),
+                key: None,
+            },
+            Write::Arbiter {
+                name: "Åse Berg".into(),
+                member: Some(Member {
+                    key: NodeKey::from_bytes([9; 32]),
+                    zones: vec!["B".into()],
+                    language: None,
+                }),
+            },
+            Write::Arbiter {
+                name: "Ola".into(),
+                member: None,
+            },
+            event(3, 2),
+        ];
+        let got = writes(decode(&writes_message(sent.iter())).unwrap());
+        let got: Vec<Write> = got.into_iter().map(Result::unwrap).collect();
+        assert_eq!(got, sent);
+    }
+
+    #[test]
+    fn genesis_and_takeover_read_back() {
+        let genesis = Genesis {
+            hall_secret: vec![1; 32],
+            session_secret: "00ff".into(),
+            arbiter_token: "a-token-of-sixteen".into(),
+            ca_cert: "-----BEGIN CERTIFICATE-----".into(),
+            ca_key: "-----BEGIN PRIVATE KEY-----".into(),
+        };
+        assert_eq!(
+            decode(&genesis_message(&genesis)).unwrap(),
+            Message::Genesis(genesis.clone())
+        );
+        assert_eq!(genesis.hall_key().unwrap().bytes(), &[1; 32]);
+        let takeover = Takeover {
+            hub: "hub-b".into(),
+            epoch: 4,
+        };
+        assert_eq!(
+            decode(&takeover_message(&takeover)).unwrap(),
+            Message::Takeover(takeover)
+        );
+    }
+
+    #[test]
+    fn a_damaged_write_is_an_error_in_its_place_and_the_others_read() {
+        let sent = [event(1, 1), event(1, 2), event(1, 3)];
+        let mut bytes = writes_message(sent.iter());
+        // The second write's tag: 2 header bytes, the count, the first write (its length
+        // and bytes), the second's length.
+        let first_len = u32::from_be_bytes(bytes[6..10].try_into().unwrap()) as usize;
+        bytes[10 + first_len + 4] = 99;
+        let got = writes(decode(&bytes).unwrap());
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].as_ref().unwrap(), &sent[0]);
+        assert!(got[1].is_err());
+        assert_eq!(got[2].as_ref().unwrap(), &sent[2]);
+    }
+
+    #[test]
+    fn broken_messages_are_errors_never_panics() {
+        let good = writes_message([event(1, 1), event(1, 2)].iter());
+        for cut in 0..good.len() {
+            let _ = decode(&good[..cut]);
+        }
+        assert!(decode(&good[..good.len() - 1]).is_err());
+        assert_eq!(decode(&[2, WRITES]), Err(RecordError::Format(2)));
+        assert!(decode(&[FORMAT, WRITES, 0xff, 0xff, 0xff, 0xff]).is_err());
+        assert!(decode(&[FORMAT, 9]).is_err());
+        assert!(decode(&[FORMAT, GENESIS, b'{']).is_err());
+    }
+}
