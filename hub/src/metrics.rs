@@ -73,6 +73,8 @@ pub struct Metrics {
     alerts_raised: AtomicU64,
     alert_changes_published: AtomicU64,
     journal_records_skipped: AtomicU64,
+    cluster_appends_refused: AtomicU64,
+    cluster_appends_withheld: AtomicU64,
     journal_failing: std::sync::atomic::AtomicBool,
     acks_sent: AtomicU64,
     live_updates: AtomicU64,
@@ -121,6 +123,16 @@ impl Metrics {
 
     pub fn journal_records_skipped(&self) {
         self.journal_records_skipped.fetch_add(1, Relaxed);
+    }
+
+    /// An append to the cluster's journal stream refused by the fence: another hub wrote.
+    pub fn cluster_append_refused(&self) {
+        self.cluster_appends_refused.fetch_add(1, Relaxed);
+    }
+
+    /// An append this hub did not send: its lease had lapsed by its own clock.
+    pub fn cluster_append_withheld(&self) {
+        self.cluster_appends_withheld.fetch_add(1, Relaxed);
     }
 
     pub fn ack_sent(&self) {
@@ -197,6 +209,16 @@ impl Metrics {
             "zeitnot_journal_records_skipped_total",
             "Journal records skipped on replay: unreadable or out of sequence.",
             self.journal_records_skipped.load(Relaxed),
+        );
+        counter(
+            "zeitnot_cluster_appends_refused_total",
+            "Appends to the cluster's journal stream refused by the fence (another hub wrote).",
+            self.cluster_appends_refused.load(Relaxed),
+        );
+        counter(
+            "zeitnot_cluster_appends_withheld_total",
+            "Appends not sent to the cluster: this hub's lease had lapsed.",
+            self.cluster_appends_withheld.load(Relaxed),
         );
         counter(
             "zeitnot_acks_sent_total",

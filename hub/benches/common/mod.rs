@@ -223,7 +223,7 @@ pub async fn start_hub(
 ) -> (tempfile::TempDir, Running) {
     let data = tempfile::tempdir().expect("temp dir");
     let broker = match external {
-        Some(port) => BrokerChoice::External(BrokerAddr::plain("127.0.0.1", port)),
+        Some(port) => BrokerChoice::External(BrokerAddr::plain("127.0.0.1", port).into()),
         None => BrokerChoice::Embedded(free_addr()),
     };
     let config = ServeConfig {
@@ -235,6 +235,7 @@ pub async fn start_hub(
         tls: hub::edge::tls::TlsChoice::Auto,
         broker_ca: None,
         config_path: None,
+        cluster: None,
         trfs: Default::default(),
         outlets: Default::default(),
         hub: HubConfig {

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use link::BrokerAddr;
+use link::Brokers;
 use protocol::time_control::TimeControl;
 
 use crate::config::{EventConfig, DEFAULT_DELAY_S};
@@ -13,7 +13,7 @@ use crate::core::hub::HubConfig;
 use crate::core::laws::{Edition, GameType, Supervision};
 use crate::core::relay::public::BroadcastSettings;
 use crate::edge::tls::TlsChoice;
-use crate::run::{BrokerChoice, Outlets, ServeConfig};
+use crate::run::{BrokerChoice, ClusterSettings, Outlets, ServeConfig};
 
 /// `hub serve`'s command line.
 #[derive(Debug, clap::Args)]
@@ -28,9 +28,10 @@ pub struct ServeArgs {
     /// Listen address of the embedded MQTT broker.
     #[arg(long, default_value = "127.0.0.1:1883", conflicts_with = "broker")]
     pub mqtt: SocketAddr,
-    /// Use this external broker instead of the embedded one: mqtt://HOST:PORT.
+    /// Use this external broker instead of the embedded one: mqtt://HOST:PORT; a
+    /// cluster's nodes as ADDR,ADDR,…, tried in turn.
     #[arg(long)]
-    pub broker: Option<BrokerAddr>,
+    pub broker: Option<Brokers>,
     /// Listen address of the HTTP API.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub http: SocketAddr,
@@ -76,6 +77,22 @@ pub struct ServeArgs {
     /// [default: the configuration's [access] tls, else auto].
     #[arg(long, value_enum)]
     pub tls: Option<TlsChoice>,
+    /// A hub of a clustered hall: the NATS servers (nats://[USER:PASSWORD@]HOST:PORT,…),
+    /// whose replicated stream holds the journal. Of the hubs started with the same
+    /// cluster one is active, the others standbys that take over when it dies. The boards
+    /// reach the cluster's MQTT gateways (--broker; default: port 1883 on each NATS host).
+    /// This hub's own machine's server first. Its login in the environment keeps it out of
+    /// the process list: ZEITNOT_CLUSTER=nats://zeitnot-cluster:PASSWORD@A:4222,…
+    #[arg(
+        long,
+        value_delimiter = ',',
+        env = "ZEITNOT_CLUSTER",
+        hide_env_values = true
+    )]
+    pub cluster: Vec<String>,
+    /// This hub's name in its cluster [default: the host's name and the HTTP port].
+    #[arg(long)]
+    pub hub_name: Option<String>,
     /// The CA certificate (PEM) that signed an external mqtts:// broker's certificate
     /// [default: the hall CA, which `hub broker-cert` issues the broker's from].
     #[arg(long)]
@@ -135,9 +152,18 @@ impl ServeArgs {
             self.chess960,
             time_control.as_ref(),
         );
-        let broker = match self.broker {
-            Some(addr) => BrokerChoice::External(addr),
-            None => BrokerChoice::Embedded(self.mqtt),
+        let cluster = (!self.cluster.is_empty()).then(|| ClusterSettings {
+            hub: self
+                .hub_name
+                .clone()
+                .unwrap_or_else(|| format!("{}:{}", host_name(), self.http.port())),
+            urls: self.cluster.clone(),
+            replicas: crate::edge::cluster::nats::REPLICAS,
+        });
+        let broker = match (self.broker, &cluster) {
+            (Some(addr), _) => BrokerChoice::External(addr),
+            (None, Some(cluster)) => BrokerChoice::External(gateways(&cluster.urls)?),
+            (None, None) => BrokerChoice::Embedded(self.mqtt),
         };
         let delay_s = self
             .broadcast_delay_s
@@ -152,6 +178,7 @@ impl ServeArgs {
             tls: self.tls.or(file.tls).unwrap_or_default(),
             broker_ca: self.broker_ca,
             config_path: self.config,
+            cluster,
             trfs: file.tournament.trfs,
             outlets: Outlets {
                 folder: file.folder,
@@ -178,6 +205,31 @@ impl ServeArgs {
             },
         })
     }
+}
+
+/// The cluster's MQTT gateways when none are given: port 1883 on each NATS server's host.
+fn gateways(urls: &[String]) -> anyhow::Result<Brokers> {
+    let hosts: Vec<String> = urls
+        .iter()
+        .map(|url| {
+            let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+            let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+            let host = rest.rsplit_once(':').map_or(rest, |(host, _)| host);
+            format!("{host}:1883")
+        })
+        .collect();
+    hosts
+        .join(",")
+        .parse()
+        .map_err(|e| anyhow::anyhow!("the cluster's MQTT gateways: {e}"))
+}
+
+/// The machine's name, for a hub's default name in its cluster.
+fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Runs the hub until `shutdown` resolves.

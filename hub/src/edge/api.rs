@@ -151,6 +151,8 @@ pub enum Query {
     ),
     /// A board as spectators see it.
     SpectatorBoard(BoardNo, oneshot::Sender<Option<SpectatorBoard>>),
+    /// The hub's role in a cluster (`None`: a hall of one hub).
+    Cluster(oneshot::Sender<Option<serde_json::Value>>),
 }
 
 /// How long a request waits for the loop that owns the hall: an answer that waits for the

@@ -66,6 +66,26 @@ pub fn ca_pem(data: &Path) -> anyhow::Result<String> {
     Ok(authority(data)?.0)
 }
 
+/// The CA of `data` as its files hold it (made if missing): certificate and key, PEM. A
+/// cluster's first hub puts them in the journal stream's first record.
+pub fn files(data: &Path) -> anyhow::Result<(String, String)> {
+    authority(data)?;
+    let cert = secret_file::read(&data.join(CA_CERT_FILE))?.context("the hall CA's certificate")?;
+    let key = secret_file::read(&data.join(CA_KEY_FILE))?.context("the hall CA's key")?;
+    Ok((cert, key))
+}
+
+/// Makes `cert` and `key` (PEM) the CA of `data`: a cluster's hubs share the first hub's, so
+/// that the nodes, pagers and browsers that pinned it trust whichever hub is active.
+pub fn adopt(data: &Path, cert: &str, key: &str) -> anyhow::Result<()> {
+    KeyPair::from_pem(key).context("the hall CA's key in the journal stream")?;
+    secret_file::private_dir(data)?;
+    secret_file::write(&data.join(CA_KEY_FILE), key.trim_end())?;
+    let cert_file = data.join(CA_CERT_FILE);
+    std::fs::write(&cert_file, cert).with_context(|| format!("writing {}", cert_file.display()))?;
+    Ok(())
+}
+
 /// The CA certificate's file of the hub whose data directory is `data`.
 pub fn ca_file(data: &Path) -> PathBuf {
     data.join(CA_CERT_FILE)

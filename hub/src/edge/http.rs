@@ -43,6 +43,7 @@ pub async fn bind(
     access: Access,
     tls: Option<Arc<rustls::ServerConfig>>,
     hall_ca: Arc<str>,
+    standby: super::standby_door::Standby,
 ) -> anyhow::Result<(SocketAddr, impl std::future::Future<Output = ()>)> {
     let access = access.with_secure_cookies(tls.is_some());
     // The hall's keys: the chief arbiter's token only, never an arbiter's own login.
@@ -74,6 +75,11 @@ pub async fn bind(
         .merge(super::rounds::arbiters())
         .merge(super::phone_page::arbiters())
         .merge(keys)
+        // Inside the token's check: a stranger learns nothing from a standby either.
+        .route_layer(axum::middleware::from_fn_with_state(
+            standby,
+            super::standby_door::refuse_changes,
+        ))
         .route_layer(axum::middleware::from_fn_with_state(
             access.clone(),
             access::arbiters_only,
@@ -84,6 +90,7 @@ pub async fn bind(
         .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/public/boards/{n}", get(spectator_board))
         .route("/healthz", get(healthz))
+        .route("/api/cluster", get(cluster))
         .merge(super::ntfy::routes())
         .merge(super::phone_page::routes())
         .merge(page::routes());
@@ -618,6 +625,19 @@ async fn healthz(State(api): State<Api>) -> Result<Response, ApiError> {
     Ok(match api.ask(Query::Health).await? {
         Ok(()) => "ok\n".into_response(),
         Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
+    })
+}
+
+/// The hub's role in its cluster, open like `/healthz` (a load balancer or the other hub
+/// asks it): no game state, no secret.
+async fn cluster(State(api): State<Api>) -> Result<Response, ApiError> {
+    Ok(match api.ask(Query::Cluster).await? {
+        Some(status) => Json(status).into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            "this hub runs its hall alone (hub serve --cluster for a standby)\n",
+        )
+            .into_response(),
     })
 }
 

@@ -29,6 +29,13 @@ pub fn token_file(data: &Path) -> PathBuf {
     data.join(TOKEN_FILE)
 }
 
+/// Keeps `token` as the hub's own (a cluster's hubs share the first hub's).
+pub fn keep_token(data: &Path, token: &str) -> anyhow::Result<()> {
+    secret_file::private_dir(data)?;
+    secret_file::write(&token_file(data), token)?;
+    Ok(())
+}
+
 /// The arbiters' token: `configured` if given, else the one kept in `data`, else a new one
 /// (256 random bits), written there readable by the hub's user only.
 pub fn arbiter_token(

@@ -18,6 +18,7 @@
 //! - [`hall_ca`]: the hall's certificate authority and the hub's certificate;
 //!   [`tls`]: which listeners speak TLS, and their handshakes.
 //! - [`slots`]: the cap on live streams per client and overall.
+//! - [`standby_door`]: a cluster's standby refuses changes, naming the active hub.
 //! - [`cluster`]: the journal on a NATS cluster, and which hub is active.
 //! - [`lichess`]: pushing the round to a lichess broadcast.
 //! - [`livechess`]: the DGT LiveChess-compatible folder of the broadcast.
@@ -45,6 +46,7 @@ pub mod rounds;
 pub mod secret_file;
 pub mod sessions;
 pub mod slots;
+pub mod standby_door;
 pub mod store;
 pub mod tls;
 pub mod topic_acl;

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use link::{self, BrokerAddr, LinkEvent, LinkOptions};
+use link::{self, Brokers, LinkEvent, LinkOptions};
 use protocol::{topic, BoardNo, DownlinkBody};
 use rumqttc::{AsyncClient, QoS};
 use rumqttd::local::{LinkRx, LinkTx};
@@ -39,6 +39,9 @@ enum Session {
     /// The embedded broker's in-process link, and whether packets wait in its buffer for
     /// the router to be told.
     Local(LinkTx, bool),
+    /// No session: a standby hub of a cluster speaks to nobody on MQTT (the active hub holds
+    /// the session); what it would publish is dropped.
+    Detached,
 }
 
 /// What the broker hands the hub.
@@ -47,6 +50,8 @@ pub enum Incoming {
     Client(mpsc::Receiver<LinkEvent>),
     /// Straight off the embedded broker's router; `connected` until said.
     Local { rx: LinkRx, connected: bool },
+    /// Nothing ever arrives (a standby hub's).
+    Detached,
 }
 
 /// The hub's client id: stable across restarts (an external broker keeps its persistent
@@ -59,11 +64,11 @@ pub fn client_id(event: &str, session_secret: &str) -> String {
     )
 }
 
-/// Connects (and keeps reconnecting) to the external broker at `addr` as the hub
+/// Connects (and keeps reconnecting) to the external broker at `brokers` as the hub
 /// (`client_id`, and `login`: its MQTT username and password); incoming messages arrive on
 /// the receiver.
 pub fn connect(
-    addr: &BrokerAddr,
+    brokers: &Brokers,
     event: &str,
     client_id: &str,
     login: (String, String),
@@ -78,7 +83,7 @@ pub fn connect(
     options.request_capacity = INCOMING;
     options.inflight = 1_000;
     options.backoff_max = std::time::Duration::from_secs(2);
-    let (client, events) = link::start(addr, options);
+    let (client, events) = link::start_any(brokers, options);
     let link = HubLink {
         session: Session::Client(client),
         event: event.to_owned(),
@@ -122,6 +127,7 @@ impl Incoming {
     pub async fn recv(&mut self) -> Option<LinkEvent> {
         match self {
             Incoming::Client(events) => events.recv().await,
+            Incoming::Detached => std::future::pending().await,
             Incoming::Local { rx, connected } => {
                 if !*connected {
                     *connected = true;
@@ -147,6 +153,7 @@ impl Incoming {
     pub fn try_recv(&mut self) -> Option<LinkEvent> {
         match self {
             Incoming::Client(events) => events.try_recv().ok(),
+            Incoming::Detached => None,
             Incoming::Local { rx, .. } => loop {
                 // A deadline now: what the router handed over, if anything.
                 let notification = rx.recv_deadline(std::time::Instant::now()).ok()??;
@@ -182,6 +189,16 @@ impl Incoming {
 }
 
 impl HubLink {
+    /// A standby hub's: no session, nothing arrives, nothing goes out.
+    pub fn detached(event: &str, metrics: Arc<Metrics>) -> (HubLink, Incoming) {
+        let link = HubLink {
+            session: Session::Detached,
+            event: event.to_owned(),
+            metrics,
+        };
+        (link, Incoming::Detached)
+    }
+
     /// Queues a JSON message (pagers, the live feed; QoS 1 on an external broker); `retain`
     /// for what a client that connects later must see at once.
     pub fn publish_json(&mut self, topic: String, payload: Vec<u8>, retain: bool) {
@@ -231,6 +248,8 @@ impl HubLink {
                 *waiting = true;
                 Ok(())
             }
+            // Dropped: the standby's core is a view; the active hub publishes.
+            Session::Detached => Ok(()),
         }
     }
 

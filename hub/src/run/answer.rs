@@ -21,7 +21,9 @@ impl Shell {
             | Query::AlertCommand(..)
             | Query::PhoneCommand(..)
             | Query::Enrol(..)
-            | Query::Revoke(..) = query
+            | Query::Revoke(..)
+            | Query::EnrolArbiter(..)
+            | Query::RevokeArbiter(..) = query
             {
                 tracing::warn!(reason = %failure.reason, "a change refused: the journal fails");
                 return;
@@ -39,6 +41,7 @@ impl Shell {
             Query::ConnectedNodes(reply) => drop(reply.send(hub.hall().connected_nodes(now))),
             Query::Health(reply) => drop(reply.send(match self.journal.failure() {
                 None => Ok(()),
+                Some(f) if f.standby => Err(f.reason.clone()),
                 Some(f) => Err(format!(
                     "the journal cannot write since {} s ago: {}",
                     f.since.elapsed().as_secs(),
@@ -143,6 +146,7 @@ impl Shell {
                 self.hub
                     .handle_phone_command(now, request, &arbiter, id, act, &mac);
             }
+            Query::Cluster(reply) => drop(reply.send(self.cluster_view())),
             Query::SpectatorBoard(board, reply) => {
                 drop(reply.send(self.spectator_board(board, now)));
             }

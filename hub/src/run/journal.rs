@@ -26,6 +26,8 @@ pub const RETRY: Duration = Duration::from_secs(2);
 pub struct Failure {
     pub since: Instant,
     pub reason: String,
+    /// Not a failure of this hub: it is a cluster's standby, and another hub writes.
+    pub standby: bool,
 }
 
 pub struct JournalLink {
@@ -37,6 +39,9 @@ pub struct JournalLink {
     /// Counts the openings: what an earlier opening's flusher reports is stale.
     generation: u64,
     failure: Option<Failure>,
+    /// On a cluster: where the writes go first (the journal stream's task), which hands
+    /// them to the flusher once the cluster has them.
+    cluster: Option<mpsc::UnboundedSender<(Position, Write)>>,
 }
 
 impl JournalLink {
@@ -57,7 +62,45 @@ impl JournalLink {
             open: Some((journal, flusher)),
             generation: 0,
             failure: None,
+            cluster: None,
         })
+    }
+
+    /// The way into the flusher for the cluster's journal task.
+    pub fn flusher_input(&self) -> Option<crate::edge::flusher::FlusherInput> {
+        self.open.as_ref().map(|(_, flusher)| flusher.input())
+    }
+
+    /// On a cluster: the writes go to the journal stream's task first.
+    pub fn on_cluster(&mut self, writes: mpsc::UnboundedSender<(Position, Write)>) {
+        self.cluster = Some(writes);
+    }
+
+    pub fn is_clustered(&self) -> bool {
+        self.cluster.is_some()
+    }
+
+    /// A cluster's standby: nothing is written or acknowledged here, every change is
+    /// refused (`reason` says where the active hub is); the journal stays open, filled
+    /// from the stream.
+    pub fn stand_by(&mut self, reason: String) {
+        match &mut self.failure {
+            Some(failure) if failure.standby => failure.reason = reason,
+            _ => {
+                self.failure = Some(Failure {
+                    since: Instant::now(),
+                    reason,
+                    standby: true,
+                })
+            }
+        }
+    }
+
+    /// A cluster's hub became the active one: it writes again.
+    pub fn activate(&mut self) {
+        if self.failure.as_ref().is_some_and(|f| f.standby) {
+            self.failure = None;
+        }
     }
 
     /// Whether a flusher's report is about the journal as it is open now.
@@ -73,18 +116,24 @@ impl JournalLink {
     /// Hands `write`, the journal's at `at`, to the flusher, which appends it and makes it
     /// durable (or reports the journal failed). While failed, nothing is written.
     pub fn write(&mut self, at: Position, write: Write) {
-        if let Some((_, flusher)) = &self.open {
+        if self.failure.is_some() {
+            return;
+        }
+        if let Some(cluster) = &self.cluster {
+            let _ = cluster.send((at, write));
+        } else if let Some((_, flusher)) = &self.open {
             flusher.write(at, write);
         }
     }
 
     /// The journal cannot write or flush: it is closed until [`JournalLink::reopen`].
     pub fn fail(&mut self, reason: String) {
-        if self.failure.is_none() {
+        if self.failure.as_ref().is_none_or(|f| f.standby) {
             tracing::error!(%reason, "the journal failed: no event is taken or acknowledged until it works again");
             self.failure = Some(Failure {
                 since: Instant::now(),
                 reason,
+                standby: false,
             });
             self.metrics.journal_failing(true);
         }
@@ -105,8 +154,12 @@ impl JournalLink {
     /// [`RETRY`] only to fail at the next flush. On success the journal is back, and the
     /// caller rebuilds the core from it.
     pub fn reopen(&mut self) -> bool {
-        if self.failure.is_none() {
-            return true;
+        match &self.failure {
+            None => return true,
+            // A standby's journal works; a cluster's hub whose disk failed ends instead
+            // (the shell), and comes back as a standby.
+            Some(f) if f.standby || self.cluster.is_some() => return false,
+            Some(_) => {}
         }
         let reopened = Journal::open(&self.dir).and_then(|journal| {
             journal.probe()?;

@@ -22,6 +22,7 @@
 mod admit;
 mod answer;
 pub(crate) mod clock;
+mod cluster;
 mod feed;
 mod intake;
 mod journal;
@@ -39,7 +40,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use link::BrokerAddr;
+use link::{BrokerAddr, Brokers};
 use tokio::sync::{mpsc, oneshot};
 
 use self::clock::HubClock;
@@ -48,9 +49,11 @@ use self::restore::restored_hub;
 use self::shell::Shell;
 use crate::core::hub::HubConfig;
 use crate::edge::login;
+use crate::edge::mqtt::HubLink;
 use crate::edge::tls::TlsChoice;
 use crate::metrics::Metrics;
 use crate::pairings::Trfs;
+pub use cluster::ClusterSettings;
 pub use feed::Outlets;
 pub use restore::restore;
 
@@ -59,8 +62,9 @@ pub use restore::restore;
 pub enum BrokerChoice {
     /// Start rumqttd inside the hub, listening here.
     Embedded(SocketAddr),
-    /// Connect to a broker that runs elsewhere (Mosquitto, a cluster).
-    External(BrokerAddr),
+    /// Connect to a broker that runs elsewhere (Mosquitto; a cluster's nodes, tried in
+    /// turn).
+    External(Brokers),
 }
 
 #[derive(Debug, Clone)]
@@ -91,6 +95,9 @@ pub struct ServeConfig {
     /// The configuration file it was read from: its pairing files are read again when they
     /// change and before a round starts.
     pub config_path: Option<PathBuf>,
+    /// A hub of a clustered hall: the journal on the NATS cluster, active or standby
+    /// (`None`: the hall's one hub, its journal its own).
+    pub cluster: Option<ClusterSettings>,
 }
 
 /// How often the supervision pages get what changed, and the LiveChess folder and lichess
@@ -129,7 +136,12 @@ pub async fn serve(
     startup::check(&config)?;
     let metrics = Arc::new(Metrics::default());
     let (durable_tx, durable) = mpsc::unbounded_channel();
-    let journal = JournalLink::open(config.data.clone(), metrics.clone(), durable_tx)?;
+    let mut journal = JournalLink::open(config.data.clone(), metrics.clone(), durable_tx)?;
+    // A cluster's hub takes the hall's secrets from the stream before anything uses them.
+    let cluster_link = match &config.cluster {
+        Some(settings) => Some(cluster::join(&config, settings, &mut journal, &metrics).await?),
+        None => None,
+    };
     let opened = journal.journal().expect("a journal just opened");
     let mut clock = HubClock::default();
     let (hub, restored) = restored_hub(&config.hub, opened, &metrics, &mut clock)?;
@@ -141,15 +153,50 @@ pub async fn serve(
     if let Some(users) = &users {
         admit::nodes(users, &hub, &mut admitted);
     }
-    let (broker, (link, incoming)) =
-        startup::connect_broker(&config, &secrets, &hall_tls, users.clone(), &metrics)?;
+    let (broker, (link, incoming), cluster) = match cluster_link {
+        None => {
+            let (broker, session) =
+                startup::connect_broker(&config, &secrets, &hall_tls, users.clone(), &metrics)?;
+            (broker, session, None)
+        }
+        Some(link) => {
+            let BrokerChoice::External(brokers) = &config.broker else {
+                anyhow::bail!("a cluster's hub uses the cluster's MQTT gateways (--broker)");
+            };
+            let broker = brokers.first().clone();
+            let (door, _) = tokio::sync::watch::channel(Some(String::new()));
+            let connect = {
+                let (config, hall_tls, metrics) =
+                    (config.clone(), hall_tls.clone(), metrics.clone());
+                Box::new(move || {
+                    startup::connect_broker(&config, &secrets, &hall_tls, None, &metrics)
+                        .map(|(_, session)| session)
+                })
+            };
+            let role = cluster::ClusterRole {
+                settings: config.cluster.clone().expect("a cluster's settings"),
+                link,
+                door,
+                connect,
+                active: false,
+                warm: (0, std::time::Instant::now()),
+            };
+            let session = HubLink::detached(&config.hub.event, metrics.clone());
+            (broker, session, Some(role))
+        }
+    };
     let (queries_tx, queries) = mpsc::channel(256);
     let (token, token_source) = login::arbiter_token(&config.data, config.arbiter_token.clone())?;
     let access = startup::page_access(&config, &token)?;
     let mut pagers = HashSet::new();
     admit::arbiters(users.as_ref(), &access, &hub, &mut pagers);
     startup::warn_of_choices(&config);
-    let (http, server) = startup::http(&config, &hall_tls, queries_tx, &metrics, &access).await?;
+    let standby = match &cluster {
+        Some(role) => role.door.subscribe(),
+        None => crate::edge::standby_door::never(),
+    };
+    let (http, server) =
+        startup::http(&config, &hall_tls, queries_tx, &metrics, &access, standby).await?;
     let server = tokio::spawn(server);
     let running = startup::announce(&config, http, broker, token, token_source);
     if let Some(ready) = ready {
@@ -165,6 +212,7 @@ pub async fn serve(
         admitted,
         access,
         pagers,
+        cluster,
     };
     let result = Shell::new(config, parts)
         .run(incoming, durable, queries, shutdown)

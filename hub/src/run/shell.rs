@@ -86,6 +86,8 @@ pub(super) struct Shell {
     /// The pagers' commands' topic, made once: every message from the broker is compared
     /// with it.
     pub(super) pager_commands: String,
+    /// On a cluster: the role it gives this hub (`None`: the hall's one hub).
+    pub(super) cluster: Option<super::cluster::ClusterRole>,
 }
 
 /// What `serve` started, for the shell to own.
@@ -99,6 +101,7 @@ pub(super) struct Parts {
     pub(super) admitted: HashSet<BoardNo>,
     pub(super) access: Access,
     pub(super) pagers: HashSet<String>,
+    pub(super) cluster: Option<super::cluster::ClusterRole>,
 }
 
 impl Shell {
@@ -126,6 +129,7 @@ impl Shell {
             pagers: parts.pagers,
             pager_commands,
             pairing_files: config.config_path.map(pairings::PairingFiles::new),
+            cluster: parts.cluster,
         }
     }
 
@@ -177,7 +181,19 @@ impl Shell {
                         }
                     }
                 }
-                _ = pages.tick() => self.present(),
+                _ = pages.tick() => {
+                    if let Err(e) = self.keep_warm() {
+                        break Err(e);
+                    }
+                    self.present();
+                }
+                Some(change) = super::cluster::next_role(&mut self.cluster) => {
+                    match self.on_role(change) {
+                        Ok(Some(session)) => incoming = session,
+                        Ok(None) => {}
+                        Err(e) => break Err(e),
+                    }
+                }
                 _ = republish.tick() => {
                     // What the pagers hold, signed afresh: the open lists and the status.
                     let now = self.clock.now();
@@ -190,6 +206,14 @@ impl Shell {
             }
             if let Err(e) = self.carry_out() {
                 break Err(e);
+            }
+            if let Some(f) = self.journal.failure().filter(|f| !f.standby) {
+                if self.journal.is_clustered() {
+                    break Err(anyhow::anyhow!(
+                        "this hub's own journal failed ({}): it stops, and comes back as a standby",
+                        f.reason
+                    ));
+                }
             }
             self.publish_status();
             self.link.flush();
@@ -206,6 +230,11 @@ impl Shell {
                 self.hub.handle_durable(now, up_to);
             }
             Flushed::Failed { generation, reason } if self.journal.is_current(generation) => {
+                self.journal.fail(reason);
+            }
+            // A cluster's hub whose own disk fails stops: what it made durable is in the
+            // stream, and it comes back (restarted) as a standby that catches up.
+            Flushed::Failed { reason, .. } if self.journal.is_clustered() => {
                 self.journal.fail(reason);
             }
             // An earlier opening's: its core is gone.

@@ -58,6 +58,7 @@ pub(super) async fn http(
     queries: mpsc::Sender<Query>,
     metrics: &Arc<Metrics>,
     access: &Access,
+    standby: crate::edge::standby_door::Standby,
 ) -> anyhow::Result<(SocketAddr, impl std::future::Future<Output = ()>)> {
     let tls = config.tls.on(config.http).then(|| hall_tls.http.clone());
     let ca = hall_tls.ca_pem.clone().into();
@@ -68,6 +69,7 @@ pub(super) async fn http(
         access.clone(),
         tls,
         ca,
+        standby,
     )
     .await
 }
@@ -169,12 +171,12 @@ pub(super) fn connect_broker(
             };
             Ok((addr, mqtt::connect_local(local, event, metrics.clone())?))
         }
-        BrokerChoice::External(addr) => {
+        BrokerChoice::External(brokers) => {
             let hub_login = (
                 identity::HUB_USER.to_owned(),
                 identity::hub_password(&secrets.hall),
             );
-            let tls = match (addr.tls, &config.broker_ca) {
+            let tls = match (brokers.any_tls(), &config.broker_ca) {
                 (false, _) => None,
                 (true, Some(file)) => {
                     let pem = std::fs::read(file)
@@ -186,8 +188,9 @@ pub(super) fn connect_broker(
                 }
                 (true, None) => Some(link::tls::client_config(hall_tls.ca_pem.as_bytes())?),
             };
-            let session = mqtt::connect(addr, event, &client_id, hub_login, tls, metrics.clone());
-            Ok((addr.clone(), session))
+            let session =
+                mqtt::connect(brokers, event, &client_id, hub_login, tls, metrics.clone());
+            Ok((brokers.first().clone(), session))
         }
     }
 }

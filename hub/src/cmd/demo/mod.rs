@@ -185,6 +185,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         tls: crate::edge::tls::TlsChoice::Auto,
         broker_ca: None,
         config_path: None,
+        cluster: None,
         hub: HubConfig {
             event: "demo".into(),
             // The demo games are rapid games (15 min + 10 s) in a fully supervised hall.

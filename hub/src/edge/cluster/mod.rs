@@ -2,4 +2,10 @@
 //! is active.
 //!
 //! - [`record`]: the stream's messages.
+//! - [`nats`]: the hub's client of the cluster, the stream and the bucket.
+//! - [`lease`]: which hub is active.
+//! - [`journal`]: the active hub's appends and the standby's tail.
+pub mod journal;
+pub mod lease;
+pub mod nats;
 pub mod record;

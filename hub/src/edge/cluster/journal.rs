@@ -1,0 +1,469 @@
+//! The journal on the cluster: the active hub appends, every hub keeps its copy.
+//!
+//! One task per hub. As a **standby** it tails the journal stream (an ordered consumer,
+//! recreated when it stops advancing) and hands every record to the hub's own flusher, so
+//! its sled holds the hall as the stream does, and it looks at the lease. When the lease is
+//! its own it reads what is left of the stream, appends a takeover record, and only then
+//! is **active**: it appends the writes of the hub's core, a flush's worth in one message,
+//! each with the stream's last sequence as it knows it (`Nats-Expected-Last-Sequence`);
+//! only once the cluster acknowledged a message are its writes handed to the local
+//! flusher, whose report lets the core acknowledge them. A hub that lost the lease, or whose
+//! append was refused (another hub wrote: the fence), steps down at once and goes back to
+//! tailing: it never acknowledges anything after.
+
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::consumer::{pull, DeliverPolicy};
+use async_nats::jetstream::context::PublishErrorKind;
+use async_nats::jetstream::message::PublishMessage as Publish;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+
+use super::lease::{Holder, Lease, Seen, RENEW_EVERY};
+use super::nats::Cluster;
+use super::record::{self, Genesis, Message, Takeover};
+use crate::core::hub::{Position, Write};
+use crate::edge::flusher::{FlusherInput, Handed};
+use crate::metrics::Metrics;
+
+/// The most bytes of writes one message holds (NATS takes 1 MiB by default).
+const MESSAGE_BYTES: usize = 256 * 1024;
+/// How often the active hub looks where the streams' leaders are.
+const LEADERS_EVERY: Duration = Duration::from_secs(10);
+/// A tail that has not advanced this long while the stream has more is made anew.
+const TAIL_STALLED: Duration = Duration::from_secs(2);
+
+/// What the task tells the shell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoleChange {
+    /// This hub is a standby; the active hub, as last seen.
+    Standby(Option<Holder>),
+    /// This hub is active from this epoch: its journal holds the whole stream.
+    Active(u64),
+}
+
+/// What the shell and its API see of the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Status {
+    pub active: bool,
+    pub epoch: u64,
+    /// The stream's sequence number this hub's journal holds up to.
+    pub journal_seq: u64,
+    /// The active hub as last seen (this one when active).
+    pub holder: Option<Holder>,
+    /// Appends this hub was refused by the fence.
+    pub refused_appends: u64,
+}
+
+/// The cluster's journal task's ends: the writes in, the role changes out.
+pub struct ClusterLink {
+    pub writes: mpsc::UnboundedSender<(Position, Write)>,
+    pub roles: mpsc::UnboundedReceiver<RoleChange>,
+    pub status: tokio::sync::watch::Receiver<Status>,
+}
+
+struct Task {
+    cluster: Cluster,
+    lease: Lease,
+    flusher: FlusherInput,
+    writes: mpsc::UnboundedReceiver<(Position, Write)>,
+    roles: mpsc::UnboundedSender<RoleChange>,
+    status: tokio::sync::watch::Sender<Status>,
+    /// The stream's sequence number the local journal holds up to.
+    applied: u64,
+    metrics: std::sync::Arc<Metrics>,
+}
+
+/// The hall's secrets from the stream's first record; a hub that finds the stream empty
+/// writes its own there (only one can: the append expects an empty stream).
+pub async fn genesis(cluster: &Cluster, mine: Genesis) -> anyhow::Result<Genesis> {
+    if cluster.last_seq().await? == 0 {
+        let publish = Publish::build()
+            .payload(record::genesis_message(&mine).into())
+            .expected_last_sequence(0);
+        match cluster
+            .js
+            .send_publish(cluster.subject.clone(), publish)
+            .await
+        {
+            Ok(ack) => match ack.await {
+                Ok(_) => tracing::warn!("the hall's journal stream begins with this hub's secrets"),
+                Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {}
+                Err(e) => anyhow::bail!("writing the hall's first record: {e}"),
+            },
+            Err(e) => anyhow::bail!("writing the hall's first record: {e}"),
+        }
+    }
+    let first = cluster
+        .stream
+        .get_raw_message(1)
+        .await
+        .map_err(|e| anyhow::anyhow!("reading the hall's first record: {e}"))?;
+    match record::decode(&first.payload)? {
+        Message::Genesis(genesis) => Ok(genesis),
+        other => anyhow::bail!("the journal stream's first record is not the hall's: {other:?}"),
+    }
+}
+
+/// Starts the task: a standby first, its journal holding the stream up to `applied`.
+pub fn start(
+    cluster: Cluster,
+    lease: Lease,
+    flusher: FlusherInput,
+    applied: u64,
+    metrics: std::sync::Arc<Metrics>,
+) -> ClusterLink {
+    let (writes_tx, writes) = mpsc::unbounded_channel();
+    let (roles, roles_rx) = mpsc::unbounded_channel();
+    let (status, status_rx) = tokio::sync::watch::channel(Status {
+        journal_seq: applied,
+        ..Status::default()
+    });
+    let task = Task {
+        cluster,
+        lease,
+        flusher,
+        writes,
+        roles,
+        status,
+        applied,
+        metrics,
+    };
+    tokio::spawn(task.run());
+    ClusterLink {
+        writes: writes_tx,
+        roles: roles_rx,
+        status: status_rx,
+    }
+}
+
+/// Why an active hub stepped down.
+#[derive(Debug)]
+enum StepDown {
+    LeaseLost,
+    Fenced,
+    /// The shell is gone.
+    Closed,
+}
+
+impl Task {
+    async fn run(mut self) {
+        loop {
+            let holder = self.lease.holder().cloned();
+            self.set_status(|s| {
+                s.active = false;
+                s.holder = holder.clone();
+            });
+            if self.roles.send(RoleChange::Standby(holder)).is_err() {
+                return;
+            }
+            let Some(epoch) = self.standby().await else {
+                return;
+            };
+            let me = self.lease.me().clone();
+            self.set_status(|s| {
+                s.active = true;
+                s.epoch = epoch;
+                s.holder = Some(me.clone());
+            });
+            if self.roles.send(RoleChange::Active(epoch)).is_err() {
+                return;
+            }
+            let why = self.active().await;
+            self.lease.give_up();
+            match why {
+                StepDown::Closed => return,
+                why => tracing::error!(?why, "this hub steps down: it is a standby now"),
+            }
+            // What the core asked for meanwhile was never acknowledged: the nodes resend it
+            // to whichever hub is active.
+            while self.writes.try_recv().is_ok() {}
+        }
+    }
+
+    fn set_status(&self, change: impl FnOnce(&mut Status)) {
+        let applied = self.applied;
+        self.status.send_modify(|s| {
+            change(s);
+            s.journal_seq = applied;
+        });
+    }
+
+    /// Tails the stream and watches the lease until this hub has taken it over (its epoch);
+    /// `None` when the hub stops.
+    async fn standby(&mut self) -> Option<u64> {
+        let mut tail = self.tail().await;
+        let mut look = tokio::time::interval(RENEW_EVERY);
+        look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut progress = (self.applied, Instant::now());
+        loop {
+            tokio::select! {
+                next = next_message(&mut tail) => match next {
+                    Some((seq, payload)) => {
+                        if seq == self.applied + 1 {
+                            self.apply(seq, &payload);
+                        } else if seq > self.applied + 1 {
+                            // A gap: the tail is made anew from what the journal holds.
+                            tracing::warn!(seq, applied = self.applied, "the journal stream's tail skipped; reading again");
+                            tail = self.tail().await;
+                        }
+                    }
+                    None => tail = self.tail().await,
+                },
+                _ = look.tick() => {
+                    if self.roles.is_closed() {
+                        return None;
+                    }
+                    if let Seen::Taken(epoch) = self.lease.watch().await {
+                        if self.take_over(epoch).await {
+                            return Some(epoch);
+                        }
+                        continue;
+                    }
+                    let holder = self.lease.holder().cloned();
+                    self.set_status(|s| s.holder = holder);
+                    // The watchdog: a tail that stopped while the stream went on.
+                    if self.applied != progress.0 {
+                        progress = (self.applied, Instant::now());
+                    } else if progress.1.elapsed() > TAIL_STALLED {
+                        progress.1 = Instant::now();
+                        if self.cluster.last_seq().await.is_ok_and(|last| last > self.applied) {
+                            tracing::warn!(applied = self.applied, "the journal stream's tail stalled; made anew");
+                            tail = self.tail().await;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An ordered consumer from the record after the last applied; `None` while the
+    /// cluster does not answer (tried again at the next look).
+    async fn tail(&self) -> Option<pull::Ordered> {
+        let config = pull::OrderedConfig {
+            deliver_policy: DeliverPolicy::ByStartSequence {
+                start_sequence: self.applied + 1,
+            },
+            ..Default::default()
+        };
+        let made = async {
+            let consumer = self
+                .cluster
+                .stream
+                .create_consumer(config)
+                .await
+                .map_err(|e| e.to_string())?;
+            consumer.messages().await.map_err(|e| e.to_string())
+        };
+        match made.await {
+            Ok(messages) => Some(messages),
+            Err(e) => {
+                tracing::warn!(error = %e, "the journal stream cannot be tailed now");
+                None
+            }
+        }
+    }
+
+    /// The lease is this hub's: it reads the rest of the stream and appends its takeover,
+    /// which fences every earlier writer. `false` when it lost the lease meanwhile.
+    async fn take_over(&mut self, epoch: u64) -> bool {
+        let takeover = record::takeover_message(&Takeover {
+            hub: self.lease.me().hub.clone(),
+            epoch,
+        });
+        while self.lease.holding() {
+            if let Err(e) = self.catch_up().await {
+                tracing::warn!(error = %e, "reading the rest of the journal stream failed; trying again");
+                tokio::time::sleep(RENEW_EVERY).await;
+                continue;
+            }
+            match self
+                .append(takeover.clone(), format!("takeover-{epoch}"))
+                .await
+            {
+                Ok(seq) => {
+                    self.applied = seq;
+                    self.flusher.hand(Handed::StreamSeq(seq));
+                    // The core is built from the local journal: everything in it first.
+                    let (synced, flushed) = tokio::sync::oneshot::channel();
+                    self.flusher.hand(Handed::Sync(synced));
+                    let _ = flushed.await;
+                    tracing::warn!(epoch, seq, "this hub is the active hub");
+                    return true;
+                }
+                // Another hub wrote after what was read: read that too.
+                Err(AppendError::Fenced) => continue,
+                Err(AppendError::Failed(e)) => {
+                    tracing::warn!(error = %e, "the takeover record was not appended; trying again");
+                }
+            }
+        }
+        false
+    }
+
+    /// Reads the stream up to its last record now.
+    async fn catch_up(&mut self) -> anyhow::Result<()> {
+        let last = self.cluster.last_seq().await?;
+        while self.applied < last {
+            let seq = self.applied + 1;
+            let message = self
+                .cluster
+                .stream
+                .get_raw_message(seq)
+                .await
+                .map_err(|e| anyhow::anyhow!("journal stream record {seq}: {e}"))?;
+            self.apply(seq, &message.payload);
+        }
+        Ok(())
+    }
+
+    /// A record of the stream into the local journal.
+    fn apply(&mut self, seq: u64, payload: &[u8]) {
+        match record::decode(payload) {
+            Ok(Message::Writes(writes)) => {
+                for write in writes {
+                    match write {
+                        Ok(write) => {
+                            self.flusher.hand(Handed::Copy(write));
+                        }
+                        Err(e) => {
+                            tracing::error!(seq, error = %e, "a write of the journal stream is unreadable; skipped");
+                            self.metrics.journal_records_skipped();
+                        }
+                    }
+                }
+            }
+            Ok(Message::Genesis(_) | Message::Takeover(_)) => {}
+            Err(e) => {
+                tracing::error!(seq, error = %e, "a journal stream record is unreadable; skipped");
+                self.metrics.journal_records_skipped();
+            }
+        }
+        self.applied = seq;
+        self.flusher.hand(Handed::StreamSeq(seq));
+        let applied = self.applied;
+        self.status.send_modify(|s| s.journal_seq = applied);
+    }
+
+    /// The active hub: appends the core's writes until it must step down.
+    async fn active(&mut self) -> StepDown {
+        let mut look = tokio::time::interval(RENEW_EVERY);
+        let mut leaders = tokio::time::interval(LEADERS_EVERY);
+        let mut message_no = 0u64;
+        loop {
+            tokio::select! {
+                _ = look.tick() => {
+                    if !self.lease.still_held() {
+                        return StepDown::LeaseLost;
+                    }
+                }
+                _ = leaders.tick() => self.cluster.keep_leaders_off().await,
+                first = self.writes.recv() => {
+                    let Some(first) = first else { return StepDown::Closed };
+                    let mut batch = vec![first];
+                    let mut bytes = 0;
+                    while bytes < MESSAGE_BYTES {
+                        match self.writes.try_recv() {
+                            Ok(next) => {
+                                bytes += approximate_size(&next.1);
+                                batch.push(next);
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    message_no += 1;
+                    let payload = record::writes_message(batch.iter().map(|(_, w)| w));
+                    let id = format!("{}-{}-{message_no}", self.lease.me().hub, self.lease.me().epoch);
+                    match self.append(payload, id).await {
+                        Ok(seq) => {
+                            self.applied = seq;
+                            for (at, write) in batch {
+                                self.flusher.hand(Handed::Write(at, write));
+                            }
+                            self.flusher.hand(Handed::StreamSeq(seq));
+                            let applied = self.applied;
+                            self.status.send_modify(|s| s.journal_seq = applied);
+                        }
+                        Err(AppendError::Fenced) => return StepDown::Fenced,
+                        Err(AppendError::Failed(e)) => {
+                            tracing::error!(error = %e, "the journal stream took no append");
+                            return StepDown::LeaseLost;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Appends `payload` after the last record this hub knows, retried (under the same
+    /// message id, so the stream takes it once) while this hub holds the lease.
+    async fn append(&mut self, payload: Vec<u8>, id: String) -> Result<u64, AppendError> {
+        let payload = bytes::Bytes::from(payload);
+        loop {
+            if !self.lease.holding() {
+                self.metrics.cluster_append_withheld();
+                return Err(AppendError::Failed("the lease lapsed".into()));
+            }
+            let publish = Publish::build()
+                .payload(payload.clone())
+                .message_id(&id)
+                .expected_last_sequence(self.applied);
+            let acked = match self
+                .cluster
+                .js
+                .send_publish(self.cluster.subject.clone(), publish)
+                .await
+            {
+                Ok(ack) => ack.await,
+                Err(e) => Err(e),
+            };
+            match acked {
+                Ok(ack) => return Ok(ack.sequence),
+                Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
+                    self.metrics.cluster_append_refused();
+                    self.status.send_modify(|s| s.refused_appends += 1);
+                    tracing::error!("an append was refused: another hub wrote the journal");
+                    return Err(AppendError::Fenced);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "an append to the journal stream failed; trying again");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+enum AppendError {
+    Fenced,
+    Failed(String),
+}
+
+/// The next record of the tail; `None` when it ended or failed (or there is none).
+async fn next_message(tail: &mut Option<pull::Ordered>) -> Option<(u64, bytes::Bytes)> {
+    let Some(messages) = tail else {
+        // No tail: the select's other arm makes one at the next look.
+        std::future::pending::<()>().await;
+        return None;
+    };
+    match messages.next().await {
+        Some(Ok(message)) => {
+            let seq = message.info().ok()?.stream_sequence;
+            Some((seq, message.message.payload.clone()))
+        }
+        Some(Err(e)) => {
+            tracing::warn!(error = %e, "the journal stream's tail failed");
+            None
+        }
+        None => None,
+    }
+}
+
+/// About how many bytes a write takes in a message (events are small; the rest rare).
+fn approximate_size(write: &Write) -> usize {
+    match write {
+        Write::Event(_) => 64,
+        _ => 1024,
+    }
+}

@@ -1,0 +1,213 @@
+//! A hub of a clustered hall (`hub serve --cluster`): it joins the cluster, takes the hall's
+//! secrets from the journal stream's first record, and follows the role the cluster gives
+//! it ([`crate::edge::cluster::journal`]).
+//!
+//! - A **standby** refuses every change (503 with the active hub's address), takes nothing
+//!   from MQTT (it holds no session: the active hub does), and keeps its core warm: rebuilt
+//!   from its own journal, which the stream fills, at most every [`WARM_EVERY`], so its page
+//!   and API show the hall as the active hub wrote it.
+//! - Becoming **active**, its journal holds the whole stream: the core is built from it as
+//!   at a start, and the hub takes the MQTT session over from the gateway (same client id,
+//!   persistent: what the boards sent meanwhile waits there, and the rest the nodes resend).
+//! - Stepping down, it drops the session at once and is a standby again.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use tokio::sync::watch;
+
+use super::journal::JournalLink;
+use super::shell::Shell;
+use super::ServeConfig;
+use crate::edge::cluster::journal::{self, ClusterLink, RoleChange, Status};
+use crate::edge::cluster::lease::Lease;
+use crate::edge::cluster::nats::Cluster;
+use crate::edge::cluster::record::Genesis;
+use crate::edge::mqtt::{HubLink, Incoming};
+use crate::edge::{hall_ca, login};
+use crate::metrics::Metrics;
+
+/// How often at most a standby rebuilds its core from what the stream brought.
+pub const WARM_EVERY: Duration = Duration::from_secs(1);
+
+/// `hub serve --cluster`'s settings.
+#[derive(Debug, Clone)]
+pub struct ClusterSettings {
+    /// The NATS servers, `nats://[USER:PASSWORD@]HOST:PORT`.
+    pub urls: Vec<String>,
+    /// This hub's name in the lease and in `/api/cluster`.
+    pub hub: String,
+    /// The journal stream's replicas (3; a lab of one server takes 1).
+    pub replicas: usize,
+}
+
+/// Connects to the cluster and adopts the hall's secrets (the stream's first record, this
+/// hub's own if the stream is new) into the local journal, before the core is restored from
+/// it. Returns the journal task's link; the hub starts as a standby.
+pub(super) async fn join(
+    config: &ServeConfig,
+    settings: &ClusterSettings,
+    journal: &mut JournalLink,
+    metrics: &std::sync::Arc<Metrics>,
+) -> anyhow::Result<ClusterLink> {
+    let local = journal.journal().expect("a journal just opened");
+    let cluster = Cluster::connect(&settings.urls, &config.hub.event, settings.replicas).await?;
+    let (token, _) = login::arbiter_token(&config.data, None)?;
+    let (ca_cert, ca_key) = hall_ca::files(&config.data)?;
+    let mine = Genesis {
+        hall_secret: local.hall_secret()?.bytes().to_vec(),
+        session_secret: local.session_secret()?,
+        arbiter_token: token,
+        ca_cert,
+        ca_key,
+    };
+    let genesis = journal::genesis(&cluster, mine).await?;
+    local
+        .adopt_secrets(&genesis.hall_key()?, &genesis.session_secret)
+        .context("keeping the hall's secrets")?;
+    login::keep_token(&config.data, &genesis.arbiter_token)?;
+    if !genesis.ca_cert.is_empty() {
+        hall_ca::adopt(&config.data, &genesis.ca_cert, &genesis.ca_key)?;
+    }
+    let applied = local.stream_seq()?;
+    let last = cluster.last_seq().await?;
+    anyhow::ensure!(
+        applied <= last,
+        "this hub's journal holds {applied} records of the stream, which has {last}: the data directory belongs to another hall (or the stream was made anew); start with an empty one"
+    );
+    let lease = Lease::new(
+        cluster.lease.clone(),
+        settings.hub.clone(),
+        format!("{}", config.http),
+    );
+    let flusher = journal.flusher_input().expect("a journal just opened");
+    let link = journal::start(cluster, lease, flusher, applied, metrics.clone());
+    journal.on_cluster(link.writes.clone());
+    journal.stand_by("this hub is the cluster's standby; no active hub seen yet".into());
+    tracing::info!(hub = %settings.hub, applied, stream = last, "joined the cluster as a standby");
+    Ok(link)
+}
+
+/// What the shell holds of the cluster.
+pub(super) struct ClusterRole {
+    pub(super) settings: ClusterSettings,
+    pub(super) link: ClusterLink,
+    /// Tells the HTTP door where the active hub is while this one is a standby.
+    pub(super) door: watch::Sender<Option<String>>,
+    /// Connects the MQTT session when this hub becomes active.
+    pub(super) connect: Box<dyn FnMut() -> anyhow::Result<(HubLink, Incoming)> + Send>,
+    pub(super) active: bool,
+    /// The stream's sequence number the warm core was built at, and when.
+    pub(super) warm: (u64, Instant),
+}
+
+impl ClusterRole {
+    pub(super) fn status(&self) -> Status {
+        self.link.status.borrow().clone()
+    }
+}
+
+/// The next role change, if this hub is on a cluster (never otherwise).
+pub(super) async fn next_role(cluster: &mut Option<ClusterRole>) -> Option<RoleChange> {
+    match cluster {
+        Some(role) => role.link.roles.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Shell {
+    /// The cluster gave this hub a role: the MQTT session to use from now on, if it changed.
+    pub(super) fn on_role(&mut self, change: RoleChange) -> anyhow::Result<Option<Incoming>> {
+        let Some(cluster) = &mut self.cluster else {
+            return Ok(None);
+        };
+        match change {
+            RoleChange::Active(epoch) => {
+                cluster.active = true;
+                let _ = cluster.door.send(None);
+                let (link, incoming) = (cluster.connect)()?;
+                self.journal.activate();
+                // The core as the whole stream has it, as at a start.
+                self.rebuild()?;
+                self.link = link;
+                self.told_journal_works = None;
+                tracing::warn!(epoch, "active: this hub serves the hall");
+                Ok(Some(incoming))
+            }
+            RoleChange::Standby(holder) => {
+                let was_active = std::mem::replace(&mut cluster.active, false);
+                let active = holder
+                    .as_ref()
+                    .filter(|h| !h.hub.is_empty())
+                    .map(|h| format!("{} at {}", h.hub, h.http));
+                let reason = match &active {
+                    Some(active) => {
+                        format!("this hub is the cluster's standby; the active hub is {active}")
+                    }
+                    None => "this hub is the cluster's standby; no active hub seen yet".to_owned(),
+                };
+                let _ = cluster
+                    .door
+                    .send(Some(holder.map(|h| h.http).unwrap_or_default()));
+                self.journal.stand_by(reason);
+                // The requests waiting for a write get no answer (503): it was never made.
+                self.waiting.clear();
+                let (link, incoming) = HubLink::detached(self.hub.event(), self.metrics.clone());
+                self.link = link;
+                if was_active {
+                    tracing::error!("stepped down: this hub is a standby now");
+                }
+                Ok(Some(incoming))
+            }
+        }
+    }
+
+    /// A standby's core, rebuilt from its journal when the stream brought more (at most
+    /// every [`WARM_EVERY`]); the door learns where the active hub is now.
+    pub(super) fn keep_warm(&mut self) -> anyhow::Result<()> {
+        let Some(cluster) = &mut self.cluster else {
+            return Ok(());
+        };
+        if cluster.active {
+            return Ok(());
+        }
+        let status = cluster.status();
+        let active = status
+            .holder
+            .as_ref()
+            .map(|h| h.http.clone())
+            .unwrap_or_default();
+        cluster.door.send_if_modified(|door| {
+            let changed = door.as_deref() != Some(active.as_str());
+            if changed {
+                *door = Some(active.clone());
+            }
+            changed
+        });
+        if let Some(holder) = &status.holder {
+            self.journal.stand_by(format!(
+                "this hub is the cluster's standby; the active hub is {} at {}",
+                holder.hub, holder.http
+            ));
+        }
+        if status.journal_seq == cluster.warm.0 || cluster.warm.1.elapsed() < WARM_EVERY {
+            return Ok(());
+        }
+        cluster.warm = (status.journal_seq, Instant::now());
+        self.rebuild()
+    }
+
+    /// What `GET /api/cluster` answers (`None`: a hall of one hub).
+    pub(super) fn cluster_view(&self) -> Option<serde_json::Value> {
+        let cluster = self.cluster.as_ref()?;
+        let status = cluster.status();
+        Some(serde_json::json!({
+            "role": if cluster.active { "active" } else { "standby" },
+            "hub": cluster.settings.hub,
+            "journal_seq": status.journal_seq,
+            "epoch": status.epoch,
+            "active": status.holder.map(|h| serde_json::json!({"hub": h.hub, "http": h.http, "epoch": h.epoch})),
+            "refused_appends": status.refused_appends,
+        }))
+    }
+}
