@@ -23,6 +23,10 @@ pub const WINDOW: u64 = 256;
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(3);
 /// The longest the timeout grows to while acknowledgements stay away.
 pub const MAX_ACK_TIMEOUT: Duration = Duration::from_secs(30);
+/// Timeouts in a row, while connected, after which the session itself is suspect and is
+/// made anew: a clustered broker that lost a node can take a session back that is
+/// connected and deaf (seen with NATS's MQTT gateway), and only a new one is heard again.
+pub const RECONNECT_AFTER: u32 = 2;
 
 /// Outbox events to publish: from `from`, at most `count` of them, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +45,8 @@ pub struct Delivery {
     last_progress: Instant,
     /// How long without an acknowledgement before the window is sent again.
     ack_timeout: Duration,
+    /// Timeouts since the last progress or connect.
+    timeouts: u32,
 }
 
 impl Delivery {
@@ -51,6 +57,7 @@ impl Delivery {
             sent_up_to: acked,
             last_progress: now,
             ack_timeout: ACK_TIMEOUT,
+            timeouts: 0,
         }
     }
 
@@ -93,6 +100,7 @@ impl Delivery {
         }
         tracing::debug!(timeout = ?self.ack_timeout, "no acknowledgement; resending");
         self.ack_timeout = (self.ack_timeout * 2).min(MAX_ACK_TIMEOUT);
+        self.timeouts += 1;
         self.restart_at(now, acked);
         true
     }
@@ -122,6 +130,16 @@ impl Delivery {
         self.sent_up_to = seq;
     }
 
+    /// Whether the session should be made anew: [`RECONNECT_AFTER`] timeouts in a row
+    /// went unanswered. Counts start again from here.
+    pub fn session_suspect(&mut self) -> bool {
+        if self.timeouts < RECONNECT_AFTER {
+            return false;
+        }
+        self.timeouts = 0;
+        true
+    }
+
     /// The current acknowledgement timeout.
     pub fn ack_timeout(&self) -> Duration {
         self.ack_timeout
@@ -130,6 +148,7 @@ impl Delivery {
     fn progressed(&mut self, now: Instant) {
         self.last_progress = now;
         self.ack_timeout = ACK_TIMEOUT;
+        self.timeouts = 0;
     }
 
     fn restart_at(&mut self, now: Instant, acked: Seq) {
@@ -196,6 +215,26 @@ mod tests {
     }
 
     #[test]
+    fn a_session_is_suspect_after_timeouts_in_a_row_and_not_after_progress() {
+        let t0 = Instant::now();
+        let mut delivery = connected(t0);
+        publish(&mut delivery, t0, Seq(0), 3);
+        assert!(delivery.handle_timeout(t0 + 4 * S, Seq(0), true));
+        assert!(!delivery.session_suspect(), "one timeout is a slow hub");
+        delivery.handle_progress(t0 + 5 * S);
+        assert!(delivery.handle_timeout(t0 + 9 * S, Seq(1), true));
+        assert!(
+            !delivery.session_suspect(),
+            "progress came between the timeouts"
+        );
+        assert!(delivery.handle_timeout(t0 + 16 * S, Seq(1), true));
+        assert!(delivery.session_suspect());
+        // A new session starts the count again.
+        delivery.handle_connected(t0 + 17 * S, Seq(1));
+        assert!(!delivery.session_suspect());
+    }
+
+    #[test]
     fn the_ack_timeout_doubles_up_to_its_limit_and_progress_resets_it() {
         let t0 = Instant::now();
         let mut delivery = connected(t0);
@@ -213,6 +252,9 @@ mod tests {
             assert_eq!(publish(&mut delivery, now, Seq(0), 3), vec![1, 2, 3]);
         }
         assert_eq!(waits, vec![3, 6, 12, 24, 30, 30]);
+        // Six timeouts without an answer: the session is suspect (once, then counted anew).
+        assert!(delivery.session_suspect());
+        assert!(!delivery.session_suspect());
         delivery.handle_progress(now);
         assert_eq!(delivery.ack_timeout(), ACK_TIMEOUT);
     }

@@ -293,7 +293,15 @@ pub async fn run<S: Source>(
             _ = retransmit.tick() => {
                 let unacked = outbox.oldest_unacked()?.is_some();
                 if sender.delivery.handle_timeout(std::time::Instant::now(), outbox.acked()?, unacked) {
-                    sender.send_window(&outbox)?;
+                    if sender.delivery.session_suspect() {
+                        // Connected and unheard: a new session, on the next broker.
+                        tracing::warn!(board = config.board.0, "no acknowledgement for several resends: connecting anew");
+                        if let Err(e) = sender.client.try_disconnect() {
+                            tracing::warn!(error = %e, "the session could not be ended");
+                        }
+                    } else {
+                        sender.send_window(&outbox)?;
+                    }
                 }
             }
             () = &mut shutdown, if draining_until.is_none() => {
