@@ -25,6 +25,8 @@ pub use process::hub::{Broker, Enrolment, Hub};
 #[allow(unused_imports)]
 pub use process::mosquitto::Mosquitto;
 #[allow(unused_imports)]
+pub use process::nats::NatsCluster;
+#[allow(unused_imports)]
 pub use process::node::{canonical_sans, Node, Replay};
 #[allow(unused_imports)]
 pub use process::pager::TerminalPager;

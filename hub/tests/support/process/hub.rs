@@ -20,6 +20,13 @@ pub enum Broker {
     ExternalTls {
         port: u16,
     },
+    /// A hub of a clustered hall (`--cluster`): the NATS servers, the MQTT gateways (both
+    /// `A,B,C`, this hub's machine's first) and the hub's name.
+    Cluster {
+        nats: String,
+        gateways: String,
+        name: String,
+    },
 }
 
 impl Broker {
@@ -28,6 +35,12 @@ impl Broker {
             Broker::Embedded { port }
             | Broker::External { port }
             | Broker::ExternalTls { port } => *port,
+            Broker::Cluster { gateways, .. } => gateways
+                .split(',')
+                .next()
+                .and_then(|g| g.rsplit_once(':'))
+                .and_then(|(_, port)| port.parse().ok())
+                .expect("a gateway's port"),
         }
     }
 }
@@ -227,12 +240,18 @@ impl Hub {
             );
             register_https(http, &std::fs::read_to_string(ca).unwrap());
         }
+        // A cluster's hub answers once it joined, active or standby (a standby's /healthz
+        // is 503: it takes no events).
+        let path = match self.broker {
+            Broker::Cluster { .. } => "/api/cluster",
+            _ => "/healthz",
+        };
         wait_for(
             "hub",
             &mut self.child,
             &self.log,
             Duration::from_secs(30),
-            || matches!(http_get(http, "/healthz"), Ok((200, _))),
+            || matches!(http_get(http, path), Ok((200, _))),
         );
         self.learn_token();
     }
@@ -241,6 +260,16 @@ impl Hub {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Sends the process `signal` (`STOP`, `CONT`): a hub that freezes and wakes again.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill -{signal}");
     }
 
     pub fn restart(&mut self) {
@@ -295,6 +324,14 @@ fn spawn_hub(data: &Path, broker: &Broker, http: SocketAddr, log: &Path, args: &
         Broker::ExternalTls { port } => command
             .arg("--broker")
             .arg(format!("mqtts://127.0.0.1:{port}")),
+        Broker::Cluster {
+            nats,
+            gateways,
+            name,
+        } => command
+            .args(["--cluster", nats])
+            .args(["--broker", gateways])
+            .args(["--hub-name", name]),
     };
     command.arg("--http").arg(http.to_string()).args(args);
     if !delay_configured(args) {

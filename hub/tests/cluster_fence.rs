@@ -1,0 +1,132 @@
+//! The fence of a clustered hall's journal, against three real `nats-server` processes: an
+//! active hub whose append the stream refuses (another writer's record came first) steps
+//! down at once, and what it was appending never becomes durable, so it never acknowledges
+//! it. The lease alone could not promise this (a hub that slept through its lease may not
+//! know it yet); the stream's expected last sequence does.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::context::PublishErrorKind;
+use async_nats::jetstream::message::PublishMessage;
+use hub::core::hub::{Position, Write};
+use hub::core::ids::HardwareId;
+use hub::edge::cluster::journal::{self, RoleChange};
+use hub::edge::cluster::lease::Lease;
+use hub::edge::cluster::nats::Cluster;
+use hub::edge::cluster::record::{self, Genesis, Takeover};
+use hub::edge::flusher::{Flushed, Flusher};
+use hub::edge::store::Journal;
+use hub::metrics::Metrics;
+use protocol::BoardNo;
+use support::NatsCluster;
+use tokio::time::timeout;
+
+fn binding(board: u16) -> Write {
+    Write::Binding {
+        hardware: HardwareId(format!("dgt-{board}")),
+        board: Some(BoardNo(board)),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_nothing_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let nats = NatsCluster::start(dir.path());
+    let urls: Vec<String> = nats.urls(0).split(',').map(str::to_owned).collect();
+    let cluster = Cluster::connect(&urls, "fence", 3).await.unwrap();
+    let genesis = Genesis {
+        hall_secret: vec![7; 32],
+        session_secret: "00aa".into(),
+        arbiter_token: "a-token-of-at-least-16".into(),
+        ca_cert: String::new(),
+        ca_key: String::new(),
+    };
+    assert_eq!(
+        journal::genesis(&cluster, genesis.clone()).await.unwrap(),
+        genesis
+    );
+
+    let local = Journal::open(&dir.path().join("hub-a")).unwrap();
+    let metrics = Arc::new(Metrics::default());
+    let (durable_tx, mut durable) = tokio::sync::mpsc::unbounded_channel();
+    let flusher = Flusher::start(local.clone(), 0, metrics.clone(), durable_tx).unwrap();
+    let lease = Lease::new(cluster.lease.clone(), "hub-a".into(), "127.0.0.1:1".into());
+    let mut link = journal::start(cluster.clone(), lease, flusher.input(), 0, metrics.clone());
+    let within = Duration::from_secs(15);
+    assert_eq!(
+        timeout(within, link.roles.recv()).await.unwrap(),
+        Some(RoleChange::Standby(None))
+    );
+    assert_eq!(
+        timeout(within, link.roles.recv()).await.unwrap(),
+        Some(RoleChange::Active(1))
+    );
+
+    // A write of the active hub: durable once the cluster has it, in the stream and in its
+    // own journal.
+    link.writes.send((Position(1), binding(1))).unwrap();
+    match timeout(within, durable.recv()).await.unwrap() {
+        Some(Flushed::Durable { up_to, .. }) => assert_eq!(up_to, Position(1)),
+        other => panic!("{other:?}"),
+    }
+    let before = cluster.last_seq().await.unwrap();
+    assert_eq!(local.stream_seq().unwrap(), before);
+
+    // Another writer's record comes first (a hub that took over), appended as any hub
+    // appends: after the last record it knows.
+    let rogue = record::takeover_message(&Takeover {
+        hub: "hub-b".into(),
+        epoch: 2,
+    });
+    let publish = PublishMessage::build()
+        .payload(rogue.into())
+        .expected_last_sequence(before);
+    cluster
+        .js
+        .send_publish(cluster.subject.clone(), publish)
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    // A second writer that does not know it is refused by the stream itself (the fence).
+    let stale = PublishMessage::build()
+        .payload(b"stale".to_vec().into())
+        .expected_last_sequence(before);
+    let refused = cluster
+        .js
+        .send_publish(cluster.subject.clone(), stale)
+        .await
+        .unwrap()
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), PublishErrorKind::WrongLastSequence);
+
+    // The active hub's next write: refused, the hub steps down, nothing more is durable.
+    link.writes.send((Position(2), binding(2))).unwrap();
+    let change = timeout(within, link.roles.recv()).await.unwrap();
+    assert!(matches!(change, Some(RoleChange::Standby(_))), "{change:?}");
+    assert_eq!(link.status.borrow().refused_appends, 1);
+    assert!(metrics
+        .render(0)
+        .contains("zeitnot_cluster_appends_refused_total 1"));
+    // The stream ends with the other writer's record: the refused hub wrote nothing after.
+    assert_eq!(cluster.last_seq().await.unwrap(), before + 1);
+    let late = timeout(Duration::from_secs(1), durable.recv()).await;
+    assert!(
+        late.is_err(),
+        "nothing is durable after the refusal: {late:?}"
+    );
+    // As a standby it reads that record into its own journal.
+    let deadline = std::time::Instant::now() + within;
+    while local.stream_seq().unwrap() <= before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the standby does not tail"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(nats);
+}

