@@ -27,7 +27,9 @@ use crate::edge::mqtt::{HubLink, Incoming};
 use crate::edge::{hall_ca, login};
 use crate::metrics::Metrics;
 
-/// How often at most a standby rebuilds its core from what the stream brought.
+/// How often at most a standby rebuilds its core from what the stream brought; a rebuild
+/// that takes long waits five times its own time before the next, so that a standby of a
+/// large hall keeps most of a core free for its tail (and for taking over).
 pub const WARM_EVERY: Duration = Duration::from_secs(1);
 
 /// `hub serve --cluster`'s settings.
@@ -99,6 +101,8 @@ pub(super) struct ClusterRole {
     pub(super) active: bool,
     /// The stream's sequence number the warm core was built at, and when.
     pub(super) warm: (u64, Instant),
+    /// The time until the next rebuild may start.
+    pub(super) warm_every: Duration,
 }
 
 impl ClusterRole {
@@ -190,11 +194,16 @@ impl Shell {
                 holder.hub, holder.http
             ));
         }
-        if status.journal_seq == cluster.warm.0 || cluster.warm.1.elapsed() < WARM_EVERY {
+        if status.journal_seq == cluster.warm.0 || cluster.warm.1.elapsed() < cluster.warm_every {
             return Ok(());
         }
-        cluster.warm = (status.journal_seq, Instant::now());
-        self.rebuild()
+        let started = Instant::now();
+        cluster.warm = (status.journal_seq, started);
+        self.rebuild()?;
+        if let Some(cluster) = &mut self.cluster {
+            cluster.warm_every = WARM_EVERY.max(started.elapsed() * 5);
+        }
+        Ok(())
     }
 
     /// What `GET /api/cluster` answers (`None`: a hall of one hub).

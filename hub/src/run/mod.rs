@@ -180,6 +180,7 @@ pub async fn serve(
                 connect,
                 active: false,
                 warm: (0, std::time::Instant::now()),
+                warm_every: cluster::WARM_EVERY,
             };
             let session = HubLink::detached(&config.hub.event, metrics.clone());
             (broker, session, Some(role))
