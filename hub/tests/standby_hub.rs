@@ -203,7 +203,11 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     .unwrap();
     assert_eq!(status, 503, "{refused}");
     let refused: Value = serde_json::from_str(&refused).unwrap();
-    assert_eq!(refused["active"], hub_a.http.to_string(), "{refused}");
+    assert_eq!(
+        refused["active"],
+        format!("http://{}", hub_a.http),
+        "{refused}"
+    );
 
     // Twelve real games, each about 75 s long, the nodes spread over the three gateways.
     let games: Vec<Replay> = hall::twenty_games()

@@ -156,7 +156,7 @@ impl ServeArgs {
             hub: self
                 .hub_name
                 .clone()
-                .unwrap_or_else(|| format!("{}:{}", host_name(), self.http.port())),
+                .unwrap_or_else(|| format!("{}:{}", crate::run::host_name(), self.http.port())),
             urls: self.cluster.clone(),
             replicas: crate::edge::cluster::nats::REPLICAS,
         });
@@ -222,14 +222,6 @@ fn gateways(urls: &[String]) -> anyhow::Result<Brokers> {
         .join(",")
         .parse()
         .map_err(|e| anyhow::anyhow!("the cluster's MQTT gateways: {e}"))
-}
-
-/// The machine's name, for a hub's default name in its cluster.
-fn host_name() -> String {
-    rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// Runs the hub until `shutdown` resolves.

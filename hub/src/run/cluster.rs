@@ -80,7 +80,7 @@ pub(super) async fn join(
     let lease = Lease::new(
         cluster.lease.clone(),
         settings.hub.clone(),
-        format!("{}", config.http),
+        advertised(config),
     );
     let flusher = journal.flusher_input().expect("a journal just opened");
     let link = journal::start(cluster, lease, flusher, applied, metrics.clone());
@@ -88,6 +88,36 @@ pub(super) async fn join(
     journal.stand_by("this hub is the cluster's standby; no active hub seen yet".into());
     tracing::info!(hub = %settings.hub, applied, stream = last, "joined the cluster as a standby");
     Ok(link)
+}
+
+/// Where this hub's page and API are reached, as the lease tells the others (and a standby
+/// tells a browser): the first of the names it is reached under (`[access] hosts`), else its
+/// listening address, else (listening on every address) the machine's name.
+fn advertised(config: &ServeConfig) -> String {
+    let port = config.http.port();
+    let scheme = if config.tls.on(config.http) {
+        "https"
+    } else {
+        "http"
+    };
+    let host = match config.hosts.first() {
+        Some(host) => host.clone(),
+        None if config.http.ip().is_unspecified() => host_name(),
+        None => match config.http.ip() {
+            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+            ip => ip.to_string(),
+        },
+    };
+    format!("{scheme}://{host}:{port}")
+}
+
+/// The machine's name: a hub's default name in its cluster, and its address when it listens
+/// on every address.
+pub fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// What the shell holds of the cluster.

@@ -53,7 +53,7 @@ use crate::edge::mqtt::HubLink;
 use crate::edge::tls::TlsChoice;
 use crate::metrics::Metrics;
 use crate::pairings::Trfs;
-pub use cluster::ClusterSettings;
+pub use cluster::{host_name, ClusterSettings};
 pub use feed::Outlets;
 pub use restore::restore;
 
