@@ -5,7 +5,7 @@
 //! broker alone (`hub broker`), each in a process of its own; the nodes are in this one.
 //!
 //! `cargo bench -p zeitnot-hub --bench hall_throughput -- [--nodes N] [--events M] [--window W]
-//! [--rate R] [--external-port P]`
+//! [--rate R] [--external-port P] [--cluster]`
 //!
 //! Prints events/s for both, their ratio, and latency percentiles: publish → hub
 //! acknowledgement for the hub, publish → delivery for the baseline. On the embedded broker
@@ -20,6 +20,12 @@
 //! more in flight than the hub's does. The nodes are bare MQTT sessions
 //! (`common::bare_session`), so that the load generator leaves the cores to the brokers. Paced, the hall sends R events/s in all (default 800) for ten
 //! seconds, each node at an even share.
+//!
+//! With `--cluster` the run also starts three `nats-server` processes (JetStream R3 with
+//! `sync_interval: always`, the MQTT gateway) and runs both phases once more through a hub of
+//! a clustered hall (`hub serve --cluster`, its journal in the replicated stream, an fsync on
+//! every server before each acknowledgement): the cluster's cost against the one-machine hub,
+//! in the same run, with the bare gateway's pass-through beside it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,6 +38,9 @@ use protocol::{topic, BoardNo, DownlinkBody, NodeMs, Seq, Uplink, UplinkBody};
 use tokio::sync::{oneshot, Mutex, Notify};
 
 mod common;
+#[path = "../tests/support/process/nats.rs"]
+#[allow(dead_code)]
+mod nats_cluster;
 
 use common::bare_session::{connect_all, socket_addr, Login};
 use common::{
@@ -47,6 +56,17 @@ struct Args {
     rate: f64,
     /// Use this broker for both runs instead of embedded rumqttd instances.
     external: Option<u16>,
+    /// Run the hub of a clustered hall too, on three NATS servers started here.
+    cluster: bool,
+}
+
+/// Which hub a phase runs through.
+#[derive(Clone, Copy)]
+enum Through<'a> {
+    /// The hall's one hub (with every session over TLS).
+    Alone { tls: bool },
+    /// A hub of a clustered hall on these servers.
+    Cluster(&'a nats_cluster::NatsCluster),
 }
 
 fn args() -> Args {
@@ -56,6 +76,7 @@ fn args() -> Args {
         window: 0,
         rate: 800.0,
         external: None,
+        cluster: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -66,6 +87,7 @@ fn args() -> Args {
             "--window" => args.window = value().unwrap_or(args.window),
             "--rate" => args.rate = value().map_or(args.rate, |v| v as f64),
             "--external-port" => args.external = value().map(|v| v as u16),
+            "--cluster" => args.cluster = true,
             _ => {} // cargo bench passes --bench
         }
     }
@@ -260,13 +282,22 @@ async fn through_hub(
     bodies: &[Vec<UplinkBody>],
     pace: Option<Duration>,
     phase: &str,
-    tls: bool,
+    through: Through<'_>,
 ) -> (f64, Vec<Duration>) {
     // The hub of an earlier phase still runs: with a shared external broker each phase needs
     // its own event id, or the old hub would answer the new nodes.
     let event = format!("bench-{phase}");
-    let flags: &[&str] = if tls { &["--tls", "on"] } else { &[] };
-    let hub = HubProcess::start_with(&event, args.external, flags).await;
+    let hub = match through {
+        Through::Alone { tls } => {
+            let flags: &[&str] = if tls { &["--tls", "on"] } else { &[] };
+            HubProcess::start_with(&event, args.external, flags).await
+        }
+        Through::Cluster(nats) => {
+            let urls = nats.urls(0);
+            let flags = ["--cluster", urls.as_str(), "--hub-name", "bench"];
+            HubProcess::start_with(&event, Some(nats.nodes[0].mqtt), &flags).await
+        }
+    };
     let keys = hub.enrol_nodes(1..=args.nodes).await;
     let nodes_total = args.nodes;
     let latencies = Arc::new(Mutex::new(Vec::new()));
@@ -425,7 +456,8 @@ fn main() {
             ms(&base_lat, 0.50),
             ms(&base_lat, 0.99)
         );
-        let (hub_rate, hub_lat) = through_hub(&args, &bodies, None, "burst", false).await;
+        let (hub_rate, hub_lat) =
+            through_hub(&args, &bodies, None, "burst", Through::Alone { tls: false }).await;
         println!(
             "hub       broker -> rules -> sled journal -> flush -> ack:                  {hub_rate:>9.0} events/s   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
             ms(&hub_lat, 0.50),
@@ -439,7 +471,14 @@ fn main() {
         // broker's TLS is its own; not measured here).
         let with_tls = args.external.is_none();
         if with_tls {
-            let (tls_rate, tls_lat) = through_hub(&args, &bodies, None, "burst-tls", true).await;
+            let (tls_rate, tls_lat) = through_hub(
+                &args,
+                &bodies,
+                None,
+                "burst-tls",
+                Through::Alone { tls: true },
+            )
+            .await;
             println!(
                 "hub+TLS   the same, every node's session over TLS:                         {tls_rate:>9.0} events/s   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
                 ms(&tls_lat, 0.50),
@@ -448,6 +487,41 @@ fn main() {
             println!(
                 "ratio     hub+TLS / hub events/s: {:.2}",
                 tls_rate / hub_rate
+            );
+        }
+
+        let nats = args.cluster.then(|| {
+            let dir = tempfile::tempdir().expect("a directory for the NATS servers");
+            let nats = nats_cluster::NatsCluster::start(dir.path());
+            println!("cluster: three nats-server on loopback (JetStream R3, sync_interval: always; MQTT gateway, stream_replicas 3)");
+            (dir, nats)
+        });
+        if let Some((_, nats)) = &nats {
+            let gateway = BrokerAddr::plain("127.0.0.1", nats.nodes[0].mqtt);
+            let (gate_rate, gate_lat) =
+                baseline(&gateway, &args, &bodies, None, "burst-gateway").await;
+            println!(
+                "gateway   bare NATS MQTT gateway pass-through (QoS 1):                     {gate_rate:>9.0} events/s   publish->delivery p50 {:>8.2} ms  p99 {:>8.2} ms",
+                ms(&gate_lat, 0.50),
+                ms(&gate_lat, 0.99)
+            );
+            let (cl_rate, cl_lat) = through_hub(
+                &args,
+                &bodies,
+                None,
+                "burst-cluster",
+                Through::Cluster(nats),
+            )
+            .await;
+            println!(
+                "cluster   gateway -> rules -> JetStream R3 fsync -> sled -> ack:              {cl_rate:>9.0} events/s   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
+                ms(&cl_lat, 0.50),
+                ms(&cl_lat, 0.99)
+            );
+            println!(
+                "ratio     cluster / hub events/s: {:.2}   cluster / gateway: {:.2}",
+                cl_rate / hub_rate,
+                cl_rate / gate_rate
             );
         }
 
@@ -478,21 +552,51 @@ fn main() {
             ms(&base_lat, 0.99)
         );
         let paced_args = args_with(&args, paced_events);
-        let (_, hub_lat) = through_hub(&paced_args, &paced, Some(pace), "paced", false).await;
+        let (_, hub_lat) = through_hub(
+            &paced_args,
+            &paced,
+            Some(pace),
+            "paced",
+            Through::Alone { tls: false },
+        )
+        .await;
         println!(
             "hub       publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
             ms(&hub_lat, 0.50),
             ms(&hub_lat, 0.99)
         );
         if with_tls {
-            let (_, tls_lat) =
-                through_hub(&paced_args, &paced, Some(pace), "paced-tls", true).await;
+            let (_, tls_lat) = through_hub(
+                &paced_args,
+                &paced,
+                Some(pace),
+                "paced-tls",
+                Through::Alone { tls: true },
+            )
+            .await;
             println!(
                 "hub+TLS   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms   (TLS adds p50 {:+.2} ms, p99 {:+.2} ms)",
                 ms(&tls_lat, 0.50),
                 ms(&tls_lat, 0.99),
                 ms(&tls_lat, 0.50) - ms(&hub_lat, 0.50),
                 ms(&tls_lat, 0.99) - ms(&hub_lat, 0.99)
+            );
+        }
+        if let Some((_, nats)) = &nats {
+            let (_, cl_lat) = through_hub(
+                &paced_args,
+                &paced,
+                Some(pace),
+                "paced-cluster",
+                Through::Cluster(nats),
+            )
+            .await;
+            println!(
+                "cluster   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms   (the cluster adds p50 {:+.2} ms, p99 {:+.2} ms)",
+                ms(&cl_lat, 0.50),
+                ms(&cl_lat, 0.99),
+                ms(&cl_lat, 0.50) - ms(&hub_lat, 0.50),
+                ms(&cl_lat, 0.99) - ms(&hub_lat, 0.99)
             );
         }
     });
