@@ -32,6 +32,10 @@ use crate::metrics::Metrics;
 /// large hall keeps most of a core free for its tail (and for taking over).
 pub const WARM_EVERY: Duration = Duration::from_secs(1);
 
+/// How long a starting hub tries to join its cluster before it gives up (and its service
+/// manager starts it again).
+const JOIN_WITHIN: Duration = Duration::from_secs(120);
+
 /// `hub serve --cluster`'s settings.
 #[derive(Debug, Clone)]
 pub struct ClusterSettings {
@@ -53,7 +57,6 @@ pub(super) async fn join(
     metrics: &std::sync::Arc<Metrics>,
 ) -> anyhow::Result<ClusterLink> {
     let local = journal.journal().expect("a journal just opened");
-    let cluster = Cluster::connect(&settings.urls, &config.hub.event, settings.replicas).await?;
     let (token, _) = login::arbiter_token(&config.data, None)?;
     let (ca_cert, ca_key) = hall_ca::files(&config.data)?;
     let mine = Genesis {
@@ -63,7 +66,31 @@ pub(super) async fn join(
         ca_cert,
         ca_key,
     };
-    let genesis = journal::genesis(&cluster, mine).await?;
+    // A server that just came back answers before its JetStream does ("temporarily
+    // unavailable"): the hub tries again rather than ending.
+    let started = Instant::now();
+    let (cluster, genesis, last) = loop {
+        let joined = async {
+            let cluster =
+                Cluster::connect(&settings.urls, &config.hub.event, settings.replicas).await?;
+            let genesis = journal::genesis(&cluster, mine.clone()).await?;
+            let last = cluster.last_seq().await?;
+            anyhow::Ok((cluster, genesis, last))
+        };
+        match joined.await {
+            Ok(joined) => break joined,
+            Err(e) if started.elapsed() < JOIN_WITHIN => {
+                tracing::warn!(
+                    error = format!("{e:#}"),
+                    "the cluster does not answer yet; trying again"
+                );
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => {
+                return Err(e.context(format!("no answer from the cluster in {JOIN_WITHIN:?}")))
+            }
+        }
+    };
     local
         .adopt_secrets(&genesis.hall_key()?, &genesis.session_secret)
         .context("keeping the hall's secrets")?;
@@ -72,7 +99,6 @@ pub(super) async fn join(
         hall_ca::adopt(&config.data, &genesis.ca_cert, &genesis.ca_key)?;
     }
     let applied = local.stream_seq()?;
-    let last = cluster.last_seq().await?;
     anyhow::ensure!(
         applied <= last,
         "this hub's journal holds {applied} records of the stream, which has {last}: the data directory belongs to another hall (or the stream was made anew); start with an empty one"

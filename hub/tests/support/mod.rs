@@ -112,10 +112,16 @@ pub fn append(log: &Path) -> std::fs::File {
         .expect("log file")
 }
 
+/// The log's last lines, after the error a process ended with (`Error: …`, which a
+/// backtrace can push out of them).
 pub fn tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<_> = text.lines().collect();
-    lines[lines.len().saturating_sub(30)..].join("\n")
+    let last = lines[lines.len().saturating_sub(30)..].join("\n");
+    match lines.iter().rev().find(|l| l.starts_with("Error:")) {
+        Some(error) if !last.contains(*error) => format!("{error}\n…\n{last}"),
+        _ => last,
+    }
 }
 
 /// Polls `ready` until it holds; panics with the log's tail if the process `what` exits or
