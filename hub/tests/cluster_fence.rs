@@ -31,6 +31,47 @@ fn binding(board: u16) -> Write {
     }
 }
 
+/// The stream's last sequence number, asked again while the stream elects a leader.
+async fn last_seq(cluster: &Cluster) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        match cluster.last_seq().await {
+            Ok(seq) => return seq,
+            Err(e) if std::time::Instant::now() > deadline => panic!("{e:#}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// Appends `payload` after record `after`, as a hub appends; asked again while the stream
+/// has no leader (the active hub moves the leaders off its own server when it takes over).
+async fn append(
+    cluster: &Cluster,
+    payload: Vec<u8>,
+    after: u64,
+) -> Result<u64, async_nats::jetstream::context::PublishError> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let publish = PublishMessage::build()
+            .payload(payload.clone().into())
+            .expected_last_sequence(after);
+        let acked = match cluster
+            .js
+            .send_publish(cluster.subject.clone(), publish)
+            .await
+        {
+            Ok(ack) => ack.await,
+            Err(e) => Err(e),
+        };
+        match acked {
+            Ok(ack) => return Ok(ack.sequence),
+            Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => return Err(e),
+            Err(e) if std::time::Instant::now() > deadline => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_nothing_durable() {
     let dir = tempfile::tempdir().unwrap();
@@ -72,7 +113,7 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
         Some(Flushed::Durable { up_to, .. }) => assert_eq!(up_to, Position(1)),
         other => panic!("{other:?}"),
     }
-    let before = cluster.last_seq().await.unwrap();
+    let before = last_seq(&cluster).await;
     assert_eq!(local.stream_seq().unwrap(), before);
 
     // Another writer's record comes first (a hub that took over), appended as any hub
@@ -81,25 +122,9 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
         hub: "hub-b".into(),
         epoch: 2,
     });
-    let publish = PublishMessage::build()
-        .payload(rogue.into())
-        .expected_last_sequence(before);
-    cluster
-        .js
-        .send_publish(cluster.subject.clone(), publish)
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    append(&cluster, rogue, before).await.unwrap();
     // A second writer that does not know it is refused by the stream itself (the fence).
-    let stale = PublishMessage::build()
-        .payload(b"stale".to_vec().into())
-        .expected_last_sequence(before);
-    let refused = cluster
-        .js
-        .send_publish(cluster.subject.clone(), stale)
-        .await
-        .unwrap()
+    let refused = append(&cluster, b"stale".to_vec(), before)
         .await
         .unwrap_err();
     assert_eq!(refused.kind(), PublishErrorKind::WrongLastSequence);
@@ -113,7 +138,7 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
         .render(0)
         .contains("zeitnot_cluster_appends_refused_total 1"));
     // The stream ends with the other writer's record: the refused hub wrote nothing after.
-    assert_eq!(cluster.last_seq().await.unwrap(), before + 1);
+    assert_eq!(last_seq(&cluster).await, before + 1);
     let late = timeout(Duration::from_secs(1), durable.recv()).await;
     assert!(
         late.is_err(),

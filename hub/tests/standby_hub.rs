@@ -187,6 +187,7 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     // Hub A's machine runs NATS server 0, hub B's server 1.
     let mut hub_a = start_hub(dir, &nats, 0, "hub-a");
     wait_role(&hub_a, "active", Duration::from_secs(30));
+    let a_active = Instant::now();
     let hub_b = start_hub(dir, &nats, 1, "hub-b");
     wait_role(&hub_b, "standby", Duration::from_secs(30));
     // One hall: the same arbiters' token and the same CA (which nodes and browsers pin) on
@@ -245,7 +246,10 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     done.acknowledge(&hub_a);
     done.start_round(&hub_a, "juniors");
 
-    // (a) Hub A's machine dies: the hub and its NATS server.
+    // (a) Hub A's machine dies: the hub and its NATS server. Not before the active hub first
+    // moved the streams' leaders off its server (10 s after it took over), as a hall that
+    // has been playing has.
+    std::thread::sleep(Duration::from_secs(12).saturating_sub(a_active.elapsed()));
     let killed = Instant::now();
     hub_a.kill();
     nats.kill(0);

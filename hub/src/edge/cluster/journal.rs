@@ -348,7 +348,10 @@ impl Task {
     /// The active hub: appends the core's writes until it must step down.
     async fn active(&mut self) -> StepDown {
         let mut look = tokio::time::interval(RENEW_EVERY);
-        let mut leaders = tokio::time::interval(LEADERS_EVERY);
+        // Not at once: a leader that steps down holds appends up for a moment, which the
+        // first moments of a takeover do not need.
+        let mut leaders =
+            tokio::time::interval_at(tokio::time::Instant::now() + LEADERS_EVERY, LEADERS_EVERY);
         let mut message_no = 0u64;
         loop {
             tokio::select! {
