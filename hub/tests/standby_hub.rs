@@ -195,15 +195,22 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     assert_eq!(hub_b.token, hub_a.token);
     let ca = |hub: &Hub| std::fs::read_to_string(hub.data.join("hall-ca.pem")).unwrap();
     assert_eq!(ca(&hub_b), ca(&hub_a));
-    // A standby refuses changes, naming the active hub.
-    let (status, refused) = http_post(
-        hub_b.http,
-        "/api/nodes/enrol",
-        r#"{"hardware": "replay-1", "board": 1}"#,
-    )
-    .unwrap();
-    assert_eq!(status, 503, "{refused}");
-    let refused: Value = serde_json::from_str(&refused).unwrap();
+    // A standby refuses changes, naming the active hub (once it has seen it: `null` before).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        let (status, refused) = http_post(
+            hub_b.http,
+            "/api/nodes/enrol",
+            r#"{"hardware": "replay-1", "board": 1}"#,
+        )
+        .unwrap();
+        assert_eq!(status, 503, "{refused}");
+        let refused: Value = serde_json::from_str(&refused).unwrap();
+        if !refused["active"].is_null() || Instant::now() > deadline {
+            break refused;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert_eq!(
         refused["active"],
         format!("http://{}", hub_a.http),

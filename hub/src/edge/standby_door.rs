@@ -26,6 +26,8 @@ pub async fn refuse_changes(
 ) -> Response {
     if !matches!(*request.method(), Method::GET | Method::HEAD) {
         if let Some(active) = standby.borrow().clone() {
+            // `null` until the standby has seen who is active.
+            let active = (!active.is_empty()).then_some(active);
             let body = serde_json::json!({
                 "error": "this hub is the cluster's standby: changes go to the active hub",
                 "active": active,
