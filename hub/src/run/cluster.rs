@@ -20,7 +20,7 @@ use super::journal::JournalLink;
 use super::shell::Shell;
 use super::ServeConfig;
 use crate::edge::cluster::journal::{self, ClusterLink, RoleChange, Status};
-use crate::edge::cluster::lease::Lease;
+use crate::edge::cluster::lease::{Holder, Lease};
 use crate::edge::cluster::nats::Cluster;
 use crate::edge::cluster::record::Genesis;
 use crate::edge::mqtt::{HubLink, Incoming};
@@ -196,20 +196,7 @@ impl Shell {
             }
             RoleChange::Standby(holder) => {
                 let was_active = std::mem::replace(&mut cluster.active, false);
-                let active = holder
-                    .as_ref()
-                    .filter(|h| !h.hub.is_empty())
-                    .map(|h| format!("{} at {}", h.hub, h.http));
-                let reason = match &active {
-                    Some(active) => {
-                        format!("this hub is the cluster's standby; the active hub is {active}")
-                    }
-                    None => "this hub is the cluster's standby; no active hub seen yet".to_owned(),
-                };
-                let _ = cluster
-                    .door
-                    .send(Some(holder.map(|h| h.http).unwrap_or_default()));
-                self.journal.stand_by(reason);
+                self.tell_standby(holder.as_ref());
                 // The requests waiting for a write get no answer (503): it was never made.
                 self.waiting.clear();
                 let (link, incoming) = HubLink::detached(self.hub.event(), self.metrics.clone());
@@ -232,24 +219,10 @@ impl Shell {
             return Ok(());
         }
         let status = cluster.status();
-        let active = status
-            .holder
-            .as_ref()
-            .map(|h| h.http.clone())
-            .unwrap_or_default();
-        cluster.door.send_if_modified(|door| {
-            let changed = door.as_deref() != Some(active.as_str());
-            if changed {
-                *door = Some(active.clone());
-            }
-            changed
-        });
-        if let Some(holder) = &status.holder {
-            self.journal.stand_by(format!(
-                "this hub is the cluster's standby; the active hub is {} at {}",
-                holder.hub, holder.http
-            ));
-        }
+        self.tell_standby(status.holder.as_ref());
+        let Some(cluster) = &mut self.cluster else {
+            return Ok(());
+        };
         if status.journal_seq == cluster.warm.0 || cluster.warm.1.elapsed() < cluster.warm_every {
             return Ok(());
         }
@@ -260,6 +233,29 @@ impl Shell {
             cluster.warm_every = WARM_EVERY.max(started.elapsed() * 5);
         }
         Ok(())
+    }
+
+    /// A standby says where the active hub is (`holder`, once seen): the HTTP door's 503
+    /// (`null` until then) and `/healthz`'s reason.
+    fn tell_standby(&mut self, holder: Option<&Holder>) {
+        let Some(cluster) = &self.cluster else {
+            return;
+        };
+        let active = holder.map(|h| h.http.clone()).unwrap_or_default();
+        cluster.door.send_if_modified(|door| {
+            let changed = door.as_deref() != Some(active.as_str());
+            if changed {
+                *door = Some(active.clone());
+            }
+            changed
+        });
+        self.journal.stand_by(match holder {
+            Some(h) => format!(
+                "this hub is the cluster's standby; the active hub is {} at {}",
+                h.hub, h.http
+            ),
+            None => "this hub is the cluster's standby; no active hub seen yet".to_owned(),
+        });
     }
 
     /// What `GET /api/cluster` answers (`None`: a hall of one hub).

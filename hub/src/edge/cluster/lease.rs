@@ -46,8 +46,8 @@ pub struct Holder {
 /// What a look at the lease found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Seen {
-    /// Held, and renewed lately (or just seen for the first time).
-    Held(Holder),
+    /// Held elsewhere (or not yet takeable): [`Lease::holder`] says by whom, if known.
+    Held,
     /// This hub holds it now, from `epoch`.
     Taken(u64),
 }
@@ -179,7 +179,7 @@ impl Lease {
                 if let State::Watching { since, .. } = &mut self.state {
                     *since = Instant::now();
                 }
-                return self.seen_holder();
+                return Seen::Held;
             }
         };
         let live = entry.filter(|e| e.operation == kv::Operation::Put);
@@ -206,18 +206,7 @@ impl Lease {
             let epoch = holder.as_ref().map_or(0, |h| h.epoch) + 1;
             return self.take(Some(entry.revision), epoch).await;
         }
-        self.seen_holder()
-    }
-
-    fn seen_holder(&self) -> Seen {
-        match self.holder() {
-            Some(holder) => Seen::Held(holder.clone()),
-            None => Seen::Held(Holder {
-                hub: String::new(),
-                http: String::new(),
-                epoch: 0,
-            }),
-        }
+        Seen::Held
     }
 
     /// Writes this hub into the lease if it is still at `revision` (`None`: absent).
@@ -251,7 +240,7 @@ impl Lease {
             Err(e) => {
                 // Another standby was quicker, or the cluster is busy: look again.
                 tracing::info!(error = %e, "the lease was not taken");
-                self.seen_holder()
+                Seen::Held
             }
         }
     }
