@@ -141,6 +141,7 @@ fn round(games: &[(u16, &str, &str)], start: Option<u64>) -> Rounds {
         pairings: [(RoundNo(1), games)].into(),
         first: Some(RoundNo(1)),
         starts: start.map(|at| (RoundNo(1), at)).into_iter().collect(),
+        byes: Default::default(),
     }
 }
 

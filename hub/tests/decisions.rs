@@ -38,7 +38,7 @@ fn decide(
         round: None,
         action: serde_json::from_value(action).expect("an arbiter action"),
     };
-    hall.decide(&record)
+    hall.decide(&record, false)
 }
 
 fn detail(hall: &Hall, script: &Script) -> Value {
@@ -274,7 +274,7 @@ fn a_decision_that_does_not_fit_changes_nothing() {
         .unwrap(),
     };
     assert_eq!(
-        hall.decide(&record),
+        hall.decide(&record, false),
         Err(DecisionError::UnknownBoard(BoardNo(2)))
     );
 }

@@ -423,6 +423,9 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         ),
         None => None,
     };
+    // The pairing program's time control (TRF-2026's record 222) where the configuration
+    // names none.
+    let time_control = time_control.or_else(|| trf.as_ref().and_then(Trf::time_control));
     let round_no = |n: &Spanned<u64>, field: &str| {
         RoundNo::new(*n.get_ref()).ok_or_else(|| {
             invalid(

@@ -49,7 +49,8 @@ impl From<Side> for Color {
 }
 
 /// A game's result, as PGN writes it; an arbiter's `*` withdraws an earlier declaration
-/// (the game goes on).
+/// (the game goes on). A game not played is a forfeit, as pairing programs and the TRF
+/// write it: `+-` White wins, `-+` Black wins, `--` both lose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum GameResult {
     #[serde(rename = "1-0")]
@@ -60,16 +61,69 @@ pub enum GameResult {
     Draw,
     #[serde(rename = "*")]
     Ongoing,
+    #[serde(rename = "+-")]
+    WhiteWinsByForfeit,
+    #[serde(rename = "-+")]
+    BlackWinsByForfeit,
+    #[serde(rename = "--")]
+    DoubleForfeit,
 }
 
 impl GameResult {
-    /// As PGN writes it: `1-0`, `0-1`, `1/2-1/2`, `*`.
+    /// As PGN writes it: `1-0`, `0-1`, `1/2-1/2`, `*`; a forfeit as the points it gives
+    /// (`1-0`, `0-1`, and `0-0` for a double forfeit, as lichess's broadcasts write it),
+    /// with `[Termination "forfeit"]` beside it.
     pub fn pgn(self) -> &'static str {
         match self {
-            GameResult::WhiteWins => "1-0",
-            GameResult::BlackWins => "0-1",
+            GameResult::WhiteWins | GameResult::WhiteWinsByForfeit => "1-0",
+            GameResult::BlackWins | GameResult::BlackWinsByForfeit => "0-1",
             GameResult::Draw => "1/2-1/2",
             GameResult::Ongoing => "*",
+            GameResult::DoubleForfeit => "0-0",
+        }
+    }
+
+    /// As the pairings and the API write it: PGN's, and forfeits as `+-`, `-+`, `--`.
+    pub fn code(self) -> &'static str {
+        match self {
+            GameResult::WhiteWinsByForfeit => "+-",
+            GameResult::BlackWinsByForfeit => "-+",
+            GameResult::DoubleForfeit => "--",
+            played => played.pgn(),
+        }
+    }
+
+    /// From [`GameResult::code`]'s text.
+    pub fn from_code(code: &str) -> Option<GameResult> {
+        [
+            GameResult::WhiteWins,
+            GameResult::BlackWins,
+            GameResult::Draw,
+            GameResult::Ongoing,
+            GameResult::WhiteWinsByForfeit,
+            GameResult::BlackWinsByForfeit,
+            GameResult::DoubleForfeit,
+        ]
+        .into_iter()
+        .find(|r| r.code() == code)
+    }
+
+    /// A game not played: won or lost by forfeit.
+    pub fn is_forfeit(self) -> bool {
+        matches!(
+            self,
+            GameResult::WhiteWinsByForfeit
+                | GameResult::BlackWinsByForfeit
+                | GameResult::DoubleForfeit
+        )
+    }
+
+    /// The same points given by forfeit: `1-0` → `+-`, `0-1` → `-+`; others as they are.
+    pub fn by_forfeit(self) -> GameResult {
+        match self {
+            GameResult::WhiteWins => GameResult::WhiteWinsByForfeit,
+            GameResult::BlackWins => GameResult::BlackWinsByForfeit,
+            other => other,
         }
     }
 
@@ -89,7 +143,7 @@ impl GameResult {
 
 impl std::fmt::Display for GameResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.pgn())
+        f.write_str(self.code())
     }
 }
 
@@ -113,6 +167,12 @@ pub enum Cause {
     DeadPosition,
     /// A penalty declaring the game lost (12.9).
     ArbiterPenalty,
+    /// A game not played (a player absent at the default time, 6.7.1, or withdrawn):
+    /// scored, never rated, no meeting for the pairing program.
+    Forfeit,
+    /// The pairing program's file gives another result (an appeal, a correction entered
+    /// there): its word stands.
+    Correction,
 }
 
 impl Cause {
@@ -128,12 +188,15 @@ impl Cause {
             Cause::LateArrival => "late_arrival",
             Cause::DeadPosition => "dead_position",
             Cause::ArbiterPenalty => "arbiter_penalty",
+            Cause::Forfeit => "forfeit",
+            Cause::Correction => "correction",
         }
     }
 
-    /// The article of `edition` under which the game ends this way.
-    pub fn article(self, edition: Edition) -> &'static str {
-        match (self, edition.lettered(), edition) {
+    /// The article of `edition` under which the game ends this way; none for a result the
+    /// pairing program corrected (an appeal's or the organiser's word, not the Laws').
+    pub fn article(self, edition: Edition) -> Option<&'static str> {
+        Some(match (self, edition.lettered(), edition) {
             (Cause::FlagFall, _, _) => "6.9",
             (Cause::Resignation, false, _) => "5.1.2",
             (Cause::Resignation, true, _) => "5.1b",
@@ -150,7 +213,10 @@ impl Cause {
             (Cause::DeadPosition, true, _) => "5.2b",
             (Cause::ArbiterPenalty, _, Edition::Laws2009) => "13.4",
             (Cause::ArbiterPenalty, _, _) => "12.9",
-        }
+            (Cause::Forfeit, false, _) => "6.7.1",
+            (Cause::Forfeit, true, _) => "6.7a",
+            (Cause::Correction, _, _) => return None,
+        })
     }
 }
 
@@ -185,6 +251,30 @@ pub enum Decision {
         ms: i64,
         reason: TimeReason,
     },
+}
+
+impl Decision {
+    /// A forfeit written either way the same: `"result": "+-"` (its cause is the forfeit),
+    /// or `"1-0"` with `"cause": "forfeit"` (the result is `+-`).
+    pub fn normalized(self) -> Result<Decision, DecisionError> {
+        match self {
+            Decision::Result { result, cause } if result.is_forfeit() => Ok(Decision::Result {
+                result,
+                cause: Some(cause.unwrap_or(Cause::Forfeit)),
+            }),
+            Decision::Result {
+                result,
+                cause: Some(Cause::Forfeit),
+            } => match result.by_forfeit() {
+                GameResult::Draw => Err(DecisionError::DrawnForfeit),
+                result => Ok(Decision::Result {
+                    result,
+                    cause: Some(Cause::Forfeit),
+                }),
+            },
+            other => Ok(other),
+        }
+    }
 }
 
 /// What the arbiter submits (`POST /api/boards/{n}/decisions`).
@@ -271,6 +361,9 @@ pub enum DecisionError {
     /// A declared result needs its cause.
     #[error("a result needs a cause")]
     CauseMissing,
+    /// A forfeit scores a win or a double loss, never a draw.
+    #[error("a forfeit is \"+-\", \"-+\" or \"--\": a game not played is never drawn")]
+    DrawnForfeit,
     /// A time adjustment of zero.
     #[error("a time adjustment of 0 ms changes nothing")]
     NothingToAdjust,

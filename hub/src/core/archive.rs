@@ -55,7 +55,7 @@ impl PlayedGame {
         let mut detail = self.detail.value();
         if let Some(fields) = detail.as_object_mut() {
             fields.insert("status".into(), self.standing.status.clone().into());
-            fields.insert("result".into(), self.standing.result.pgn().into());
+            fields.insert("result".into(), self.standing.result.code().into());
             fields.insert(
                 "article".into(),
                 self.standing
@@ -84,14 +84,14 @@ impl PlayedGame {
             (result, Some(cause)) => Standing {
                 status: cause.name().to_owned(),
                 result,
-                article: Some(Cause::article(cause, edition).to_owned()),
+                article: Cause::article(cause, edition).map(str::to_owned),
             },
         };
         self.timeline
             .result_changed(record.at, self.standing.result.is_decided());
         let entry = AuditEntry {
             record: record.clone(),
-            article: cause.map(|c| c.article(edition)),
+            article: cause.and_then(|c| c.article(edition)),
             clock_expects_ms: None,
             clock_side: None,
         };

@@ -56,7 +56,7 @@ impl Status {
     pub fn article(self, edition: Edition) -> Option<&'static str> {
         Some(match (self, edition.lettered()) {
             (Status::Playing, _) => return None,
-            (Status::Declared(cause), _) => cause.article(edition),
+            (Status::Declared(cause), _) => return cause.article(edition),
             (Status::Checkmate, false) => "5.1.1",
             (Status::Checkmate, true) => "5.1a",
             (Status::Stalemate, false) => "5.2.1",

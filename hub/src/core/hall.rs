@@ -200,14 +200,28 @@ impl Hall {
         self.board_mut(board).skip_damaged(seq)
     }
 
+    /// Forgets `board` if nothing happened on it (no event, no decision): a board made for a
+    /// decision that was refused.
+    pub fn forget_unplayed(&mut self, board: BoardNo) {
+        if self.boards.get(&board).is_some_and(|b| !b.played()) {
+            self.boards.remove(&board);
+        }
+    }
+
     /// The fold step for an arbiter's decision: carried out at `record.board`, after the
-    /// board's event `record.after_seq`. A decision that does not fit changes nothing.
-    pub fn decide(&mut self, record: &DecisionRecord) -> Result<Vec<Effect>, DecisionError> {
+    /// board's event `record.after_seq`. A decision that does not fit changes nothing. A
+    /// board that reported nothing takes one only when `paired` (a board without an
+    /// e-board: its result is the arbiter's to enter).
+    pub fn decide(
+        &mut self,
+        record: &DecisionRecord,
+        paired: bool,
+    ) -> Result<Vec<Effect>, DecisionError> {
         let board = record.board;
         let state = self
             .boards
             .get_mut(&board)
-            .filter(|b| b.last_seq().0 > 0)
+            .filter(|b| paired || b.last_seq().0 > 0)
             .ok_or(DecisionError::UnknownBoard(record.board))?;
         Ok(effects(board, state.decide(record)?))
     }

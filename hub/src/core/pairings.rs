@@ -35,6 +35,33 @@ pub struct Pairing {
     pub section: Option<String>,
 }
 
+/// How a player who plays no game in a round stands in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unpaired {
+    /// `H`: a half-point bye the player asked for.
+    HalfPointBye,
+    /// `F`: a full-point bye.
+    FullPointBye,
+    /// `U`, or `+` without an opponent: the pairing-allocated bye.
+    PairingAllocatedBye,
+    /// `Z`, or `-` without an opponent: a zero-point bye.
+    ZeroPointBye,
+    /// No entry for the round: absent, or withdrawn from the tournament.
+    NotPaired,
+}
+
+/// A player without a board in a round: `GET /api/rounds/{r}/byes`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Bye {
+    pub player: Seat,
+    #[serde(rename = "bye")]
+    pub kind: Unpaired,
+    /// The points it gives, as the pairing program's point system counts them (`1.0`).
+    pub points: String,
+    pub section: Option<String>,
+}
+
 /// The event's rounds: each round's games on the hall's boards (every section's), and each
 /// round's scheduled start.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +72,8 @@ pub struct Rounds {
     pub first: Option<RoundNo>,
     /// Each round's scheduled start (Unix ms), as the regulations give it.
     pub starts: BTreeMap<RoundNo, u64>,
+    /// Each round's players without a board: byes, absent and withdrawn players.
+    pub byes: BTreeMap<RoundNo, Vec<Bye>>,
 }
 
 impl Rounds {
@@ -59,6 +88,11 @@ impl Rounds {
     /// The games of `round`; none without pairings.
     pub fn games(&self, round: RoundNo) -> &[Pairing] {
         self.pairings.get(&round).map_or(&[], Vec::as_slice)
+    }
+
+    /// The players of `round` without a board.
+    pub fn byes(&self, round: RoundNo) -> &[Bye] {
+        self.byes.get(&round).map_or(&[], Vec::as_slice)
     }
 
     /// The boards of `round` whose games are to be played: those the file has not scored

@@ -68,11 +68,15 @@ pub enum StartError {
     #[error("round {0} was started before")]
     StartedBefore(RoundNo),
     /// Boards still play the round in play; `force` starts the next one all the same.
-    #[error("round {round} is still being played on boards {boards:?}; start with \"force\": true to end it")]
+    #[error("round {round} has boards without a result: {boards:?}; enter them (e-board or not), or start with \"force\": true")]
     StillPlayed {
         round: RoundNo,
         boards: Vec<BoardNo>,
     },
+    /// The event's pairing files pair other rounds but not this one; `force` starts it all
+    /// the same (its boards then play without players named).
+    #[error("round {0} has no pairings yet: export them from the pairing program, or start with \"force\": true")]
+    NoPairings(RoundNo),
     /// The configuration names no such section.
     #[error("no section {0:?}")]
     UnknownSection(String),

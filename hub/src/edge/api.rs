@@ -15,7 +15,7 @@ use crate::core::board::{BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::hub::{ArbiterEnrolment, Enrolled, EnrolmentRefusal, StartRequest};
 use crate::core::ids::{AlertId, HardwareId, RoundNo};
-use crate::core::pairings::{Pairing, RoundState};
+use crate::core::pairings::{Bye, Pairing, RoundState};
 use crate::core::rounds::StartError;
 use crate::core::setup::NodesReport;
 use crate::edge::access::Access;
@@ -79,6 +79,8 @@ pub enum Query {
         Option<String>,
         oneshot::Sender<Option<Vec<Pairing>>>,
     ),
+    /// A round's players without a board (of one section, or the whole hall).
+    Byes(RoundNo, Option<String>, oneshot::Sender<Vec<Bye>>),
     /// The pairing program's TRF with the hub's results of every round.
     /// (Of a section, or the hall's own.)
     ResultsTrf(Option<String>, oneshot::Sender<Option<String>>),

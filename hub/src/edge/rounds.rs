@@ -4,7 +4,11 @@
 //! - `GET /api/rounds`: every round with pairings or started (`round`, `in_play`, `games`,
 //!   `finished`, `complete`).
 //! - `GET /api/rounds/{r}`: one of them.
-//! - `GET /api/rounds/{r}/pairings`: its games with the hub's results.
+//! - `GET /api/rounds/{r}/pairings`: its games with the hub's results (forfeits `+-`, `-+`,
+//!   `--`), boards numbered as the pairing program publishes them.
+//! - `GET /api/rounds/{r}/byes`: its players without a board (`player`, `bye`: one of
+//!   `half_point_bye`, `full_point_bye`, `pairing_allocated_bye`, `zero_point_bye`,
+//!   `not_paired`; `points`, `section`).
 //! - `POST /api/rounds/{r}/start` (arbiters): `{"force": false, "section": null, "by": "…"}`,
 //!   all optional; idempotent; 409 while the round in play is still being played (unless
 //!   forced) or for a round started before.
@@ -21,7 +25,7 @@ use super::access::Login;
 use super::api::{board_number, round_number, Api, ApiError, Query};
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
 use crate::core::hub::StartRequest;
-use crate::core::pairings::{Pairing, RoundState};
+use crate::core::pairings::{Bye, Pairing, RoundState};
 
 /// What anyone may read.
 pub(super) fn public() -> Router<Api> {
@@ -29,6 +33,7 @@ pub(super) fn public() -> Router<Api> {
         .route("/api/rounds", get(rounds))
         .route("/api/rounds/{r}", get(round_state))
         .route("/api/rounds/{r}/pairings", get(pairings))
+        .route("/api/rounds/{r}/byes", get(byes))
 }
 
 /// What only the arbiters may read or do.
@@ -68,6 +73,18 @@ async fn pairings(
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownRound(round))
+}
+
+/// `[{"player": {…}, "bye", "points", "section"}]`.
+async fn byes(
+    State(api): State<Api>,
+    Path(r): Path<String>,
+    axum::extract::Query(query): axum::extract::Query<super::http::SectionQuery>,
+) -> Result<Json<Vec<Bye>>, ApiError> {
+    let round = round_number(&r)?;
+    api.ask(|reply| Query::Byes(round, query.section, reply))
+        .await
+        .map(Json)
 }
 
 /// Body of `POST /api/rounds/{r}/start`; every field optional.

@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use crate::core::arbiter::GameResult;
 use crate::core::hub::Hub;
 use crate::core::ids::{BoardNo, RoundNo};
-use crate::core::pairings::{Pairing, Rounds, Seat};
+use crate::core::pairings::{Bye, Pairing, Rounds, Seat};
 
-use trf::{Player, Trf};
+use trf::{Player, RoundEntry, Trf};
 
 pub(super) fn seat(player: &Player) -> Seat {
     Seat {
@@ -25,15 +25,6 @@ pub(super) fn seat(player: &Player) -> Seat {
         title: player.title.clone(),
         federation: player.federation.clone(),
         start_rank: player.start_rank,
-    }
-}
-
-/// Points a result code scores.
-fn score(code: Option<char>) -> f32 {
-    match code {
-        Some('1' | '+' | 'W' | 'F' | 'U') => 1.0,
-        Some('=' | 'D' | 'H') => 0.5,
-        _ => 0.0,
     }
 }
 
@@ -51,49 +42,79 @@ pub(super) fn result_text(white: Option<char>, black: Option<char>) -> String {
     .to_owned()
 }
 
-/// The games of `round` (1-based), boards numbered as pairing programs list them: the pair
-/// with the most points before the round first, then the higher rating, then the better
-/// start rank. TRF files hold no board numbers; byes get no board. A team file's games go
-/// match by match ([`teams`]).
+/// The games of `round` (1-based), boards numbered as FIDE's rules for publishing pairings
+/// and the engines (JaVaFo, BBP Pairings' `sortResults`) number them: the pair whose
+/// higher player (more points before the round, ties to the lower pairing number) has more
+/// points first, then the pair with more points for its other player, then the pair whose
+/// higher player has the lower pairing number. Forfeited games are boards (they were
+/// paired); byes get none ([`round_byes`]). A team file's games go match by match
+/// ([`teams`]).
 pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
     if let Some(games) = teams::round_pairings(trf, round) {
         return games;
     }
-    let before = |p: &Player| -> f32 {
-        p.rounds
-            .iter()
-            .take(round.saturating_sub(1))
-            .map(|e| score(e.result))
-            .sum()
-    };
-    let mut games: Vec<(f32, u16, u32, Pairing)> = Vec::new();
-    for (white, entry, black) in trf.games(round) {
-        let black_entry = black.rounds.get(round - 1).copied();
-        let points = before(white).max(before(black));
-        let rating = white.rating.max(black.rating).unwrap_or(0);
-        let rank = white.start_rank.min(black.start_rank);
+    let order = trf.tie_order();
+    let place = |p: &Player| order.get(&p.start_rank).copied().unwrap_or(u32::MAX);
+    // The published order: (the higher player's points, the other's, both descending; the
+    // higher player's place in the tie order).
+    type Order = (std::cmp::Reverse<u32>, std::cmp::Reverse<u32>, u32);
+    let mut games: Vec<(Order, Pairing)> = Vec::new();
+    for (white, white_entry, black, black_entry) in trf.pairs(round) {
+        let scores = (trf.score(white, round - 1), trf.score(black, round - 1));
+        let white_higher = (scores.0, std::cmp::Reverse(place(white)))
+            > (scores.1, std::cmp::Reverse(place(black)));
+        let (higher, lower, higher_place) = if white_higher {
+            (scores.0, scores.1, place(white))
+        } else {
+            (scores.1, scores.0, place(black))
+        };
+        let key = (
+            std::cmp::Reverse(higher),
+            std::cmp::Reverse(lower),
+            higher_place,
+        );
         games.push((
-            points,
-            rating,
-            rank,
+            key,
             Pairing {
                 board: BoardNo(0),
                 white: seat(white),
                 black: seat(black),
-                result: result_text(entry.result, black_entry.and_then(|e| e.result)),
+                result: result_text(white_entry.result, black_entry.result),
                 white_team: None,
                 black_team: None,
                 section: None,
             },
         ));
     }
-    games.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    games.sort_by_key(|(order, _)| *order);
     games
         .into_iter()
         .enumerate()
-        .map(|(i, (.., mut pairing))| {
+        .map(|(i, (_, mut pairing))| {
             pairing.board = BoardNo(u16::try_from(i + 1).unwrap_or(u16::MAX));
             pairing
+        })
+        .collect()
+}
+
+/// The players of `round` (1-based) without a board: byes, absent and withdrawn players,
+/// with the points each gets.
+pub fn round_byes(trf: &Trf, round: usize) -> Vec<Bye> {
+    let system = trf.point_system();
+    trf.unpaired(round)
+        .into_iter()
+        .map(|(player, kind)| {
+            let entry = player.rounds.get(round - 1).copied().unwrap_or(RoundEntry {
+                opponent: None,
+                color: None,
+                result: None,
+            });
+            Bye {
+                player: seat(player),
+                kind,
+                points: trf::points_text(system.points(&entry)),
+                section: None,
+            }
         })
         .collect()
 }
@@ -118,11 +139,13 @@ impl Tournament {
         first: Option<RoundNo>,
     ) -> Tournament {
         let mut pairings = BTreeMap::new();
+        let mut byes = BTreeMap::new();
         if let Some(trf) = &trf {
             for round in (1..=trf.rounds()).filter_map(|r| RoundNo::new(r as u64)) {
                 let games = round_pairings(trf, round.index());
                 if !games.is_empty() {
                     pairings.insert(round, games);
+                    byes.insert(round, round_byes(trf, round.index()));
                 }
             }
         }
@@ -132,6 +155,7 @@ impl Tournament {
                 pairings,
                 first,
                 starts: BTreeMap::new(),
+                byes,
             },
             trfs: trf.map(|trf| (None, trf)).into_iter().collect(),
         }
@@ -157,6 +181,13 @@ impl Tournament {
                 hall.push(game);
             }
             hall.sort_by_key(|g| g.board);
+        }
+        for (round, byes) in files.rounds.byes {
+            let hall = self.rounds.byes.entry(round).or_default();
+            hall.extend(byes.into_iter().map(|mut bye| {
+                bye.section = Some(section.to_owned());
+                bye
+            }));
         }
         for (_, trf) in files.trfs {
             self.trfs.insert(Some(section.to_owned()), trf);
@@ -197,11 +228,15 @@ fn trf_with_results(
                 Some(GameResult::WhiteWins) => ('1', '0'),
                 Some(GameResult::BlackWins) => ('0', '1'),
                 Some(GameResult::Draw) => ('=', '='),
-                _ => continue,
+                Some(GameResult::WhiteWinsByForfeit) => ('+', '-'),
+                Some(GameResult::BlackWinsByForfeit) => ('-', '+'),
+                Some(GameResult::DoubleForfeit) => ('-', '-'),
+                Some(GameResult::Ongoing) | None => continue,
             };
             trf.set_result(pairing.white.start_rank, round.index(), codes.0);
             trf.set_result(pairing.black.start_rank, round.index(), codes.1);
         }
     }
+    trf.recount();
     Some(trf.to_string())
 }

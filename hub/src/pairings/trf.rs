@@ -13,6 +13,8 @@
 use std::fmt;
 
 use protocol::time_control::TimeControl;
+
+pub use crate::core::pairings::Unpaired;
 use serde::Serialize;
 
 /// A round's entry of one player.
@@ -80,6 +82,59 @@ pub struct Trf {
     pub players: Vec<Player>,
     pub teams: Vec<Team>,
     lines: Vec<Line>,
+    /// The file's lines end in CR LF (as Windows pairing programs write them): written back
+    /// so.
+    crlf: bool,
+}
+
+/// Points a result scores, in tenths, as the file's point system gives them: TRF-2026's
+/// `162` record or BBP's `BBW BBD BBL BBZ BBF BBU`, else 1, ½ and 0 ([`PointSystem::default`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointSystem {
+    pub win: u32,
+    pub draw: u32,
+    pub loss: u32,
+    /// A zero-point bye, and a round a player was not paired in.
+    pub zero_bye: u32,
+    pub forfeit_loss: u32,
+    /// The pairing-allocated bye (`U`, or `+` without an opponent).
+    pub pairing_bye: u32,
+}
+
+impl Default for PointSystem {
+    fn default() -> PointSystem {
+        PointSystem {
+            win: 10,
+            draw: 5,
+            loss: 0,
+            zero_bye: 0,
+            forfeit_loss: 0,
+            pairing_bye: 10,
+        }
+    }
+}
+
+impl PointSystem {
+    /// The points of one round's entry, as the engines count them (BBP's `getPoints`).
+    pub fn points(&self, entry: &RoundEntry) -> u32 {
+        let paired = entry.opponent.is_some();
+        match entry.result {
+            Some('1' | 'W') => self.win,
+            Some('+') if paired => self.win,
+            Some('+' | 'U') => self.pairing_bye,
+            Some('F') => self.win,
+            Some('=' | 'D' | 'H') => self.draw,
+            Some('0' | 'L') => self.loss,
+            Some('-') if paired => self.forfeit_loss,
+            _ if paired => self.loss,
+            _ => self.zero_bye,
+        }
+    }
+}
+
+/// Tenths of a point as the TRF writes points: `2.5`, `10.0`.
+pub fn points_text(tenths: u32) -> String {
+    format!("{}.{}", tenths / 10, tenths % 10)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -112,6 +167,7 @@ impl Trf {
             players: Vec::new(),
             teams: Vec::new(),
             lines: Vec::new(),
+            crlf: text.contains("\r\n"),
         };
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim_end_matches('\r');
@@ -192,6 +248,194 @@ impl Trf {
         self.header("222").and_then(|t| t.parse().ok())
     }
 
+    /// The point system of records `162` (TRF-2026: `W 1.0    D 0.5 …`, a letter and four
+    /// columns every nine from column 6) and `BBW`/`BBD`/`BBL`/`BBZ`/`BBF`/`BBU` (BBP's), over
+    /// 1, ½ and 0. `BBU` and `162`'s `P` give the pairing-allocated bye, else it scores a win.
+    pub fn point_system(&self) -> PointSystem {
+        let mut system = PointSystem::default();
+        let mut pairing_bye = None;
+        let tenths = |text: &str| -> Option<u32> {
+            let (whole, frac) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
+            let frac = frac
+                .chars()
+                .next()
+                .and_then(|c| c.to_digit(10))
+                .unwrap_or(0);
+            Some(whole.trim().parse::<u32>().ok()? * 10 + frac)
+        };
+        for line in &self.lines {
+            let Line::Other(text) = line else { continue };
+            let code = text.get(..3).unwrap_or_default();
+            if code == "162" {
+                let chars: Vec<char> = text.chars().collect();
+                for start in (5..chars.len()).step_by(9) {
+                    let value: String = chars.iter().skip(start + 1).take(4).collect();
+                    let Some(points) = tenths(&value) else {
+                        continue;
+                    };
+                    match chars[start] {
+                        'W' => system.win = points,
+                        'D' => system.draw = points,
+                        'L' => system.loss = points,
+                        'Z' => (system.zero_bye, system.forfeit_loss) = (points, points),
+                        'P' => pairing_bye = Some(points),
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+            let Some(points) = text.get(3..).and_then(tenths) else {
+                continue;
+            };
+            match code {
+                "BBW" => system.win = points,
+                "BBD" => system.draw = points,
+                "BBL" => system.loss = points,
+                "BBZ" => system.zero_bye = points,
+                "BBF" => system.forfeit_loss = points,
+                "BBU" => pairing_bye = Some(points),
+                _ => {}
+            }
+        }
+        system.pairing_bye = pairing_bye.unwrap_or(system.win);
+        system
+    }
+
+    /// `player`'s points after the first `rounds` rounds, in tenths.
+    pub fn score(&self, player: &Player, rounds: usize) -> u32 {
+        let system = self.point_system();
+        player
+            .rounds
+            .iter()
+            .take(rounds)
+            .map(|entry| system.points(entry))
+            .sum()
+    }
+
+    /// Each player's place in the order the engines break ties by: the pairing number
+    /// (start rank), or the order of the records where `XXC` says `rank`.
+    pub fn tie_order(&self) -> std::collections::HashMap<u32, u32> {
+        let by_position = self.lines.iter().any(|line| {
+            matches!(line, Line::Other(text) if text.starts_with("XXC")
+                && text.split_whitespace().any(|word| word == "rank"))
+        });
+        self.players
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let order = if by_position {
+                    i as u32 + 1
+                } else {
+                    p.start_rank
+                };
+                (p.start_rank, order)
+            })
+            .collect()
+    }
+
+    /// The games of `round` (1-based) as pairs of players, each once: White (the player
+    /// whose entry says `w`, or whose opponent's says `b`; else the lower start rank) with
+    /// his entry, and Black with his. Forfeited games are games here: they were paired.
+    pub fn pairs(&self, round: usize) -> Vec<(&Player, RoundEntry, &Player, RoundEntry)> {
+        let mut pairs = Vec::new();
+        let entry = |p: &Player| round.checked_sub(1).and_then(|i| p.rounds.get(i)).copied();
+        for player in &self.players {
+            let Some(mine) = entry(player) else { continue };
+            let Some(opponent) = mine.opponent.filter(|o| *o != player.start_rank) else {
+                continue;
+            };
+            let Some(other) = self.player(opponent) else {
+                continue;
+            };
+            let theirs = entry(other).unwrap_or(RoundEntry {
+                opponent: Some(player.start_rank),
+                color: None,
+                result: None,
+            });
+            let player_white = match (mine.color, theirs.color) {
+                (Some('w'), _) | (_, Some('b')) => true,
+                (Some('b'), _) | (_, Some('w')) => false,
+                _ => player.start_rank < other.start_rank,
+            };
+            if player_white {
+                pairs.push((player, mine, other, theirs));
+            }
+        }
+        pairs
+    }
+
+    /// The players who play no game in `round` (1-based) and how each stands in it; empty
+    /// for a round nobody is paired in.
+    pub fn unpaired(&self, round: usize) -> Vec<(&Player, Unpaired)> {
+        let index = round.wrapping_sub(1);
+        let paired_round = self
+            .players
+            .iter()
+            .any(|p| p.rounds.get(index).is_some_and(|e| e.opponent.is_some()));
+        if !paired_round {
+            return Vec::new();
+        }
+        self.players
+            .iter()
+            .filter_map(|p| {
+                let entry = p.rounds.get(index);
+                if entry.is_some_and(|e| e.opponent.is_some_and(|o| o != p.start_rank)) {
+                    return None;
+                }
+                let how = match entry.and_then(|e| e.result) {
+                    Some('H') => Unpaired::HalfPointBye,
+                    Some('F') => Unpaired::FullPointBye,
+                    Some('U' | '+') => Unpaired::PairingAllocatedBye,
+                    Some('Z' | '-') => Unpaired::ZeroPointBye,
+                    _ => Unpaired::NotPaired,
+                };
+                Some((p, how))
+            })
+            .collect()
+    }
+
+    /// Points (columns 81–84) as the results give them under the file's point system, and,
+    /// where any changed, ranks (86–89) as the engines write them: by points, ties by
+    /// [`Trf::tie_order`]. Points that already agree keep their bytes.
+    pub fn recount(&mut self) {
+        let rounds = self.rounds();
+        let scores: Vec<u32> = self.players.iter().map(|p| self.score(p, rounds)).collect();
+        let mut changed = false;
+        for (player, score) in self.players.iter_mut().zip(&scores) {
+            let written = player.points.as_deref().and_then(|p| {
+                let (whole, frac) = p.split_once('.').unwrap_or((p, "0"));
+                let frac = frac
+                    .chars()
+                    .next()
+                    .and_then(|c| c.to_digit(10))
+                    .unwrap_or(0);
+                Some(whole.parse::<u32>().ok()? * 10 + frac)
+            });
+            if written != Some(*score) {
+                let text = points_text(*score);
+                player.raw = with_columns(&player.raw, 81, &format!("{text:>4}"));
+                player.points = Some(text);
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+        let order = self.tie_order();
+        let mut ranked: Vec<(u32, u32, usize)> = scores
+            .iter()
+            .enumerate()
+            .map(|(i, score)| (*score, order[&self.players[i].start_rank], i))
+            .collect();
+        ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (place, (.., i)) in ranked.into_iter().enumerate() {
+            let player = &mut self.players[i];
+            let rank = place as u32 + 1;
+            player.raw = with_columns(&player.raw, 86, &format!("{rank:>4}"));
+            player.rank = Some(rank);
+        }
+    }
+
     /// The games of `round` (1-based): each White player with his round's entry, and his
     /// opponent. Byes and unpaired rounds have none.
     pub fn games(&self, round: usize) -> impl Iterator<Item = (&Player, RoundEntry, &Player)> {
@@ -218,17 +462,26 @@ impl Trf {
             Some(entry) => {
                 entry.result = Some(result);
                 let column = ROUND_COLUMN + ROUND_WIDTH * (round - 1) + 7;
-                let mut raw: Vec<char> = player.raw.chars().collect();
-                if raw.len() < column {
-                    raw.resize(column, ' ');
-                }
-                raw[column - 1] = result;
-                player.raw = raw.into_iter().collect();
+                player.raw = with_columns(&player.raw, column, &result.to_string());
                 true
             }
             None => false,
         }
     }
+}
+
+/// `line` with `text` written over its characters from column `from` (1-based), padded
+/// with blanks where the line is shorter. Columns count characters, as [`field`] reads them.
+fn with_columns(line: &str, from: usize, text: &str) -> String {
+    let mut chars: Vec<char> = line.chars().collect();
+    let end = from - 1 + text.chars().count();
+    if chars.len() < end {
+        chars.resize(end, ' ');
+    }
+    for (i, c) in text.chars().enumerate() {
+        chars[from - 1 + i] = c;
+    }
+    chars.into_iter().collect()
 }
 
 fn player(line: &str) -> Result<Player, String> {
@@ -291,10 +544,11 @@ fn player(line: &str) -> Result<Player, String> {
 
 impl fmt::Display for Trf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let end = if self.crlf { "\r\n" } else { "\n" };
         for line in &self.lines {
             match line {
-                Line::Player(i) => writeln!(f, "{}", self.players[*i].raw)?,
-                Line::Other(text) => writeln!(f, "{text}")?,
+                Line::Player(i) => write!(f, "{}{end}", self.players[*i].raw)?,
+                Line::Other(text) => write!(f, "{text}{end}")?,
             }
         }
         Ok(())

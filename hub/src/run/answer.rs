@@ -59,6 +59,11 @@ impl Shell {
             Query::Pairings(round, section, reply) => {
                 drop(reply.send(hub.section_pairings(round, section.as_deref())));
             }
+            Query::Byes(round, section, reply) => {
+                let byes = hub.rounds().byes(round).iter();
+                let byes = byes.filter(|b| section.is_none() || b.section == section);
+                drop(reply.send(byes.cloned().collect()));
+            }
             Query::Broadcast(round, board, section, reply) => {
                 let source = FeedSource::of(hub);
                 let section = section.as_deref();

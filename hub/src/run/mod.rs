@@ -144,8 +144,12 @@ pub async fn serve(
     };
     let opened = journal.journal().expect("a journal just opened");
     let mut clock = HubClock::default();
-    let (hub, restored) = restored_hub(&config.hub, opened, &metrics, &mut clock)?;
+    let (mut hub, restored) = restored_hub(&config.hub, opened, &metrics, &mut clock)?;
     startup::log_replayed(&restored);
+    if cluster_link.is_none() {
+        // The pairing file may have been corrected while the hub was down.
+        hub.take_corrections(clock.now());
+    }
     let secrets = startup::Secrets::of(opened)?;
     let hall_tls = startup::hall_tls(&config)?;
     let users = startup::broker_users(&config);

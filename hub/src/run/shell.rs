@@ -416,7 +416,8 @@ impl Shell {
         };
         let tournament = files.read()?;
         self.hub_config.rounds = tournament.rounds.clone();
-        self.hub.set_rounds(tournament.rounds);
+        let now = self.clock.now();
+        self.hub.set_rounds(now, tournament.rounds);
         self.trfs = tournament.trfs;
         // The players' names are in every rendered game.
         self.feed_cache = FeedCache::default();

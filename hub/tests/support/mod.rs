@@ -4,6 +4,7 @@
 //!   driven in memory ([`hub::TestHub`]); the rest, one job each.
 #![allow(dead_code)] // each test binary uses a part
 
+pub mod bbp;
 pub mod board;
 pub mod browser;
 pub mod clocked;

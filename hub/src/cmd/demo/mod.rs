@@ -150,6 +150,7 @@ fn pairings(games: &[pgn::PgnGame], boards: u16) -> Rounds {
         pairings: [(RoundNo::FIRST, round)].into(),
         first: Some(RoundNo::FIRST),
         starts: Default::default(),
+        byes: Default::default(),
     }
 }
 

@@ -68,6 +68,9 @@ pub enum AlertKind {
     /// Forged messages in the names of many boards at once (a flood): one alert for the
     /// hall instead of one per board, naming the boards.
     ForgedFlood,
+    /// The pairing program's file gives a game another result than the hub had (an appeal,
+    /// a correction entered there): the file's stands, the hub's stays in the audit trail.
+    ResultCorrected,
 }
 
 /// How soon an arbiter must act; escalation times are set per severity.
@@ -86,7 +89,7 @@ pub enum Severity {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 25] = [
+    pub const ALL: [AlertKind; 26] = [
         AlertKind::FlagFall,
         AlertKind::BothFlags,
         AlertKind::IllegalMove,
@@ -112,6 +115,7 @@ impl AlertKind {
         AlertKind::JournalDamaged,
         AlertKind::ForgedMessage,
         AlertKind::ForgedFlood,
+        AlertKind::ResultCorrected,
     ];
 
     /// The kind's usual severity; the desk lowers a flag the arbiter may not call to info.
@@ -130,6 +134,7 @@ impl AlertKind {
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
             | ResultSignalled | JournalDamaged | ForgedMessage | ForgedFlood => Severity::High,
             TimeTrouble | RoundFinished => Severity::Normal,
+            ResultCorrected => Severity::Info,
         }
     }
 
@@ -166,7 +171,10 @@ impl AlertKind {
             (WrongSetup, Laws2023 | Laws2018) => "7.2.1",
             (WrongSetup, Laws2014) => "7.2a",
             (WrongSetup, Laws2009) => "7.1a",
-            (GameOver | ResultSignalMismatch | ResultSignalled | RoundFinished, _) => return None,
+            (
+                GameOver | ResultSignalMismatch | ResultSignalled | RoundFinished | ResultCorrected,
+                _,
+            ) => return None,
             (
                 NodeOffline | ClockSilent | NodeGap | JournalDamaged | ForgedMessage | ForgedFlood,
                 _,
@@ -209,6 +217,7 @@ mod tests {
             AlertKind::JournalDamaged,
             AlertKind::ForgedMessage,
             AlertKind::ForgedFlood,
+            AlertKind::ResultCorrected,
         ];
         for kind in AlertKind::ALL {
             for edition in Edition::ALL {

@@ -86,10 +86,13 @@ const SETUPS: [(Setup, &str); 2] = [
     (Setup::Orientation, "orientation"),
 ];
 
-const SIGNALS: [GameResult; 3] = [
+const SIGNALS: [GameResult; 6] = [
     GameResult::WhiteWins,
     GameResult::BlackWins,
     GameResult::Draw,
+    GameResult::WhiteWinsByForfeit,
+    GameResult::BlackWinsByForfeit,
+    GameResult::DoubleForfeit,
 ];
 
 fn name_of<T: PartialEq + Copy>(table: &[(T, &'static str)], value: T) -> &'static str {
@@ -115,7 +118,7 @@ impl Detail {
         if let Some(setup) = value_of(&SETUPS, text) {
             return Detail::Setup(setup);
         }
-        if let Some(result) = SIGNALS.into_iter().find(|r| r.pgn() == text) {
+        if let Some(result) = SIGNALS.into_iter().find(|r| r.code() == text) {
             return Detail::Signal(result);
         }
         match text.parse::<u64>() {
@@ -131,7 +134,7 @@ impl fmt::Display for Detail {
             Detail::Ending(ending) => f.write_str(name_of(&ENDINGS, *ending)),
             Detail::Clock(fault) => f.write_str(name_of(&CLOCK_FAULTS, *fault)),
             Detail::Setup(setup) => f.write_str(name_of(&SETUPS, *setup)),
-            Detail::Signal(result) => f.write_str(result.pgn()),
+            Detail::Signal(result) => f.write_str(result.code()),
             Detail::Number(n) => write!(f, "{n}"),
             Detail::Other(text) => f.write_str(text),
         }

@@ -228,7 +228,7 @@ impl BoardState {
             }
             Decision::Result { result, cause } => {
                 let events = self.game.declare(*result, *cause)?;
-                (events, cause.map(|c| c.article(edition)))
+                (events, cause.and_then(|c| c.article(edition)))
             }
             Decision::ClaimRejected { by } => {
                 let (ms, article) = arbiter::claim_penalty(self.rules);

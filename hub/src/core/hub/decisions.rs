@@ -29,10 +29,29 @@ impl Hub {
         action: ArbiterAction,
     ) {
         self.now = self.now.max(now);
-        let signed = arbiter::check_signature(&action.arbiter, action.note.as_deref());
-        if let Err(e) = signed {
-            self.reply(request, Reply::Decision(Err(e.into())));
-            return;
+        match self.decide(now, board, round, action) {
+            Ok((at, entry)) => self.pending.wait(at, Deferred::Decision(request, entry)),
+            Err(e) => self.reply(request, Reply::Decision(Err(e))),
+        }
+    }
+
+    /// Carries out and journals a decision (see [`Hub::handle_decision`]): where it is in
+    /// the journal, and its audit entry.
+    pub(super) fn decide(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        round: Option<RoundNo>,
+        action: ArbiterAction,
+    ) -> Result<(super::Position, arbiter::AuditEntry), DecisionError> {
+        arbiter::check_signature(&action.arbiter, action.note.as_deref())?;
+        let decision = action.decision.clone().normalized()?;
+        let action = ArbiterAction { decision, ..action };
+        let paired = self.unheard_but_paired(board, round);
+        let made = paired.is_some() && self.hall.board(board).is_none();
+        if let Some(in_play) = paired {
+            // A board without an e-board: its game is the arbiter's to score.
+            self.hall.ensure(board, in_play);
         }
         let playing = self.hall.board(board).map(|b| b.round());
         let record = DecisionRecord {
@@ -45,19 +64,20 @@ impl Hub {
         };
         match (round, playing) {
             (Some(round), Some(playing)) if round < playing => {
-                return self.decide_for_archive(request, round, record);
+                return self.decide_for_archive(round, record);
             }
             (Some(round), playing) if Some(round) != playing => {
-                let refusal = DecisionError::NoGame(board, round);
-                return self.reply(request, Reply::Decision(Err(refusal)));
+                return Err(DecisionError::NoGame(board, round));
             }
             _ => {}
         }
-        let effects = match self.hall.decide(&record) {
+        let effects = match self.hall.decide(&record, paired.is_some()) {
             Ok(effects) => effects,
             Err(e) => {
-                self.reply(request, Reply::Decision(Err(e)));
-                return;
+                if made {
+                    self.hall.forget_unplayed(board);
+                }
+                return Err(e);
             }
         };
         let at = self.write(Write::Decision(record.clone()));
@@ -76,27 +96,38 @@ impl Hub {
             .board(board)
             .and_then(|b| b.decisions().last().cloned())
             .expect("the decision was just recorded");
-        self.pending.wait(at, Deferred::Decision(request, entry));
         self.game_ended(now);
+        Ok((at, entry))
+    }
+
+    /// The round `board` plays in when it is paired there but its node never reported
+    /// (`round`, if named, must be that round); `None` for a board heard from or not paired.
+    pub(super) fn unheard_but_paired(
+        &self,
+        board: BoardNo,
+        round: Option<RoundNo>,
+    ) -> Option<RoundNo> {
+        if self.hall.board(board).is_some_and(|b| b.last_seq().0 > 0) {
+            return None;
+        }
+        let in_play = self.hall.round_of(board);
+        let paired = self.rounds.games(in_play).iter().any(|p| p.board == board);
+        (paired && round.is_none_or(|r| r == in_play)).then_some(in_play)
     }
 
     /// An arbiter's decision for a game of a round that is over: only its result changes.
     pub(super) fn decide_for_archive(
         &mut self,
-        request: RequestId,
         round: RoundNo,
         record: DecisionRecord,
-    ) {
-        let entry = match self.decide_archived(round, &record) {
-            Ok(entry) => entry,
-            Err(e) => return self.reply(request, Reply::Decision(Err(e))),
-        };
+    ) -> Result<(super::Position, arbiter::AuditEntry), DecisionError> {
+        let entry = self.decide_archived(round, &record)?;
         let at = self.write(Write::Decision(record.clone()));
         self.next_decision = self.next_decision.next();
         tracing::info!(board = record.board.0, round = round.0, id = record.id.0, arbiter = %record.action.arbiter, decision = ?record.action.decision, "arbiter's decision for a round that is over");
         let changes = self.desk.on_decision(record.at, &record);
         self.record_alerts(changes, None);
-        self.pending.wait(at, Deferred::Decision(request, entry));
+        Ok((at, entry))
     }
 
     /// Carries out a decision on an archived game, and journals the game as it now is.

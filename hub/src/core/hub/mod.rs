@@ -26,6 +26,7 @@
 //!   waits for the journal, what the hub waits for, what it asks the shell to do.
 
 mod access;
+mod corrections;
 mod decisions;
 mod durable;
 mod output;

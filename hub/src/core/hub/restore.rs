@@ -131,6 +131,17 @@ impl Hub {
             !due.is_empty()
         });
         let mut healed = Vec::new();
+        // Decisions taken before a board's first event (a board without an e-board, scored
+        // by the arbiter): before any event, in the order taken.
+        let mut unheard: Vec<DecisionRecord> = Vec::new();
+        decisions.retain(|(_, after), due| {
+            if after.0 == 0 {
+                unheard.append(due);
+            }
+            !due.is_empty()
+        });
+        unheard.sort_by_key(|d| d.id);
+        healed.extend(self.fold_decisions(unheard));
         let mut records = 0;
         for replayed in journaled.records {
             let replayed = replayed.into();
@@ -220,6 +231,13 @@ impl Hub {
     pub(super) fn fold_decisions(&mut self, due: Vec<DecisionRecord>) -> Vec<AlertChange> {
         let mut changes = Vec::new();
         for decision in due {
+            let unheard = self
+                .hall
+                .board(decision.board)
+                .is_none_or(|b| b.last_seq().0 == 0);
+            if let (true, Some(round)) = (unheard, decision.round) {
+                self.catch_up_unheard(decision.at, decision.board, round);
+            }
             let board_round = self.hall.board(decision.board).map(|b| b.round());
             match (decision.round, board_round) {
                 // Taken in a round that started right before it: the board goes on first.
@@ -237,7 +255,7 @@ impl Hub {
                 }
                 _ => {}
             }
-            match self.hall.decide(&decision) {
+            match self.hall.decide(&decision, unheard) {
                 Ok(effects) => {
                     for effect in &effects {
                         changes.extend(self.fan_out(decision.at, effect));

@@ -89,6 +89,10 @@ impl Hub {
             return Err(StartError::StartedBefore(request.round));
         }
         if !request.force {
+            let paired_event = !self.rounds.pairings.is_empty();
+            if paired_event && self.rounds.games(request.round).is_empty() {
+                return Err(StartError::NoPairings(request.round));
+            }
             let still = self.still_played(section);
             if let Some(&(round, _)) = still.first() {
                 return Err(StartError::StillPlayed {
@@ -161,6 +165,23 @@ impl Hub {
                 still.push((round, board));
             }
         }
+        // Paired boards the hub never heard from (no e-board): their results are the
+        // arbiters' to enter.
+        for round in self
+            .section_names()
+            .iter()
+            .filter(|s| section.is_none() || s.as_deref() == section)
+            .filter_map(|s| self.hall.rounds().in_play(s.as_deref()))
+        {
+            for game in self.rounds.games(round) {
+                let unheard = self.hall.board(game.board).is_none();
+                if unheard && game.result == "*" && in_section(game.board) {
+                    still.push((round, game.board));
+                }
+            }
+        }
+        still.sort_unstable();
+        still.dedup();
         still
     }
 
@@ -261,10 +282,13 @@ impl Hub {
         }
     }
 
-    /// The pairings and the scheduled starts as the pairing files now give them.
-    pub fn set_rounds(&mut self, rounds: Rounds) {
+    /// The pairings and the scheduled starts as the pairing files now give them; a result
+    /// the files correct stands ([`Hub::take_corrections`]).
+    pub fn set_rounds(&mut self, now: HubMs, rounds: Rounds) {
+        self.now = self.now.max(now);
         self.rounds = rounds;
         self.round_changed();
+        self.take_corrections(now);
     }
 
     /// The round the hall plays (the hall's own boards'; a section may play another).
@@ -352,6 +376,28 @@ impl Hub {
         }
     }
 
+    /// On a restart, a board that reported nothing takes a decision of `round` (a board
+    /// without an e-board, scored by the arbiter): it plays `round`, having gone through the
+    /// rounds that started before, and goes on with those that started after.
+    pub(super) fn catch_up_unheard(&mut self, at: HubMs, board: BoardNo, round: RoundNo) {
+        if self.hall.board(board).is_none() {
+            let marks = self.hall.rounds().marks(self.hall.sections(), board, None);
+            let later = marks.into_iter().skip_while(|(_, r)| *r <= round).collect();
+            self.marks.pending.insert(board, later);
+            self.hall.ensure(board, round);
+            return;
+        }
+        while let Some(pending) = self.marks.pending.get_mut(&board) {
+            match pending.front() {
+                Some(&(_, next)) if next <= round => {
+                    pending.pop_front();
+                    self.switch(at, board, next, false);
+                }
+                _ => return,
+            }
+        }
+    }
+
     /// Every round with pairings or started: how far each is.
     pub fn round_states(&self) -> Vec<RoundState> {
         let mut rounds: Vec<RoundNo> = self.rounds.pairings.keys().copied().collect();
@@ -374,7 +420,7 @@ impl Hub {
                     }
                     None => {
                         let results = self.results_of(round);
-                        RoundState::of(round, in_play, results.values().map(|r| r.pgn()))
+                        RoundState::of(round, in_play, results.values().map(|r| r.code()))
                     }
                 }
             })
@@ -407,7 +453,7 @@ impl Hub {
         let results = self.results_of(round);
         for game in &mut games {
             if let Some(result) = results.get(&game.board).filter(|r| r.is_decided()) {
-                result.pgn().clone_into(&mut game.result);
+                result.code().clone_into(&mut game.result);
             }
         }
         Some(games)

@@ -129,7 +129,12 @@ impl PgnGame {
 /// what the clock showed, `[%emt]` how long the mover's clock ran.
 pub fn render(tags: &Tags, game: &PgnGame, plies: usize, result: GameResult) -> String {
     let moves = &game.moves;
-    let plies = plies.min(moves.len());
+    // A forfeit is a game not played: whatever the board showed is no part of it.
+    let plies = if result.is_forfeit() {
+        0
+    } else {
+        plies.min(moves.len())
+    };
     // The moves before an illegal move that stood cannot be part of a legal game.
     let (from, start) = game.start_of(plies);
 
@@ -142,6 +147,9 @@ pub fn render(tags: &Tags, game: &PgnGame, plies: usize, result: GameResult) -> 
     tag(&mut out, "White", &name(&tags.white));
     tag(&mut out, "Black", &name(&tags.black));
     tag(&mut out, "Result", result.pgn());
+    if result.is_forfeit() {
+        tag(&mut out, "Termination", "forfeit");
+    }
     for (side, player) in [("White", &tags.white), ("Black", &tags.black)] {
         let Some(player) = player else { continue };
         if let Some(title) = &player.title {

@@ -12,7 +12,7 @@ use crate::core::effect::Effect;
 use crate::core::ending::Status;
 use crate::core::game::{GameEvent, IllegalKind};
 use crate::core::hall::Hall;
-use crate::core::ids::{BoardNo, Seq};
+use crate::core::ids::{BoardNo, DecisionId, RoundNo, Seq};
 use crate::core::laws::Penalty;
 use crate::core::time::HubMs;
 use shakmaty::Color;
@@ -310,6 +310,31 @@ impl AlertDesk {
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
             }
         }
+    }
+
+    /// The pairing program's file gives `board`'s game of `round` the result `file` where
+    /// the hub had `hub`; the file's stands (decision `decision`). The arbiters are told.
+    pub fn on_result_corrected(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        round: RoundNo,
+        decision: DecisionId,
+        (hub, file): (GameResult, GameResult),
+    ) -> Vec<AlertChange> {
+        let mut draft = self.draft(
+            board,
+            AlertKind::ResultCorrected,
+            Occurrence(decision.0),
+            None,
+        );
+        draft.incident.round = round;
+        draft.facts = Facts {
+            result: Some(hub),
+            detail: Some(Detail::Signal(file)),
+            ..Facts::default()
+        };
+        self.raise(now, draft).into_iter().collect()
     }
 
     /// The journal's record of `board`'s event `seq` cannot be read: the board goes on from

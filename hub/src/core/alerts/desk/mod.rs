@@ -421,8 +421,8 @@ fn describe(decision: &Decision) -> String {
     match decision {
         Decision::Reinstate { ply } => format!("position after {ply} half-moves reinstated"),
         Decision::Result { result, cause } => match cause {
-            Some(cause) => format!("result {} ({})", result.pgn(), cause.name()),
-            None => format!("result {}", result.pgn()),
+            Some(cause) => format!("result {} ({})", result.code(), cause.name()),
+            None => format!("result {}", result.code()),
         },
         Decision::ClaimRejected { by } => format!("claim by {by:?} rejected"),
         Decision::AdjustTime { side, ms, .. } => format!("{side:?}'s clock {ms:+} ms"),

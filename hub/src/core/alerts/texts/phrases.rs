@@ -337,6 +337,24 @@ pub(super) fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Indítsa el világos óráját; ellenőrizze a tábla csomópontját és óráját.",
             ],
         ),
+        ResultCorrected => (
+            [
+                "The pairing program's file gives {detail}; the hub had {result}. The file's result stands.",
+                "Paringsprogrammets fil gir {detail}; huben hadde {result}. Filens resultat gjelder.",
+                "Lottningsprogrammets fil ger {detail}; navet hade {result}. Filens resultat gäller.",
+                "Parringsprogrammets fil giver {detail}; hubben havde {result}. Filens resultat gælder.",
+                "Parinmuodostusohjelman tiedostossa on {detail}; keskuksella oli {result}. Tiedoston tulos on voimassa.",
+                "A párosítóprogram fájljában {detail} áll; a központban {result} volt. A fájl eredménye érvényes.",
+            ],
+            [
+                "Nothing to do if the correction is yours; the hub's result is in the board's audit trail.",
+                "Ingenting å gjøre om rettelsen er din; hubens resultat står i brettets revisjonsspor.",
+                "Inget att göra om rättelsen är din; navets resultat finns i brädets granskningsspår.",
+                "Intet at gøre, hvis rettelsen er din; hubbens resultat står i brættets revisionsspor.",
+                "Ei toimenpiteitä, jos korjaus on sinun; keskuksen tulos on laudan tarkastuslokissa.",
+                "Nincs teendő, ha a javítás az öné; a központ eredménye a tábla naplójában marad.",
+            ],
+        ),
         RoundFinished => (
             [
                 "All {n} games of the round have a result: the round is finished.",
