@@ -667,6 +667,29 @@ async function loadRound(round) {
   el("td", {}, playerText(g.white) + (g.white_team ? " (" + g.white_team + ")" : "")),
   el("td", { class: "result" }, g.result),
   el("td", {}, playerText(g.black) + (g.black_team ? " (" + g.black_team + ")" : "")))));
+  // The players without a board (byes, absent, withdrawn), and the boards still to score.
+  const byes = await fetch("/api/rounds/" + round + "/byes").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+  const byeNames = { half_point_bye: "½-point bye", full_point_bye: "1-point bye",
+    pairing_allocated_bye: "pairing-allocated bye", zero_point_bye: "zero-point bye", not_paired: "not paired" };
+  $("round-byes").textContent = byes.length
+    ? "Without a board: " + byes.map((b) => playerText(b.player) + " (" + (byeNames[b.bye] || b.bye) + ", " + b.points + ")").join("; ")
+    : "";
+  const open = games.filter((g) => g.result === "*").map((g) => g.board);
+  $("round-open").textContent = open.length ? "Boards without a result: " + open.join(", ") : "Every board has a result.";
+  // A round not started yet: its board list, to confirm before it starts.
+  const states = await fetch("/api/rounds").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+  const inPlay = states.find((r) => r.in_play);
+  const startable = state.audience === "arbiters" && inPlay && round > inPlay.round;
+  $("round-start-box").hidden = !startable;
+  $("round-start-error").textContent = "";
+  $("round-start").onclick = async () => {
+    if (!confirm("Start round " + round + " with the " + games.length + " boards listed? The boards must match the pairing list on the wall.")) return;
+    const response = await fetch("/api/rounds/" + round + "/start", {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ by: state.arbiterName || undefined }),
+    });
+    if (response.ok) { refreshRounds(); loadRound(round); } else { $("round-start-error").textContent = await response.text(); }
+  };
   $("round-view").dataset.loaded = round;
 }
 
