@@ -287,26 +287,13 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             assert_eq!(status, 200);
             let mut from_hub = read_entries(&exported);
             if round == HALF_BYE.1 {
-                set(
-                    &mut from_hub,
-                    HALF_BYE.0,
-                    round,
-                    Entry {
-                        opponent: 0,
-                        color: '-',
-                        result: 'H',
-                    },
-                );
-                set(
-                    &mut record,
-                    HALF_BYE.0,
-                    round,
-                    Entry {
-                        opponent: 0,
-                        color: '-',
-                        result: 'H',
-                    },
-                );
+                let asked = Entry {
+                    opponent: 0,
+                    color: '-',
+                    result: 'H',
+                };
+                set(&mut from_hub, HALF_BYE.0, round, asked);
+                set(&mut record, HALF_BYE.0, round, asked);
             }
             if round >= WITHDRAWN.1 {
                 let absent = Entry {
