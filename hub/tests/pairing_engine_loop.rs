@@ -50,6 +50,8 @@ const GAMES: &str = "fide_world_cup_2025_rapid_15+10.pgn";
 /// Boards with an e-board and a node; the others have none (the usual hall: e-boards on
 /// the top boards only).
 const NODE_BOARDS: [u16; 2] = [1, 2];
+/// A board the rounds never pair (ten games a round), where a node plays all the same.
+const UNPAIRED_BOARD: u16 = 14;
 /// Asks for a half-point bye in round 2 (`H`).
 const HALF_BYE: (u32, usize) = (9, 2);
 /// Withdraws after round 2: not paired in rounds 3 and 4.
@@ -389,11 +391,33 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             game_index += 1;
             nodes.push(Node::start(&replay, &hub, dir.path()));
         }
+        if round == 1 {
+            // A node bound to a board the round does not pair (the technician's slip): its
+            // game would credit nobody, and the arbiters are told.
+            let stray = Replay {
+                time_control: Some("900+10".into()),
+                ..Replay::new(UNPAIRED_BOARD, GAMES, 90, 2.0)
+            };
+            nodes.push(Node::start(&stray, &hub, dir.path()));
+        }
         // While they play, the round cannot be followed by the next: boards have no result.
         for node in nodes {
             let report = node.finish(Duration::from_secs(120));
             assert_eq!(report["acked"], report["events"], "{report}");
         }
+        let unpaired: Vec<Value> = http_json(hub.http, "/api/alerts")
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["kind"] == "unpaired_board")
+            .cloned()
+            .collect();
+        assert_eq!(
+            unpaired.len(),
+            1,
+            "one alert, for the stray board only: {unpaired:?}"
+        );
+        assert_eq!(unpaired[0]["board"], UNPAIRED_BOARD);
         if round < ROUNDS {
             let (status, body) =
                 http_post(hub.http, &format!("/api/rounds/{}/start", round + 1), "{}").unwrap();

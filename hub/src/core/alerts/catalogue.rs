@@ -71,6 +71,11 @@ pub enum AlertKind {
     /// The pairing program's file gives a game another result than the hub had (an appeal,
     /// a correction entered there): the file's stands, the hub's stays in the audit trail.
     ResultCorrected,
+    /// A board's e-board shows a game the round's pairings do not give it (no pairing on
+    /// that board, or one the list scored without play): its node is bound to the wrong
+    /// board, or the boards are not numbered as the list on the wall. Its result would
+    /// credit nobody, or the wrong players.
+    UnpairedBoard,
 }
 
 /// How soon an arbiter must act; escalation times are set per severity.
@@ -89,7 +94,7 @@ pub enum Severity {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 26] = [
+    pub const ALL: [AlertKind; 27] = [
         AlertKind::FlagFall,
         AlertKind::BothFlags,
         AlertKind::IllegalMove,
@@ -116,6 +121,7 @@ impl AlertKind {
         AlertKind::ForgedMessage,
         AlertKind::ForgedFlood,
         AlertKind::ResultCorrected,
+        AlertKind::UnpairedBoard,
     ];
 
     /// The kind's usual severity; the desk lowers a flag the arbiter may not call to info.
@@ -132,7 +138,9 @@ impl AlertKind {
             | FlagForecast => Severity::Urgent,
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
-            | ResultSignalled | JournalDamaged | ForgedMessage | ForgedFlood => Severity::High,
+            | ResultSignalled | JournalDamaged | ForgedMessage | ForgedFlood | UnpairedBoard => {
+                Severity::High
+            }
             TimeTrouble | RoundFinished => Severity::Normal,
             ResultCorrected => Severity::Info,
         }
@@ -176,7 +184,8 @@ impl AlertKind {
                 _,
             ) => return None,
             (
-                NodeOffline | ClockSilent | NodeGap | JournalDamaged | ForgedMessage | ForgedFlood,
+                NodeOffline | ClockSilent | NodeGap | JournalDamaged | ForgedMessage | ForgedFlood
+                | UnpairedBoard,
                 _,
             ) => return None,
         })
@@ -218,6 +227,7 @@ mod tests {
             AlertKind::ForgedMessage,
             AlertKind::ForgedFlood,
             AlertKind::ResultCorrected,
+            AlertKind::UnpairedBoard,
         ];
         for kind in AlertKind::ALL {
             for edition in Edition::ALL {

@@ -199,8 +199,22 @@ impl AlertDesk {
                     synced,
                 ));
             }
-            GameEvent::MoveCompleted { .. } | GameEvent::Reinstated { .. } => {}
+            GameEvent::MoveCompleted { .. } => {
+                let first = state.game().moves().len() == 1;
+                if first && self.unpaired(board) {
+                    let draft = self.draft(board, AlertKind::UnpairedBoard, Occurrence::ONLY, None);
+                    changes.extend(self.raise(now, draft));
+                }
+            }
+            GameEvent::Reinstated { .. } => {}
         }
+    }
+
+    /// `board` plays the round in play, which has pairings, but they give it no game to
+    /// play (none on that board, or one the list scored already: a forfeit, a bye).
+    fn unpaired(&self, board: BoardNo) -> bool {
+        let paired_round = !self.players.is_empty() && self.round_of(board) == self.round;
+        paired_round && !self.round_boards.contains(&board)
     }
 
     fn on_clock(

@@ -337,6 +337,24 @@ pub(super) fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Indítsa el világos óráját; ellenőrizze a tábla csomópontját és óráját.",
             ],
         ),
+        UnpairedBoard => (
+            [
+                "This board's e-board shows a game, but the round's pairings give it none to play.",
+                "Dette brettets e-brett viser et parti, men rundens paringer gir det ingen å spille.",
+                "Detta bräds e-bräde visar ett parti, men rondens lottning ger det inget att spela.",
+                "Dette brætts e-bræt viser et parti, men rundens parringer giver det intet at spille.",
+                "Tämän pöydän e-lauta näyttää pelin, mutta kierroksen parit eivät anna sille peliä.",
+                "A tábla e-táblája játszmát mutat, de a forduló párosítása nem ad rá játszmát.",
+            ],
+            [
+                "Check the node's board number and the players against the pairing list on the wall.",
+                "Kontroller nodens bordnummer og spillerne mot paringslisten på veggen.",
+                "Kontrollera nodens bordsnummer och spelarna mot lottningslistan på väggen.",
+                "Kontrollér nodens bordnummer og spillerne mod parringslisten på væggen.",
+                "Tarkista solmun pöytänumero ja pelaajat seinän parilistasta.",
+                "Ellenőrizze a csomópont táblaszámát és a játékosokat a falon lévő párosítási listával.",
+            ],
+        ),
         ResultCorrected => (
             [
                 "The pairing program's file gives {detail}; the hub had {result}. The file's result stands.",
