@@ -110,6 +110,21 @@ function alertCard(a) {
     buttons);
 }
 
+/** The round in play's boards that still need a result (e-board or not): each opens its board. */
+async function refreshOpenBoards() {
+  const rounds = await fetch("/api/rounds").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+  const round = rounds.find((r) => r.in_play);
+  const games = round
+    ? await fetch("/api/rounds/" + round.round + "/pairings").then((r) => (r.ok ? r.json() : [])).catch(() => [])
+    : [];
+  const open = games.filter((g) => g.result === "*");
+  $("open-count").textContent = open.length ? "(" + open.length + ")" : "";
+  $("open-boards").replaceChildren(...(open.length
+    ? open.map((g) => el("button", { type: "button", class: "secondary", "data-board": g.board,
+      onclick: () => { location.hash = "#board-" + g.board; } }, String(g.board)))
+    : [el("span", { class: "quiet" }, games.length ? "Every board has a result." : "No pairings for the round in play.")]));
+}
+
 function renderAlerts() {
   $("alerts").replaceChildren(...state.alerts.map(alertCard));
   $("alert-count").textContent = state.alerts.length ? "(" + state.alerts.length + ")" : "";
@@ -258,6 +273,7 @@ async function decide(body, says) {
   }
   await loadBoard(state.board);
   await refreshAlerts();
+  refreshOpenBoards();
 }
 
 async function checkClaim(event) {
@@ -341,6 +357,10 @@ async function start() {
     $("resolve-dialog").close();
     await command(id, "resolve", $("resolve-note").value.trim());
   };
+  // A forfeit (+-, -+, --) is a game not played: its cause is the forfeit, or a late arrival.
+  $("result").onchange = () => {
+    if (/^[+-]/.test($("result").value) && $("cause").value !== "late_arrival") $("cause").value = "forfeit";
+  };
   $("result-form").onsubmit = (e) => {
     e.preventDefault();
     const cause = $("cause").selectedOptions[0].textContent;
@@ -358,6 +378,7 @@ async function start() {
   };
   $("claim-form").onsubmit = checkClaim;
   await refreshAlerts();
+  refreshOpenBoards();
   for (const a of state.alerts) state.known.add(a.id);
   connect();
   window.addEventListener("hashchange", route);
@@ -373,6 +394,7 @@ async function start() {
   // A safety net under the stream, and the board's clocks.
   setInterval(() => { if (!state.me.topic || document.visibilityState === "visible") refreshAlerts(); }, state.me.topic ? 30000 : 3000);
   setInterval(() => { if (state.board != null) loadBoard(state.board); }, 5000);
+  setInterval(() => { if (document.visibilityState === "visible") refreshOpenBoards(); }, 15000);
 }
 
 start();

@@ -68,7 +68,7 @@ pub enum StartError {
     #[error("round {0} was started before")]
     StartedBefore(RoundNo),
     /// Boards still play the round in play; `force` starts the next one all the same.
-    #[error("round {round} has boards without a result: {boards:?}; enter them (e-board or not), or start with \"force\": true")]
+    #[error("round {round} has boards without a result: {}; enter them (e-board or not), or start with \"force\": true", board_list(boards))]
     StillPlayed {
         round: RoundNo,
         boards: Vec<BoardNo>,
@@ -86,6 +86,12 @@ pub enum StartError {
     /// The pairing files could not be read again before the start.
     #[error("the pairings cannot be read: {0}")]
     Pairings(String),
+}
+
+/// Boards as a person reads them: `2, 3, 5`.
+fn board_list(boards: &[BoardNo]) -> String {
+    let numbers: Vec<String> = boards.iter().map(|b| b.0.to_string()).collect();
+    numbers.join(", ")
 }
 
 /// Every round start, in order.

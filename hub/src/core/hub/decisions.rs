@@ -49,9 +49,10 @@ impl Hub {
         let action = ArbiterAction { decision, ..action };
         let paired = self.unheard_but_paired(board, round);
         let made = paired.is_some() && self.hall.board(board).is_none();
-        if let Some(in_play) = paired {
+        let in_play = self.hall.round_of(board);
+        if let Some(round) = paired {
             // A board without an e-board: its game is the arbiter's to score.
-            self.hall.ensure(board, in_play);
+            self.hall.ensure(board, round);
         }
         let playing = self.hall.board(board).map(|b| b.round());
         let record = DecisionRecord {
@@ -86,6 +87,7 @@ impl Hub {
         for effect in effects {
             self.carry_out(record.at, effect);
         }
+
         let changes = self.fan_out_decision(&record);
         self.record_alerts(changes, None);
         self.watch(now, board);
@@ -96,23 +98,37 @@ impl Hub {
             .board(board)
             .and_then(|b| b.decisions().last().cloned())
             .expect("the decision was just recorded");
+        if paired.is_some_and(|round| round < in_play) {
+            // A game of a round that is over, scored late: archived as it now stands.
+            self.switch(now, board, in_play, true);
+        }
         self.game_ended(now);
         Ok((at, entry))
     }
 
-    /// The round `board` plays in when it is paired there but its node never reported
-    /// (`round`, if named, must be that round); `None` for a board heard from or not paired.
+    /// The round of `board`'s game when the board is paired there but its node never
+    /// reported (a board without an e-board): the round in play, or `round` if named, one
+    /// in play or over whose game the archive does not have. `None` for a board heard from
+    /// or not paired.
     pub(super) fn unheard_but_paired(
         &self,
         board: BoardNo,
         round: Option<RoundNo>,
     ) -> Option<RoundNo> {
-        if self.hall.board(board).is_some_and(|b| b.last_seq().0 > 0) {
+        let state = self.hall.board(board);
+        if state.is_some_and(|b| b.last_seq().0 > 0) {
             return None;
         }
         let in_play = self.hall.round_of(board);
-        let paired = self.rounds.games(in_play).iter().any(|p| p.board == board);
-        (paired && round.is_none_or(|r| r == in_play)).then_some(in_play)
+        let round = round.unwrap_or(in_play);
+        let fits = match state {
+            Some(state) => state.round() == round,
+            None => {
+                round == in_play || (round < in_play && self.archive.get(round, board).is_none())
+            }
+        };
+        let paired = self.rounds.games(round).iter().any(|p| p.board == board);
+        (fits && paired).then_some(round)
     }
 
     /// An arbiter's decision for a game of a round that is over: only its result changes.

@@ -187,7 +187,7 @@ impl Hub {
 
     /// `board` goes on to its game of `round`: the game in play is archived if anything
     /// happened in it (and journaled when `live`: on a restart it is in the journal already).
-    fn switch(&mut self, now: HubMs, board: BoardNo, round: RoundNo, live: bool) {
+    pub(super) fn switch(&mut self, now: HubMs, board: BoardNo, round: RoundNo, live: bool) {
         let Some(state) = self.hall.board(board) else {
             return;
         };
