@@ -139,6 +139,24 @@ fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
         (Some(2), Some(0), Some(false))
     );
     assert_eq!(http_get(hub.http, "/api/results.trf").unwrap().0, 404);
+    // The round's results go back as CSV, in the columns it was read in: board 2 without
+    // an e-board scored by the arbiter, a forfeit.
+    let (status, body) = http_post(
+        hub.http,
+        "/api/rounds/3/boards/2/decisions",
+        &json!({"arbiter": "IA Test", "decision": "result", "result": "-+"}).to_string(),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let (status, csv) = http_get(hub.http, "/api/rounds/3/results.csv").unwrap();
+    assert_eq!(status, 200);
+    let back = hub::pairings::csv::read(&csv).unwrap();
+    assert_eq!(back.len(), 2, "{csv}");
+    assert_eq!(
+        (back[0].result.as_str(), back[1].result.as_str()),
+        ("*", "-+")
+    );
+    assert_eq!(back[0].white.fide_id, Some(1_503_014));
 }
 
 #[test]

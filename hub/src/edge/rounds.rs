@@ -16,6 +16,8 @@
 //!   of `GET /api/boards/{n}`.
 //! - `POST /api/rounds/{r}/boards/{n}/decisions` (arbiters): a decision for that game; a
 //!   round that is over takes only a result.
+//! - `GET /api/rounds/{r}/results.csv` (arbiters): its games with the hub's results, in the
+//!   columns a CSV round is read in.
 
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
@@ -42,6 +44,7 @@ pub(super) fn arbiters() -> Router<Api> {
         .route("/api/rounds/{r}/start", post(start))
         .route("/api/rounds/{r}/boards/{n}", get(board))
         .route("/api/rounds/{r}/boards/{n}/decisions", post(decide))
+        .route("/api/rounds/{r}/results.csv", get(results_csv))
 }
 
 async fn rounds(State(api): State<Api>) -> Result<Json<Vec<RoundState>>, ApiError> {
@@ -85,6 +88,27 @@ async fn byes(
     api.ask(|reply| Query::Byes(round, query.section, reply))
         .await
         .map(Json)
+}
+
+/// The round's games with the hub's results as CSV, in the columns a CSV round is read in
+/// (`?section=NAME` for one section's): for pairing programs that take results per board.
+async fn results_csv(
+    State(api): State<Api>,
+    Path(r): Path<String>,
+    axum::extract::Query(query): axum::extract::Query<super::http::SectionQuery>,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    let round = round_number(&r)?;
+    let games = api
+        .ask(|reply| Query::Pairings(round, query.section, reply))
+        .await?
+        .ok_or(ApiError::UnknownRound(round))?;
+    let csv = crate::pairings::csv::write(&games);
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "text/csv; charset=utf-8")],
+        csv,
+    )
+        .into_response())
 }
 
 /// Body of `POST /api/rounds/{r}/start`; every field optional.

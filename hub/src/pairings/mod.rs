@@ -233,8 +233,13 @@ fn trf_with_results(
                 Some(GameResult::DoubleForfeit) => ('-', '-'),
                 Some(GameResult::Ongoing) | None => continue,
             };
-            trf.set_result(pairing.white.start_rank, round.index(), codes.0);
-            trf.set_result(pairing.black.start_rank, round.index(), codes.1);
+            let rank = |seat: &Seat| trf.find(seat.start_rank, seat.fide_id, &seat.name);
+            let (Some(white), Some(black)) = (rank(&pairing.white), rank(&pairing.black)) else {
+                continue;
+            };
+            let (white, black) = (white.start_rank, black.start_rank);
+            trf.set_game(white, round.index(), black, 'w', codes.0);
+            trf.set_game(black, round.index(), white, 'b', codes.1);
         }
     }
     trf.recount();

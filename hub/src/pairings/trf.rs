@@ -453,6 +453,56 @@ impl Trf {
         self.players.iter().find(|p| p.start_rank == start_rank)
     }
 
+    /// The player a pairing's seat names: by start rank, else by FIDE id, else by the exact
+    /// name (a CSV round's seats carry no start rank).
+    pub fn find(&self, start_rank: u32, fide_id: Option<u64>, name: &str) -> Option<&Player> {
+        self.player(start_rank)
+            .filter(|_| start_rank > 0)
+            .or_else(|| {
+                let id = fide_id?;
+                self.players.iter().find(|p| p.fide_id == Some(id))
+            })
+            .or_else(|| {
+                let mut named = self.players.iter().filter(|p| p.name == name);
+                named.next().filter(|_| named.next().is_none())
+            })
+    }
+
+    /// Enters `start_rank`'s game of `round` (1-based): the result, and the opponent and
+    /// colour where the file does not pair them so already (a round the pairing program
+    /// exported as CSV).
+    pub fn set_game(
+        &mut self,
+        start_rank: u32,
+        round: usize,
+        opponent: u32,
+        color: char,
+        result: char,
+    ) {
+        let paired = self
+            .player(start_rank)
+            .and_then(|p| p.rounds.get(round.wrapping_sub(1)))
+            .is_some_and(|e| e.opponent == Some(opponent));
+        if !paired {
+            let Some(player) = self.players.iter_mut().find(|p| p.start_rank == start_rank) else {
+                return;
+            };
+            let column = ROUND_COLUMN + ROUND_WIDTH * (round - 1);
+            let entry = format!("{opponent:>4} {color}");
+            player.raw = with_columns(&player.raw, column, &entry);
+            while player.rounds.len() < round {
+                player.rounds.push(RoundEntry {
+                    opponent: None,
+                    color: None,
+                    result: None,
+                });
+            }
+            player.rounds[round - 1].opponent = Some(opponent);
+            player.rounds[round - 1].color = Some(color);
+        }
+        self.set_result(start_rank, round, result);
+    }
+
     /// Sets the result of `round` (1-based) for the player `start_rank`.
     pub fn set_result(&mut self, start_rank: u32, round: usize, result: char) -> bool {
         let Some(player) = self.players.iter_mut().find(|p| p.start_rank == start_rank) else {
@@ -552,5 +602,94 @@ impl fmt::Display for Trf {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Four players, two rounds: 1–3 and 2–4 played, then 1–2 and 3–4 paired.
+    fn file(extra: &str, end: &str) -> String {
+        let lines = [
+            "012 Test".to_owned(),
+            extra.to_owned(),
+            "001    1 m    Åström, Ingrid                    2400 SWE             1990/01/01  1.0    1     3 w 1     2 w  ".to_owned(),
+            "001    2 m    Bőr, Anna                         2300 HUN             1990/01/01  0.5    2     4 b =     1 b  ".to_owned(),
+            "001    3 m    Carlsen, Magnus                   2200 NOR             1990/01/01  0.0    3     1 b 0     4 w  ".to_owned(),
+            "001    4 m    Dvořák, Jiří                      2100 CZE             1990/01/01  0.5    4     2 w =     3 b  ".to_owned(),
+        ];
+        lines.map(|l| l.trim_end().to_owned()).join(end) + end
+    }
+
+    #[test]
+    fn the_point_system_comes_from_162_or_bbp_records() {
+        let default = Trf::parse(&file("", "\n")).unwrap();
+        assert_eq!(default.point_system(), PointSystem::default());
+        let three = Trf::parse(&file("BBW  3.0\nBBD  1.0", "\n")).unwrap();
+        assert_eq!(
+            (three.point_system().win, three.point_system().draw),
+            (30, 10)
+        );
+        assert_eq!(
+            three.point_system().pairing_bye,
+            30,
+            "BBU defaults to a win"
+        );
+        let tec = Trf::parse(&file("162  W 3.0    D 1.5    L 0.0", "\n")).unwrap();
+        assert_eq!((tec.point_system().win, tec.point_system().draw), (30, 15));
+    }
+
+    #[test]
+    fn points_are_recounted_and_ranks_follow_only_when_they_change() {
+        let text = file("", "\r\n");
+        let mut trf = Trf::parse(&text).unwrap();
+        trf.recount();
+        assert_eq!(
+            trf.to_string(),
+            text,
+            "points that agree keep the file's bytes"
+        );
+        assert!(trf.set_result(1, 2, '0') && trf.set_result(2, 2, '1'));
+        assert!(trf.set_result(3, 2, '=') && trf.set_result(4, 2, '='));
+        trf.recount();
+        let out = trf.to_string();
+        assert!(
+            out.ends_with("\r\n") && !out.replace("\r\n", "").contains('\n'),
+            "CR LF kept"
+        );
+        let back = Trf::parse(&out).unwrap();
+        let points: Vec<_> = back
+            .players
+            .iter()
+            .map(|p| p.points.clone().unwrap())
+            .collect();
+        assert_eq!(points, ["1.0", "1.5", "0.5", "1.0"]);
+        // Ranks by points, ties to the lower pairing number.
+        let ranks: Vec<_> = back.players.iter().map(|p| p.rank.unwrap()).collect();
+        assert_eq!(ranks, [2, 1, 4, 3]);
+        // Columns count characters: Bőr's record keeps its layout.
+        assert_eq!(back.player(2).unwrap().rounds[1].result, Some('1'));
+    }
+
+    #[test]
+    fn a_round_the_file_does_not_pair_is_entered_whole() {
+        let mut trf = Trf::parse(&file("", "\n")).unwrap();
+        trf.set_game(1, 3, 4, 'w', '+');
+        trf.set_game(4, 3, 1, 'b', '-');
+        let back = Trf::parse(&trf.to_string()).unwrap();
+        let entry = back.player(1).unwrap().rounds[2];
+        assert_eq!(
+            (entry.opponent, entry.color, entry.result),
+            (Some(4), Some('w'), Some('+'))
+        );
+        assert_eq!(back.player(4).unwrap().rounds[2].result, Some('-'));
+        assert_eq!(
+            back.unpaired(3).len(),
+            2,
+            "players 2 and 3 not paired in round 3"
+        );
+        assert_eq!(back.unpaired(3)[0].1, Unpaired::NotPaired);
+        assert_eq!(back.find(0, None, "Carlsen, Magnus").unwrap().start_rank, 3);
     }
 }
