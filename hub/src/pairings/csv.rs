@@ -6,7 +6,10 @@
 //! 1,"Carlsen, Magnus",GM,2830,1503014,NOR,"Nakamura, Hikaru",GM,2800,2016192,USA,
 //! ```
 //!
-//! `board`, `white` and `black` are required; the rest may be left out or empty.
+//! `board`, `white` and `black` are required; the rest may be left out or empty. A pairing
+//! program's own pairing list saved as CSV reads too ([`column_name`]): Swiss-Manager's and
+//! chess-results' `Bo.;No.;Name;Rtg;Pts.;Result;Pts.;Name;Rtg;No.`, Vega's `Bo,White,Black`;
+//! `,` `;` or tab between fields; results as they print them (`1 - 0`, `½ - ½`, `+ - -`).
 
 use protocol::BoardNo;
 use std::collections::HashMap;
@@ -23,17 +26,67 @@ pub enum CsvError {
     MissingColumn(&'static str),
 }
 
+/// The column a header names, in this module's words. Pairing programs' pairing lists name
+/// them their own way: Swiss-Manager's and chess-results' `Bo.`, `No.`, `Name`, `Rtg`,
+/// `FED`, `Result` (each player's columns twice, White's first), Vega's `Bo`, `White`,
+/// `Black`. `nth` is how many times the header was seen before.
+fn column_name(header: &str, nth: usize) -> String {
+    let header = header.trim().to_lowercase();
+    let side = if nth == 0 { "white" } else { "black" };
+    let per_player = |field: &str| format!("{side}{field}");
+    match header.as_str() {
+        "bo." | "bo" | "brd" | "brd." | "table" => "board".to_owned(),
+        "res." | "res" => "result".to_owned(),
+        "name" => per_player(""),
+        "no." | "no" | "snr" | "sno" => per_player("_start_rank"),
+        "rtg" | "elo" | "rating" => per_player("_rating"),
+        "fed" | "fed." | "federation" => per_player("_federation"),
+        "fide-id" | "fide id" | "fideid" => per_player("_fide_id"),
+        "title" | "tit." => per_player("_title"),
+        _ => header,
+    }
+}
+
+/// A result as pairing lists print it (`1 - 0`, `½ - ½`, `+ - -`, `0-0`) in the hub's words
+/// (`1-0`, `1/2-1/2`, `+-`); blank while not played (`*`).
+fn result_of(text: &str) -> String {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    match compact.as_str() {
+        "" => "*",
+        "½-½" | "0.5-0.5" | "=-=" | "1/2-1/2" => "1/2-1/2",
+        "+--" | "+:-" => "+-",
+        "--+" | "-:+" => "-+",
+        "---" | "-:-" | "0-0" => "--",
+        other => return other.to_owned(),
+    }
+    .to_owned()
+}
+
+/// The field separator of `text`'s header: `,` or, as spreadsheets save CSV in much of
+/// Europe, `;` (or a tab).
+fn separator(text: &str) -> u8 {
+    let header = text.lines().next().unwrap_or_default();
+    [b',', b';', b'\t']
+        .into_iter()
+        .max_by_key(|s| header.bytes().filter(|b| b == s).count())
+        .unwrap_or(b',')
+}
+
 /// Reads the pairings of one round.
 pub fn read(text: &str) -> Result<Vec<Pairing>, CsvError> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
+        .delimiter(separator(text))
         .from_reader(text.as_bytes());
-    let columns: HashMap<String, usize> = reader
-        .headers()?
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (h.to_ascii_lowercase(), i))
-        .collect();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut columns: HashMap<String, usize> = HashMap::new();
+    for (i, header) in reader.headers()?.iter().enumerate() {
+        let key = header.trim().to_lowercase();
+        let nth = seen.entry(key).or_default();
+        let name = column_name(header, *nth);
+        *nth += 1;
+        columns.entry(name).or_insert(i);
+    }
     for required in ["board", "white", "black"] {
         if !columns.contains_key(required) {
             return Err(CsvError::MissingColumn(required));
@@ -72,14 +125,16 @@ pub fn read(text: &str) -> Result<Vec<Pairing>, CsvError> {
                 rating: number(&format!("{side}_rating"))?.and_then(|r| u16::try_from(r).ok()),
                 title: get(&format!("{side}_title")).map(str::to_owned),
                 federation: get(&format!("{side}_federation")).map(str::to_owned),
-                start_rank: 0,
+                start_rank: number(&format!("{side}_start_rank"))?
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(0),
             })
         };
         pairings.push(Pairing {
             board: BoardNo(board),
             white: seat("white")?,
             black: seat("black")?,
-            result: get("result").unwrap_or("*").to_owned(),
+            result: result_of(get("result").unwrap_or_default()),
             white_team: None,
             black_team: None,
             section: None,
@@ -151,6 +206,25 @@ mod tests {
         let written = write(&games);
         assert_eq!(read(&written).unwrap(), games);
         assert!(written.starts_with("board,white,white_title"), "{written}");
+    }
+
+    #[test]
+    fn a_pairing_list_as_swiss_manager_prints_it_saved_with_semicolons() {
+        // Bo.; No.; Name; Rtg; Pts.; Result; Pts.; Name; Rtg; No. (chess-results' layout)
+        let text = "Bo.;No.;Name;Rtg;Pts.;Result;Pts.;Name;Rtg;No.\n\
+                    1;12;Kovács, Bőr;2310;1;1 - 0;1;Carlsen, Magnus;2830;1\n\
+                    2;7;Иванова, Анна;2280;½;½ - ½;½;Nakamura, Hikaru;2800;2\n\
+                    3;3;Gukesh, D;2790;0;+ - -;0;Virtanen, Aino;2200;8\n\
+                    4;9;Nguyễn, Hà;2150;0;;0;Firouzja, Alireza;2770;4\n";
+        let games = read(text).unwrap();
+        assert_eq!(games.len(), 4);
+        assert_eq!(games[0].white.name, "Kovács, Bőr");
+        assert_eq!(games[0].white.start_rank, 12);
+        assert_eq!(games[0].black.name, "Carlsen, Magnus");
+        assert_eq!(games[0].black.rating, Some(2830));
+        assert_eq!(games[0].black.start_rank, 1);
+        let results: Vec<&str> = games.iter().map(|g| g.result.as_str()).collect();
+        assert_eq!(results, ["1-0", "1/2-1/2", "+-", "*"]);
     }
 
     #[test]
