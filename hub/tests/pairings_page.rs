@@ -247,5 +247,12 @@ fn a_board_scored_after_its_round_was_forced_over_stays_scored() {
         ["+-", "*", "*", "--", "*"],
         "the same after a restart"
     );
-    assert_eq!(http_json(hub.http, "/api/rounds/2")["in_play"], true);
+    let two = http_json(hub.http, "/api/rounds/2");
+    assert_eq!(two["in_play"], true);
+    // The forced start is in the round's audit.
+    assert_eq!(two["started"][0]["forced"], true, "{two}");
+    assert_eq!(
+        http_json(hub.http, "/api/rounds/1")["started"][0]["forced"],
+        false
+    );
 }

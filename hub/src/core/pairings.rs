@@ -129,6 +129,20 @@ pub struct RoundState {
     pub finished: usize,
     /// Every game has a result: the round is over and its results can go back out.
     pub complete: bool,
+    /// How it started, each time (a section at a time, or the hall): the audit of who
+    /// started it and whether they forced it over games without a result.
+    pub started: Vec<Started>,
+}
+
+/// One start of a round, as `GET /api/rounds` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Started {
+    /// Hub time, Unix ms.
+    pub at: u64,
+    pub by: String,
+    /// Started over games of the round before without a result, or without pairings.
+    pub forced: bool,
+    pub section: Option<String>,
 }
 
 impl RoundState {
@@ -149,6 +163,7 @@ impl RoundState {
             games,
             finished,
             complete: games > 0 && finished == games,
+            started: Vec::new(),
         }
     }
 }

@@ -20,7 +20,7 @@ use super::Hub;
 use crate::core::arbiter::GameResult;
 use crate::core::archive::PlayedGame;
 use crate::core::ids::{RoundNo, Seq};
-use crate::core::pairings::{Pairing, RoundState, Rounds};
+use crate::core::pairings::{Pairing, RoundState, Rounds, Started};
 use crate::core::relay::public;
 use crate::core::rounds::{Resume, RoundStart, StartError, BY_CONFIGURATION, BY_SCHEDULE};
 use crate::core::time::HubMs;
@@ -414,7 +414,7 @@ impl Hub {
             .into_iter()
             .map(|round| {
                 let in_play = in_play.contains(&round);
-                match self.pairings(round) {
+                let mut state = match self.pairings(round) {
                     Some(games) => {
                         RoundState::of(round, in_play, games.iter().map(|p| p.result.as_str()))
                     }
@@ -422,7 +422,21 @@ impl Hub {
                         let results = self.results_of(round);
                         RoundState::of(round, in_play, results.values().map(|r| r.code()))
                     }
-                }
+                };
+                state.started = self
+                    .hall
+                    .rounds()
+                    .starts()
+                    .iter()
+                    .filter(|s| s.round == round)
+                    .map(|s| Started {
+                        at: s.at.0,
+                        by: s.by.clone(),
+                        forced: s.forced,
+                        section: s.section.clone(),
+                    })
+                    .collect();
+                state
             })
             .collect()
     }
