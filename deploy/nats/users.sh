@@ -47,9 +47,14 @@ quote() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
     [ -n "$user" ] || continue
     case $user in
       zeitnot-hub)
-        pub='"zeitnot.>"'; sub='"zeitnot.>"' ;;
+        # The hall's topics, not the journal's subject (zeitnot.journal.EVENT), which only
+        # the cluster's login appends to.
+        pub='{ allow: "zeitnot.>", deny: "zeitnot.journal.>" }'
+        sub='{ allow: "zeitnot.>", deny: "zeitnot.journal.>" }' ;;
       public)
-        pub='[]'; sub='"zeitnot.*.broadcast.>"' ;;
+        # Reads the delayed broadcast and publishes nothing. Never an empty list: NATS reads
+        # `publish: []` as no restriction at all (JetStream's API and the journal included).
+        pub='{ deny: ">" }'; sub='"zeitnot.*.broadcast.>"' ;;
       pager-*)
         pub='"zeitnot.*.pager.command"'
         sub='["zeitnot.*.alerts.>", "zeitnot.*.status", "zeitnot.*.broadcast.>"]' ;;

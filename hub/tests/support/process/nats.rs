@@ -191,7 +191,7 @@ impl Drop for NatsCluster {
 }
 
 /// A port nobody listens on now.
-fn port() -> u16 {
+pub fn port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
