@@ -476,3 +476,49 @@ async fn a_node_time_an_hour_ahead_does_not_move_the_boards_now() {
         "each step logged, once each for its source: {log}"
     );
 }
+
+/// A stranger on the arbiters' address sends request heads and then stalls their bodies
+/// (slow POST, on the open login): before, each held its connection for ever, and 256 of them shut the
+/// address out of the page, the API and `/healthz`. Now a stalled body is evictable like a
+/// silent connection, so the arbiters' requests still get in at once, and it is answered
+/// 408 (its connection closed) once its body is late.
+#[test]
+fn stalled_request_bodies_hold_no_door() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::embedded(dir.path());
+    let stalled: Vec<std::net::TcpStream> = (0..hub::edge::connections::PER_CLIENT)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(hub.http).unwrap();
+            let head = format!(
+                "POST /api/session HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{{\"token\":",
+                hub.http
+            );
+            stream.write_all(head.as_bytes()).unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    for _ in 0..5 {
+        let (status, body) = http_get(hub.http, "/healthz").unwrap();
+        assert_eq!(status, 200, "{body}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the arbiters' address is not shut out: {:?}",
+        started.elapsed()
+    );
+    // Those not evicted are answered 408 once their bodies are late, and closed.
+    let late = hub::edge::connections::BODY_TIMEOUT + Duration::from_secs(5);
+    let mut answered = 0;
+    for mut stream in stalled.into_iter().rev().take(8) {
+        stream.set_read_timeout(Some(late)).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        if answer.starts_with("HTTP/1.1 408") {
+            answered += 1;
+        }
+    }
+    assert!(answered > 0, "no stalled body was answered 408");
+}

@@ -1,10 +1,17 @@
 //! The HTTP listener's connections, bounded as nginx bounds them: at most
 //! [`MAX_CONNECTIONS`] in all and [`PER_CLIENT`] per address, a request head within
-//! [`HEADER_TIMEOUT`], and no connection kept open for more requests after [`MAX_IDLE_AGE`].
+//! [`HEADER_TIMEOUT`] and its body within [`BODY_TIMEOUT`] after it (OWASP's slow-HTTP
+//! advice: a deadline for the whole request, not only its head), and no connection kept
+//! open for more requests after [`MAX_IDLE_AGE`].
 //!
-//! When a cap is reached, the oldest connection that has not sent a request yet is closed to
-//! make room: a browser or a script sends its request at once, so a silent connection is the
-//! likeliest to be held open to use up the places. That keeps `/healthz` and the arbiters'
+//! A request's body is read whole (at most [`MAX_BODY_BYTES`]) before the request is
+//! routed: a body that stalls is answered 408 and its connection closed, and holds no
+//! handler while it stalls.
+//!
+//! When a cap is reached, the oldest connection that has not sent a whole request yet is
+//! closed to make room: a browser or a script sends its request at once, so a silent
+//! connection (or one whose body stalls) is the likeliest to be held open to use up the
+//! places. That keeps `/healthz` and the arbiters'
 //! page answering even when a stranger shares their address (behind a reverse proxy, an SSH
 //! tunnel or NAT everyone is one address). Only when every connection has spoken is a new one
 //! refused.
@@ -31,6 +38,11 @@ pub const MAX_CONNECTIONS: usize = 2_048;
 pub const PER_CLIENT: usize = 256;
 /// A request's head must arrive within this (slowloris).
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A request's body must arrive within this after its head (slow POST).
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest request body the API reads: a decision, a note, a binding are a few hundred
+/// bytes. Nothing needs more.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
 /// A connection takes no new request after this; the one under way (a page's live stream)
 /// goes on.
 pub const MAX_IDLE_AGE: Duration = Duration::from_secs(60);
@@ -114,17 +126,23 @@ async fn connection<I>(
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let spoke = registry.clone();
-    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-        spoke.spoke(id);
-        request.extensions_mut().insert(ConnectInfo(peer));
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let router = router.clone();
+        let spoke = spoke.clone();
         async move {
-            Ok::<_, Infallible>(
-                router
-                    .oneshot(request.map(axum::body::Body::new))
-                    .await
-                    .unwrap_or_else(|e| match e {}),
-            )
+            let (mut parts, body) = request.into_parts();
+            let body = match whole_body(body).await {
+                Ok(body) => body,
+                Err(refusal) => {
+                    tracing::debug!(%peer, status = %refusal.status(), "request body refused");
+                    return Ok(refusal);
+                }
+            };
+            // A whole request: the connection is no longer silent, nor evicted to make room.
+            spoke.spoke(id);
+            parts.extensions.insert(ConnectInfo(peer));
+            let request = hyper::Request::from_parts(parts, body);
+            Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|e| match e {}))
         }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -159,6 +177,34 @@ async fn connection<I>(
                 winding_down = true;
             }
         }
+    }
+}
+
+/// A request's body, read whole within [`BODY_TIMEOUT`] and [`MAX_BODY_BYTES`]; else the
+/// answer: 408 (and the connection closed) or 413.
+async fn whole_body(body: Incoming) -> Result<axum::body::Body, axum::response::Response> {
+    use axum::response::IntoResponse;
+    use hyper::body::Body as _;
+    if body.is_end_stream() {
+        return Ok(axum::body::Body::empty());
+    }
+    let read = axum::body::to_bytes(axum::body::Body::new(body), MAX_BODY_BYTES);
+    match tokio::time::timeout(BODY_TIMEOUT, read).await {
+        Ok(Ok(bytes)) => Ok(axum::body::Body::from(bytes)),
+        Ok(Err(_)) => Err((
+            hyper::StatusCode::PAYLOAD_TOO_LARGE,
+            format!("a request body is at most {MAX_BODY_BYTES} bytes\n"),
+        )
+            .into_response()),
+        Err(_) => Err((
+            hyper::StatusCode::REQUEST_TIMEOUT,
+            [(hyper::header::CONNECTION, "close")],
+            format!(
+                "the request's body did not arrive within {} s of its head\n",
+                BODY_TIMEOUT.as_secs()
+            ),
+        )
+            .into_response()),
     }
 }
 

@@ -28,10 +28,7 @@ use crate::metrics::Metrics;
 use crate::view::tiles::SpectatorBoard;
 
 /// The connections' caps and timeouts: [`super::connections`].
-pub use super::connections::MAX_CONNECTIONS;
-
-/// The largest request body the API reads.
-const MAX_BODY_BYTES: usize = 16 * 1024;
+pub use super::connections::{MAX_BODY_BYTES, MAX_CONNECTIONS};
 
 /// Binds `addr` and returns the bound address and the server future.
 /// With `tls` it is HTTPS, and the page's cookie is `Secure`. Enrolments hand out
@@ -101,7 +98,8 @@ pub async fn bind(
             access.clone(),
             access::own_host_only,
         ))
-        // A decision, a note, a binding: a few hundred bytes. Nothing needs more.
+        // Bodies arrive whole and bounded (`connections::MAX_BODY_BYTES`); axum's own
+        // limit is the same.
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(Api {
             queries,
