@@ -208,6 +208,7 @@ async fn the_public_login_reads_and_writes_no_journal() {
     hub.publish("zeitnot.default.broadcast.round.1", "1. e4".into())
         .await
         .unwrap();
+    hub.flush().await.unwrap();
     js.publish("zeitnot.journal.default", "the next record".into())
         .await
         .unwrap()
@@ -222,5 +223,200 @@ async fn the_public_login_reads_and_writes_no_journal() {
     assert!(
         !matches!(leaked, Ok(Some(_))),
         "the public login read a journal record as it was appended"
+    );
+}
+
+/// One server of the shipped three on its own loopback address (127.0.0.N), its ports
+/// ephemeral, its files in `dir`; `None` from the monitor while it is not up.
+struct Shipped {
+    ip: String,
+    ports: [u16; 4],
+    _server: Server,
+}
+
+impl Shipped {
+    fn routez(&self) -> Option<serde_json::Value> {
+        use std::io::{Read, Write};
+        let mut tcp = std::net::TcpStream::connect((self.ip.as_str(), self.ports[3])).ok()?;
+        tcp.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        write!(tcp, "GET /routez HTTP/1.0\r\n\r\n").ok()?;
+        let mut response = String::new();
+        tcp.read_to_string(&mut response).ok()?;
+        serde_json::from_str(response.split_once("\r\n\r\n")?.1).ok()
+    }
+
+    /// The names of the servers it has routes to.
+    fn routed_to(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .routez()
+            .and_then(|z| z["routes"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|r| r["remote_name"].as_str().map(str::to_owned))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+/// `name`'s server from the shipped `nats.conf` and an environment as `nats.env` gives it:
+/// its addresses on 127.0.0.`n` with ephemeral ports, `/etc/zeitnot/` and its store in
+/// `dir`, routes to `routes` with `route_password`.
+fn start_shipped(
+    dir: &std::path::Path,
+    name: &str,
+    n: u8,
+    routes: &[(String, u16)],
+    route_password: &str,
+    ports: [u16; 4],
+) -> Shipped {
+    let ip = format!("127.0.0.{n}");
+    let [client, route, mqtt, monitor] = ports;
+    let etc = dir.join("etc");
+    let shipped = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../deploy/nats/nats.conf"
+    ))
+    .unwrap();
+    let conf = shipped
+        .replace("0.0.0.0:4222", &format!("{ip}:{client}"))
+        .replace("0.0.0.0:6222", &format!("{ip}:{route}"))
+        .replace("0.0.0.0:8883", &format!("{ip}:{mqtt}"))
+        .replace("127.0.0.1:8222", &format!("{ip}:{monitor}"))
+        .replace("/etc/zeitnot/", &format!("{}/", etc.display()))
+        .replace(
+            "/var/lib/zeitnot-nats",
+            &dir.join(format!("store-{name}")).display().to_string(),
+        );
+    let conf_file = etc.join(format!("nats-{name}.conf"));
+    std::fs::write(&conf_file, conf).unwrap();
+    let list: Vec<String> = routes
+        .iter()
+        .map(|(ip, port)| format!("nats-route://zeitnot-route:{route_password}@{ip}:{port}"))
+        .collect();
+    let log = std::fs::File::create(dir.join(format!("nats-{name}.log"))).unwrap();
+    let server = Server(
+        Command::new(nats_server_bin())
+            .arg("-c")
+            .arg(&conf_file)
+            .env("ZEITNOT_NATS_NAME", name)
+            .env("ZEITNOT_NATS_ROUTE_PASSWORD", route_password)
+            .env("ZEITNOT_NATS_ROUTES", format!("[{}]", list.join(", ")))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    Shipped {
+        ip,
+        ports,
+        _server: server,
+    }
+}
+
+/// `hub broker-cert` from the hall's data directory `data`, for `names`, into `etc`.
+fn broker_cert(data: &std::path::Path, etc: &std::path::Path, names: &[&str]) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hub"));
+    command.arg("broker-cert").arg("--data").arg(data);
+    for name in names {
+        command.arg("--name").arg(name);
+    }
+    let out = command
+        .arg("--cert")
+        .arg(etc.join("nats-cert.pem"))
+        .arg("--key")
+        .arg(etc.join("nats-key.pem"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::copy(data.join("hall-ca.pem"), etc.join("hall-ca.pem")).unwrap();
+}
+
+/// The shipped cluster block: the three servers route to each other over mutual TLS with
+/// the hall CA and the route login; a stranger's server without the hall's certificate, or
+/// with it but without the password, joins no route.
+#[test]
+fn only_the_halls_servers_join_the_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let hall = dir.path().join("hall");
+    let etc = hall.join("etc");
+    std::fs::create_dir_all(&etc).unwrap();
+    let data = hall.join("data");
+    broker_cert(&data, &etc, &["127.0.0.1", "127.0.0.2", "127.0.0.3"]);
+    // users.sh's logins, as nats.conf includes them.
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_hub"))
+        .parent()
+        .unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let out = Command::new("sh")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../deploy/nats/users.sh"
+        ))
+        .arg(&data)
+        .arg(etc.join("nats-users.conf"))
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let password = "a-route-password-only-the-hall-knows";
+    let ports: Vec<[u16; 4]> = (0..3).map(|_| [port(), port(), port(), port()]).collect();
+    let routes: Vec<(String, u16)> = (0..3)
+        .map(|i| (format!("127.0.0.{}", i + 1), ports[i][1]))
+        .collect();
+    let servers: Vec<Shipped> = ["a", "b", "c"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| start_shipped(&hall, name, i as u8 + 1, &routes, password, ports[i]))
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while servers[0].routed_to() != ["b", "c"] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hall's servers never routed to each other: {:?}",
+            servers[0].routez()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // A stranger's servers: one with its own CA's certificate and the right password, one
+    // with the hall's certificate (copied off a machine) and a guessed password.
+    let own = dir.path().join("stranger-own-ca");
+    std::fs::create_dir_all(own.join("etc")).unwrap();
+    broker_cert(&own.join("data"), &own.join("etc"), &["127.0.0.4"]);
+    std::fs::copy(etc.join("nats-users.conf"), own.join("etc/nats-users.conf")).unwrap();
+    let copied = dir.path().join("stranger-copied-cert");
+    std::fs::create_dir_all(copied.join("etc")).unwrap();
+    for file in [
+        "nats-cert.pem",
+        "nats-key.pem",
+        "hall-ca.pem",
+        "nats-users.conf",
+    ] {
+        std::fs::copy(etc.join(file), copied.join("etc").join(file)).unwrap();
+    }
+    let to_a = [routes[0].clone()];
+    let fresh = || [port(), port(), port(), port()];
+    let own_ca = start_shipped(&own, "rogue-ca", 4, &to_a, password, fresh());
+    let no_password = start_shipped(&copied, "rogue-login", 5, &to_a, "a-guess", fresh());
+    std::thread::sleep(Duration::from_secs(5));
+    for rogue in [&own_ca, &no_password] {
+        assert!(rogue.routez().is_some(), "the stranger's server runs");
+        assert_eq!(rogue.routed_to(), Vec::<String>::new(), "a stranger joined");
+    }
+    assert_eq!(
+        servers[0].routed_to(),
+        ["b", "c"],
+        "only the hall's servers"
     );
 }

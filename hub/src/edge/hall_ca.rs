@@ -43,7 +43,7 @@ impl std::fmt::Debug for HallTls {
 /// addresses, `localhost` and loopback.
 pub fn load_or_make(data: &Path, names: &[String]) -> anyhow::Result<HallTls> {
     let (ca_pem, issuer) = authority(data)?;
-    let (cert_pem, key_pem) = issue(&issuer, &server_names(names))?;
+    let (cert_pem, key_pem) = issue(&issuer, &server_names(names), &[])?;
     Ok(HallTls {
         ca_pem,
         http: server_config(&cert_pem, &key_pem, Some(b"http/1.1"))?,
@@ -57,7 +57,9 @@ pub fn issue_for(data: &Path, names: &[String]) -> anyhow::Result<(String, Strin
     let (_, issuer) = authority(data)?;
     let mut all: Vec<String> = names.to_vec();
     all.extend(["localhost".to_owned(), "127.0.0.1".to_owned()]);
-    issue(&issuer, &all)
+    // A broker's certificate also opens its routes to the other brokers (NATS's cluster
+    // routes are mutual TLS: each server is the other's client).
+    issue(&issuer, &all, &[ExtendedKeyUsagePurpose::ClientAuth])
 }
 
 /// The CA certificate (PEM) of the hub whose data directory is `data`, made if missing: what
@@ -136,8 +138,13 @@ fn authority(data: &Path) -> anyhow::Result<(String, Issuer<'static, KeyPair>)> 
     Ok((pem, Issuer::new(params, key)))
 }
 
-/// A server certificate for `names`, valid from yesterday for two years; (cert, key) PEM.
-fn issue(issuer: &Issuer<'_, KeyPair>, names: &[String]) -> anyhow::Result<(String, String)> {
+/// A server certificate for `names` (and the `also` uses), valid from yesterday for two
+/// years; (cert, key) PEM.
+fn issue(
+    issuer: &Issuer<'_, KeyPair>,
+    names: &[String],
+    also: &[ExtendedKeyUsagePurpose],
+) -> anyhow::Result<(String, String)> {
     let mut params = CertificateParams::new(Vec::<String>::new())?;
     params.distinguished_name = DistinguishedName::new();
     params.distinguished_name.push(
@@ -156,6 +163,7 @@ fn issue(issuer: &Issuer<'_, KeyPair>, names: &[String]) -> anyhow::Result<(Stri
         KeyUsagePurpose::KeyEncipherment,
     ];
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    params.extended_key_usages.extend_from_slice(also);
     let now = time_now();
     params.not_before = now - std::time::Duration::from_secs(24 * 3600);
     params.not_after = now + std::time::Duration::from_secs(2 * 365 * 24 * 3600);
