@@ -522,3 +522,43 @@ fn stalled_request_bodies_hold_no_door() {
     }
     assert!(answered > 0, "no stalled body was answered 408");
 }
+
+/// Names come from outside: a pairing file's player with a newline and a forged tag in his
+/// name, an arbiter enrolled with a newline, a bidirectional override or as "chief". The
+/// feed's tags stay one line each (python-chess and lichess read the tags the hub wrote,
+/// not a stranger's), and such arbiters are refused with the reason.
+#[test]
+fn names_cannot_break_a_pgn_tag_or_pass_for_another() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("round-1.csv"),
+        "board,white,black\n1,\"Evil\n[Result \"\"1-0\"\"]\",\"Abc\u{202e}xyz\"\n",
+    )
+    .unwrap();
+    let (hub, _) = Hub::configured(
+        dir.path(),
+        "[broadcast]\ndelay_s = 0\n\n[[rounds]]\nnumber = 1\npairings = \"round-1.csv\"\n",
+    );
+    let (status, feed) = http_get(hub.http, "/broadcast/round/1/games.pgn").unwrap();
+    assert_eq!(status, 200, "{feed}");
+    let tags: Vec<&str> = feed.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(
+        tags.iter().all(|t| t.ends_with("\"]")),
+        "every tag on its own line: {feed}"
+    );
+    assert_eq!(
+        tags.iter().filter(|t| t.starts_with("[Result ")).count(),
+        1,
+        "one Result tag: {feed}"
+    );
+    assert!(
+        feed.contains("[White \"Evil\u{fffd}[Result \\\"1-0\\\"]\"]"),
+        "{feed}"
+    );
+    assert!(!feed.contains('\u{202e}'), "no override: {feed}");
+    for name in ["IA\nBerg", "IA \u{202e}greB", "chief", "Chief"] {
+        let body = serde_json::json!({ "arbiter": name }).to_string();
+        let (status, answer) = support::http_post(hub.http, "/api/arbiters/enrol", &body).unwrap();
+        assert_eq!(status, 400, "{name:?} enrolled: {answer}");
+    }
+}

@@ -81,7 +81,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
         .map(|g| Node::start(g, &hub, dir.path()))
         .collect();
     // The chief arbiter's pager, to see that the arbiters are told.
-    let chief = hub.enrol_arbiter("chief", dir.path());
+    let chief = hub.enrol_arbiter("IA Chief", dir.path());
     let pager = support::TerminalPager::all_zones(port, &chief);
     // Whether the pager's latest screen says the journal fails.
     let pager_says_failing = || {

@@ -17,6 +17,7 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::core::alerts::{AlertAction, AlertCommand, AlertState, Language, Severity};
 use crate::core::ids::AlertId;
+use crate::core::names::printable;
 
 pub struct PagerConfig {
     /// A zone, or `all` (the chief arbiter).
@@ -197,19 +198,6 @@ impl Screen {
         }
         out
     }
-}
-
-/// `text` safe for a terminal: anyone who can publish on the broker can put strings in what
-/// a pager shows (an arbiter's name, a retained open list of their own), and control
-/// characters would move the cursor, clear the screen or restyle the terminal (escape
-/// sequences), and bidirectional overrides would show text other than it is. Each becomes
-/// U+FFFD; one line stays one line.
-fn printable(text: &str) -> String {
-    let unsafe_char =
-        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    text.chars()
-        .map(|c| if unsafe_char(c) { '\u{fffd}' } else { c })
-        .collect()
 }
 
 /// What the arbiter typed.

@@ -52,6 +52,7 @@ pub mod ids;
 pub mod intake;
 pub mod laws;
 pub mod mating;
+pub mod names;
 pub mod pager_seal;
 pub mod pairings;
 pub mod phone;

@@ -423,6 +423,18 @@ fn check_arbiter_name(name: &str) -> Result<(), ApiError> {
     if name.trim().is_empty() {
         return Err(ApiError::BadQuery("an arbiter's name".into()));
     }
+    if name.chars().any(crate::core::names::is_unsafe) {
+        return Err(ApiError::BadQuery(
+            "an arbiter's name holds no control character (a newline, an escape) and no bidirectional override".into(),
+        ));
+    }
+    // The chief arbiter's own place in the alerts' routing and on the pagers.
+    if name.trim().eq_ignore_ascii_case("chief") {
+        return Err(ApiError::BadQuery(
+            "\"chief\" is the chief arbiter's place, not a name: enrol the chief arbiter by name"
+                .into(),
+        ));
+    }
     Ok(())
 }
 

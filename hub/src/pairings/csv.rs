@@ -118,9 +118,9 @@ pub fn read(text: &str) -> Result<Vec<Pairing>, CsvError> {
             .ok_or_else(|| bad(format!("board {board}")))?;
         let seat = |side: &str| -> Result<Seat, CsvError> {
             Ok(Seat {
-                name: get(side)
-                    .ok_or_else(|| bad(format!("no {side} player")))?
-                    .to_owned(),
+                name: crate::core::names::printable(
+                    get(side).ok_or_else(|| bad(format!("no {side} player")))?,
+                ),
                 fide_id: number(&format!("{side}_fide_id"))?,
                 rating: number(&format!("{side}_rating"))?.and_then(|r| u16::try_from(r).ok()),
                 title: get(&format!("{side}_title")).map(str::to_owned),

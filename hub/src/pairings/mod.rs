@@ -19,7 +19,7 @@ use trf::{Player, RoundEntry, Trf};
 
 pub(super) fn seat(player: &Player) -> Seat {
     Seat {
-        name: player.name.clone(),
+        name: crate::core::names::printable(&player.name),
         fide_id: player.fide_id,
         rating: player.rating,
         title: player.title.clone(),

@@ -85,7 +85,7 @@ fn routing(boards: u16) -> Routing {
         })
         .collect();
     arbiters.push(Arbiter {
-        name: "chief".into(),
+        name: "chief-arbiter".into(),
         zones: Vec::new(),
         language: Language::English,
         chief: true,
@@ -246,9 +246,10 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
     // The chief arbiter's pager credentials, as `POST /api/arbiters/enrol` hands them out.
     let client = reqwest::Client::new();
     let pager_file = data.join("pager-chief.json");
-    let credentials = enrol::arbiter_over_http(&client, running.http, &running.token, "chief")
-        .await
-        .context("enrolling the chief arbiter's pager")?;
+    let credentials =
+        enrol::arbiter_over_http(&client, running.http, &running.token, "chief-arbiter")
+            .await
+            .context("enrolling the chief arbiter's pager")?;
     crate::edge::secret_file::write(&pager_file, &credentials)?;
     println!(
         "  pager:    hub pager --zone all --event demo --broker {} --key-file {}",

@@ -47,8 +47,11 @@ pub struct Tags {
     pub black_team: Option<String>,
 }
 
+/// One tag; its value stays on the tag's line whatever a name holds.
 fn tag(out: &mut String, name: &str, value: &str) {
-    let value = value.replace('\\', "\\\\").replace('"', "\\\"");
+    let value = crate::core::names::printable(value)
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"");
     let _ = writeln!(out, "[{name} \"{value}\"]");
 }
 
