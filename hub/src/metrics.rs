@@ -81,6 +81,7 @@ pub struct Metrics {
     live_bytes: AtomicU64,
     logins_refused: AtomicU64,
     http_connections_refused: AtomicU64,
+    http_requests_refused: AtomicU64,
     flushes: AtomicU64,
     flush_us_sum: AtomicU64,
     flush_buckets: [AtomicU64; FLUSH_BUCKETS_US.len()],
@@ -155,6 +156,12 @@ impl Metrics {
     }
 
     /// An HTTP connection turned away at a connection cap.
+    /// A request for another host, or a cross-site change: refused, logged at most once a
+    /// second.
+    pub fn http_request_refused(&self) {
+        self.http_requests_refused.fetch_add(1, Relaxed);
+    }
+
     pub fn http_connection_refused(&self) {
         self.http_connections_refused.fetch_add(1, Relaxed);
     }
@@ -254,6 +261,11 @@ impl Metrics {
             "zeitnot_http_connections_refused_total",
             "HTTP connections closed at once: too many in all or from one address.",
             self.http_connections_refused.load(Relaxed),
+        );
+        counter(
+            "zeitnot_http_requests_refused_total",
+            "HTTP requests refused for another host or from another site (logged once a second).",
+            self.http_requests_refused.load(Relaxed),
         );
         let _ = writeln!(
             out,

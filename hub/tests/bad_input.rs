@@ -562,3 +562,36 @@ fn names_cannot_break_a_pgn_tag_or_pass_for_another() {
         assert_eq!(status, 400, "{name:?} enrolled: {answer}");
     }
 }
+
+/// A stranger repeats a refused request as fast as it can (another host's name): every one
+/// is refused and counted, and the log gets a line a second, not one per request (20,000
+/// once wrote 4.96 MB of warnings in 0.3 s).
+#[test]
+fn refusals_repeated_at_will_fill_no_log() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::embedded(dir.path());
+    const TIMES: usize = 2_000;
+    let started = std::time::Instant::now();
+    for _ in 0..TIMES {
+        let mut stream = std::net::TcpStream::connect(hub.http).unwrap();
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 421"), "{answer}");
+    }
+    let seconds = started.elapsed().as_secs() + 1;
+    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    assert!(
+        metrics.contains(&format!("zeitnot_http_requests_refused_total {TIMES}")),
+        "every refusal counted: {metrics}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("hub.log")).unwrap();
+    let lines = log.matches("request for another host refused").count();
+    assert!(
+        (1..=seconds as usize + 1).contains(&lines),
+        "{lines} log lines for {TIMES} refusals in {seconds} s"
+    );
+}

@@ -21,8 +21,10 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::log_throttle::Throttle;
 use super::sessions::Sessions;
 use crate::core::phone::PhoneCredentials;
+use crate::metrics::Metrics;
 
 /// The cookie that carries the arbiter token.
 pub const COOKIE: &str = "zeitnot_arbiter";
@@ -294,7 +296,12 @@ pub async fn chief_only(request: Request, next: Next) -> Response {
 
 /// Middleware of every route: only requests addressed to one of the hub's own hosts (421
 /// otherwise, with the remedy).
-pub async fn own_host_only(State(access): State<Access>, request: Request, next: Next) -> Response {
+pub async fn own_host_only(
+    State((access, metrics)): State<(Access, Arc<Metrics>)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    static LOGGED: Throttle = Throttle::new();
     let host = request
         .headers()
         .get(header::HOST)
@@ -303,7 +310,10 @@ pub async fn own_host_only(State(access): State<Access>, request: Request, next:
     if access.is_own_host(host.as_deref()) {
         return next.run(request).await;
     }
-    tracing::warn!(?host, path = %request.uri().path(), "request for another host refused");
+    metrics.http_request_refused();
+    if let Some(left_out) = LOGGED.admit() {
+        tracing::warn!(?host, path = %request.uri().path(), left_out, "request for another host refused");
+    }
     (
         StatusCode::MISDIRECTED_REQUEST,
         format!(
@@ -319,16 +329,25 @@ pub async fn own_host_only(State(access): State<Access>, request: Request, next:
 /// requests; a page of another site opened on the hall's network (a spectator's laptop)
 /// would otherwise post to the open API, cookie or not. Clients that are not browsers
 /// (curl, pagers, the tests) send no `Origin` and are judged by the token alone.
-pub async fn same_origin_changes(request: Request, next: Next) -> Response {
+pub async fn same_origin_changes(
+    State(metrics): State<Arc<Metrics>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    static LOGGED: Throttle = Throttle::new();
     if matches!(request.method().as_str(), "GET" | "HEAD") || is_same_origin(request.headers()) {
         return next.run(request).await;
     }
-    tracing::warn!(
-        origin = ?request.headers().get(header::ORIGIN),
-        host = ?request.headers().get(header::HOST),
-        path = %request.uri().path(),
-        "cross-site request refused"
-    );
+    metrics.http_request_refused();
+    if let Some(left_out) = LOGGED.admit() {
+        tracing::warn!(
+            origin = ?request.headers().get(header::ORIGIN),
+            host = ?request.headers().get(header::HOST),
+            path = %request.uri().path(),
+            left_out,
+            "cross-site request refused"
+        );
+    }
     (
         StatusCode::FORBIDDEN,
         "cross-site request refused: changes come from the hub's own page\n",

@@ -93,9 +93,12 @@ pub async fn bind(
         .merge(page::routes());
     let router = arbiters
         .merge(public)
-        .layer(axum::middleware::from_fn(access::same_origin_changes))
         .layer(axum::middleware::from_fn_with_state(
-            access.clone(),
+            metrics.clone(),
+            access::same_origin_changes,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            (access.clone(), metrics.clone()),
             access::own_host_only,
         ))
         // Bodies arrive whole and bounded (`connections::MAX_BODY_BYTES`); axum's own

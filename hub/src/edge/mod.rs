@@ -36,6 +36,7 @@ pub mod http;
 pub mod journal_batch;
 pub mod lichess;
 pub mod livechess;
+pub mod log_throttle;
 pub mod login;
 pub mod mqtt;
 pub mod ntfy;
