@@ -35,6 +35,17 @@ pub struct BrokerAddr {
 }
 
 impl BrokerAddr {
+    /// A plain `mqtt://` broker off this machine: the login and every message would cross
+    /// the hall's network in clear.
+    pub fn in_clear_off_loopback(&self) -> bool {
+        let loopback = self.host.eq_ignore_ascii_case("localhost")
+            || self
+                .host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        !self.tls && !loopback
+    }
+
     /// A plain-TCP broker at `host:port`.
     pub fn plain(host: impl Into<String>, port: u16) -> BrokerAddr {
         BrokerAddr {
@@ -215,6 +226,13 @@ pub fn start_any(
     brokers: &Brokers,
     options: LinkOptions,
 ) -> (AsyncClient, mpsc::Receiver<LinkEvent>) {
+    for addr in brokers.iter().filter(|a| a.in_clear_off_loopback()) {
+        if options.tls.is_some() {
+            tracing::warn!(%addr, "the broker is mqtt://, so the hall CA given is not used: the login and every message cross the hall's network in clear; use mqtts://");
+        } else {
+            tracing::warn!(%addr, "the broker is mqtt:// off this machine: the login and every message cross the hall's network in clear; use mqtts:// with the hall CA (--ca-file)");
+        }
+    }
     let (client, mut eventloop) = AsyncClient::new(
         mqtt_options(brokers.first(), &options),
         options.request_capacity,
@@ -340,6 +358,17 @@ mod tests {
         for bad in ["10.0.0.5", "mqtt://:1883", "host:port", "host:70000"] {
             assert!(bad.parse::<BrokerAddr>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_plain_broker_off_this_machine_is_in_clear() {
+        let in_clear = |s: &str| s.parse::<BrokerAddr>().unwrap().in_clear_off_loopback();
+        assert!(in_clear("mqtt://hub.hall.lan:1883"));
+        assert!(in_clear("10.0.0.11:1883"));
+        assert!(!in_clear("mqtts://hub.hall.lan:8883"));
+        assert!(!in_clear("mqtt://127.0.0.1:1883"));
+        assert!(!in_clear("localhost:1883"));
+        assert!(!in_clear("mqtt://[::1]:1883"));
     }
 
     #[test]
