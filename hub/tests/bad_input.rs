@@ -595,3 +595,60 @@ fn refusals_repeated_at_will_fill_no_log() {
         "{lines} log lines for {TIMES} refusals in {seconds} s"
     );
 }
+
+/// Every answer, pages and API, found or not, carries the security headers: only the hub's
+/// own scripts run on its pages, no other site frames them, no type is sniffed, no address
+/// leaves as a referrer (a login link's token).
+#[test]
+fn every_answer_carries_the_security_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::embedded(dir.path());
+    for path in [
+        "/",
+        "/spectator",
+        "/phone",
+        "/healthz",
+        "/api/rounds",
+        "/api/nowhere",
+    ] {
+        let (status, headers, _) =
+            support::stranger_request(hub.http, "GET", path, &[], "").unwrap();
+        let csp = headers.get("content-security-policy").unwrap_or_else(|| {
+            panic!("{path} ({status}): no Content-Security-Policy: {headers:?}")
+        });
+        assert!(
+            csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"),
+            "{path}: {csp}"
+        );
+        assert_eq!(
+            headers.get("x-content-type-options").map(String::as_str),
+            Some("nosniff"),
+            "{path}"
+        );
+        assert_eq!(
+            headers.get("referrer-policy").map(String::as_str),
+            Some("no-referrer"),
+            "{path}"
+        );
+        assert_eq!(
+            headers.get("x-frame-options").map(String::as_str),
+            Some("DENY"),
+            "{path}"
+        );
+    }
+    // The pages run under that policy as they are: no inline script, style or handler.
+    for path in ["/", "/phone"] {
+        let (_, _, page) = support::stranger_request(hub.http, "GET", path, &[], "").unwrap();
+        let lower = page.to_lowercase();
+        assert!(!lower.contains(" style="), "{path}: an inline style");
+        assert!(!lower.contains("<style"), "{path}: an inline style sheet");
+        assert!(
+            !lower.contains(" onclick=") && !lower.contains(" onload="),
+            "{path}: a handler"
+        );
+        for script in lower.split("<script").skip(1) {
+            let tag = script.split('>').next().unwrap();
+            assert!(tag.contains("src="), "{path}: an inline script");
+        }
+    }
+}

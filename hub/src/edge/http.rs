@@ -101,6 +101,10 @@ pub async fn bind(
             (access.clone(), metrics.clone()),
             access::own_host_only,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            access.clone(),
+            access::security_headers,
+        ))
         // Bodies arrive whole and bounded (`connections::MAX_BODY_BYTES`); axum's own
         // limit is the same.
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
