@@ -324,6 +324,12 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     let seq_before = cluster_view(&hub_a).unwrap()["journal_seq"]
         .as_u64()
         .unwrap();
+    // A stranger sees the roles, not the journal's length (the moves' timing).
+    let (status, _, open) =
+        support::stranger_request(hub_a.http, "GET", "/api/cluster", &[], "").unwrap();
+    let open: Value = serde_json::from_str(&open).unwrap();
+    assert_eq!((status, &open["role"]), (200, &json!("active")), "{open}");
+    assert!(open.get("journal_seq").is_none(), "{open}");
     let killed = Instant::now();
     nats.kill(leader);
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -647,9 +647,22 @@ async fn healthz(State(api): State<Api>) -> Result<Response, ApiError> {
 
 /// The hub's role in its cluster, open like `/healthz` (a load balancer or the other hub
 /// asks it): no game state, no secret.
-async fn cluster(State(api): State<Api>) -> Result<Response, ApiError> {
+async fn cluster(
+    State(api): State<Api>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
     Ok(match api.ask(Query::Cluster).await? {
-        Some(status) => Json(status).into_response(),
+        Some(status) => {
+            let mut json = serde_json::to_value(status).unwrap_or_default();
+            if !api.access.is_arbiter(&headers) {
+                // The journal's length grows with every move: open to all, it would tell the
+                // moves' timing through the broadcast's delay. The arbiters see it.
+                if let Some(fields) = json.as_object_mut() {
+                    fields.remove("journal_seq");
+                }
+            }
+            Json(json).into_response()
+        }
         None => (
             StatusCode::NOT_FOUND,
             "this hub runs its hall alone (hub serve --cluster for a standby)\n",
