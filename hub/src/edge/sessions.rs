@@ -18,8 +18,16 @@ use super::access::Login;
 
 /// How long a session lasts: a playing day.
 pub const LIFETIME: Duration = Duration::from_secs(14 * 3600);
-/// Sessions held at once; the oldest ends first when more are opened.
-pub const MAX_SESSIONS: usize = 1_000;
+/// Sessions one arbiter's login holds at once (a phone, a tablet, a laptop…); their oldest
+/// ends first when they open more, so no arbiter can end the others' sessions.
+pub const PER_ARBITER: usize = 8;
+/// Sessions the hall's token holds at once (the chief arbiter's screens, a desk's).
+pub const PER_CHIEF: usize = 64;
+/// Sessions held at once: every arbiter's share and the chief's fit
+/// ([`crate::core::roster::MAX_ARBITERS`] × [`PER_ARBITER`] + [`PER_CHIEF`]); the oldest
+/// ends first past it.
+pub const MAX_SESSIONS: usize = 4_096;
+const _: () = assert!(crate::core::roster::MAX_ARBITERS * PER_ARBITER + PER_CHIEF <= MAX_SESSIONS);
 /// Wrong tokens a client address may send in [`WINDOW`] before it must wait.
 pub const TRIES_PER_CLIENT: u32 = 10;
 /// Wrong tokens the whole hub takes in [`WINDOW`] (addresses are cheap to change).
@@ -92,6 +100,20 @@ impl Sessions {
     pub fn open(&self, now: SystemTime, login: Login, credential: String) -> String {
         let id = super::login::new_token();
         let mut inner = self.0.lock().expect("sessions lock");
+        let share = match login {
+            Login::Chief => PER_CHIEF,
+            Login::Arbiter(_) => PER_ARBITER,
+        };
+        let theirs: Vec<String> = inner
+            .order
+            .iter()
+            .filter(|h| inner.open.get(*h).is_some_and(|s| s.login == login))
+            .cloned()
+            .collect();
+        for oldest in theirs.iter().take((theirs.len() + 1).saturating_sub(share)) {
+            inner.open.remove(oldest);
+            inner.order.retain(|h| h != oldest);
+        }
         while inner.open.len() >= MAX_SESSIONS {
             let Some(oldest) = inner.order.pop_front() else {
                 break;
@@ -267,12 +289,31 @@ mod tests {
     fn the_oldest_session_ends_when_too_many_are_open() {
         let sessions = Sessions::default();
         let now = SystemTime::now();
-        let first = sessions.open(now, Login::Chief, String::new());
-        for _ in 0..MAX_SESSIONS {
-            sessions.open(now, Login::Chief, String::new());
+        let first = sessions.open(now, Login::Arbiter("arbiter 0".into()), hash("0"));
+        for i in 0..MAX_SESSIONS {
+            let name = format!("arbiter {}", i / PER_ARBITER + 1);
+            sessions.open(now, Login::Arbiter(name), hash(&i.to_string()));
         }
         assert!(!sessions.is_open(&first, now));
         assert_eq!(sessions.0.lock().unwrap().open.len(), MAX_SESSIONS);
+    }
+
+    #[test]
+    fn an_arbiter_opening_many_sessions_ends_only_their_own() {
+        let sessions = Sessions::default();
+        let now = SystemTime::now();
+        let chief = sessions.open(now, Login::Chief, String::new());
+        let berg = Login::Arbiter("IA Berg".into());
+        let aas = sessions.open(now, Login::Arbiter("IA Aas".into()), hash("aas"));
+        let first = sessions.open(now, berg.clone(), hash("berg"));
+        for _ in 0..1_000 {
+            sessions.open(now, berg.clone(), hash("berg"));
+        }
+        assert!(sessions.is_open(&chief, now) && sessions.is_open(&aas, now));
+        assert!(!sessions.is_open(&first, now), "Berg's oldest ended");
+        let open = &sessions.0.lock().unwrap().open;
+        let bergs = open.values().filter(|s| s.login == berg).count();
+        assert_eq!(bergs, PER_ARBITER);
     }
 
     #[test]
