@@ -57,6 +57,30 @@ impl Drop for Server {
     }
 }
 
+/// `deploy/nats/users.sh DATA FILE`: the logins from the hall's data directory `data`,
+/// with this build's `hub` first on the PATH.
+fn users_sh(data: &std::path::Path, file: &std::path::Path) {
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_hub"))
+        .parent()
+        .unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let out = Command::new("sh")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../deploy/nats/users.sh"
+        ))
+        .arg(data)
+        .arg(file)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The password users.sh wrote for `user`.
 fn password(users: &str, user: &str) -> String {
     let start = format!("{{ user: \"{user}\", password: \"");
@@ -68,26 +92,8 @@ fn password(users: &str, user: &str) -> String {
 async fn the_public_login_reads_and_writes_no_journal() {
     let dir = tempfile::tempdir().unwrap();
     // users.sh from the first hub's data directory, as deploy/README.md says.
-    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_hub"))
-        .parent()
-        .unwrap();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
     let users_file = dir.path().join("nats-users.conf");
-    let out = Command::new("sh")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../deploy/nats/users.sh"
-        ))
-        .arg(dir.path().join("data"))
-        .arg(&users_file)
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    users_sh(&dir.path().join("data"), &users_file);
     let users = std::fs::read_to_string(&users_file).unwrap();
     assert!(
         !users.contains("[]"),
@@ -349,25 +355,7 @@ fn only_the_halls_servers_join_the_cluster() {
     let data = hall.join("data");
     broker_cert(&data, &etc, &["127.0.0.1", "127.0.0.2", "127.0.0.3"]);
     // users.sh's logins, as nats.conf includes them.
-    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_hub"))
-        .parent()
-        .unwrap();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
-    let out = Command::new("sh")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../deploy/nats/users.sh"
-        ))
-        .arg(&data)
-        .arg(etc.join("nats-users.conf"))
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    users_sh(&data, &etc.join("nats-users.conf"));
 
     let password = "a-route-password-only-the-hall-knows";
     let ports: Vec<[u16; 4]> = (0..3).map(|_| [port(), port(), port(), port()]).collect();
