@@ -652,3 +652,85 @@ fn every_answer_carries_the_security_headers() {
         }
     }
 }
+
+/// An arbiter's live stream (every move and alert) ends when its login no longer holds:
+/// the page's session logged out, the arbiter revoked. Before, both kept streaming for
+/// minutes.
+#[test]
+fn a_live_stream_ends_with_its_login() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::embedded(dir.path());
+    let enrolled = hub.technician_post("/api/arbiters/enrol", r#"{"arbiter": "IA Berg"}"#);
+    let login = enrolled["login"].as_str().unwrap().to_owned();
+    let open_live = |credential: &str| {
+        let mut stream = std::net::TcpStream::connect(hub.http).unwrap();
+        let request = format!(
+            "GET /api/live HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n{credential}\r\n\r\n",
+            hub.http
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        stream
+    };
+    // Reads until the stream ends (its last chunk, or the connection closed), at most `within`.
+    let ends_within = |stream: &mut std::net::TcpStream, within: Duration| -> bool {
+        let deadline = std::time::Instant::now() + within;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while std::time::Instant::now() < deadline {
+            match stream.read(&mut buf) {
+                Ok(0) => return true,
+                Ok(n) => {
+                    seen.extend_from_slice(&buf[..n]);
+                    // The last chunk: alone in its read, or after the chunk before it.
+                    if seen.ends_with(b"\r\n0\r\n\r\n") || seen.starts_with(b"0\r\n\r\n") {
+                        return true;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(_) => return true,
+            }
+        }
+        false
+    };
+    // A session of Berg's, with its stream; and a stream on her own token.
+    let body = format!(r#"{{"token": "{login}"}}"#);
+    let json = [("Content-Type", "application/json")];
+    let (status, headers, _) =
+        support::stranger_request(hub.http, "POST", "/api/session", &json, &body).unwrap();
+    assert_eq!(status, 204);
+    let cookie = headers["set-cookie"].split(';').next().unwrap().to_owned();
+    let mut by_session = open_live(&format!("Cookie: {cookie}"));
+    let mut by_token = open_live(&format!("Authorization: Bearer {login}"));
+    assert!(
+        !ends_within(&mut by_session, Duration::from_secs(3)),
+        "the session's stream runs"
+    );
+    assert!(
+        !ends_within(&mut by_token, Duration::from_millis(500)),
+        "the token's stream runs"
+    );
+    // She logs out of the page: its stream ends, the token's goes on.
+    let with_cookie = [("Cookie", cookie.as_str())];
+    let (status, _, answer) =
+        support::stranger_request(hub.http, "DELETE", "/api/session", &with_cookie, "").unwrap();
+    assert_eq!(status, 204, "{answer}");
+    let (status, _, _) =
+        support::stranger_request(hub.http, "GET", "/api/alerts", &with_cookie, "").unwrap();
+    assert_eq!(status, 401, "the session ended");
+    assert!(
+        ends_within(&mut by_session, Duration::from_secs(6)),
+        "the logged-out stream ended"
+    );
+    assert!(!ends_within(&mut by_token, Duration::from_millis(500)));
+    // The chief revokes her: her token's stream ends.
+    hub.technician_post("/api/arbiters/revoke", r#"{"arbiter": "IA Berg"}"#);
+    assert!(
+        ends_within(&mut by_token, Duration::from_secs(6)),
+        "the revoked stream ended"
+    );
+}

@@ -141,8 +141,9 @@ async fn log_out(State(api): State<Api>, headers: HeaderMap) -> Response {
 pub(super) async fn arbiters_live(
     State(api): State<Api>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    live(api, peer, Audience::Arbiters).await
+    live(api, peer, Audience::Arbiters, Some(headers)).await
 }
 
 /// `GET /api/public/live`: the spectators' stream: tiles as the broadcast delay releases
@@ -151,8 +152,12 @@ async fn spectators_live(
     State(api): State<Api>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    live(api, peer, Audience::Spectators).await
+    live(api, peer, Audience::Spectators, None).await
 }
+
+/// How often an arbiters' stream asks whether its login still holds: a log-out or a
+/// revocation ends it within this.
+const LOGIN_CHECKED_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Where a page's stream is.
 struct PageStream {
@@ -160,14 +165,29 @@ struct PageStream {
     audience: Audience,
     first: Option<String>,
     updates: broadcast::Receiver<Arc<str>>,
+    /// The arbiters' credentials it was opened with (their session's cookie or their
+    /// token): the stream ends when they no longer log in. `None` for the spectators'.
+    login: Option<HeaderMap>,
+    checked: tokio::time::Interval,
     /// Held while the stream is open.
     _slot: Slot,
+}
+
+impl PageStream {
+    /// Whether the stream may go on: the spectators' always, the arbiters' while the login
+    /// it was opened with holds (not logged out, not revoked).
+    fn login_holds(&self) -> bool {
+        self.login
+            .as_ref()
+            .is_none_or(|headers| self.api.access.is_arbiter(headers))
+    }
 }
 
 async fn live(
     api: Api,
     peer: SocketAddr,
     audience: Audience,
+    login: Option<HeaderMap>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let slot = api
         .slots
@@ -179,21 +199,37 @@ async fn live(
         audience,
         first: Some(start.hall),
         updates: start.updates,
+        login,
+        checked: tokio::time::interval(LOGIN_CHECKED_EVERY),
         _slot: slot,
     };
     let events = futures_util::stream::unfold(state, |mut s| async move {
         let (kind, data) = match s.first.take() {
             Some(hall) => ("hall", hall),
-            None => match s.updates.recv().await {
-                Ok(update) => ("update", update.to_string()),
-                // Too far behind (a slow page): it starts again from the whole hall.
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    let audience = s.audience;
-                    let start = s.api.ask(|reply| Query::Live(audience, reply)).await.ok()?;
-                    s.updates = start.updates;
-                    ("hall", start.hall)
+            None => loop {
+                let update = tokio::select! {
+                    update = s.updates.recv() => update,
+                    _ = s.checked.tick() => {
+                        if !s.login_holds() {
+                            return None;
+                        }
+                        continue;
+                    }
+                };
+                if !s.login_holds() {
+                    return None;
                 }
-                Err(broadcast::error::RecvError::Closed) => return None,
+                break match update {
+                    Ok(update) => ("update", update.to_string()),
+                    // Too far behind (a slow page): it starts again from the whole hall.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let audience = s.audience;
+                        let start = s.api.ask(|reply| Query::Live(audience, reply)).await.ok()?;
+                        s.updates = start.updates;
+                        ("hall", start.hall)
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                };
             },
         };
         s.api.metrics.live_sent(data.len());
