@@ -91,7 +91,7 @@ fn a_trf_rounds_pairings_and_the_hubs_results_back_out_as_trf() {
     assert_eq!(changed, expected_changes);
     // The points are the results' under the file's point system, for every player.
     for player in &back.players {
-        let counted = back.score(player, back.rounds());
+        let counted = back.point_system().score(player, back.rounds());
         let written = player.points.as_deref().unwrap();
         assert_eq!(
             written,

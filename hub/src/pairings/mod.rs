@@ -53,14 +53,17 @@ pub fn round_pairings(trf: &Trf, round: usize) -> Vec<Pairing> {
     if let Some(games) = teams::round_pairings(trf, round) {
         return games;
     }
-    let order = trf.tie_order();
+    let (order, system) = (trf.tie_order(), trf.point_system());
     let place = |p: &Player| order.get(&p.start_rank).copied().unwrap_or(u32::MAX);
     // The published order: (the higher player's points, the other's, both descending; the
     // higher player's place in the tie order).
     type Order = (std::cmp::Reverse<u32>, std::cmp::Reverse<u32>, u32);
     let mut games: Vec<(Order, Pairing)> = Vec::new();
     for (white, white_entry, black, black_entry) in trf.pairs(round) {
-        let scores = (trf.score(white, round - 1), trf.score(black, round - 1));
+        let scores = (
+            system.score(white, round - 1),
+            system.score(black, round - 1),
+        );
         let white_higher = (scores.0, std::cmp::Reverse(place(white)))
             > (scores.1, std::cmp::Reverse(place(black)));
         let (higher, lower, higher_place) = if white_higher {

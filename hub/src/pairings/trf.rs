@@ -115,6 +115,16 @@ impl Default for PointSystem {
 }
 
 impl PointSystem {
+    /// `player`'s points after the first `rounds` rounds, in tenths.
+    pub fn score(&self, player: &Player, rounds: usize) -> u32 {
+        player
+            .rounds
+            .iter()
+            .take(rounds)
+            .map(|entry| self.points(entry))
+            .sum()
+    }
+
     /// The points of one round's entry, as the engines count them (BBP's `getPoints`).
     pub fn points(&self, entry: &RoundEntry) -> u32 {
         let paired = entry.opponent.is_some();
@@ -135,6 +145,18 @@ impl PointSystem {
 /// Tenths of a point as the TRF writes points: `2.5`, `10.0`.
 pub fn points_text(tenths: u32) -> String {
     format!("{}.{}", tenths / 10, tenths % 10)
+}
+
+/// Points as the TRF writes them (`2.5`, ` 1.0`, `3`), in tenths; the reverse of
+/// [`points_text`].
+fn tenths(text: &str) -> Option<u32> {
+    let (whole, frac) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
+    let frac = frac
+        .chars()
+        .next()
+        .and_then(|c| c.to_digit(10))
+        .unwrap_or(0);
+    Some(whole.trim().parse::<u32>().ok()? * 10 + frac)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -254,15 +276,6 @@ impl Trf {
     pub fn point_system(&self) -> PointSystem {
         let mut system = PointSystem::default();
         let mut pairing_bye = None;
-        let tenths = |text: &str| -> Option<u32> {
-            let (whole, frac) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
-            let frac = frac
-                .chars()
-                .next()
-                .and_then(|c| c.to_digit(10))
-                .unwrap_or(0);
-            Some(whole.trim().parse::<u32>().ok()? * 10 + frac)
-        };
         for line in &self.lines {
             let Line::Other(text) = line else { continue };
             let code = text.get(..3).unwrap_or_default();
@@ -299,17 +312,6 @@ impl Trf {
         }
         system.pairing_bye = pairing_bye.unwrap_or(system.win);
         system
-    }
-
-    /// `player`'s points after the first `rounds` rounds, in tenths.
-    pub fn score(&self, player: &Player, rounds: usize) -> u32 {
-        let system = self.point_system();
-        player
-            .rounds
-            .iter()
-            .take(rounds)
-            .map(|entry| system.points(entry))
-            .sum()
     }
 
     /// Each player's place in the order the engines break ties by: the pairing number
@@ -398,19 +400,15 @@ impl Trf {
     /// where any changed, ranks (86–89) as the engines write them: by points, ties by
     /// [`Trf::tie_order`]. Points that already agree keep their bytes.
     pub fn recount(&mut self) {
-        let rounds = self.rounds();
-        let scores: Vec<u32> = self.players.iter().map(|p| self.score(p, rounds)).collect();
+        let (rounds, system) = (self.rounds(), self.point_system());
+        let scores: Vec<u32> = self
+            .players
+            .iter()
+            .map(|p| system.score(p, rounds))
+            .collect();
         let mut changed = false;
         for (player, score) in self.players.iter_mut().zip(&scores) {
-            let written = player.points.as_deref().and_then(|p| {
-                let (whole, frac) = p.split_once('.').unwrap_or((p, "0"));
-                let frac = frac
-                    .chars()
-                    .next()
-                    .and_then(|c| c.to_digit(10))
-                    .unwrap_or(0);
-                Some(whole.parse::<u32>().ok()? * 10 + frac)
-            });
+            let written = player.points.as_deref().and_then(tenths);
             if written != Some(*score) {
                 let text = points_text(*score);
                 player.raw = with_columns(&player.raw, 81, &format!("{text:>4}"));
