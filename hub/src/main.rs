@@ -30,6 +30,13 @@ enum Command {
     /// the old signing key), and a new arbiter token at the next start (unless configured),
     /// every page logged out. Then: `deploy/mosquitto/users.sh` for an external broker.
     RotateHallSecret(cmd::keys::RotateArgs),
+    /// The hall's secrets (the hall secret, the MQTT session id, the arbiters' token, the
+    /// hall CA) from the first hub of a cluster, stopped or not started yet, to a file
+    /// (0600) for `hub cluster-join` on each other hub. They never cross NATS.
+    ClusterSecrets(cmd::keys::ClusterSecretsArgs),
+    /// A stopped hub takes the hall's secrets from the file `hub cluster-secrets` wrote:
+    /// then it can join the cluster (a hub without them cannot read its journal stream).
+    ClusterJoin(cmd::keys::ClusterJoinArgs),
     /// Enrols an arbiter with a new key (an earlier one of the name stops working): their
     /// pager's credentials for `hub pager --key-file`, and their own page login (while the
     /// hub runs: `POST /api/arbiters/enrol`).
@@ -69,6 +76,8 @@ async fn main() -> anyhow::Result<()> {
         Command::Pager(args) => cmd::pager::run(args.config()?).await,
         Command::BrokerUsers(args) => cmd::keys::broker_users(args),
         Command::RotateHallSecret(args) => cmd::keys::rotate_hall_secret(args),
+        Command::ClusterSecrets(args) => cmd::keys::cluster_secrets(args),
+        Command::ClusterJoin(args) => cmd::keys::cluster_join(args),
         Command::EnrolArbiter(args) => cmd::keys::enrol_arbiter(args),
         Command::AlertReport(args) => cmd::report::print(args),
         Command::LoginLink(args) => cmd::keys::login_link(args),

@@ -75,6 +75,7 @@ pub struct Metrics {
     journal_records_skipped: AtomicU64,
     cluster_appends_refused: AtomicU64,
     cluster_appends_withheld: AtomicU64,
+    cluster_strangers_records: AtomicU64,
     journal_failing: std::sync::atomic::AtomicBool,
     acks_sent: AtomicU64,
     live_updates: AtomicU64,
@@ -129,6 +130,12 @@ impl Metrics {
     /// An append to the cluster's journal stream refused by the fence: another hub wrote.
     pub fn cluster_append_refused(&self) {
         self.cluster_appends_refused.fetch_add(1, Relaxed);
+    }
+
+    /// A record of the journal stream that does not open with the hall's key: a stranger
+    /// appended it (or another hall's hub). Refused.
+    pub fn cluster_strangers_record(&self) {
+        self.cluster_strangers_records.fetch_add(1, Relaxed);
     }
 
     /// An append this hub did not send: its lease had lapsed by its own clock.
@@ -221,6 +228,11 @@ impl Metrics {
             "zeitnot_cluster_appends_refused_total",
             "Appends to the cluster's journal stream refused by the fence (another hub wrote).",
             self.cluster_appends_refused.load(Relaxed),
+        );
+        counter(
+            "zeitnot_cluster_strangers_records_total",
+            "Records of the cluster's journal stream that do not open with the hall's key (a stranger's), refused.",
+            self.cluster_strangers_records.load(Relaxed),
         );
         counter(
             "zeitnot_cluster_appends_withheld_total",

@@ -2,7 +2,9 @@
 //! active hub whose append the stream refuses (another writer's record came first) steps
 //! down at once, and what it was appending never becomes durable, so it never acknowledges
 //! it. The lease alone could not promise this (a hub that slept through its lease may not
-//! know it yet); the stream's expected last sequence does.
+//! know it yet); the stream's expected last sequence does. A stranger's record (one the
+//! hall's key does not open: written by a NATS login that leaked, or a genuine record copied
+//! elsewhere) fences nothing: the active hub refuses it, says so, and appends after it.
 
 mod support;
 
@@ -13,13 +15,15 @@ use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::message::PublishMessage;
 use hub::core::hub::{Position, Write};
 use hub::core::ids::HardwareId;
-use hub::edge::cluster::journal::{self, RoleChange};
+use hub::edge::cluster::journal::{self, ClusterNews};
 use hub::edge::cluster::lease::Lease;
 use hub::edge::cluster::nats::Cluster;
-use hub::edge::cluster::record::{self, Genesis, Takeover};
+use hub::edge::cluster::record::{self, Takeover};
+use hub::edge::cluster::seal::JournalSeal;
 use hub::edge::flusher::{Flushed, Flusher};
 use hub::edge::store::Journal;
 use hub::metrics::Metrics;
+use protocol::seal::NodeKey;
 use protocol::BoardNo;
 use support::NatsCluster;
 use tokio::time::timeout;
@@ -78,16 +82,23 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
     let nats = NatsCluster::start(dir.path());
     let urls: Vec<String> = nats.urls(0).split(',').map(str::to_owned).collect();
     let cluster = Cluster::connect(&urls, "fence", 3).await.unwrap();
-    let genesis = Genesis {
-        hall_secret: vec![7; 32],
-        session_secret: "00aa".into(),
-        arbiter_token: "a-token-of-at-least-16".into(),
-        ca_cert: String::new(),
-        ca_key: String::new(),
-    };
+    let hall = NodeKey::from_bytes([7; 32]);
+    let seal = JournalSeal::new(&hall, "fence");
     assert_eq!(
-        journal::genesis(&cluster, genesis.clone()).await.unwrap(),
-        genesis
+        journal::genesis(&cluster, &seal, "hub-a")
+            .await
+            .unwrap()
+            .hub,
+        "hub-a"
+    );
+    // The first record is sealed: another hall's hub cannot open the stream.
+    let stranger = JournalSeal::new(&NodeKey::from_bytes([8; 32]), "fence");
+    let refused = journal::genesis(&cluster, &stranger, "hub-x")
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{refused:#}").contains("hub cluster-join"),
+        "{refused:#}"
     );
 
     let local = Journal::open(&dir.path().join("hub-a")).unwrap();
@@ -95,15 +106,22 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
     let (durable_tx, mut durable) = tokio::sync::mpsc::unbounded_channel();
     let flusher = Flusher::start(local.clone(), 0, metrics.clone(), durable_tx).unwrap();
     let lease = Lease::new(cluster.lease.clone(), "hub-a".into(), "127.0.0.1:1".into());
-    let mut link = journal::start(cluster.clone(), lease, flusher.input(), 0, metrics.clone());
+    let mut link = journal::start(
+        cluster.clone(),
+        JournalSeal::new(&hall, "fence"),
+        lease,
+        flusher.input(),
+        0,
+        metrics.clone(),
+    );
     let within = Duration::from_secs(15);
     assert_eq!(
-        timeout(within, link.roles.recv()).await.unwrap(),
-        Some(RoleChange::Standby(None))
+        timeout(within, link.news.recv()).await.unwrap(),
+        Some(ClusterNews::Standby(None))
     );
     assert_eq!(
-        timeout(within, link.roles.recv()).await.unwrap(),
-        Some(RoleChange::Active(1))
+        timeout(within, link.news.recv()).await.unwrap(),
+        Some(ClusterNews::Active(1))
     );
 
     // A write of the active hub: durable once the cluster has it, in the stream and in its
@@ -113,7 +131,41 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
         Some(Flushed::Durable { up_to, .. }) => assert_eq!(up_to, Position(1)),
         other => panic!("{other:?}"),
     }
+    let mine = last_seq(&cluster).await;
+    assert_eq!(local.stream_seq().unwrap(), mine);
+
+    // Strangers' records: one in the clear, and a copy of the hub's own sealed record
+    // appended at another place. Both fail the seal: counted, told, and the active hub
+    // appends after them.
+    let own = cluster.stream.get_raw_message(mine).await.unwrap().payload;
+    append(&cluster, b"\x01\x01{\"hub\":\"x\"}".to_vec(), mine)
+        .await
+        .unwrap();
+    append(&cluster, own.to_vec(), mine + 1).await.unwrap();
+    link.writes.send((Position(2), binding(2))).unwrap();
+    match timeout(within, durable.recv()).await.unwrap() {
+        Some(Flushed::Durable { up_to, .. }) => assert_eq!(up_to, Position(2)),
+        other => panic!("{other:?}"),
+    }
+    // Told as found: at the append, or at the active hub's look before it.
+    let mut told = Vec::new();
+    while told.len() < 2 {
+        match timeout(within, link.news.recv()).await.unwrap() {
+            Some(ClusterNews::StrangersRecords(seqs)) => told.extend(seqs),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(told, vec![mine + 1, mine + 2]);
+    assert_eq!(link.status.borrow().strangers_records, 2);
+    assert!(
+        link.status.borrow().active,
+        "a stranger's record fences nothing"
+    );
+    assert!(metrics
+        .render(0)
+        .contains("zeitnot_cluster_strangers_records_total 2"));
     let before = last_seq(&cluster).await;
+    assert_eq!(before, mine + 3);
     assert_eq!(local.stream_seq().unwrap(), before);
 
     // Another writer's record comes first (a hub that took over), appended as any hub
@@ -122,7 +174,9 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
         hub: "hub-b".into(),
         epoch: 2,
     });
-    append(&cluster, rogue, before).await.unwrap();
+    append(&cluster, seal.seal(before + 1, &rogue), before)
+        .await
+        .unwrap();
     // A second writer that does not know it is refused by the stream itself (the fence).
     let refused = append(&cluster, b"stale".to_vec(), before)
         .await
@@ -130,9 +184,12 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
     assert_eq!(refused.kind(), PublishErrorKind::WrongLastSequence);
 
     // The active hub's next write: refused, the hub steps down, nothing more is durable.
-    link.writes.send((Position(2), binding(2))).unwrap();
-    let change = timeout(within, link.roles.recv()).await.unwrap();
-    assert!(matches!(change, Some(RoleChange::Standby(_))), "{change:?}");
+    link.writes.send((Position(3), binding(3))).unwrap();
+    let change = timeout(within, link.news.recv()).await.unwrap();
+    assert!(
+        matches!(change, Some(ClusterNews::Standby(_))),
+        "{change:?}"
+    );
     assert_eq!(link.status.borrow().refused_appends, 1);
     assert!(metrics
         .render(0)

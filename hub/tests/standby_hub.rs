@@ -184,6 +184,8 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let mut nats = NatsCluster::start(dir);
+    // The technician carries the hall's secrets from hub A's data directory to hub B's.
+    support::share_hall_secrets(&dir.join("hub-a"), &[&dir.join("hub-b")]);
     // Hub A's machine runs NATS server 0, hub B's server 1.
     let mut hub_a = start_hub(dir, &nats, 0, "hub-a");
     wait_role(&hub_a, "active", Duration::from_secs(30));
@@ -191,7 +193,7 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     let hub_b = start_hub(dir, &nats, 1, "hub-b");
     wait_role(&hub_b, "standby", Duration::from_secs(30));
     // One hall: the same arbiters' token and the same CA (which nodes and browsers pin) on
-    // both, from the journal stream's first record.
+    // both, from the file the technician carried.
     assert_eq!(hub_b.token, hub_a.token);
     let ca = |hub: &Hub| std::fs::read_to_string(hub.data.join("hall-ca.pem")).unwrap();
     assert_eq!(ca(&hub_b), ca(&hub_a));

@@ -1,6 +1,7 @@
 //! The hall's keys from the command line, on a hub that is not running (while it runs,
 //! the API does the same): nodes' and arbiters' enrolment, the external broker's users,
-//! re-keying the hall, the arbiters' login link, the external broker's certificate.
+//! re-keying the hall, the arbiters' login link, the external broker's certificate, the
+//! hall's secrets carried to a cluster's other hubs.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,6 +11,7 @@ use anyhow::Context;
 use super::offline;
 use super::serve::event_config;
 use crate::core::hub::HubConfig;
+use crate::edge::cluster::secrets::HallSecrets;
 use crate::edge::{hall_ca, login, secret_file};
 
 /// `hub enrol`'s command line.
@@ -73,6 +75,28 @@ pub struct RotateArgs {
     /// Directory of the hub's journal.
     #[arg(long, default_value = "zeitnot-data")]
     pub data: PathBuf,
+}
+
+/// `hub cluster-secrets`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct ClusterSecretsArgs {
+    /// Directory of the hub's journal (the hub stopped, or not started yet).
+    #[arg(long, default_value = "zeitnot-data")]
+    pub data: PathBuf,
+    /// Where to write the hall's secrets (mode 0600).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// `hub cluster-join`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct ClusterJoinArgs {
+    /// Directory of the joining hub's journal (empty, or this hall's).
+    #[arg(long, default_value = "zeitnot-data")]
+    pub data: PathBuf,
+    /// The file `hub cluster-secrets` wrote.
+    #[arg(long)]
+    pub secrets: PathBuf,
 }
 
 /// `hub login-link`'s command line.
@@ -189,6 +213,28 @@ pub fn rotate_hall_secret(args: RotateArgs) -> anyhow::Result<()> {
             println!("  {}", name.escape_debug());
         }
     }
+    Ok(())
+}
+
+/// `hub cluster-secrets`: the hall's secrets to a file, for the cluster's other hubs.
+pub fn cluster_secrets(args: ClusterSecretsArgs) -> anyhow::Result<()> {
+    offline::hall_secrets(&args.data)?.write(&args.out)?;
+    println!(
+        "The hall's secrets are in {} (its owner's only). Carry it to each other hub of the cluster (scp, a USB stick; never through NATS), run `hub cluster-join --secrets` with it there, and delete the copies: it opens the whole hall.",
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// `hub cluster-join`: a hub takes the hall's secrets from the file.
+pub fn cluster_join(args: ClusterJoinArgs) -> anyhow::Result<()> {
+    let secrets = HallSecrets::read(&args.secrets)?;
+    offline::join_hall(&args.data, &secrets)?;
+    println!(
+        "{} holds the hall's secrets: start the hub with --cluster. Delete {} now.",
+        args.data.display(),
+        args.secrets.display()
+    );
     Ok(())
 }
 

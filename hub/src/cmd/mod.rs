@@ -4,7 +4,8 @@
 //! - [`serve`]: `hub serve`, the command line merged over the configuration; the hub is
 //!   [`crate::run`].
 //! - [`keys`]: the hall's keys on a stopped hub (`hub enrol`, `enrol-arbiter`,
-//!   `broker-users`, `rotate-hall-secret`, `login-link`, `broker-cert`), through
+//!   `broker-users`, `rotate-hall-secret`, `login-link`, `broker-cert`, `cluster-secrets`,
+//!   `cluster-join`), through
 //!   [`offline`], the one way of opening a stopped hub's journal.
 //! - [`broker`]: `hub broker`, the bare broker the benchmarks compare with.
 //! - [`enrol`]: node keys at the edges: key files, enrolment over a running hub's API.

@@ -1,7 +1,7 @@
 //! The offline commands (`hub enrol`, `hub enrol-arbiter`, `hub broker-users`, `hub
-//! rotate-hall-secret`) on a hub that is not running: one way of opening its journal, the
-//! same fold and the same core calls as a running hub's API, their writes flushed before
-//! anything is handed out.
+//! rotate-hall-secret`, `hub cluster-secrets`, `hub cluster-join`) on a hub that is not
+//! running: one way of opening its journal, the same fold and the same core calls as a
+//! running hub's API, their writes flushed before anything is handed out.
 
 use anyhow::Context;
 use protocol::seal::NodeKey;
@@ -11,6 +11,7 @@ use crate::core::hub::{
     ArbiterEnrolment, Enrolled, Hub, HubConfig, Output, Reply, RequestId, Write,
 };
 use crate::edge::api::ArbiterEnrolRequest;
+use crate::edge::cluster::secrets::HallSecrets;
 use crate::edge::store::Journal;
 use crate::edge::{broker, login};
 use crate::metrics::Metrics;
@@ -30,12 +31,7 @@ impl Offline {
     /// Opens the journal at `data` (locked while the hub runs: `instead` says what to use
     /// then) and folds `config`'s core over it.
     fn open(data: &std::path::Path, config: &HubConfig, instead: &str) -> anyhow::Result<Offline> {
-        let journal = Journal::open(data).with_context(|| {
-            format!(
-                "opening the journal in {} (while the hub runs, {instead})",
-                data.display()
-            )
-        })?;
+        let journal = journal(data, instead)?;
         let mut clock = HubClock::default();
         let (hub, _) = restored_hub(config, &journal, &Metrics::default(), &mut clock)?;
         Ok(Offline {
@@ -60,6 +56,30 @@ impl Offline {
         self.journal.flush()?;
         Ok(replies)
     }
+}
+
+/// The journal at `data` of a stopped hub (locked while the hub runs: `instead` says what
+/// to do then).
+fn journal(data: &std::path::Path, instead: &str) -> anyhow::Result<Journal> {
+    Journal::open(data).with_context(|| {
+        format!(
+            "opening the journal in {} (while the hub runs, {instead})",
+            data.display()
+        )
+    })
+}
+
+/// The hall's secrets from the data directory `data` of a stopped hub (made there on a
+/// first run, so the first hub of a cluster can export before it first starts).
+pub fn hall_secrets(data: &std::path::Path) -> anyhow::Result<HallSecrets> {
+    let journal = journal(data, "stop it first, or use the file exported at set-up")?;
+    HallSecrets::of(data, &journal)
+}
+
+/// Makes `secrets` those of the stopped hub whose data directory is `data`.
+pub fn join_hall(data: &std::path::Path, secrets: &HallSecrets) -> anyhow::Result<()> {
+    let journal = journal(data, "stop it first: its secrets cannot change under it")?;
+    secrets.adopt(data, &journal)
 }
 
 /// Enrols `hardware` for `board` in the journal at `data` of a hub that is not running, as
@@ -145,6 +165,10 @@ pub fn rotate_hall_secret(
         config,
         "stop it first: its secret cannot change under it",
     )?;
+    anyhow::ensure!(
+        offline.journal.stream_seq()? == 0,
+        "this hub is one of a clustered hall, whose journal stream is sealed under the hall secret: a new secret would leave the stream unreadable. Re-key a cluster by starting a new event (a new stream) with new secrets on every hub (hub cluster-secrets, hub cluster-join)"
+    );
     let names: Vec<String> = offline
         .hub
         .arbiters()

@@ -80,11 +80,13 @@ pub fn files(data: &Path) -> anyhow::Result<(String, String)> {
 /// Makes `cert` and `key` (PEM) the CA of `data`: a cluster's hubs share the first hub's, so
 /// that the nodes, pagers and browsers that pinned it trust whichever hub is active.
 pub fn adopt(data: &Path, cert: &str, key: &str) -> anyhow::Result<()> {
-    KeyPair::from_pem(key).context("the hall CA's key in the journal stream")?;
+    KeyPair::from_pem(key).context("the hall CA's key in the hall's secrets")?;
     secret_file::private_dir(data)?;
     secret_file::write(&data.join(CA_KEY_FILE), key.trim_end())?;
     let cert_file = data.join(CA_CERT_FILE);
-    std::fs::write(&cert_file, cert).with_context(|| format!("writing {}", cert_file.display()))?;
+    // As the CA writes it, one newline at the end (`files` reads it trimmed).
+    std::fs::write(&cert_file, format!("{}\n", cert.trim_end()))
+        .with_context(|| format!("writing {}", cert_file.display()))?;
     Ok(())
 }
 

@@ -294,7 +294,15 @@ impl Journal {
         Ok(())
     }
 
-    /// On a cluster: the hall's secrets as the stream's first record has them, in place of
+    /// Whether the journal holds any of a hall's records (a board's event, a decision, a
+    /// record of a cluster's stream): then its hall secret is no longer to be replaced.
+    pub fn holds_records(&self) -> Result<bool, StoreError> {
+        Ok(self.stream_seq()? > 0
+            || self.replay().next().is_some()
+            || self.decisions().next().is_some())
+    }
+
+    /// On a cluster: the hall's secrets as `hub cluster-join` brought them, in place of
     /// this journal's own, flushed.
     pub fn adopt_secrets(&self, hall: &NodeKey, session: &str) -> Result<(), StoreError> {
         let meta = self.db.open_tree("meta")?;

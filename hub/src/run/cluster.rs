@@ -1,6 +1,7 @@
-//! A hub of a clustered hall (`hub serve --cluster`): it joins the cluster, takes the hall's
-//! secrets from the journal stream's first record, and follows the role the cluster gives
-//! it ([`crate::edge::cluster::journal`]).
+//! A hub of a clustered hall (`hub serve --cluster`): it joins the cluster with the hall's
+//! secrets from its data directory (the first hub's, or `hub cluster-join`'s), proves them
+//! on the journal stream's first record, and follows the role the cluster gives it
+//! ([`crate::edge::cluster::journal`]).
 //!
 //! - A **standby** refuses every change (503 with the active hub's address), takes nothing
 //!   from MQTT (it holds no session: the active hub does), and keeps its core warm: rebuilt
@@ -19,12 +20,11 @@ use tokio::sync::watch;
 use super::journal::JournalLink;
 use super::shell::Shell;
 use super::ServeConfig;
-use crate::edge::cluster::journal::{self, ClusterLink, RoleChange, Status};
+use crate::edge::cluster::journal::{self, ClusterLink, ClusterNews, Status};
 use crate::edge::cluster::lease::{Holder, Lease};
 use crate::edge::cluster::nats::Cluster;
-use crate::edge::cluster::record::Genesis;
+use crate::edge::cluster::seal::{Foreign, JournalSeal};
 use crate::edge::mqtt::{HubLink, Incoming};
-use crate::edge::{hall_ca, login};
 use crate::metrics::Metrics;
 
 /// How often at most a standby rebuilds its core from what the stream brought; a rebuild
@@ -47,9 +47,10 @@ pub struct ClusterSettings {
     pub replicas: usize,
 }
 
-/// Connects to the cluster and adopts the hall's secrets (the stream's first record, this
-/// hub's own if the stream is new) into the local journal, before the core is restored from
-/// it. Returns the journal task's link; the hub starts as a standby.
+/// Connects to the cluster and opens the journal stream's first record with this hub's
+/// hall secret (writing it, sealed, if the stream is new): a hub without the hall's secrets
+/// stops here, with what to do. Returns the journal task's link; the hub starts as a
+/// standby.
 pub(super) async fn join(
     config: &ServeConfig,
     settings: &ClusterSettings,
@@ -57,15 +58,8 @@ pub(super) async fn join(
     metrics: &std::sync::Arc<Metrics>,
 ) -> anyhow::Result<ClusterLink> {
     let local = journal.journal().expect("a journal just opened");
-    let (token, _) = login::arbiter_token(&config.data, None)?;
-    let (ca_cert, ca_key) = hall_ca::files(&config.data)?;
-    let mine = Genesis {
-        hall_secret: local.hall_secret()?.bytes().to_vec(),
-        session_secret: local.session_secret()?,
-        arbiter_token: token,
-        ca_cert,
-        ca_key,
-    };
+    let hall = local.hall_secret().context("the hall's secret")?;
+    let seal = JournalSeal::new(&hall, &config.hub.event);
     // A server that just came back answers before its JetStream does ("temporarily
     // unavailable"): the hub tries again rather than ending.
     let started = Instant::now();
@@ -73,12 +67,14 @@ pub(super) async fn join(
         let joined = async {
             let cluster =
                 Cluster::connect(&settings.urls, &config.hub.event, settings.replicas).await?;
-            let genesis = journal::genesis(&cluster, mine.clone()).await?;
+            let genesis = journal::genesis(&cluster, &seal, &settings.hub).await?;
             let last = cluster.last_seq().await?;
             anyhow::Ok((cluster, genesis, last))
         };
         match joined.await {
             Ok(joined) => break joined,
+            // A stream this hub cannot open is no passing trouble: it stops at once.
+            Err(e) if e.downcast_ref::<Foreign>().is_some() => return Err(e),
             Err(e) if started.elapsed() < JOIN_WITHIN => {
                 tracing::warn!(
                     error = format!("{e:#}"),
@@ -91,13 +87,6 @@ pub(super) async fn join(
             }
         }
     };
-    local
-        .adopt_secrets(&genesis.hall_key()?, &genesis.session_secret)
-        .context("keeping the hall's secrets")?;
-    login::keep_token(&config.data, &genesis.arbiter_token)?;
-    if !genesis.ca_cert.is_empty() {
-        hall_ca::adopt(&config.data, &genesis.ca_cert, &genesis.ca_key)?;
-    }
     let applied = local.stream_seq()?;
     anyhow::ensure!(
         applied <= last,
@@ -109,10 +98,10 @@ pub(super) async fn join(
         advertised(config),
     );
     let flusher = journal.flusher_input().expect("a journal just opened");
-    let link = journal::start(cluster, lease, flusher, applied, metrics.clone());
+    let link = journal::start(cluster, seal, lease, flusher, applied, metrics.clone());
     journal.on_cluster(link.writes.clone());
     journal.stand_by("this hub is the cluster's standby; no active hub seen yet".into());
-    tracing::info!(hub = %settings.hub, applied, stream = last, "joined the cluster as a standby");
+    tracing::info!(hub = %settings.hub, began = %genesis.hub, applied, stream = last, "joined the cluster as a standby");
     Ok(link)
 }
 
@@ -167,22 +156,30 @@ impl ClusterRole {
     }
 }
 
-/// The next role change, if this hub is on a cluster (never otherwise).
-pub(super) async fn next_role(cluster: &mut Option<ClusterRole>) -> Option<RoleChange> {
+/// The cluster task's next news, if this hub is on a cluster (never otherwise).
+pub(super) async fn next_news(cluster: &mut Option<ClusterRole>) -> Option<ClusterNews> {
     match cluster {
-        Some(role) => role.link.roles.recv().await,
+        Some(role) => role.link.news.recv().await,
         None => std::future::pending().await,
     }
 }
 
 impl Shell {
-    /// The cluster gave this hub a role: the MQTT session to use from now on, if it changed.
-    pub(super) fn on_role(&mut self, change: RoleChange) -> anyhow::Result<Option<Incoming>> {
+    /// The cluster gave this hub a role (the MQTT session to use from now on, if it
+    /// changed), or found strangers' records (an alert).
+    pub(super) fn on_news(&mut self, news: ClusterNews) -> anyhow::Result<Option<Incoming>> {
         let Some(cluster) = &mut self.cluster else {
             return Ok(None);
         };
-        match change {
-            RoleChange::Active(epoch) => {
+        match news {
+            ClusterNews::StrangersRecords(seqs) => {
+                if cluster.active {
+                    let now = self.clock.now();
+                    self.hub.handle_strangers_records(now, &seqs);
+                }
+                Ok(None)
+            }
+            ClusterNews::Active(epoch) => {
                 cluster.active = true;
                 let _ = cluster.door.send(None);
                 let (link, incoming) = (cluster.connect)()?;
@@ -194,7 +191,7 @@ impl Shell {
                 tracing::warn!(epoch, "active: this hub serves the hall");
                 Ok(Some(incoming))
             }
-            RoleChange::Standby(holder) => {
+            ClusterNews::Standby(holder) => {
                 let was_active = std::mem::replace(&mut cluster.active, false);
                 self.tell_standby(holder.as_ref());
                 // The requests waiting for a write get no answer (503): it was never made.
@@ -269,6 +266,7 @@ impl Shell {
             "epoch": status.epoch,
             "active": status.holder.map(|h| serde_json::json!({"hub": h.hub, "http": h.http, "epoch": h.epoch})),
             "refused_appends": status.refused_appends,
+            "strangers_records": status.strangers_records,
         }))
     }
 }

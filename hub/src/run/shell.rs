@@ -187,8 +187,8 @@ impl Shell {
                     }
                     self.present();
                 }
-                Some(change) = super::cluster::next_role(&mut self.cluster) => {
-                    match self.on_role(change) {
+                Some(news) = super::cluster::next_news(&mut self.cluster) => {
+                    match self.on_news(news) {
                         Ok(Some(session)) => incoming = session,
                         Ok(None) => {}
                         Err(e) => break Err(e),

@@ -76,6 +76,9 @@ pub enum AlertKind {
     /// board, or the boards are not numbered as the list on the wall. Its result would
     /// credit nobody, or the wrong players.
     UnpairedBoard,
+    /// Records in the clustered hall's journal stream that the hall's hubs did not seal (a
+    /// stranger with a NATS login appended them): refused, nothing in them taken.
+    StrangersRecords,
 }
 
 /// How soon an arbiter must act; escalation times are set per severity.
@@ -94,7 +97,7 @@ pub enum Severity {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 27] = [
+    pub const ALL: [AlertKind; 28] = [
         AlertKind::FlagFall,
         AlertKind::BothFlags,
         AlertKind::IllegalMove,
@@ -122,6 +125,7 @@ impl AlertKind {
         AlertKind::ForgedFlood,
         AlertKind::ResultCorrected,
         AlertKind::UnpairedBoard,
+        AlertKind::StrangersRecords,
     ];
 
     /// The kind's usual severity; the desk lowers a flag the arbiter may not call to info.
@@ -138,9 +142,8 @@ impl AlertKind {
             | FlagForecast => Severity::Urgent,
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
-            | ResultSignalled | JournalDamaged | ForgedMessage | ForgedFlood | UnpairedBoard => {
-                Severity::High
-            }
+            | ResultSignalled | JournalDamaged | ForgedMessage | ForgedFlood | UnpairedBoard
+            | StrangersRecords => Severity::High,
             TimeTrouble | RoundFinished => Severity::Normal,
             ResultCorrected => Severity::Info,
         }
@@ -185,7 +188,7 @@ impl AlertKind {
             ) => return None,
             (
                 NodeOffline | ClockSilent | NodeGap | JournalDamaged | ForgedMessage | ForgedFlood
-                | UnpairedBoard,
+                | UnpairedBoard | StrangersRecords,
                 _,
             ) => return None,
         })
@@ -228,6 +231,7 @@ mod tests {
             AlertKind::ForgedFlood,
             AlertKind::ResultCorrected,
             AlertKind::UnpairedBoard,
+            AlertKind::StrangersRecords,
         ];
         for kind in AlertKind::ALL {
             for edition in Edition::ALL {

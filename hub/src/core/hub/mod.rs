@@ -219,6 +219,17 @@ impl Hub {
         self.handle_uplink(now, sealed.message);
     }
 
+    /// A clustered hall's active hub refused strangers' records of the journal stream (its
+    /// numbers `seqs`): nothing in them was taken; the technician is called.
+    pub fn handle_strangers_records(&mut self, now: HubMs, seqs: &[u64]) {
+        self.now = self.now.max(now);
+        let Some(&first) = seqs.first() else {
+            return;
+        };
+        let changes = self.desk.on_strangers_records(now, first);
+        self.record_alerts(changes, None);
+    }
+
     /// A board's event to be taken as it is: from the wire once its seal held, or from a
     /// source the hub trusts (the alert report, benchmarks, tests).
     pub fn handle_uplink(&mut self, now: HubMs, event: Uplink) {

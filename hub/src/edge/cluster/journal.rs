@@ -10,6 +10,11 @@
 //! flusher, whose report lets the core acknowledge them. A hub that lost the lease, or whose
 //! append was refused (another hub wrote: the fence), steps down at once and goes back to
 //! tailing: it never acknowledges anything after.
+//!
+//! Every record is sealed under the hall's key for its place in the stream
+//! ([`super::seal`]). One that does not open is a stranger's: every hub skips it and counts
+//! it; the active hub, whose append it displaced, tells the shell (an alert) and appends
+//! after it, for a stranger's record is no other hub's write and fences nothing.
 
 use std::time::{Duration, Instant};
 
@@ -22,6 +27,7 @@ use tokio::sync::mpsc;
 use super::lease::{Holder, Lease, Seen, RENEW_EVERY};
 use super::nats::Cluster;
 use super::record::{self, Genesis, Message, Takeover};
+use super::seal::{Foreign, JournalSeal};
 use crate::core::hub::{Position, Write};
 use crate::edge::flusher::{FlusherInput, Handed};
 use crate::metrics::Metrics;
@@ -35,11 +41,14 @@ const TAIL_STALLED: Duration = Duration::from_secs(2);
 
 /// What the task tells the shell.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RoleChange {
+pub enum ClusterNews {
     /// This hub is a standby; the active hub, as last seen.
     Standby(Option<Holder>),
     /// This hub is active from this epoch: its journal holds the whole stream.
     Active(u64),
+    /// The active hub found these records of the stream not sealed by the hall's hubs (a
+    /// stranger appended them) and skipped them.
+    StrangersRecords(Vec<u64>),
 }
 
 /// What the shell and its API see of the cluster.
@@ -53,33 +62,42 @@ pub struct Status {
     pub holder: Option<Holder>,
     /// Appends this hub was refused by the fence.
     pub refused_appends: u64,
+    /// Records of the stream this hub skipped: they do not open with the hall's key.
+    pub strangers_records: u64,
 }
 
 /// The cluster's journal task's ends: the writes in, the role changes out.
 pub struct ClusterLink {
     pub writes: mpsc::UnboundedSender<(Position, Write)>,
-    pub roles: mpsc::UnboundedReceiver<RoleChange>,
+    pub news: mpsc::UnboundedReceiver<ClusterNews>,
     pub status: tokio::sync::watch::Receiver<Status>,
 }
 
 struct Task {
     cluster: Cluster,
+    seal: JournalSeal,
     lease: Lease,
     flusher: FlusherInput,
     writes: mpsc::UnboundedReceiver<(Position, Write)>,
-    roles: mpsc::UnboundedSender<RoleChange>,
+    news: mpsc::UnboundedSender<ClusterNews>,
     status: tokio::sync::watch::Sender<Status>,
     /// The stream's sequence number the local journal holds up to.
     applied: u64,
+    /// Strangers' records found while taking over, told once the hub is active.
+    strangers: Vec<u64>,
     metrics: std::sync::Arc<Metrics>,
 }
 
-/// The hall's secrets from the stream's first record; a hub that finds the stream empty
-/// writes its own there (only one can: the append expects an empty stream).
-pub async fn genesis(cluster: &Cluster, mine: Genesis) -> anyhow::Result<Genesis> {
+/// The stream's first record, opened with this hub's hall key: proof that the stream is
+/// this hall's and this hub holds its secrets. A hub that finds the stream empty writes it
+/// (only one can: the append expects an empty stream).
+pub async fn genesis(cluster: &Cluster, seal: &JournalSeal, hub: &str) -> anyhow::Result<Genesis> {
     if cluster.last_seq().await? == 0 {
+        let mine = record::genesis_message(&Genesis {
+            hub: hub.to_owned(),
+        });
         let publish = Publish::build()
-            .payload(record::genesis_message(&mine).into())
+            .payload(seal.seal(1, &mine).into())
             .expected_last_sequence(0);
         match cluster
             .js
@@ -87,7 +105,7 @@ pub async fn genesis(cluster: &Cluster, mine: Genesis) -> anyhow::Result<Genesis
             .await
         {
             Ok(ack) => match ack.await {
-                Ok(_) => tracing::warn!("the hall's journal stream begins with this hub's secrets"),
+                Ok(_) => tracing::warn!("the hall's journal stream begins with this hub"),
                 Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {}
                 Err(e) => anyhow::bail!("writing the hall's first record: {e}"),
             },
@@ -99,7 +117,12 @@ pub async fn genesis(cluster: &Cluster, mine: Genesis) -> anyhow::Result<Genesis
         .get_raw_message(1)
         .await
         .map_err(|e| anyhow::anyhow!("reading the hall's first record: {e}"))?;
-    match record::decode(&first.payload)? {
+    let message = seal.open(1, &first.payload).map_err(|e| {
+        anyhow::Error::new(e).context(
+            "this hub does not hold the hall's secrets (give them with `hub cluster-join --secrets FILE`, deploy/README.md), or the stream is another hall's",
+        )
+    })?;
+    match record::decode(&message)? {
         Message::Genesis(genesis) => Ok(genesis),
         other => anyhow::bail!("the journal stream's first record is not the hall's: {other:?}"),
     }
@@ -108,31 +131,34 @@ pub async fn genesis(cluster: &Cluster, mine: Genesis) -> anyhow::Result<Genesis
 /// Starts the task: a standby first, its journal holding the stream up to `applied`.
 pub fn start(
     cluster: Cluster,
+    seal: JournalSeal,
     lease: Lease,
     flusher: FlusherInput,
     applied: u64,
     metrics: std::sync::Arc<Metrics>,
 ) -> ClusterLink {
     let (writes_tx, writes) = mpsc::unbounded_channel();
-    let (roles, roles_rx) = mpsc::unbounded_channel();
+    let (news, news_rx) = mpsc::unbounded_channel();
     let (status, status_rx) = tokio::sync::watch::channel(Status {
         journal_seq: applied,
         ..Status::default()
     });
     let task = Task {
         cluster,
+        seal,
         lease,
         flusher,
         writes,
-        roles,
+        news,
         status,
         applied,
+        strangers: Vec::new(),
         metrics,
     };
     tokio::spawn(task.run());
     ClusterLink {
         writes: writes_tx,
-        roles: roles_rx,
+        news: news_rx,
         status: status_rx,
     }
 }
@@ -154,7 +180,7 @@ impl Task {
                 s.active = false;
                 s.holder = holder.clone();
             });
-            if self.roles.send(RoleChange::Standby(holder)).is_err() {
+            if self.news.send(ClusterNews::Standby(holder)).is_err() {
                 return;
             }
             let Some(epoch) = self.standby().await else {
@@ -166,9 +192,10 @@ impl Task {
                 s.epoch = epoch;
                 s.holder = Some(me.clone());
             });
-            if self.roles.send(RoleChange::Active(epoch)).is_err() {
+            if self.news.send(ClusterNews::Active(epoch)).is_err() {
                 return;
             }
+            self.tell_strangers();
             let why = self.active().await;
             self.lease.give_up();
             match why {
@@ -211,7 +238,7 @@ impl Task {
                     None => tail = self.tail().await,
                 },
                 _ = look.tick() => {
-                    if self.roles.is_closed() {
+                    if self.news.is_closed() {
                         return None;
                     }
                     if let Seen::Taken(epoch) = self.lease.watch().await {
@@ -277,10 +304,7 @@ impl Task {
                 tokio::time::sleep(RENEW_EVERY).await;
                 continue;
             }
-            match self
-                .append(takeover.clone(), format!("takeover-{epoch}"))
-                .await
-            {
+            match self.append(&takeover, format!("takeover-{epoch}")).await {
                 Ok(seq) => {
                     self.applied = seq;
                     self.flusher.hand(Handed::StreamSeq(seq));
@@ -306,20 +330,36 @@ impl Task {
         let last = self.cluster.last_seq().await?;
         while self.applied < last {
             let seq = self.applied + 1;
-            let message = self
-                .cluster
-                .stream
-                .get_raw_message(seq)
-                .await
-                .map_err(|e| anyhow::anyhow!("journal stream record {seq}: {e}"))?;
-            self.apply(seq, &message.payload);
+            let payload = self.record(seq).await?;
+            self.apply(seq, &payload);
         }
         Ok(())
     }
 
-    /// A record of the stream into the local journal.
+    async fn record(&self, seq: u64) -> anyhow::Result<bytes::Bytes> {
+        let message = self
+            .cluster
+            .stream
+            .get_raw_message(seq)
+            .await
+            .map_err(|e| anyhow::anyhow!("journal stream record {seq}: {e}"))?;
+        Ok(message.payload)
+    }
+
+    /// A record of the stream into the local journal; a stranger's is skipped and counted.
     fn apply(&mut self, seq: u64, payload: &[u8]) {
-        match record::decode(payload) {
+        match self.seal.open(seq, payload) {
+            Ok(message) => self.apply_message(seq, &message),
+            Err(foreign) => self.skip_strangers(&foreign),
+        }
+        self.applied = seq;
+        self.flusher.hand(Handed::StreamSeq(seq));
+        let applied = self.applied;
+        self.status.send_modify(|s| s.journal_seq = applied);
+    }
+
+    fn apply_message(&mut self, seq: u64, message: &[u8]) {
+        match record::decode(message) {
             Ok(Message::Writes(writes)) => {
                 for write in writes {
                     match write {
@@ -339,10 +379,44 @@ impl Task {
                 self.metrics.journal_records_skipped();
             }
         }
-        self.applied = seq;
-        self.flusher.hand(Handed::StreamSeq(seq));
-        let applied = self.applied;
-        self.status.send_modify(|s| s.journal_seq = applied);
+    }
+
+    fn skip_strangers(&mut self, foreign: &Foreign) {
+        tracing::error!(error = %foreign, "a stranger's record in the journal stream; refused");
+        self.metrics.cluster_strangers_record();
+        self.status.send_modify(|s| s.strangers_records += 1);
+    }
+
+    /// What came after this hub's last record, when the stream has more than it wrote:
+    /// only strangers' records (skipped; their numbers kept for the shell), or a record of
+    /// the hall's hubs (`false`: another hub wrote, the fence).
+    async fn only_strangers_after(&mut self) -> anyhow::Result<bool> {
+        let last = self.cluster.last_seq().await?;
+        if last <= self.applied {
+            return Ok(false);
+        }
+        let mut records = Vec::new();
+        for seq in self.applied + 1..=last {
+            let payload = self.record(seq).await?;
+            if self.seal.open(seq, &payload).is_ok() {
+                return Ok(false);
+            }
+            records.push((seq, payload));
+        }
+        for (seq, payload) in records {
+            self.apply(seq, &payload);
+            self.strangers.push(seq);
+        }
+        Ok(true)
+    }
+
+    /// Tells the shell of the strangers' records found (an active hub's: a standby's
+    /// shell writes nothing; they wait until it is active).
+    fn tell_strangers(&mut self) {
+        if !self.strangers.is_empty() && self.status.borrow().active {
+            let seqs = std::mem::take(&mut self.strangers);
+            let _ = self.news.send(ClusterNews::StrangersRecords(seqs));
+        }
     }
 
     /// The active hub: appends the core's writes until it must step down.
@@ -358,6 +432,15 @@ impl Task {
                 _ = look.tick() => {
                     if !self.lease.still_held() {
                         return StepDown::LeaseLost;
+                    }
+                    // A record this hub did not write: a stranger's (told at once), or
+                    // another hub's (the fence).
+                    if self.cluster.last_seq().await.is_ok_and(|last| last > self.applied) {
+                        match self.only_strangers_after().await {
+                            Ok(true) => self.tell_strangers(),
+                            Ok(false) => return self.fenced(),
+                            Err(e) => tracing::warn!(error = %e, "the journal stream's new records cannot be read now"),
+                        }
                     }
                 }
                 _ = leaders.tick() => self.cluster.keep_leaders_off().await,
@@ -375,9 +458,11 @@ impl Task {
                         }
                     }
                     message_no += 1;
-                    let payload = record::writes_message(batch.iter().map(|(_, w)| w));
+                    let message = record::writes_message(batch.iter().map(|(_, w)| w));
                     let id = format!("{}-{}-{message_no}", self.lease.me().hub, self.lease.me().epoch);
-                    match self.append(payload, id).await {
+                    let appended = self.append(&message, id).await;
+                    self.tell_strangers();
+                    match appended {
                         Ok(seq) => {
                             self.applied = seq;
                             for (at, write) in batch {
@@ -398,17 +483,27 @@ impl Task {
         }
     }
 
-    /// Appends `payload` after the last record this hub knows, retried (under the same
-    /// message id, so the stream takes it once) while this hub holds the lease.
-    async fn append(&mut self, payload: Vec<u8>, id: String) -> Result<u64, AppendError> {
-        let payload = bytes::Bytes::from(payload);
+    /// Another hub wrote: counted, and this hub steps down.
+    fn fenced(&mut self) -> StepDown {
+        self.metrics.cluster_append_refused();
+        self.status.send_modify(|s| s.refused_appends += 1);
+        tracing::error!("another hub wrote the journal: this hub is fenced");
+        StepDown::Fenced
+    }
+
+    /// Appends `message`, sealed for the place after the last record this hub knows,
+    /// retried (under the same message id, so the stream takes it once) while this hub
+    /// holds the lease. Strangers' records that came first are skipped and it appends after
+    /// them; another hub's record is the fence.
+    async fn append(&mut self, message: &[u8], id: String) -> Result<u64, AppendError> {
         loop {
             if !self.lease.holding() {
                 self.metrics.cluster_append_withheld();
                 return Err(AppendError::Failed("the lease lapsed".into()));
             }
+            let payload = bytes::Bytes::from(self.seal.seal(self.applied + 1, message));
             let publish = Publish::build()
-                .payload(payload.clone())
+                .payload(payload)
                 .message_id(&id)
                 .expected_last_sequence(self.applied);
             let acked = match self
@@ -423,10 +518,17 @@ impl Task {
             match acked {
                 Ok(ack) => return Ok(ack.sequence),
                 Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
-                    self.metrics.cluster_append_refused();
-                    self.status.send_modify(|s| s.refused_appends += 1);
-                    tracing::error!("an append was refused: another hub wrote the journal");
-                    return Err(AppendError::Fenced);
+                    match self.only_strangers_after().await {
+                        Ok(true) => continue,
+                        Ok(false) => {
+                            self.fenced();
+                            return Err(AppendError::Fenced);
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "an append was refused and what came first cannot be read; trying again");
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "an append to the journal stream failed; trying again");

@@ -1,6 +1,8 @@
 //! The hall on a NATS cluster: the journal in a replicated JetStream stream, and which hub
 //! is active.
 //!
+//! - [`secrets`]: what the hall's hubs share, carried by the technician, not by NATS.
+//! - [`seal`]: the stream's records sealed under the hall's key.
 //! - [`record`]: the stream's messages.
 //! - [`nats`]: the hub's client of the cluster, the stream and the bucket.
 //! - [`lease`]: which hub is active.
@@ -9,3 +11,5 @@ pub mod journal;
 pub mod lease;
 pub mod nats;
 pub mod record;
+pub mod seal;
+pub mod secrets;

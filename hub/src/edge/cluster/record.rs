@@ -2,9 +2,10 @@
 //! hub folds into its own sled.
 //!
 //! A message is a format byte, a kind byte and its body:
-//! - [`Message::Genesis`] (the stream's first): the hall's secrets every hub of the hall
-//!   shares (its broker password and signing key derive from them, and the hub's MQTT
-//!   session is the same on whichever hub is active); JSON.
+//! - [`Message::Genesis`] (the stream's first): which hub began the stream; JSON. The
+//!   hall's secrets are never in the stream: each hub has them from its data directory
+//!   (`hub cluster-join`, [`super::secrets`]), and every record is sealed under them
+//!   ([`super::seal`]), this one too, so a hub of another hall cannot read the stream.
 //! - [`Message::Writes`]: the writes of one flush, in the order the core asked for them;
 //!   a count (4 bytes, big-endian), then each write as its length (4 bytes) and its bytes:
 //!   a tag byte, then a board event in its wire encoding after the hub's receive time (8
@@ -37,28 +38,10 @@ const ARBITER: u8 = 6;
 const ROUND_START: u8 = 7;
 const GAME: u8 = 8;
 
-/// The hall's secrets, as the first hub of the cluster made them.
+/// The stream's first record: the hub that began it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Genesis {
-    /// The hall's secret (`Journal::hall_secret`), 32 bytes.
-    pub hall_secret: Vec<u8>,
-    /// The hub's MQTT session id (`Journal::session_secret`).
-    pub session_secret: String,
-    /// The arbiters' token the first hub made, unless the configuration gives one.
-    pub arbiter_token: String,
-    /// The hall CA's certificate and key (PEM), which nodes, pagers and browsers pin.
-    #[serde(default)]
-    pub ca_cert: String,
-    #[serde(default)]
-    pub ca_key: String,
-}
-
-impl Genesis {
-    pub fn hall_key(&self) -> Result<NodeKey, RecordError> {
-        let bytes = <[u8; KEY_LEN]>::try_from(self.hall_secret.as_slice())
-            .map_err(|_| RecordError::Malformed("the hall secret is not 32 bytes".into()))?;
-        Ok(NodeKey::from_bytes(bytes))
-    }
+    pub hub: String,
 }
 
 /// A hub took over: its name and the lease's epoch it holds.
@@ -354,17 +337,12 @@ mod tests {
     #[test]
     fn genesis_and_takeover_read_back() {
         let genesis = Genesis {
-            hall_secret: vec![1; 32],
-            session_secret: "00ff".into(),
-            arbiter_token: "a-token-of-sixteen".into(),
-            ca_cert: "-----BEGIN CERTIFICATE-----".into(),
-            ca_key: "-----BEGIN PRIVATE KEY-----".into(),
+            hub: "hub-a".into(),
         };
         assert_eq!(
             decode(&genesis_message(&genesis)).unwrap(),
             Message::Genesis(genesis.clone())
         );
-        assert_eq!(genesis.hall_key().unwrap().bytes(), &[1; 32]);
         let takeover = Takeover {
             hub: "hub-b".into(),
             epoch: 4,

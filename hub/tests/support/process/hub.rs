@@ -280,6 +280,40 @@ impl Hub {
 }
 
 /// The `arbiter_token` of the `--config` file among `args`, if any.
+/// The technician's set-up of a clustered hall (deploy/README.md): the hall's secrets from
+/// the first hub's data directory to a file, and into each other hub's, before any starts.
+/// They never cross NATS.
+pub fn share_hall_secrets(first: &Path, others: &[&Path]) {
+    let file = first.with_extension("hall-secrets.json");
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new(workspace_bin("hub"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hub {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "cluster-secrets".as_ref(),
+        "--data".as_ref(),
+        first.as_os_str(),
+        "--out".as_ref(),
+        file.as_os_str(),
+    ]);
+    for other in others {
+        run(&[
+            "cluster-join".as_ref(),
+            "--data".as_ref(),
+            other.as_os_str(),
+            "--secrets".as_ref(),
+            file.as_os_str(),
+        ]);
+    }
+}
+
 fn configured_token(args: &[String]) -> Option<String> {
     let at = args.iter().position(|a| a == "--config")?;
     let text = std::fs::read_to_string(args.get(at + 1)?).ok()?;

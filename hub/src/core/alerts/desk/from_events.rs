@@ -351,6 +351,20 @@ impl AlertDesk {
         self.raise(now, draft).into_iter().collect()
     }
 
+    /// Strangers' records in the cluster's journal stream, from record `first`: one alert
+    /// for the hall per hour of the hub's time at most (a stranger who keeps appending is one
+    /// call to the technician, every record still counted).
+    pub fn on_strangers_records(&mut self, now: HubMs, first: u64) -> Vec<AlertChange> {
+        const HOUR_MS: u64 = 3_600_000;
+        let mut draft = self.hall_draft(
+            AlertKind::StrangersRecords,
+            Occurrence(now.0 / HOUR_MS),
+            Vec::new(),
+        );
+        draft.facts.detail = Some(Detail::Number(first));
+        self.raise(now, draft).into_iter().collect()
+    }
+
     /// The journal's record of `board`'s event `seq` cannot be read: the board goes on from
     /// the events after it, and the arbiter is told which one was lost and where the game
     /// stood (`move_number`: the moves completed before it).

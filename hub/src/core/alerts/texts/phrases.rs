@@ -355,6 +355,24 @@ pub(super) fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Ellenőrizze a csomópont táblaszámát és a játékosokat a falon lévő párosítási listával.",
             ],
         ),
+        StrangersRecords => (
+            [
+                "Records the hall's hubs did not seal were found in the cluster's journal stream (from record {detail}) and refused.",
+                "Poster som hallens huber ikke har forseglet, ble funnet i klyngens journalstrøm (fra post {detail}) og avvist.",
+                "Poster som lokalens nav inte förseglat hittades i klustrets journalström (från post {detail}) och avvisades.",
+                "Poster, som salens hubber ikke har forseglet, blev fundet i klyngens journalstrøm (fra post {detail}) og afvist.",
+                "Klusterin lokivirrasta löytyi tietueita, joita salin keskukset eivät sinetöineet (tietueesta {detail} alkaen); ne hylättiin.",
+                "A fürt naplófolyamában a terem központjai által nem hitelesített rekordokat találtunk ({detail}. rekordtól), ezeket elutasítottuk.",
+            ],
+            [
+                "Nothing in them was taken. Someone holds a NATS login that can write the journal: call the technician to change the cluster's passwords.",
+                "Ingenting i dem ble tatt inn. Noen har en NATS-innlogging som kan skrive journalen: tilkall teknikeren for å bytte klyngens passord.",
+                "Inget i dem togs emot. Någon har en NATS-inloggning som kan skriva journalen: kalla på teknikern för att byta klustrets lösenord.",
+                "Intet i dem blev taget. Nogen har et NATS-login, der kan skrive journalen: tilkald teknikeren for at skifte klyngens adgangskoder.",
+                "Mitään niistä ei otettu vastaan. Jollakulla on NATS-tunnus, jolla voi kirjoittaa lokiin: kutsu teknikko vaihtamaan klusterin salasanat.",
+                "Semmit sem fogadtunk el belőlük. Valakinek olyan NATS-belépése van, amellyel írhatja a naplót: hívja a technikust a fürt jelszavainak cseréjéhez.",
+            ],
+        ),
         ResultCorrected => (
             [
                 "The pairing program's file gives {detail}; the hub had {result}. The file's result stands.",
