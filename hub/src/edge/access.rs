@@ -16,11 +16,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::guesses::Guesses;
 use super::log_throttle::Throttle;
 use super::sessions::Sessions;
 use crate::core::phone::PhoneCredentials;
@@ -76,6 +77,8 @@ pub struct Access {
     phones: Arc<RwLock<HashMap<String, Phone>>>,
     /// The page's logins.
     pub sessions: Sessions,
+    /// Wrong credentials, per client.
+    pub guesses: Guesses,
     /// Names the hub is reached under, besides IP addresses and `localhost`.
     hosts: Arc<[String]>,
     /// Unsealed events are taken from boards nobody enrolled: the page says so.
@@ -93,6 +96,7 @@ impl Access {
             arbiters: Arc::default(),
             phones: Arc::default(),
             sessions: Sessions::default(),
+            guesses: Guesses::default(),
             hosts: Arc::new([]),
             open_hall: false,
             secure_cookies: false,
@@ -245,6 +249,89 @@ impl Access {
     pub fn is_arbiter(&self, headers: &HeaderMap) -> bool {
         self.who(headers).is_some()
     }
+}
+
+/// The credential a request presents, as scripts and ntfy's clients send it: `Authorization:
+/// Bearer TOKEN`, Basic with the token as the password, or ntfy's `auth` parameter (either
+/// of those, base64url). A page's session cookie is no credential here: it is random and
+/// stale ones are common.
+pub fn presented_credential(headers: &HeaderMap, auth_param: Option<&str>) -> Option<String> {
+    use base64::Engine;
+    let from_param = auth_param.and_then(|a| {
+        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let bytes = engine
+            .decode(a.trim_end_matches("%3D").trim_end_matches('='))
+            .ok()?;
+        String::from_utf8(bytes).ok()
+    });
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or(from_param)?;
+    if let Some(bearer) = value.strip_prefix("Bearer ") {
+        return Some(bearer.trim().to_owned());
+    }
+    let basic = value.strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(basic.trim())
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (_, password) = text.split_once(':')?;
+    Some(password.to_owned())
+}
+
+/// ntfy's `auth` parameter of a query string, as it stands.
+fn auth_param(query: Option<&str>) -> Option<&str> {
+    query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("auth="))
+}
+
+/// Middleware of every route: a request presenting a credential (a script's Bearer, a
+/// phone's token) from a client that sent too many wrong ones waits (429 with
+/// `Retry-After`, in ntfy's JSON, which scripts read too); a wrong one is counted against
+/// its client ([`super::guesses`]) and the route answers it as it answers any wrong
+/// credential. The page's own login counts in its handler.
+pub async fn guessers_slowed(
+    State((access, metrics)): State<(Access, Arc<Metrics>)>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    static LOGGED: Throttle = Throttle::new();
+    let presented = presented_credential(request.headers(), auth_param(request.uri().query()));
+    let Some(credential) = presented else {
+        return next.run(request).await;
+    };
+    let now = std::time::Instant::now();
+    if let Err(wait) = access.guesses.may_try(peer.ip(), now) {
+        metrics.login_refused();
+        return too_many_guesses(wait);
+    }
+    if access.login_of(&credential).is_none() && access.phone_of(&credential).is_none() {
+        access.guesses.wrong(peer.ip(), now);
+        metrics.login_refused();
+        if let Some(left_out) = LOGGED.admit() {
+            tracing::warn!(client = %peer.ip(), path = %request.uri().path(), left_out, "a wrong token refused");
+        }
+    }
+    next.run(request).await
+}
+
+/// 429 for a client that sent too many wrong credentials: when to try again.
+pub fn too_many_guesses(wait: std::time::Duration) -> Response {
+    let body = serde_json::json!({
+        "code": 42901,
+        "http": 429,
+        "error": "too many wrong tokens from this address: try again later",
+    });
+    (
+        StatusCode::TOO_MANY_REQUESTS,
+        [(header::RETRY_AFTER, (wait.as_secs() + 1).to_string())],
+        axum::Json(body),
+    )
+        .into_response()
 }
 
 /// The page's session id, from the request's cookies.

@@ -94,6 +94,10 @@ pub async fn bind(
     let router = arbiters
         .merge(public)
         .layer(axum::middleware::from_fn_with_state(
+            (access.clone(), metrics.clone()),
+            access::guessers_slowed,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
             metrics.clone(),
             access::same_origin_changes,
         ))

@@ -13,7 +13,7 @@
 //! - [`page`]: the supervision page, its login and its live streams.
 //! - [`access`]: the arbiters' token: who may see the live games and the alerts.
 //! - [`login`]: the token a fresh hub makes and the login link it prints.
-//! - [`sessions`]: the page's logins and the throttle on wrong tokens.
+//! - [`sessions`]: the page's logins; [`guesses`]: wrong credentials, throttled per client.
 //! - [`secret_file`]: secrets on disk, their owner's only.
 //! - [`hall_ca`]: the hall's certificate authority and the hub's certificate;
 //!   [`tls`]: which listeners speak TLS, and their handshakes.
@@ -30,6 +30,7 @@ pub mod cluster;
 pub mod connections;
 pub mod descriptors;
 pub mod flusher;
+pub mod guesses;
 pub mod hall_ca;
 pub mod hot_events;
 pub mod http;

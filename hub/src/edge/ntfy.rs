@@ -24,7 +24,6 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use base64::Engine;
 use futures_util::Stream;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
@@ -102,26 +101,7 @@ impl IntoResponse for Refusal {
 
 /// The token a request carries, as ntfy's clients send it.
 fn token(headers: &HeaderMap, auth_param: Option<&str>) -> Option<String> {
-    let from_param = auth_param.and_then(|a| {
-        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        let bytes = engine.decode(a.trim_end_matches('=')).ok()?;
-        String::from_utf8(bytes).ok()
-    });
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or(from_param)?;
-    if let Some(bearer) = value.strip_prefix("Bearer ") {
-        return Some(bearer.trim().to_owned());
-    }
-    let basic = value.strip_prefix("Basic ")?;
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(basic.trim())
-        .ok()?;
-    let text = String::from_utf8(decoded).ok()?;
-    let (_, password) = text.split_once(':')?;
-    Some(password.to_owned())
+    super::access::presented_credential(headers, auth_param)
 }
 
 /// Whose phone may read `topic`: the one whose token the request carries, or the arbiter
@@ -142,10 +122,8 @@ fn phone_for(
     match phone {
         Some(phone) if phone.topic == topic => Ok(phone),
         Some(_) => Err(refused(StatusCode::FORBIDDEN, "forbidden")),
-        None => {
-            api.metrics.login_refused();
-            Err(refused(StatusCode::UNAUTHORIZED, "unauthorized"))
-        }
+        // A wrong token was counted at the door (`access::guessers_slowed`).
+        None => Err(refused(StatusCode::UNAUTHORIZED, "unauthorized")),
     }
 }
 
@@ -385,7 +363,6 @@ async fn tap(
         return refused(StatusCode::NOT_FOUND, "no such button").into_response();
     };
     let Some(phone) = token(&headers, None).and_then(|t| api.access.phone_of(&t)) else {
-        api.metrics.login_refused();
         return refused(StatusCode::UNAUTHORIZED, "unauthorized").into_response();
     };
     let body: TapBody = match serde_json::from_slice(&body) {
@@ -415,6 +392,7 @@ async fn tap(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
 
     fn with(value: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();

@@ -100,21 +100,25 @@ async fn log_in(
     Json(login): Json<Login>,
 ) -> Response {
     let sessions = &api.access.sessions;
+    let guesses = &api.access.guesses;
     let now = Instant::now();
     let wall = std::time::SystemTime::now();
-    if let Err(wait) = sessions.may_try(peer.ip(), now) {
+    if let Err(wait) = guesses.may_try(peer.ip(), now) {
         api.metrics.login_refused();
         return (
             StatusCode::TOO_MANY_REQUESTS,
             [(header::RETRY_AFTER, (wait.as_secs() + 1).to_string())],
-            "too many wrong tokens: wait a minute\n",
+            "too many wrong tokens from this address: try again in a second\n",
         )
             .into_response();
     }
     let Some((who, credential)) = api.access.login_of(&login.token) else {
-        sessions.wrong_try(peer.ip(), now);
+        static LOGGED: super::log_throttle::Throttle = super::log_throttle::Throttle::new();
+        guesses.wrong(peer.ip(), now);
         api.metrics.login_refused();
-        tracing::warn!(client = %peer.ip(), "arbiter login refused: wrong token");
+        if let Some(left_out) = LOGGED.admit() {
+            tracing::warn!(client = %peer.ip(), left_out, "arbiter login refused: wrong token");
+        }
         return (StatusCode::UNAUTHORIZED, "wrong token\n").into_response();
     };
     tracing::info!(client = %peer.ip(), arbiter = %who.name().escape_debug(), "arbiter logged in");

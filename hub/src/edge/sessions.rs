@@ -3,14 +3,12 @@
 //! remembers who logged in. A log-out, its expiry or the arbiter's revocation ends it, and a
 //! stolen cookie is worth one session, not the credential. The hub keeps the sessions in its data
 //! directory (a hash of each id, never the id), so that a restart mid-round does not log
-//! every arbiter out. Wrong tokens are throttled per client address and for the whole hub,
-//! so guessing is slower than the token is long.
+//! every arbiter out. Wrong tokens are throttled per client ([`super::guesses`]).
 
 use std::collections::{HashMap, VecDeque};
-use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use sha2::Digest;
 
@@ -28,13 +26,6 @@ pub const PER_CHIEF: usize = 64;
 /// ends first past it.
 pub const MAX_SESSIONS: usize = 4_096;
 const _: () = assert!(crate::core::roster::MAX_ARBITERS * PER_ARBITER + PER_CHIEF <= MAX_SESSIONS);
-/// Wrong tokens a client address may send in [`WINDOW`] before it must wait.
-pub const TRIES_PER_CLIENT: u32 = 10;
-/// Wrong tokens the whole hub takes in [`WINDOW`] (addresses are cheap to change).
-pub const TRIES_OVERALL: u32 = 100;
-pub const WINDOW: Duration = Duration::from_secs(60);
-/// Addresses whose wrong tries are remembered at once.
-const MAX_CLIENTS: usize = 10_000;
 
 #[derive(Debug, Clone, Default)]
 pub struct Sessions(Arc<Mutex<Inner>>);
@@ -47,9 +38,6 @@ struct Inner {
     order: VecDeque<String>,
     /// Where they are kept, if anywhere.
     file: Option<PathBuf>,
-    /// Per client: the window's start and the wrong tries in it.
-    wrong: HashMap<IpAddr, (Instant, u32)>,
-    wrong_overall: Option<(Instant, u32)>,
 }
 
 /// An open session: who, with which credential, until when.
@@ -170,40 +158,6 @@ impl Sessions {
             inner.order.retain(|o| *o != key);
             inner.save();
         }
-    }
-
-    /// Whether `client` may try a token now; `Err` with how long to wait.
-    pub fn may_try(&self, client: IpAddr, now: Instant) -> Result<(), Duration> {
-        let inner = self.0.lock().expect("sessions lock");
-        let blocked = |window: Option<&(Instant, u32)>, limit: u32| {
-            window
-                .filter(|(start, tries)| now < *start + WINDOW && *tries >= limit)
-                .map(|(start, _)| *start + WINDOW - now)
-        };
-        match blocked(inner.wrong.get(&client), TRIES_PER_CLIENT)
-            .or_else(|| blocked(inner.wrong_overall.as_ref(), TRIES_OVERALL))
-        {
-            Some(wait) => Err(wait),
-            None => Ok(()),
-        }
-    }
-
-    /// `client` sent a wrong token.
-    pub fn wrong_try(&self, client: IpAddr, now: Instant) {
-        let mut inner = self.0.lock().expect("sessions lock");
-        let count = |window: &mut (Instant, u32)| {
-            if now >= window.0 + WINDOW {
-                *window = (now, 0);
-            }
-            window.1 += 1;
-        };
-        if inner.wrong.len() >= MAX_CLIENTS {
-            inner.wrong.retain(|_, (start, _)| now < *start + WINDOW);
-        }
-        if inner.wrong.len() < MAX_CLIENTS {
-            count(inner.wrong.entry(client).or_insert((now, 0)));
-        }
-        count(inner.wrong_overall.get_or_insert((now, 0)));
     }
 }
 
@@ -358,25 +312,5 @@ mod tests {
         assert!(sessions.is_open(&chief, now));
         assert!(!sessions.is_open(&berg, now));
         assert!(sessions.is_open(&dahl, now));
-    }
-
-    #[test]
-    fn wrong_tokens_are_throttled_per_client_and_overall() {
-        let sessions = Sessions::default();
-        let now = Instant::now();
-        let client: IpAddr = "10.0.0.9".parse().unwrap();
-        for _ in 0..TRIES_PER_CLIENT {
-            assert!(sessions.may_try(client, now).is_ok());
-            sessions.wrong_try(client, now);
-        }
-        assert!(sessions.may_try(client, now).is_err());
-        assert!(sessions.may_try(client, now + WINDOW).is_ok());
-        // Many addresses together meet the hub's own limit.
-        for n in 0..TRIES_OVERALL {
-            let other = IpAddr::from([10, 1, (n / 256) as u8, (n % 256) as u8]);
-            sessions.wrong_try(other, now + WINDOW);
-        }
-        let fresh: IpAddr = "10.9.9.9".parse().unwrap();
-        assert!(sessions.may_try(fresh, now + WINDOW).is_err());
     }
 }

@@ -114,7 +114,36 @@ pub fn stranger_request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
-    let mut tcp = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    request_from(None, addr, method, path, headers, body)
+}
+
+/// Where a test's stranger on the hall network connects from: an address of its own on
+/// loopback, so that what the hub does to it (throttling wrong tokens) is not done to the
+/// arbiters' and the technician's requests from 127.0.0.1.
+pub const STRANGER: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 66));
+
+/// [`stranger_request`] from `source` (127.0.0.N on loopback), or the default address.
+pub fn request_from(
+    source: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
+    let mut tcp = match source {
+        None => TcpStream::connect_timeout(&addr, Duration::from_secs(2))?,
+        Some(source) => {
+            let socket = socket2::Socket::new(
+                socket2::Domain::for_address(addr),
+                socket2::Type::STREAM,
+                None,
+            )?;
+            socket.bind(&SocketAddr::new(source, 0).into())?;
+            socket.connect_timeout(&addr.into(), Duration::from_secs(2))?;
+            socket.into()
+        }
+    };
     tcp.set_read_timeout(Some(Duration::from_secs(10)))?;
     // Over TLS where the hub is HTTPS, with its hall CA pinned, as a browser that trusts it.
     let mut tls_stream;

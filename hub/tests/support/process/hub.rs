@@ -51,7 +51,7 @@ pub struct Hub {
     pub http: SocketAddr,
     pub data: PathBuf,
     broker: Broker,
-    log: PathBuf,
+    pub log: PathBuf,
     /// More `hub serve` arguments (`--config`, `--time-control`, …).
     args: Vec<String>,
     /// The arbiters' token: its configuration's, else the one it made at its first start.

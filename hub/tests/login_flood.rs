@@ -1,0 +1,193 @@
+//! Wrong tokens flooded at a real hub from ten loopback addresses, by every door a token
+//! enters through (the page's login, a script's Bearer on an arbiters' route and on an open
+//! one, ntfy's Bearer on `/auth`, ntfy's `auth` parameter with Basic on a phone's stream):
+//! only those addresses are slowed (429 with `Retry-After`), while the right token logs in
+//! at once from another address, and from a flooding one within seconds; every wrong token
+//! is counted in `/metrics`, and the log does not grow with the flood.
+
+mod support;
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use support::{http_get, Hub};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// One HTTP/1.1 request from `source` (any 127.0.0.0/8 address reaches the hub on
+/// loopback); the status and the `Retry-After` header, if any.
+async fn request_from(
+    source: IpAddr,
+    hub: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, String)],
+    body: &str,
+) -> (u16, Option<u64>) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(source, 0)).unwrap();
+    let mut stream = socket.connect(hub).await.unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {hub}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response).await;
+    let text = String::from_utf8_lossy(&response);
+    let status = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let retry_after = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("retry-after: ")
+                .or(l.strip_prefix("Retry-After: "))
+        })
+        .and_then(|v| v.trim().parse().ok());
+    (status, retry_after)
+}
+
+/// The `i`th guess of a flood: each door in turn, a wrong token each time.
+fn guess(i: usize) -> (&'static str, String, Vec<(&'static str, String)>, String) {
+    let wrong = format!("guess-{i:032}");
+    let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    match i % 5 {
+        0 => (
+            "POST",
+            "/api/session".into(),
+            vec![("Content-Type", "application/json".into())],
+            format!(r#"{{"token": "{wrong}"}}"#),
+        ),
+        1 => (
+            "GET",
+            "/api/alerts".into(),
+            vec![("Authorization", format!("Bearer {wrong}"))],
+            String::new(),
+        ),
+        2 => (
+            "GET",
+            "/api/cluster".into(),
+            vec![("Authorization", format!("Bearer {wrong}"))],
+            String::new(),
+        ),
+        3 => (
+            "GET",
+            "/zeitnot-any/auth".into(),
+            vec![("Authorization", format!("Bearer tk_{wrong}"))],
+            String::new(),
+        ),
+        _ => {
+            let auth = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(format!("Basic {}", b64(&format!(":{wrong}"))));
+            (
+                "GET",
+                format!("/zeitnot-any/json?poll=1&auth={auth}"),
+                Vec::new(),
+                String::new(),
+            )
+        }
+    }
+}
+
+const FLOODERS: u8 = 10;
+const GUESSES_EACH: usize = 100;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_wrong_tokens_slows_its_senders_and_never_the_right_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = tokio::task::spawn_blocking({
+        let dir = dir.path().to_owned();
+        move || Hub::embedded(&dir)
+    })
+    .await
+    .unwrap();
+    let addr = hub.http;
+    let token = hub.token.clone();
+    let log_before = std::fs::metadata(&hub.log).map_or(0, |m| m.len());
+
+    let flood = (0..FLOODERS).map(|n| {
+        tokio::spawn(async move {
+            let source = IpAddr::from([127, 0, 0, 2 + n]);
+            let mut statuses = Vec::new();
+            for i in 0..GUESSES_EACH {
+                let (method, path, headers, body) = guess(i);
+                let (status, _) = request_from(source, addr, method, &path, &headers, &body).await;
+                statuses.push(status);
+            }
+            statuses
+        })
+    });
+    let flood: Vec<_> = flood.collect();
+
+    // Meanwhile the right token, from an address of its own: in at the first try, by the
+    // page's login and by Bearer.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let me = IpAddr::from([127, 0, 0, 1]);
+    for _ in 0..5 {
+        let login = format!(r#"{{"token": "{token}"}}"#);
+        let json = [("Content-Type", "application/json".to_owned())];
+        let (status, _) = request_from(me, addr, "POST", "/api/session", &json, &login).await;
+        assert_eq!(status, 204, "the right token during the flood");
+        let bearer = [("Authorization", format!("Bearer {token}"))];
+        let (status, _) = request_from(me, addr, "GET", "/api/alerts", &bearer, "").await;
+        assert_eq!(status, 200, "the right Bearer during the flood");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let mut total = 0;
+    for (n, statuses) in futures_util::future::join_all(flood)
+        .await
+        .into_iter()
+        .enumerate()
+    {
+        let statuses = statuses.unwrap();
+        total += statuses.len();
+        assert!(
+            statuses.iter().all(|s| [401, 404, 429].contains(s)),
+            "flooder {n}: {statuses:?}"
+        );
+        let slowed = statuses.iter().filter(|s| **s == 429).count();
+        assert!(
+            slowed >= GUESSES_EACH * 3 / 4,
+            "flooder {n} was slowed only {slowed} times: {statuses:?}"
+        );
+    }
+
+    // The right token from a flooding address: in within a few seconds, following
+    // Retry-After.
+    let flooder = IpAddr::from([127, 0, 0, 2]);
+    let started = Instant::now();
+    loop {
+        let login = format!(r#"{{"token": "{token}"}}"#);
+        let json = [("Content-Type", "application/json".to_owned())];
+        match request_from(flooder, addr, "POST", "/api/session", &json, &login).await {
+            (204, _) => break,
+            (429, Some(wait)) if started.elapsed() < Duration::from_secs(10) => {
+                assert!(wait <= 2, "Retry-After {wait}");
+                tokio::time::sleep(Duration::from_secs(wait)).await;
+            }
+            other => panic!("the right token from a flooding address: {other:?}"),
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(3));
+
+    let (_, metrics) = tokio::task::spawn_blocking(move || http_get(addr, "/metrics").unwrap())
+        .await
+        .unwrap();
+    let refused: usize = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("zeitnot_logins_refused_total "))
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(
+        refused >= total,
+        "{refused} refusals counted of {total} wrong tokens"
+    );
+    // One line a second at most per kind of refusal, not one per guess.
+    let grown = std::fs::metadata(&hub.log).map_or(0, |m| m.len()) - log_before;
+    assert!(grown < 20_000, "the log grew by {grown} bytes");
+}
