@@ -376,6 +376,69 @@ fn a_client_cannot_open_more_live_streams_than_its_share() {
     }
 }
 
+/// One arbiter's phone token, copied to a script on many addresses, opens live streams
+/// until refused: before, it filled all 200 of the arbiters' places and the chief's
+/// `/api/live` answered 429. Now the login gets its share (`edge::slots::PER_ARBITER`) and a
+/// 429 in ntfy's terms, while another arbiter's phone and the chief's page still open.
+#[test]
+fn one_arbiters_token_fills_neither_the_arbiters_streams_nor_the_chiefs() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::embedded(dir.path());
+    let ntfy = |name: &str| {
+        let answer = hub.technician_post(
+            "/api/arbiters/enrol",
+            &serde_json::json!({ "arbiter": name }).to_string(),
+        );
+        let ntfy = &answer["phone"]["ntfy"];
+        (
+            ntfy["topic"].as_str().unwrap().to_owned(),
+            ntfy["token"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (berg_topic, berg_token) = ntfy("IA Berg");
+    let (dahl_topic, dahl_token) = ntfy("IA Dahl");
+    // A stream from 127.0.0.`host`: the status, the start of the answer, and the connection.
+    let open_from = |host: u8, path: &str, token: &str| {
+        let socket =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        let source = std::net::SocketAddr::from(([127, 0, 0, host], 0));
+        socket.bind(&source.into()).unwrap();
+        socket.connect(&hub.http.into()).unwrap();
+        let mut stream: std::net::TcpStream = socket.into();
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\r\n",
+            hub.http
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut head = [0u8; 512];
+        let n = stream.read(&mut head).unwrap();
+        let text = String::from_utf8_lossy(&head[..n]).into_owned();
+        let status: u16 = text[9..12].parse().unwrap();
+        (status, text, stream)
+    };
+    let mut held = Vec::new();
+    for i in 0..hub::edge::slots::PER_ARBITER {
+        let (status, text, stream) =
+            open_from(10 + i as u8, &format!("/{berg_topic}/json"), &berg_token);
+        assert_eq!(status, 200, "{text}");
+        held.push(stream);
+    }
+    let (status, text, _) = open_from(99, &format!("/{berg_topic}/json"), &berg_token);
+    assert_eq!(status, 429, "one stream past the login's share: {text}");
+    assert!(
+        text.contains("\"code\":42901") && text.contains("this login holds"),
+        "{text}"
+    );
+    let (status, text, _dahl) = open_from(100, &format!("/{dahl_topic}/json"), &dahl_token);
+    assert_eq!(status, 200, "another arbiter's phone: {text}");
+    let (status, text, _chief) = open_from(101, "/api/live", &hub.token);
+    assert_eq!(status, 200, "the chief's page: {text}");
+}
+
 /// A board node's clock that sends one time an hour ahead (a faulty RTC, a wild NTP answer),
 /// sealed and in sequence, while its clock runs: before, the board's "now" moved an hour on
 /// for good, so its running clock was counted down to zero and its flag called "probable".

@@ -31,7 +31,7 @@ use crate::metrics::Metrics;
 pub const COOKIE: &str = "zeitnot_arbiter";
 
 /// Who a request comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Login {
     /// The hall's token: the chief arbiter (and the technician's scripts).
     Chief,

@@ -198,7 +198,7 @@ pub(super) enum ApiError {
     /// A query parameter the API does not know how to read.
     BadQuery(String),
     /// The client, or the hub, holds as many live streams as allowed.
-    TooManyStreams(Audience),
+    TooManyStreams(crate::edge::slots::Full),
 }
 
 impl IntoResponse for ApiError {
@@ -219,15 +219,10 @@ impl IntoResponse for ApiError {
                 "the hub did not answer within 10 s (see /healthz)\n",
             )
                 .into_response(),
-            ApiError::TooManyStreams(audience) => {
-                let (per_client, overall) = crate::edge::slots::caps(audience);
-                (
-                    StatusCode::TOO_MANY_REQUESTS,
-                    format!(
-                        "too many live streams open: {per_client} per client, {overall} in all; close a page\n"
-                    ),
-                )
-            }
+            ApiError::TooManyStreams(full) => (
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("too many live streams open: {full}; close a page\n"),
+            )
                 .into_response(),
             ApiError::Stopping => (
                 StatusCode::SERVICE_UNAVAILABLE,

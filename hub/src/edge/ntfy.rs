@@ -28,14 +28,13 @@ use futures_util::Stream;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use super::access::Phone;
+use super::access::{Login, Phone};
 use super::api::{Api, ApiError, PhoneFeed, Query};
-use super::slots::Slot;
+use super::slots::{Slot, Viewer};
 use crate::core::alerts::desk::AlertError;
 use crate::core::ids::AlertId;
 use crate::core::phone::{PhoneAct, PhoneCredentials, PhoneStep};
 use crate::view::phone::{self, PhoneLinks, Since};
-use crate::view::tiles::Audience;
 
 /// How often a stream says it is alive: well inside the app's 77 s (NOTES), and short
 /// enough that a revoked arbiter's phone is cut off soon.
@@ -240,8 +239,16 @@ async fn open_stream(
     };
     let slot = api
         .slots
-        .take(Audience::Arbiters, peer.ip())
-        .ok_or(Refusal::Api(ApiError::TooManyStreams(Audience::Arbiters)))?;
+        .take(
+            &Viewer::Arbiter(Login::Arbiter(phone.arbiter.clone())),
+            peer.ip(),
+        )
+        .map_err(|full| {
+            refused(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!("limit reached: {full}"),
+            )
+        })?;
     let after = match since {
         Since::After { seq, .. } => seq.saturating_sub(1),
         _ => 0,

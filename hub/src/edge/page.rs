@@ -12,14 +12,14 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use futures_util::Stream;
 use tokio::sync::broadcast;
 
 use super::access::{session_cookie, COOKIE};
 use super::api::{Api, ApiError, Query};
 use super::sessions::LIFETIME;
-use super::slots::Slot;
+use super::slots::{Slot, Viewer};
 use crate::view::tiles::Audience;
 
 const INDEX_HTML: &str = include_str!("../../web/index.html");
@@ -145,9 +145,11 @@ async fn log_out(State(api): State<Api>, headers: HeaderMap) -> Response {
 pub(super) async fn arbiters_live(
     State(api): State<Api>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(login): Extension<super::access::Login>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    live(api, peer, Audience::Arbiters, Some(headers)).await
+    let viewer = Viewer::Arbiter(login);
+    live(api, peer, Audience::Arbiters, viewer, Some(headers)).await
 }
 
 /// `GET /api/public/live`: the spectators' stream: tiles as the broadcast delay releases
@@ -156,7 +158,7 @@ async fn spectators_live(
     State(api): State<Api>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    live(api, peer, Audience::Spectators, None).await
+    live(api, peer, Audience::Spectators, Viewer::Spectator, None).await
 }
 
 /// How often an arbiters' stream asks whether its login still holds: a log-out or a
@@ -191,12 +193,13 @@ async fn live(
     api: Api,
     peer: SocketAddr,
     audience: Audience,
+    viewer: Viewer,
     login: Option<HeaderMap>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let slot = api
         .slots
-        .take(audience, peer.ip())
-        .ok_or(ApiError::TooManyStreams(audience))?;
+        .take(&viewer, peer.ip())
+        .map_err(ApiError::TooManyStreams)?;
     let start = api.ask(|reply| Query::Live(audience, reply)).await?;
     let state = PageStream {
         api,
