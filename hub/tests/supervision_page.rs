@@ -192,6 +192,96 @@ fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
     assert_eq!(hall["zones"][1]["rows"][0], serde_json::json!([5, 8]));
 }
 
+/// Login CSRF: a login link somebody else sent (their own arbiter's login) opened in a
+/// browser logged in as another arbiter must not swap the session unseen: the hub answers
+/// 409 naming both, the page asks, and a "no" keeps the arbiter who was there; a "yes", or
+/// `"replace": true` from a script, switches.
+#[test]
+fn a_login_link_never_swaps_a_session_unseen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::configured(dir.path(), &config(dir.path(), 0));
+    let url = format!("http://{}", hub.http);
+    let login_of = |name: &str| {
+        let answer = hub.technician_post(
+            "/api/arbiters/enrol",
+            &serde_json::json!({ "arbiter": name }).to_string(),
+        );
+        answer["login"].as_str().unwrap().to_owned()
+    };
+    let (berg, dahl) = (login_of("IA Berg"), login_of("IA Dahl"));
+
+    // The API: Berg's session, Dahl's token.
+    let json = [("Content-Type", "application/json")];
+    let (status, headers, _) = stranger_request(
+        hub.http,
+        "POST",
+        "/api/session",
+        &json,
+        &format!(r#"{{"token": "{berg}"}}"#),
+    )
+    .unwrap();
+    assert_eq!(status, 204);
+    let cookie = headers["set-cookie"].split(';').next().unwrap().to_owned();
+    let with_cookie = [
+        ("Content-Type", "application/json"),
+        ("Cookie", cookie.as_str()),
+    ];
+    let (status, _, body) = stranger_request(
+        hub.http,
+        "POST",
+        "/api/session",
+        &with_cookie,
+        &format!(r#"{{"token": "{dahl}"}}"#),
+    )
+    .unwrap();
+    assert_eq!(status, 409, "{body}");
+    let conflict: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(conflict["logged_in_as"], "IA Berg");
+    assert_eq!(conflict["token_of"], "IA Dahl");
+    let (status, _, _) = stranger_request(
+        hub.http,
+        "POST",
+        "/api/session",
+        &with_cookie,
+        &format!(r#"{{"token": "{dahl}", "replace": true}}"#),
+    )
+    .unwrap();
+    assert_eq!(status, 204, "a script that means it switches");
+
+    // The page: Berg logged in by his link; Dahl's link asks, and "no" keeps Berg.
+    let mut browser = Browser::start();
+    browser.init_script(
+        "window.confirm = (m) => { window.asked = m; return window.answer === true; };",
+    );
+    browser.open_page(&format!("{url}/?token={berg}"));
+    let logged_in = "document.getElementById('logout-button').textContent";
+    assert_eq!(browser.eval(logged_in), "Log out (IA Berg)");
+    browser.open_page(&format!("{url}/?token={dahl}"));
+    let asked = browser.eval("window.asked || ''");
+    let asked = asked.as_str().unwrap();
+    assert!(
+        asked.contains("IA Berg") && asked.contains("IA Dahl"),
+        "the page asks, naming both: {asked:?}"
+    );
+    assert_eq!(
+        browser.eval(logged_in),
+        "Log out (IA Berg)",
+        "a no keeps Berg"
+    );
+    assert_eq!(
+        browser.eval("location.search"),
+        "",
+        "the token leaves the address bar"
+    );
+    browser.init_script("window.answer = true;");
+    browser.open_page(&format!("{url}/?token={dahl}"));
+    assert_eq!(
+        browser.eval(logged_in),
+        "Log out (IA Dahl)",
+        "a yes switches"
+    );
+}
+
 /// `GET path` as an arbiter (the bearer token), as JSON.
 fn arbiter_json(addr: SocketAddr, path: &str) -> Value {
     let bearer = format!("Bearer {TOKEN}");

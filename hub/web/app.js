@@ -715,10 +715,17 @@ function showLogin(message) {
   $("login").showModal();
 }
 
-async function logIn(token, name) {
+async function logIn(token, name, replace = false) {
   const response = await fetch("/api/session", {
-    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token }),
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token, replace }),
   });
+  // Logged in as somebody else: a link must not swap the session unseen.
+  if (response.status === 409) {
+    const conflict = await response.json();
+    const switchTo = confirm(`This browser is logged in as ${conflict.logged_in_as}. `
+      + `The link logs in as ${conflict.token_of}. Switch to ${conflict.token_of}?`);
+    return switchTo ? logIn(token, name, true) : false;
+  }
   if (!response.ok) return false;
   if (name) { state.arbiterName = name; localStorage.setItem("zeitnot.arbiter", name); }
   return true;

@@ -89,14 +89,20 @@ async fn session(State(api): State<Api>, headers: HeaderMap) -> Json<Session> {
 #[serde(deny_unknown_fields)]
 struct Login {
     token: String,
+    /// Log in although the browser holds another login's session (the arbiter agreed).
+    #[serde(default)]
+    replace: bool,
 }
 
 /// `POST /api/session` `{"token": "…"}` (the hall's token or an arbiter's own login): opens
-/// a session and sets its cookie; 401 for a wrong token, 429 for a client (or a hub) that
-/// sent too many wrong ones.
+/// a session and sets its cookie; 401 for a wrong token, 429 for a client that sent too many
+/// wrong ones, 409 when the browser holds another login's session and `"replace": true` is
+/// not given (a login link somebody else sent must not swap an arbiter's session for theirs
+/// unseen: the page asks first).
 async fn log_in(
     State(api): State<Api>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     Json(login): Json<Login>,
 ) -> Response {
     let sessions = &api.access.sessions;
@@ -121,6 +127,22 @@ async fn log_in(
         }
         return (StatusCode::UNAUTHORIZED, "wrong token\n").into_response();
     };
+    let current = session_cookie(&headers).and_then(|id| sessions.who(id, wall));
+    if let Some(current) = current.filter(|c| *c != who && !login.replace) {
+        return (
+            StatusCode::CONFLICT,
+            Json(serde_json::json!({
+                "error": format!(
+                    "this browser is logged in as {}; the token logs in as {}: send \"replace\": true to switch",
+                    current.name(),
+                    who.name()
+                ),
+                "logged_in_as": current.name(),
+                "token_of": who.name(),
+            })),
+        )
+            .into_response();
+    }
     tracing::info!(client = %peer.ip(), arbiter = %who.name().escape_debug(), "arbiter logged in");
     let id = sessions.open(wall, who, credential);
     let cookie = format!(
