@@ -440,7 +440,24 @@ async function refreshArbiters() {
   $("arbiters-panel").hidden = false;
   $("arbiter-count").textContent = "(" + names.length + ")";
   $("arbiter-list").replaceChildren(...names.map((name) =>
-    el("li", {}, el("span", {}, name), el("button", { type: "button", onclick: () => showPhoneQr(name) }, "Phone QR"))));
+    el("li", {}, el("span", {}, name),
+      el("button", { type: "button", onclick: () => showPhoneQr(name) }, "Phone QR"),
+      el("button", { type: "button", class: "renew", onclick: () => renewLinks(name) }, "Renew links"))));
+}
+
+/** A lost phone, a QR code seen by others: the arbiter's login and phone links are renewed
+ * (the old ones stop working), and the new QR code is shown. */
+async function renewLinks(name) {
+  if (!confirm(`Renew ${name}'s links? Their phone and their page sessions must log in again with the new QR code; their pager keeps working.`)) return;
+  const response = await fetch("/api/arbiters/renew", {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ arbiter: name }),
+  }).catch(() => null);
+  if (!response || !response.ok) {
+    $("phone-qr").hidden = false;
+    $("phone-qr-caption").textContent = "Not renewed: " + (response ? await response.text() : "the hub does not answer");
+    return;
+  }
+  showPhoneQr(name);
 }
 
 function showPhoneQr(name) {

@@ -26,11 +26,17 @@ pub struct PhoneCredentials {
 }
 
 impl PhoneCredentials {
-    /// The subscription of the arbiter whose key is `key`.
-    pub fn of(key: &NodeKey) -> PhoneCredentials {
-        let token = key.derive("phone/ntfy-token");
+    /// The subscription of the arbiter enrolled as `member`: from their key and how often
+    /// their links were renewed.
+    pub fn of(member: &Member) -> PhoneCredentials {
+        let (key, renewed) = (&member.key, member.renewed);
+        let purpose = |what: &str| match renewed {
+            0 => format!("phone/{what}"),
+            n => format!("phone/{what}/{n}"),
+        };
+        let token = key.derive(&purpose("ntfy-token"));
         PhoneCredentials {
-            topic: format!("zeitnot-{}", key.derive("phone/ntfy-topic")),
+            topic: format!("zeitnot-{}", key.derive(&purpose("ntfy-topic"))),
             token: format!("tk_{}", &token[..29]),
         }
     }
@@ -218,6 +224,7 @@ mod tests {
             key: NodeKey::from_bytes([7; 32]),
             zones: zones.iter().map(|z| (*z).to_owned()).collect(),
             language: None,
+            renewed: 0,
         }
     }
 
@@ -241,8 +248,15 @@ mod tests {
     fn credentials_and_buttons_belong_to_one_arbiter_and_one_alert() {
         let berg = NodeKey::from_bytes([1; 32]);
         let lund = NodeKey::from_bytes([2; 32]);
-        let mine = PhoneCredentials::of(&berg);
-        assert_ne!(mine, PhoneCredentials::of(&lund));
+        let mine = PhoneCredentials::of(&Member::with_key(berg.clone()));
+        assert_ne!(mine, PhoneCredentials::of(&Member::with_key(lund.clone())));
+        // A renewed link is another topic and token: the old one is retired.
+        let renewed = Member {
+            renewed: 1,
+            ..Member::with_key(berg.clone())
+        };
+        let new = PhoneCredentials::of(&renewed);
+        assert!(new.topic != mine.topic && new.token != mine.token);
         assert!(mine.topic.len() <= 64 && mine.topic.starts_with("zeitnot-"));
         assert_eq!(mine.token.len(), 32);
         let mac = PhoneAct::Acknowledge.mac(&berg, AlertId(7));

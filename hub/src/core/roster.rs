@@ -23,6 +23,10 @@ pub struct Member {
     pub zones: Vec<String>,
     /// Their language; `None`: as the configuration says, or English.
     pub language: Option<Language>,
+    /// How often their links were renewed: their page login (the link their phone opens)
+    /// and their phone's subscription derive from the key and this, so a renewal retires a
+    /// lost phone's or a shown link and leaves their key, pager and signature.
+    pub renewed: u32,
 }
 
 impl Member {
@@ -32,6 +36,7 @@ impl Member {
             key,
             zones: Vec::new(),
             language: None,
+            renewed: 0,
         }
     }
 }
@@ -66,6 +71,14 @@ impl Roster {
     /// `name` enrolled as `member`, replacing an earlier key.
     pub fn enrol(&mut self, name: String, member: Member) {
         self.keys.insert(name, member);
+    }
+
+    /// `name`'s links renewed (the old ones stop working); their enrolment as it is now,
+    /// `None` unless they are enrolled.
+    pub fn renew_links(&mut self, name: &str) -> Option<Member> {
+        let member = self.keys.get_mut(name)?;
+        member.renewed += 1;
+        Some(member.clone())
     }
 
     /// `name` revoked; whether it was enrolled.

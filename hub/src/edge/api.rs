@@ -34,6 +34,8 @@ pub struct LiveStart {
 pub struct PhoneFeed {
     pub watch: crate::core::phone::PhoneWatch,
     pub key: protocol::seal::NodeKey,
+    /// The phone's topic and token as they are now.
+    pub credentials: crate::core::phone::PhoneCredentials,
     /// The alerts' steps after the one asked for, oldest first.
     pub backlog: Vec<(crate::core::alerts::Alert, crate::core::alerts::Step)>,
     pub live: broadcast::Receiver<Arc<crate::core::alerts::AlertChange>>,
@@ -111,6 +113,8 @@ pub enum Query {
     ),
     /// The chief arbiter revokes an arbiter; answered with the roster once durable.
     RevokeArbiter(String, oneshot::Sender<Vec<String>>),
+    /// Renew an arbiter's links (page login, phone); the enrolled arbiters, once durable.
+    RenewLinks(String, oneshot::Sender<Vec<String>>),
     /// The enrolled arbiters' names.
     Arbiters(oneshot::Sender<Vec<String>>),
     /// The public feed's games of a round (one board, or all); `None` for a round not in

@@ -51,6 +51,7 @@ pub async fn bind(
         .route("/api/arbiters", get(arbiters))
         .route("/api/arbiters/enrol", post(enrol_arbiter))
         .route("/api/arbiters/revoke", post(revoke_arbiter))
+        .route("/api/arbiters/renew", post(renew_links))
         .route("/api/broker/users", get(broker_users))
         .merge(super::phone_page::chief())
         .route_layer(axum::middleware::from_fn(access::chief_only));
@@ -402,8 +403,9 @@ async fn enrol_arbiter(
         .map_err(|e| ApiError::BadQuery(e.to_string()))?;
     let mut json = super::login::arbiter_credentials(&enrolment, &api.hall_ca);
     let base = super::ntfy::base_url(&api, &headers);
-    let login = super::login::arbiter_login(&enrolment.key);
-    let phone = crate::core::phone::PhoneCredentials::of(&enrolment.key);
+    let member = crate::core::roster::Member::with_key(enrolment.key.clone());
+    let login = super::login::arbiter_login(&member);
+    let phone = crate::core::phone::PhoneCredentials::of(&member);
     json["phone"] = super::ntfy::subscription(&base, &login, &phone);
     Ok(Json(json).into_response())
 }
@@ -419,6 +421,49 @@ async fn revoke_arbiter(
         .ask(|reply| Query::RevokeArbiter(body.arbiter, reply))
         .await?;
     Ok(Json(serde_json::json!({ "arbiters": names })))
+}
+
+/// The chief arbiter renews an arbiter's links (`{"arbiter"}`: a phone lost, a QR code
+/// shown too widely): their page login, their phone's link and its ntfy subscription shown
+/// or sent before stop working (their sessions end, an open phone stream at its next
+/// keepalive); their key, pager and signature stay. Answers, once durable, `{"arbiter",
+/// "login", "phone": {"url", "ntfy"}}` as an enrolment does; 404 for an arbiter not enrolled.
+async fn renew_links(
+    State(api): State<Api>,
+    headers: axum::http::HeaderMap,
+    Json(body): Json<ArbiterBody>,
+) -> Result<Response, ApiError> {
+    check_arbiter_name(&body.arbiter)?;
+    let name = body.arbiter;
+    let names = api
+        .ask(|reply| Query::RenewLinks(name.clone(), reply))
+        .await?;
+    let not_enrolled = || {
+        (
+            axum::http::StatusCode::NOT_FOUND,
+            format!("{name:?} is not an enrolled arbiter\n"),
+        )
+            .into_response()
+    };
+    if !names.contains(&name) {
+        return Ok(not_enrolled());
+    }
+    let watch = api
+        .ask(|reply| Query::PhoneWatch(name.clone(), reply))
+        .await?;
+    let login = api
+        .ask(|reply| Query::ArbiterLogin(name.clone(), reply))
+        .await?;
+    let (Some((_, phone)), Some(login)) = (watch, login) else {
+        return Ok(not_enrolled());
+    };
+    let base = super::ntfy::base_url(&api, &headers);
+    let json = serde_json::json!({
+        "arbiter": name,
+        "phone": super::ntfy::subscription(&base, &login, &phone),
+        "login": login,
+    });
+    Ok(Json(json).into_response())
 }
 
 /// `GET /api/arbiters`: the enrolled arbiters' names.

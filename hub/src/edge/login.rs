@@ -60,10 +60,13 @@ pub fn arbiter_token(
 }
 
 /// Arbiter's page login (their credential for the page and the API, as `Authorization:
-/// Bearer` or in their login link), derived from their own key: revoking or enrolling them
-/// again retires it.
-pub fn arbiter_login(key: &protocol::seal::NodeKey) -> String {
-    key.derive("page/login")
+/// Bearer` or in their login link and their phone's), derived from their own key and their
+/// links' renewals: revoking them, enrolling them again or renewing their links retires it.
+pub fn arbiter_login(member: &crate::core::roster::Member) -> String {
+    match member.renewed {
+        0 => member.key.derive("page/login"),
+        n => member.key.derive(&format!("page/login/{n}")),
+    }
 }
 
 /// An arbiter's credentials as `POST /api/arbiters/enrol` and `hub enrol-arbiter` answer
@@ -79,7 +82,7 @@ pub fn arbiter_credentials(
         "mqtt_user": enrolment.mqtt_user,
         "mqtt_password": enrolment.mqtt_password,
         "hub_key": enrolment.hub_key,
-        "login": arbiter_login(&enrolment.key),
+        "login": arbiter_login(&crate::core::roster::Member::with_key(enrolment.key.clone())),
         "ca": ca,
     })
 }

@@ -277,7 +277,7 @@ async fn open_stream(
     };
     // The phone's own token is in its buttons; a page session's phone gets the arbiter's.
     if stream.token.is_empty() {
-        stream.token = PhoneCredentials::of(&stream.feed.key).token;
+        stream.token = stream.feed.credentials.token.clone();
     }
     let open = phone::open_event(&stream.links(), now_s());
     stream.ready.push_back(open);

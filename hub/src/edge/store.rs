@@ -141,15 +141,22 @@ struct MemberFacts {
     zones: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     language: Option<Language>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    renewed: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// An arbiter's stored value: the key, then the zones and language when any.
 pub(crate) fn member_value(member: &Member) -> Vec<u8> {
     let mut value = member.key.bytes().to_vec();
-    if !member.zones.is_empty() || member.language.is_some() {
+    if !member.zones.is_empty() || member.language.is_some() || member.renewed != 0 {
         let facts = MemberFacts {
             zones: member.zones.clone(),
             language: member.language,
+            renewed: member.renewed,
         };
         value.extend(serde_json::to_vec(&facts).expect("zones serialize"));
     }
@@ -168,6 +175,7 @@ pub(crate) fn read_member(value: &[u8]) -> Result<Member, String> {
         MemberFacts {
             zones: Vec::new(),
             language: None,
+            renewed: 0,
         }
     } else {
         serde_json::from_slice(facts).map_err(|e| format!("its zones: {e}"))?
@@ -176,6 +184,7 @@ pub(crate) fn read_member(value: &[u8]) -> Result<Member, String> {
         key,
         zones: facts.zones,
         language: facts.language,
+        renewed: facts.renewed,
     })
 }
 
@@ -983,6 +992,7 @@ mod tests {
             key,
             zones: vec!["B".into(), "C".into()],
             language: Some(Language::Norwegian),
+            renewed: 2,
         };
         assert_eq!(read_member(&member_value(&berg)).unwrap(), berg);
         let mut damaged = member_value(&berg);

@@ -29,12 +29,12 @@ pub(super) fn arbiters(
     admitted: &mut HashSet<String>,
 ) {
     access.set_arbiters(
-        hub.arbiters()
-            .map(|(name, key)| (name, login::arbiter_login(key))),
+        hub.arbiter_members()
+            .map(|(name, member)| (name, login::arbiter_login(member))),
     );
     access.set_phones(
-        hub.arbiters()
-            .map(|(name, key)| (name.to_owned(), PhoneCredentials::of(key))),
+        hub.arbiter_members()
+            .map(|(name, member)| (name.to_owned(), PhoneCredentials::of(member))),
     );
     let Some(users) = users else {
         return;

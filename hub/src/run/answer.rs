@@ -107,6 +107,10 @@ impl Shell {
                     arbiter.language,
                 );
             }
+            Query::RenewLinks(name, reply) => {
+                let request = self.request(Waiting::Arbiters(reply));
+                self.hub.handle_links_renewal(now, request, &name);
+            }
             Query::RevokeArbiter(name, reply) => {
                 let request = self.request(Waiting::Arbiters(reply));
                 self.hub.handle_arbiter_revocation(now, request, &name);
@@ -133,14 +137,14 @@ impl Shell {
             Query::PhoneWatch(arbiter, reply) => {
                 let watch = hub
                     .phone(&arbiter)
-                    .map(|(watch, key)| (watch, PhoneCredentials::of(key)));
+                    .map(|(watch, member)| (watch, PhoneCredentials::of(member)));
                 drop(reply.send(watch));
             }
             Query::ArbiterLogin(arbiter, reply) => {
                 let login = hub
-                    .arbiters()
+                    .arbiter_members()
                     .find(|(name, _)| *name == arbiter)
-                    .map(|(_, key)| crate::edge::login::arbiter_login(key));
+                    .map(|(_, member)| crate::edge::login::arbiter_login(member));
                 drop(reply.send(login));
             }
             Query::PhoneFeed(arbiter, after, reply) => {

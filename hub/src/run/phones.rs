@@ -42,7 +42,7 @@ impl Phones {
 impl Shell {
     /// Arbiter `arbiter`'s phone stream from after step `after`; `None` unless enrolled.
     pub(super) fn phone_feed(&self, arbiter: &str, after: u64) -> Option<PhoneFeed> {
-        let (watch, key) = self.hub.phone(arbiter)?;
+        let (watch, member) = self.hub.phone(arbiter)?;
         let backlog = self
             .hub
             .phone_steps(&watch, after, PHONE_HISTORY)
@@ -50,7 +50,8 @@ impl Shell {
             .map(|s| (s.alert.clone(), s.step.clone()))
             .collect();
         Some(PhoneFeed {
-            key: key.clone(),
+            key: member.key.clone(),
+            credentials: crate::core::phone::PhoneCredentials::of(member),
             watch,
             backlog,
             live: self.phones.changes.subscribe(),

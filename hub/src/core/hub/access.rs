@@ -210,6 +210,7 @@ impl Hub {
             key: fresh.clone(),
             zones,
             language,
+            renewed: 0,
         };
         self.access.roster.enrol(name.to_owned(), member.clone());
         let at = self.write(Write::Arbiter {
@@ -238,6 +239,24 @@ impl Hub {
         self.pending.wait(at, Deferred::Arbiters(request));
     }
 
+    /// The chief arbiter renews `name`'s links (a phone lost, a login link shown too
+    /// widely): a new page login and phone subscription, the old ones retired once durable
+    /// (their sessions end); their key, pager and signature stay. Answers with the enrolled
+    /// arbiters (`name` among them unless unknown).
+    pub fn handle_links_renewal(&mut self, now: HubMs, request: RequestId, name: &str) {
+        self.now = self.now.max(now);
+        let Some(member) = self.access.roster.renew_links(name) else {
+            self.reply(request, Reply::Arbiters(self.access.roster.names()));
+            return;
+        };
+        let at = self.write(Write::Arbiter {
+            name: name.to_owned(),
+            member: Some(member),
+        });
+        tracing::info!(arbiter = %name.escape_debug(), "arbiter's links renewed");
+        self.pending.wait(at, Deferred::Arbiters(request));
+    }
+
     /// Every enrolled arbiter and their key: who the broker and the page let in.
     pub fn arbiters(&self) -> impl Iterator<Item = (&str, &NodeKey)> {
         self.access.roster.iter()
@@ -248,14 +267,11 @@ impl Hub {
         self.access.roster.members()
     }
 
-    /// Arbiter `name`'s phone: what it is sent, and their key its buttons are sealed
-    /// with; `None` unless they are enrolled.
-    pub fn phone(&self, name: &str) -> Option<(PhoneWatch, &NodeKey)> {
+    /// Arbiter `name`'s phone: what it is sent, and their enrolment (the key its buttons
+    /// are sealed with, its link's renewals); `None` unless they are enrolled.
+    pub fn phone(&self, name: &str) -> Option<(PhoneWatch, &Member)> {
         let member = self.access.roster.member(name)?;
-        Some((
-            PhoneWatch::of(name, member, self.desk.routing()),
-            &member.key,
-        ))
+        Some((PhoneWatch::of(name, member, self.desk.routing()), member))
     }
 
     /// The alerts' steps `watch`'s phone is told of after step `after`, oldest first, at

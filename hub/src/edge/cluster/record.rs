@@ -321,6 +321,7 @@ mod tests {
                     key: NodeKey::from_bytes([9; 32]),
                     zones: vec!["B".into()],
                     language: None,
+                    renewed: 1,
                 }),
             },
             Write::Arbiter {

@@ -279,7 +279,6 @@ impl Hub {
     }
 }
 
-/// The `arbiter_token` of the `--config` file among `args`, if any.
 /// The technician's set-up of a clustered hall (deploy/README.md): the hall's secrets from
 /// the first hub's data directory to a file, and into each other hub's, before any starts.
 /// They never cross NATS.
@@ -314,6 +313,7 @@ pub fn share_hall_secrets(first: &Path, others: &[&Path]) {
     }
 }
 
+/// The `arbiter_token` of the `--config` file among `args`, if any.
 fn configured_token(args: &[String]) -> Option<String> {
     let at = args.iter().position(|a| a == "--config")?;
     let text = std::fs::read_to_string(args.get(at + 1)?).ok()?;
