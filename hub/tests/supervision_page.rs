@@ -615,6 +615,61 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
     );
     browser.screenshot("supervision-spectators");
 
+    // A resignation: the arbiters' pairings and round count have it at once; the public's
+    // only once the delay has released the game's end (their scores would tell it first).
+    let resignation =
+        r#"{"arbiter": "ola", "decision": "result", "result": "1-0", "cause": "resignation"}"#;
+    let bearer = format!("Bearer {TOKEN}");
+    let json = [
+        ("Content-Type", "application/json"),
+        ("Authorization", bearer.as_str()),
+    ];
+    let (status, _, body) = stranger_request(
+        hub.http,
+        "POST",
+        "/api/boards/6/decisions",
+        &json,
+        resignation,
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let decided = Instant::now();
+    let board_6 = |headers: &[(&str, &str)]| {
+        let (_, _, body) =
+            stranger_request(hub.http, "GET", "/api/rounds/1/pairings", headers, "").unwrap();
+        let games: Value = serde_json::from_str(&body).unwrap();
+        let game = games
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["board"] == 6)
+            .cloned();
+        game.unwrap()["result"].as_str().unwrap().to_owned()
+    };
+    let finished = |headers: &[(&str, &str)]| {
+        let (_, _, body) = stranger_request(hub.http, "GET", "/api/rounds/1", headers, "").unwrap();
+        serde_json::from_str::<Value>(&body).unwrap()["finished"].clone()
+    };
+    let arbiter = [("Authorization", bearer.as_str())];
+    assert_eq!(board_6(&arbiter), "1-0");
+    assert_eq!(finished(&arbiter), 1);
+    assert_eq!(board_6(&[]), "*", "the public's result before the delay");
+    assert_eq!(finished(&[]), 0, "the public's count before the delay");
+    assert!(
+        decided.elapsed() < Duration::from_secs(3),
+        "checked within the delay"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while board_6(&[]) != "1-0" {
+        assert!(Instant::now() < deadline, "the public never saw the result");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        decided.elapsed() >= Duration::from_secs(3),
+        "not before the delay"
+    );
+    assert_eq!(finished(&[]), 1);
+
     // An arbiter who opens /spectator sees what the public sees.
     browser.open_page(&format!("{url}/spectator?token={TOKEN}"));
     assert_eq!(browser.eval("window.zeitnot.state.audience"), "spectators");

@@ -75,10 +75,12 @@ pub enum Query {
     ),
     /// Every alert.
     Alerts(oneshot::Sender<Vec<Alert>>),
-    /// A round's pairings (of one section, or the whole hall), with the hub's results.
+    /// A round's pairings (of one section, or the whole hall), with the hub's results (for
+    /// the spectators, as the broadcast delay releases them).
     Pairings(
         RoundNo,
         Option<String>,
+        Audience,
         oneshot::Sender<Option<Vec<Pairing>>>,
     ),
     /// A round's players without a board (of one section, or the whole hall).
@@ -88,8 +90,9 @@ pub enum Query {
     ResultsTrf(Option<String>, oneshot::Sender<Option<String>>),
     /// The hall's nodes and the technician's warnings.
     Nodes(oneshot::Sender<NodesReport>),
-    /// Every round with pairings or started, and how far each is.
-    Rounds(oneshot::Sender<Vec<RoundState>>),
+    /// Every round with pairings or started, and how far each is (for the spectators, as
+    /// the broadcast delay releases the results).
+    Rounds(Audience, oneshot::Sender<Vec<RoundState>>),
     /// An arbiter starts a round; answered with the rounds once durable.
     StartRound(
         StartRequest,

@@ -2,7 +2,8 @@
 //! and any round's games.
 //!
 //! - `GET /api/rounds`: every round with pairings or started (`round`, `in_play`, `games`,
-//!   `finished`, `complete`).
+//!   `finished`, `complete`). To anyone but an arbiter, a game's result (and so `finished`
+//!   and `complete`) shows only once the broadcast delay has released the game's end.
 //! - `GET /api/rounds/{r}`: one of them.
 //! - `GET /api/rounds/{r}/pairings`: its games with the hub's results (forfeits `+-`, `-+`,
 //!   `--`), boards numbered as the pairing program publishes them.
@@ -20,6 +21,7 @@
 //!   columns a CSV round is read in.
 
 use axum::extract::{Path, State};
+use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 
@@ -28,6 +30,7 @@ use super::api::{board_number, round_number, Api, ApiError, Query};
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
 use crate::core::hub::StartRequest;
 use crate::core::pairings::{Bye, Pairing, RoundState};
+use crate::view::tiles::Audience;
 
 /// What anyone may read.
 pub(super) fn public() -> Router<Api> {
@@ -47,16 +50,34 @@ pub(super) fn arbiters() -> Router<Api> {
         .route("/api/rounds/{r}/results.csv", get(results_csv))
 }
 
-async fn rounds(State(api): State<Api>) -> Result<Json<Vec<RoundState>>, ApiError> {
-    api.ask(Query::Rounds).await.map(Json)
+/// Whom a public route answers: an arbiter sees the hub's results, anyone else what the
+/// broadcast delay has released.
+fn audience(api: &Api, headers: &HeaderMap) -> Audience {
+    if api.access.is_arbiter(headers) {
+        Audience::Arbiters
+    } else {
+        Audience::Spectators
+    }
+}
+
+async fn rounds(
+    State(api): State<Api>,
+    headers: HeaderMap,
+) -> Result<Json<Vec<RoundState>>, ApiError> {
+    let audience = audience(&api, &headers);
+    api.ask(|reply| Query::Rounds(audience, reply))
+        .await
+        .map(Json)
 }
 
 async fn round_state(
     State(api): State<Api>,
     Path(r): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Json<RoundState>, ApiError> {
     let round = round_number(&r)?;
-    api.ask(Query::Rounds)
+    let audience = audience(&api, &headers);
+    api.ask(|reply| Query::Rounds(audience, reply))
         .await?
         .into_iter()
         .find(|s| s.round == round)
@@ -70,9 +91,11 @@ async fn pairings(
     State(api): State<Api>,
     Path(r): Path<String>,
     axum::extract::Query(query): axum::extract::Query<super::http::SectionQuery>,
+    headers: HeaderMap,
 ) -> Result<Json<Vec<Pairing>>, ApiError> {
     let round = round_number(&r)?;
-    api.ask(|reply| Query::Pairings(round, query.section, reply))
+    let audience = audience(&api, &headers);
+    api.ask(|reply| Query::Pairings(round, query.section, audience, reply))
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownRound(round))
@@ -100,7 +123,7 @@ async fn results_csv(
     use axum::response::IntoResponse;
     let round = round_number(&r)?;
     let games = api
-        .ask(|reply| Query::Pairings(round, query.section, reply))
+        .ask(|reply| Query::Pairings(round, query.section, Audience::Arbiters, reply))
         .await?
         .ok_or(ApiError::UnknownRound(round))?;
     let csv = crate::pairings::csv::write(&games);

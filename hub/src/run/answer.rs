@@ -9,6 +9,8 @@ use crate::core::rounds::StartError;
 use crate::edge::api::Query;
 use crate::pairings as tournament;
 use crate::view::feed::{section_games, FeedSource};
+use crate::view::public_rounds;
+use crate::view::tiles::Audience;
 
 impl Shell {
     pub(super) fn answer(&mut self, query: Query) {
@@ -56,8 +58,14 @@ impl Shell {
                 self.hub.handle_decision(now, request, board, round, action);
             }
             Query::Alerts(reply) => drop(reply.send(hub.desk().alerts().cloned().collect())),
-            Query::Pairings(round, section, reply) => {
-                drop(reply.send(hub.section_pairings(round, section.as_deref())));
+            Query::Pairings(round, section, audience, reply) => {
+                let pairings = match audience {
+                    Audience::Arbiters => hub.section_pairings(round, section.as_deref()),
+                    Audience::Spectators => {
+                        public_rounds::pairings(hub, now, round, section.as_deref())
+                    }
+                };
+                drop(reply.send(pairings));
             }
             Query::Byes(round, section, reply) => {
                 let byes = hub.rounds().byes(round).iter();
@@ -71,7 +79,10 @@ impl Shell {
                     section_games(&source, now, round, board, section, &mut self.feed_cache);
                 drop(reply.send(games));
             }
-            Query::Rounds(reply) => drop(reply.send(hub.round_states())),
+            Query::Rounds(audience, reply) => drop(reply.send(match audience {
+                Audience::Arbiters => hub.round_states(),
+                Audience::Spectators => public_rounds::round_states(hub, now),
+            })),
             Query::StartRound(start, reply) => {
                 // The pairing program exported the round's pairings just before, perhaps.
                 if let Err(e) = self.reload_pairings() {

@@ -3,8 +3,11 @@
 //! - [`feed`]: the broadcast feed's games (PGN, the delay, the players).
 //! - [`tiles`]: the supervision page's tiles and what changed.
 //! - [`pager`]: the JSON pagers get over MQTT, and the commands they send back.
+//! - [`phone`]: what an arbiter's phone is sent over ntfy's protocol.
+//! - [`public_rounds`]: the rounds' results as the broadcast delay releases them.
 
 pub mod feed;
 pub mod pager;
 pub mod phone;
+pub mod public_rounds;
 pub mod tiles;
