@@ -30,10 +30,12 @@ pub enum BadPayload {
     /// A node's time that stepped (a Pi's clock set by NTP, a wild timestamp): taken, with
     /// the step taken out of it (`core::timebase`).
     NodeTime,
+    /// A pager's command, sealed by its arbiter, on an alert of a zone they do not watch.
+    OutOfZone,
 }
 
 impl BadPayload {
-    const ALL: [BadPayload; 8] = [
+    const ALL: [BadPayload; 9] = [
         BadPayload::Undecodable,
         BadPayload::UnknownVersion,
         BadPayload::BoardMismatch,
@@ -42,6 +44,7 @@ impl BadPayload {
         BadPayload::OutOfRange,
         BadPayload::Unauthenticated,
         BadPayload::NodeTime,
+        BadPayload::OutOfZone,
     ];
 
     fn label(self) -> &'static str {
@@ -54,6 +57,7 @@ impl BadPayload {
             BadPayload::OutOfRange => "out_of_range",
             BadPayload::Unauthenticated => "unauthenticated",
             BadPayload::NodeTime => "node_time",
+            BadPayload::OutOfZone => "out_of_zone",
         }
     }
 }

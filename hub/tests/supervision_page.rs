@@ -282,6 +282,70 @@ fn a_login_link_never_swaps_a_session_unseen() {
     );
 }
 
+/// An arbiter's own login acts in the zones they watch: a decision at a board of another
+/// zone, or an acknowledgement of its alert, is refused (403, naming the zone) and changes
+/// nothing; in their zone both go through; the chief's token acts anywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arbiters_own_login_acts_in_their_zones_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, port) = Hub::configured(dir.path(), &config(dir.path(), 0));
+    let answer = hub.technician_post(
+        "/api/arbiters/enrol",
+        r#"{"arbiter": "IA Berg", "zones": ["A"]}"#,
+    );
+    let berg = format!("Bearer {}", answer["login"].as_str().unwrap());
+    let chief = format!("Bearer {TOKEN}");
+    let post = |auth: &str, path: &str, body: &str| {
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Authorization", auth),
+        ];
+        let (status, _, body) = stranger_request(hub.http, "POST", path, &headers, body).unwrap();
+        (status, body)
+    };
+    let rejected = r#"{"arbiter": "IA Berg", "decision": "claim_rejected", "by": "white"}"#;
+    // Board 6 is in zone B, board 1 in zone A (both paired, no node yet).
+    let (status, body) = post(&berg, "/api/boards/6/decisions", rejected);
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("zone B"), "{body}");
+    let (status, body) = post(&berg, "/api/rounds/1/boards/6/decisions", rejected);
+    assert_eq!(status, 403, "the round's route too: {body}");
+    let (status, body) = post(&berg, "/api/boards/1/decisions", rejected);
+    assert_eq!(status, 200, "in his zone: {body}");
+    let (status, body) = post(&chief, "/api/boards/6/decisions", rejected);
+    assert_eq!(status, 200, "the chief anywhere: {body}");
+
+    // An alert of zone B: board 7 (no pairing) shows a game.
+    let seven = hub.enrol("board-7", 7, dir.path());
+    let client = support::board::node_session(port, &seven).await;
+    let mut b7 = TestBoard::start(7, client.clone(), &seven).await;
+    b7.play("e2e4").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let alert = loop {
+        let alerts = arbiter_json(hub.http, "/api/alerts");
+        let found = alerts
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["board"] == 7)
+            .cloned();
+        if let Some(alert) = found {
+            break alert;
+        }
+        assert!(Instant::now() < deadline, "no alert at board 7: {alerts}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(alert["zone"], "B");
+    let ack = format!("/api/alerts/{}/ack", alert["id"]);
+    let (status, body) = post(&berg, &ack, "");
+    assert_eq!(status, 403, "{body}");
+    let still = arbiter_json(hub.http, &format!("/api/alerts/{}", alert["id"]));
+    assert_eq!(still["state"], "raised", "nothing changed: {still}");
+    let (status, body) = post(&chief, &ack, "");
+    assert_eq!(status, 200, "{body}");
+    drop(client);
+}
+
 /// `GET path` as an arbiter (the bearer token), as JSON.
 fn arbiter_json(addr: SocketAddr, path: &str) -> Value {
     let bearer = format!("Bearer {TOKEN}");

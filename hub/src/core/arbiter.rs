@@ -376,6 +376,13 @@ pub enum DecisionError {
     /// The board played no game in that round.
     #[error("board {0} played no game in round {1}")]
     NoGame(BoardNo, RoundNo),
+    /// An arbiter's own login acts only in the zones they watch; the chief's token anywhere.
+    #[error("board {board} is in zone {zone}, not one of {arbiter}'s: an arbiter of that zone, or the chief arbiter, decides there")]
+    OutOfZone {
+        board: BoardNo,
+        zone: String,
+        arbiter: String,
+    },
 }
 
 /// The article a time adjustment applies under `rules`.

@@ -52,6 +52,15 @@ impl Login {
         }
     }
 
+    /// The arbiter whose zones hold this login's commands (their own login); `None` for
+    /// the chief's token, which acts anywhere.
+    pub fn held_to_zones(&self) -> Option<String> {
+        match self {
+            Login::Arbiter(name) => Some(name.clone()),
+            Login::Chief => None,
+        }
+    }
+
     /// As the page shows it.
     pub fn name(&self) -> &str {
         match self {

@@ -67,10 +67,13 @@ pub enum Query {
     CheckClaim(BoardNo, ClaimRequest, oneshot::Sender<Option<ClaimCheck>>),
     /// An arbiter's decision for a board's game (of a round; `None`: the one in play);
     /// answered once it is durable.
+    /// A decision at a board (of a round), by an arbiter's own login held to their zones
+    /// (`Some(name)`) or the chief's token (`None`).
     Decide(
         BoardNo,
         Option<RoundNo>,
         ArbiterAction,
+        Option<String>,
         oneshot::Sender<Result<AuditEntry, DecisionError>>,
     ),
     /// Every alert.
@@ -128,10 +131,12 @@ pub enum Query {
         Option<String>,
         oneshot::Sender<Option<Vec<FeedGame>>>,
     ),
-    /// An arbiter acknowledges or resolves an alert; answered once it is durable.
+    /// An arbiter acknowledges or resolves an alert (their own login held to their zones:
+    /// `Some(name)`); answered once it is durable.
     AlertCommand(
         AlertId,
         AlertCommand,
+        Option<String>,
         oneshot::Sender<Result<Alert, AlertError>>,
     ),
     /// A supervision page connects.
@@ -206,6 +211,8 @@ pub(super) enum ApiError {
     BadQuery(String),
     /// The client, or the hub, holds as many live streams as allowed.
     TooManyStreams(crate::edge::slots::Full),
+    /// The login may not do this (an arbiter's outside their zones).
+    Forbidden(String),
 }
 
 impl IntoResponse for ApiError {
@@ -226,6 +233,7 @@ impl IntoResponse for ApiError {
                 "the hub did not answer within 10 s (see /healthz)\n",
             )
                 .into_response(),
+            ApiError::Forbidden(why) => (StatusCode::FORBIDDEN, format!("{why}\n")).into_response(),
             ApiError::TooManyStreams(full) => (
                 StatusCode::TOO_MANY_REQUESTS,
                 format!("too many live streams open: {full}; close a page\n"),
@@ -238,6 +246,9 @@ impl IntoResponse for ApiError {
                 .into_response(),
             ApiError::Refused(DecisionError::UnknownBoard(n)) => {
                 ApiError::UnknownBoard(n).into_response()
+            }
+            ApiError::Refused(e @ DecisionError::OutOfZone { .. }) => {
+                (StatusCode::FORBIDDEN, format!("{e}\n")).into_response()
             }
             ApiError::Refused(e @ DecisionError::TooLong(_)) => {
                 (StatusCode::UNPROCESSABLE_ENTITY, format!("{e}\n")).into_response()

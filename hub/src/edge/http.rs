@@ -185,7 +185,7 @@ async fn decide(
 ) -> Result<Json<AuditEntry>, ApiError> {
     let n = board_number(&n)?;
     action.arbiter = login.signs(Some(action.arbiter));
-    api.ask(|reply| Query::Decide(n, None, action, reply))
+    api.ask(|reply| Query::Decide(n, None, action, login.held_to_zones(), reply))
         .await?
         .map(Json)
         .map_err(ApiError::Refused)
@@ -675,13 +675,14 @@ async fn alert_command(
         by: login.signs(body.by),
         note: body.note,
     };
-    api.ask(|reply| Query::AlertCommand(id, command, reply))
+    api.ask(|reply| Query::AlertCommand(id, command, login.held_to_zones(), reply))
         .await?
         .map(Json)
         .map_err(|e| match e {
             AlertError::Unknown(id) => ApiError::UnknownAlert(id),
             AlertError::TooLong(e) => ApiError::BadQuery(format!("body: {e}")),
             AlertError::NotTheirs(id) => ApiError::UnknownAlert(id),
+            e @ AlertError::OutOfZone { .. } => ApiError::Forbidden(e.to_string()),
         })
 }
 

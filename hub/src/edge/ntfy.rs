@@ -391,6 +391,9 @@ async fn tap(
             .into_response()
         }
         Ok(Err(AlertError::Unknown(id))) => ApiError::UnknownAlert(id).into_response(),
+        Ok(Err(e @ AlertError::OutOfZone { .. })) => {
+            refused(StatusCode::FORBIDDEN, &e.to_string()).into_response()
+        }
         Ok(Err(e)) => refused(StatusCode::BAD_REQUEST, &e.to_string()).into_response(),
         Err(e) => e.into_response(),
     }

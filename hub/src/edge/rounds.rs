@@ -191,7 +191,8 @@ async fn decide(
 ) -> Result<Json<AuditEntry>, ApiError> {
     let (round, n) = (round_number(&r)?, board_number(&n)?);
     action.arbiter = login.signs(Some(action.arbiter));
-    api.ask(|reply| Query::Decide(n, Some(round), action, reply))
+    let held_to = login.held_to_zones();
+    api.ask(|reply| Query::Decide(n, Some(round), action, held_to, reply))
         .await?
         .map(Json)
         .map_err(ApiError::Refused)

@@ -25,7 +25,8 @@ impl Shell {
             | Query::Enrol(..)
             | Query::Revoke(..)
             | Query::EnrolArbiter(..)
-            | Query::RevokeArbiter(..) = query
+            | Query::RevokeArbiter(..)
+            | Query::RenewLinks(..) = query
             {
                 tracing::warn!(reason = %failure.reason, "a change refused: the journal fails");
                 return;
@@ -53,7 +54,11 @@ impl Shell {
             Query::CheckClaim(board, request, reply) => {
                 drop(reply.send(hub.hall().check_claim(board, &request)));
             }
-            Query::Decide(board, round, action, reply) => {
+            Query::Decide(board, round, action, held_to, reply) => {
+                if let Some(refusal) = held_to.and_then(|name| hub.out_of_zone(&name, board)) {
+                    drop(reply.send(Err(refusal)));
+                    return;
+                }
                 let request = self.request(Waiting::Decision(reply));
                 self.hub.handle_decision(now, request, board, round, action);
             }
@@ -139,7 +144,11 @@ impl Shell {
                 let trf = tournament::results_trf(&self.trfs, hub, section.as_deref());
                 drop(reply.send(trf));
             }
-            Query::AlertCommand(id, command, reply) => {
+            Query::AlertCommand(id, command, held_to, reply) => {
+                if let Some(refusal) = held_to.and_then(|name| hub.alert_out_of_zone(&name, id)) {
+                    drop(reply.send(Err(refusal)));
+                    return;
+                }
                 let request = self.request(Waiting::Alert(reply));
                 self.hub
                     .handle_alert_command(now, Some(request), id, command);

@@ -375,6 +375,7 @@ impl Shell {
                 let why = match why {
                     PagerRefusal::Malformed => BadPayload::PagerCommand,
                     PagerRefusal::NotSealed => BadPayload::Unauthenticated,
+                    PagerRefusal::OutOfZone => BadPayload::OutOfZone,
                 };
                 let topic = self.pager_commands.clone();
                 self.refuse(why, &topic, "refused by the hub");

@@ -10,8 +10,11 @@ use protocol::BoardNo;
 use super::durable::Deferred;
 use super::output::{Enrolled, Output, Reply, RequestId, Write};
 use super::Hub;
+use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::Language;
+use crate::core::arbiter::DecisionError;
 use crate::core::bindings::Bindings;
+use crate::core::ids::AlertId;
 use crate::core::ids::HardwareId;
 use crate::core::pager_seal;
 use crate::core::phone::{PhoneStep, PhoneWatch};
@@ -255,6 +258,37 @@ impl Hub {
         });
         tracing::info!(arbiter = %name.escape_debug(), "arbiter's links renewed");
         self.pending.wait(at, Deferred::Arbiters(request));
+    }
+
+    /// Why arbiter `name`'s own login may not decide at `board`: the board is in a zone they
+    /// do not watch (as enrolled, else as the hall configures them); `None` where they may.
+    /// A hall without zones holds nobody.
+    pub fn out_of_zone(&self, name: &str, board: BoardNo) -> Option<DecisionError> {
+        let zone = self.desk.routing().zone_of(board);
+        (!self.watches(name, zone)).then(|| DecisionError::OutOfZone {
+            board,
+            zone: zone.to_owned(),
+            arbiter: name.to_owned(),
+        })
+    }
+
+    /// Why arbiter `name`'s own login may not acknowledge or resolve alert `id`: its zone is
+    /// not one they watch; `None` where they may (or for an alert there is not).
+    pub fn alert_out_of_zone(&self, name: &str, id: AlertId) -> Option<AlertError> {
+        let alert = self.desk.alerts().find(|a| a.id == id)?;
+        (!self.watches(name, &alert.zone)).then(|| AlertError::OutOfZone {
+            id,
+            zone: alert.zone.clone(),
+            arbiter: name.to_owned(),
+        })
+    }
+
+    /// Whether arbiter `name` watches `zone` (not enrolled: nowhere).
+    fn watches(&self, name: &str, zone: &str) -> bool {
+        self.access
+            .roster
+            .member(name)
+            .is_some_and(|m| PhoneWatch::of(name, m, self.desk.routing()).watches_zone(zone))
     }
 
     /// Every enrolled arbiter and their key: who the broker and the page let in.

@@ -219,6 +219,11 @@ impl Hub {
                 self.count(Count::PagerRefused(PagerRefusal::NotSealed));
                 return;
             }
+            if self.alert_out_of_zone(&command.by, id).is_some() {
+                tracing::debug!(id = id.0, by = %command.by, "pager command refused: not the arbiter's zone");
+                self.count(Count::PagerRefused(PagerRefusal::OutOfZone));
+                return;
+            }
         }
         self.handle_alert_command(now, None, id, command);
     }
@@ -244,6 +249,10 @@ impl Hub {
         if !genuine {
             tracing::debug!(id = id.0, arbiter = %arbiter.escape_debug(), "phone command refused: not the arbiter's button");
             self.reply(request, Reply::Alert(Err(AlertError::NotTheirs(id))));
+            return;
+        }
+        if let Some(refusal) = self.alert_out_of_zone(arbiter, id) {
+            self.reply(request, Reply::Alert(Err(refusal)));
             return;
         }
         let action = match act {

@@ -89,6 +89,8 @@ pub enum PagerRefusal {
     Malformed,
     /// Not sealed with the key of the enrolled arbiter it names, or not sent lately.
     NotSealed,
+    /// Sealed by its arbiter, on an alert of a zone they do not watch.
+    OutOfZone,
 }
 
 /// Something the metrics count.

@@ -111,6 +111,13 @@ pub enum AlertError {
     /// A phone's button that is not this arbiter's for this alert (or a revoked one's).
     #[error("this button is not the arbiter's for alert {0}")]
     NotTheirs(AlertId),
+    /// An arbiter's own login acts on the alerts of the zones they watch only.
+    #[error("alert {id} is in zone {zone}, not one of {arbiter}'s: an arbiter of that zone, or the chief arbiter, answers it")]
+    OutOfZone {
+        id: AlertId,
+        zone: String,
+        arbiter: String,
+    },
 }
 
 /// What a new alert is about, before it has an id.
