@@ -81,7 +81,9 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
     let dir = tempfile::tempdir().unwrap();
     let nats = NatsCluster::start(dir.path());
     let urls: Vec<String> = nats.urls(0).split(',').map(str::to_owned).collect();
-    let cluster = Cluster::connect(&urls, "fence", 3).await.unwrap();
+    let cluster = Cluster::connect(&urls, "fence", 3, &dir.path().join("no-ca.pem"))
+        .await
+        .unwrap();
     let hall = NodeKey::from_bytes([7; 32]);
     let seal = JournalSeal::new(&hall, "fence");
     assert_eq!(

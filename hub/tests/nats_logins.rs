@@ -415,4 +415,29 @@ fn only_the_halls_servers_join_the_cluster() {
         ["b", "c"],
         "only the hall's servers"
     );
+
+    // The client port speaks TLS with the hall's certificate: the hubs' login crosses the
+    // network encrypted. A client pinning the hall CA gets in; one that does not is refused.
+    let users = std::fs::read_to_string(etc.join("nats-users.conf")).unwrap();
+    let cluster_password = self::password(&users, "zeitnot-cluster");
+    let client_port = ports[0][0];
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let login = || {
+            async_nats::ConnectOptions::with_user_and_password(
+                "zeitnot-cluster".into(),
+                cluster_password.clone(),
+            )
+            .connection_timeout(Duration::from_secs(3))
+        };
+        let pinned = login()
+            .require_tls(true)
+            .add_root_certificates(etc.join("hall-ca.pem"))
+            .connect(format!("tls://127.0.0.1:{client_port}"))
+            .await;
+        assert!(pinned.is_ok(), "the hall CA's client: {:?}", pinned.err());
+        let unpinned = login()
+            .connect(format!("nats://127.0.0.1:{client_port}"))
+            .await;
+        assert!(unpinned.is_err(), "a client without the hall CA got in");
+    });
 }

@@ -60,13 +60,14 @@ pub(super) async fn join(
     let local = journal.journal().expect("a journal just opened");
     let hall = local.hall_secret().context("the hall's secret")?;
     let seal = JournalSeal::new(&hall, &config.hub.event);
+    let ca = crate::edge::hall_ca::ca_file(&config.data);
     // A server that just came back answers before its JetStream does ("temporarily
     // unavailable"): the hub tries again rather than ending.
     let started = Instant::now();
     let (cluster, genesis, last) = loop {
         let joined = async {
             let cluster =
-                Cluster::connect(&settings.urls, &config.hub.event, settings.replicas).await?;
+                Cluster::connect(&settings.urls, &config.hub.event, settings.replicas, &ca).await?;
             let genesis = journal::genesis(&cluster, &seal, &settings.hub).await?;
             let last = cluster.last_seq().await?;
             anyhow::Ok((cluster, genesis, last))

@@ -56,6 +56,27 @@ fn servers_and_login(
     Ok((servers, login))
 }
 
+/// A `nats://` server that is not this machine.
+fn in_clear_off_loopback(url: &str) -> bool {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return false;
+    };
+    let loopback = match parsed.host() {
+        // A `nats://` URL's host is opaque to the url crate: an address is a "domain".
+        Some(url::Host::Domain(name)) => {
+            name.eq_ignore_ascii_case("localhost")
+                || name
+                    .trim_matches(['[', ']'])
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => true,
+    };
+    parsed.scheme() == "nats" && !loopback
+}
+
 /// `url` with its login left out, for messages.
 fn strip_login(url: &str) -> String {
     match url.split_once('@') {
@@ -87,11 +108,31 @@ fn names(event: &str) -> (String, String, String) {
 impl Cluster {
     /// Connects to any of `urls` (`nats://[USER:PASSWORD@]HOST:PORT`), and makes the
     /// journal stream and the lease's bucket if the hall has none yet.
-    pub async fn connect(urls: &[String], event: &str, replicas: usize) -> anyhow::Result<Cluster> {
+    /// `tls://` servers are reached over TLS with the hall CA (`ca`, PEM) pinned; a
+    /// `nats://` server off this machine is warned about: the cluster's login and the
+    /// journal's records would cross the hall's network in clear.
+    pub async fn connect(
+        urls: &[String],
+        event: &str,
+        replicas: usize,
+        ca: &std::path::Path,
+    ) -> anyhow::Result<Cluster> {
         let (servers, login) = servers_and_login(urls)?;
         let mut options = async_nats::ConnectOptions::new();
         if let Some((user, password)) = login {
             options = options.user_and_password(user, password);
+        }
+        let tls = urls.iter().any(|u| u.starts_with("tls://"));
+        if tls {
+            options = options
+                .require_tls(true)
+                .add_root_certificates(ca.to_path_buf());
+        }
+        for url in urls.iter().filter(|u| !tls && in_clear_off_loopback(u)) {
+            tracing::warn!(
+                server = %strip_login(url),
+                "the NATS server is reached in clear off this machine: the cluster's login and the journal cross the network readable; use tls:// (deploy/nats/)"
+            );
         }
         let shown: Vec<String> = servers.iter().map(|s| s.as_url_str().to_owned()).collect();
         let client = options
@@ -216,5 +257,14 @@ mod tests {
         assert!(servers_and_login(&[]).is_err());
         let bad = servers_and_login(&["nats://u:secret@".into()]).unwrap_err();
         assert!(!bad.to_string().contains("secret"), "{bad}");
+    }
+
+    #[test]
+    fn a_plain_server_off_this_machine_is_told_apart() {
+        assert!(in_clear_off_loopback("nats://u:p@10.0.0.1:4222"));
+        assert!(!in_clear_off_loopback("nats://127.0.0.1:4222"));
+        assert!(!in_clear_off_loopback("nats://localhost:4222"));
+        assert!(!in_clear_off_loopback("nats://[::1]:4222"));
+        assert!(!in_clear_off_loopback("tls://u:p@10.0.0.1:4222"));
     }
 }
