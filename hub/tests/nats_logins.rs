@@ -441,3 +441,178 @@ fn only_the_halls_servers_join_the_cluster() {
         assert!(unpinned.is_err(), "a client without the hall CA got in");
     });
 }
+
+/// `hub ARGS` of this build: its standard output; fails the test on an error.
+fn hub(args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hub"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hub {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// An MQTT session on the gateway with `user`'s login, connected, subscribed to `filters`.
+async fn mqtt_session(
+    port: u16,
+    client_id: String,
+    login: (String, String),
+    filters: &[&str],
+) -> (
+    rumqttc::AsyncClient,
+    tokio::sync::mpsc::Receiver<link::LinkEvent>,
+) {
+    let mut options = link::LinkOptions::new(client_id);
+    options.credentials = Some(login);
+    options.subscribe = filters.iter().map(|f| (*f).to_owned()).collect();
+    let (client, mut events) = link::start(&link::BrokerAddr::plain("127.0.0.1", port), options);
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !matches!(events.recv().await, Some(link::LinkEvent::Connected)) {}
+    })
+    .await
+    .expect("the login connects to the MQTT gateway");
+    (client, events)
+}
+
+/// The topics `events` carried within `within`.
+async fn topics_heard(
+    events: &mut tokio::sync::mpsc::Receiver<link::LinkEvent>,
+    within: Duration,
+) -> Vec<String> {
+    let mut topics = Vec::new();
+    let _ = tokio::time::timeout(within, async {
+        while let Some(event) = events.recv().await {
+            if let link::LinkEvent::Message { topic, .. } = event {
+                topics.push(topic);
+            }
+        }
+    })
+    .await;
+    topics
+}
+
+/// The legitimate paths on the shipped configuration: a node enrolled with `hub enrol` and
+/// a pager with `hub enrol-arbiter`, their logins written by `users.sh`, connect to the MQTT
+/// gateway; the node's uplink reaches the hub's login and another board's does not; the
+/// pager hears the alerts.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_and_a_pager_connect_with_their_logins_and_reach_only_their_topics() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let enrolled: serde_json::Value = serde_json::from_str(&hub(&[
+        "enrol".as_ref(),
+        "--data".as_ref(),
+        data.as_os_str(),
+        "--hardware".as_ref(),
+        "dgt-7".as_ref(),
+        "--board".as_ref(),
+        "7".as_ref(),
+    ]))
+    .unwrap();
+    let key = protocol::seal::NodeKey::parse(enrolled["key"].as_str().unwrap()).unwrap();
+    let pager: serde_json::Value = serde_json::from_str(&hub(&[
+        "enrol-arbiter".as_ref(),
+        "--data".as_ref(),
+        data.as_os_str(),
+        "--arbiter".as_ref(),
+        "IA Berg".as_ref(),
+    ]))
+    .unwrap();
+    let users_file = dir.path().join("nats-users.conf");
+    users_sh(&data, &users_file);
+    let users = std::fs::read_to_string(&users_file).unwrap();
+
+    let (client, monitor, mqtt) = (port(), port(), port());
+    let conf = dir.path().join("nats.conf");
+    std::fs::write(&conf, shipped_conf(dir.path(), client, monitor, mqtt)).unwrap();
+    let log = std::fs::File::create(dir.path().join("nats.log")).unwrap();
+    let _server = Server(
+        Command::new(nats_server_bin())
+            .arg("-c")
+            .arg(&conf)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+
+    let hub_login = ("zeitnot-hub".to_owned(), password(&users, "zeitnot-hub"));
+    let (hub_client, mut hub_heard) = mqtt_session(
+        mqtt,
+        "zeitnot-hub-test".into(),
+        hub_login,
+        &["zeitnot/default/board/+/up"],
+    )
+    .await;
+    let board = protocol::BoardNo(7);
+    let node_login = (
+        protocol::identity::node_user(board),
+        protocol::identity::node_password(&key),
+    );
+    let node_id = format!(
+        "{}1",
+        protocol::identity::node_client_prefix("default", board)
+    );
+    let (node, _node_events) = mqtt_session(mqtt, node_id, node_login, &[]).await;
+    use rumqttc::QoS;
+    node.publish(
+        "zeitnot/default/board/8/up",
+        QoS::AtMostOnce,
+        false,
+        "not mine",
+    )
+    .await
+    .unwrap();
+    node.publish(
+        "zeitnot/default/board/7/up",
+        QoS::AtLeastOnce,
+        false,
+        "mine",
+    )
+    .await
+    .unwrap();
+    let heard = topics_heard(&mut hub_heard, Duration::from_secs(3)).await;
+    assert!(
+        heard.contains(&"zeitnot/default/board/7/up".to_owned()),
+        "the node's own uplink reaches the hub: {heard:?}"
+    );
+    assert!(
+        !heard.contains(&"zeitnot/default/board/8/up".to_owned()),
+        "the node wrote another board's uplink: {heard:?}"
+    );
+
+    let user = pager["mqtt_user"].as_str().unwrap().to_owned();
+    let pager_id = format!(
+        "{}1",
+        protocol::identity::pager_client_prefix("default", &user)
+    );
+    let pager_login = (user, pager["mqtt_password"].as_str().unwrap().to_owned());
+    // The filters `hub pager --zone A` subscribes to.
+    let filters = [
+        protocol::topic::alerts("default", "A"),
+        protocol::topic::open_alerts("default", "A"),
+        protocol::topic::hub_status("default"),
+    ];
+    let filters: Vec<&str> = filters.iter().map(String::as_str).collect();
+    let (_pager, mut pager_heard) = mqtt_session(mqtt, pager_id, pager_login, &filters).await;
+    let mut heard = Vec::new();
+    for _ in 0..20 {
+        hub_client
+            .publish("zeitnot/default/alerts/A", QoS::AtLeastOnce, false, "{}")
+            .await
+            .unwrap();
+        heard = topics_heard(&mut pager_heard, Duration::from_millis(500)).await;
+        if !heard.is_empty() {
+            break;
+        }
+    }
+    assert!(
+        heard.contains(&"zeitnot/default/alerts/A".to_owned()),
+        "the pager hears the alerts: {heard:?}; nats.log: {}",
+        std::fs::read_to_string(dir.path().join("nats.log")).unwrap_or_default()
+    );
+}
