@@ -57,6 +57,25 @@ impl Drop for Server {
     }
 }
 
+/// The shipped configuration's server alone in `dir` (`nats.conf`, `nats.log`, its store),
+/// on loopback: the server, its client and MQTT ports.
+fn start_single(dir: &std::path::Path) -> (Server, u16, u16) {
+    let (client, monitor, mqtt) = (port(), port(), port());
+    let conf = dir.join("nats.conf");
+    std::fs::write(&conf, shipped_conf(dir, client, monitor, mqtt)).unwrap();
+    let log = std::fs::File::create(dir.join("nats.log")).unwrap();
+    let server = Server(
+        Command::new(nats_server_bin())
+            .arg("-c")
+            .arg(&conf)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    (server, client, mqtt)
+}
+
 /// `deploy/nats/users.sh DATA FILE`: the logins from the hall's data directory `data`,
 /// with this build's `hub` first on the PATH.
 fn users_sh(data: &std::path::Path, file: &std::path::Path) {
@@ -100,19 +119,7 @@ async fn the_public_login_reads_and_writes_no_journal() {
         "no empty list: NATS reads it as no restriction"
     );
 
-    let (client, monitor, mqtt) = (port(), port(), port());
-    let conf = dir.path().join("nats.conf");
-    std::fs::write(&conf, shipped_conf(dir.path(), client, monitor, mqtt)).unwrap();
-    let log = std::fs::File::create(dir.path().join("nats.log")).unwrap();
-    let _server = Server(
-        Command::new(nats_server_bin())
-            .arg("-c")
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap(),
-    );
+    let (_server, client, _) = start_single(dir.path());
     let url = format!("nats://127.0.0.1:{client}");
     let connect = |user: &'static str, password: String| {
         let url = url.clone();
@@ -331,23 +338,20 @@ fn start_shipped(
 
 /// `hub broker-cert` from the hall's data directory `data`, for `names`, into `etc`.
 fn broker_cert(data: &std::path::Path, etc: &std::path::Path, names: &[&str]) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_hub"));
-    command.arg("broker-cert").arg("--data").arg(data);
+    let (cert, key) = (etc.join("nats-cert.pem"), etc.join("nats-key.pem"));
+    let mut args: Vec<&std::ffi::OsStr> =
+        vec!["broker-cert".as_ref(), "--data".as_ref(), data.as_os_str()];
     for name in names {
-        command.arg("--name").arg(name);
+        args.push("--name".as_ref());
+        args.push(std::ffi::OsStr::new(name));
     }
-    let out = command
-        .arg("--cert")
-        .arg(etc.join("nats-cert.pem"))
-        .arg("--key")
-        .arg(etc.join("nats-key.pem"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    args.extend([
+        "--cert".as_ref(),
+        cert.as_os_str(),
+        "--key".as_ref(),
+        key.as_os_str(),
+    ]);
+    support::run_hub(&args);
     std::fs::copy(data.join("hall-ca.pem"), etc.join("hall-ca.pem")).unwrap();
 }
 
@@ -442,20 +446,6 @@ fn only_the_halls_servers_join_the_cluster() {
     });
 }
 
-/// `hub ARGS` of this build: its standard output; fails the test on an error.
-fn hub(args: &[&std::ffi::OsStr]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_hub"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hub {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// An MQTT session on the gateway with `user`'s login, connected, subscribed to `filters`.
 async fn mqtt_session(
     port: u16,
@@ -503,7 +493,7 @@ async fn topics_heard(
 async fn a_node_and_a_pager_connect_with_their_logins_and_reach_only_their_topics() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let enrolled: serde_json::Value = serde_json::from_str(&hub(&[
+    let enrolled: serde_json::Value = serde_json::from_str(&support::run_hub(&[
         "enrol".as_ref(),
         "--data".as_ref(),
         data.as_os_str(),
@@ -514,7 +504,7 @@ async fn a_node_and_a_pager_connect_with_their_logins_and_reach_only_their_topic
     ]))
     .unwrap();
     let key = protocol::seal::NodeKey::parse(enrolled["key"].as_str().unwrap()).unwrap();
-    let pager: serde_json::Value = serde_json::from_str(&hub(&[
+    let pager: serde_json::Value = serde_json::from_str(&support::run_hub(&[
         "enrol-arbiter".as_ref(),
         "--data".as_ref(),
         data.as_os_str(),
@@ -526,19 +516,7 @@ async fn a_node_and_a_pager_connect_with_their_logins_and_reach_only_their_topic
     users_sh(&data, &users_file);
     let users = std::fs::read_to_string(&users_file).unwrap();
 
-    let (client, monitor, mqtt) = (port(), port(), port());
-    let conf = dir.path().join("nats.conf");
-    std::fs::write(&conf, shipped_conf(dir.path(), client, monitor, mqtt)).unwrap();
-    let log = std::fs::File::create(dir.path().join("nats.log")).unwrap();
-    let _server = Server(
-        Command::new(nats_server_bin())
-            .arg("-c")
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap(),
-    );
+    let (_server, _, mqtt) = start_single(dir.path());
 
     let hub_login = ("zeitnot-hub".to_owned(), password(&users, "zeitnot-hub"));
     let (hub_client, mut hub_heard) = mqtt_session(

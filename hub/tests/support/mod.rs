@@ -22,7 +22,7 @@ pub mod sniffer;
 #[allow(unused_imports)]
 pub use http::*;
 #[allow(unused_imports)]
-pub use process::hub::{share_hall_secrets, Broker, Enrolment, Hub};
+pub use process::hub::{run_hub, share_hall_secrets, Broker, Enrolment, Hub};
 #[allow(unused_imports)]
 pub use process::mosquitto::Mosquitto;
 #[allow(unused_imports)]

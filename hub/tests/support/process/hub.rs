@@ -284,18 +284,7 @@ impl Hub {
 /// They never cross NATS.
 pub fn share_hall_secrets(first: &Path, others: &[&Path]) {
     let file = first.with_extension("hall-secrets.json");
-    let run = |args: &[&std::ffi::OsStr]| {
-        let out = Command::new(workspace_bin("hub"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "hub {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    run(&[
+    run_hub(&[
         "cluster-secrets".as_ref(),
         "--data".as_ref(),
         first.as_os_str(),
@@ -303,7 +292,7 @@ pub fn share_hall_secrets(first: &Path, others: &[&Path]) {
         file.as_os_str(),
     ]);
     for other in others {
-        run(&[
+        run_hub(&[
             "cluster-join".as_ref(),
             "--data".as_ref(),
             other.as_os_str(),
@@ -311,6 +300,20 @@ pub fn share_hall_secrets(first: &Path, others: &[&Path]) {
             file.as_os_str(),
         ]);
     }
+}
+
+/// `hub ARGS` of this build, to its end: its standard output; fails the test on an error.
+pub fn run_hub(args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new(workspace_bin("hub"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hub {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The `arbiter_token` of the `--config` file among `args`, if any.
