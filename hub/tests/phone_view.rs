@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use shakmaty::{Position, Square};
 use support::board::TestBoard;
 use support::browser::Browser;
-use support::{http_json, Hub};
+use support::{http_json, http_post, Hub};
 
 const CONFIG: &str = r#"
 [event]
@@ -206,7 +206,44 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
         browser.eval("document.getElementById('diagram').dataset.fen.split(' ')[0]"),
         b5.position.board().to_string()
     );
-    browser.eval("document.getElementById('result').value = '0-1'; document.getElementById('cause').value = 'flag_fall'");
+    // The form starts from the hub's ruling (6.9: White's flag fell, Black can mate), never
+    // from a fixed default.
+    assert_eq!(
+        browser.eval("document.getElementById('result').value"),
+        "0-1"
+    );
+    assert_eq!(
+        browser.eval("document.getElementById('cause').value"),
+        "flag_fall"
+    );
+    let ruling_line = browser.eval("document.getElementById('ruling-line').textContent");
+    assert!(
+        ruling_line.as_str().unwrap().contains("6.9"),
+        "{ruling_line}"
+    );
+    // A contradicting result without the arbiter's reason: 409 naming the ruling, and the
+    // game, its feed and the flag's alert stay as they were.
+    let contradicting =
+        json!({"arbiter": "IA Berg", "decision": "result", "result": "1-0", "cause": "flag_fall"});
+    let (status, body) = http_post(
+        hub.http,
+        "/api/boards/5/decisions",
+        &contradicting.to_string(),
+    )
+    .unwrap();
+    assert_eq!(status, 409, "{body}");
+    let refusal: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        refusal["ruling"],
+        json!({"result": "0-1", "article": "6.9"})
+    );
+    assert_eq!(http_json(hub.http, "/api/boards/5")["result"], "*");
+    assert_eq!(
+        http_json(hub.http, &format!("/api/alerts/{flag_id}"))["state"],
+        "acknowledged"
+    );
+    let (_, feed) = support::http_get(hub.http, "/broadcast/round/1/game-5.pgn").unwrap();
+    assert!(feed.contains("[Result \"*\"]"), "{feed}");
     browser.tap("#result-form button");
     let answer = browser.expect(
         "the decision answered",
@@ -224,6 +261,22 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
         .clone();
     assert_eq!(decision["arbiter"], "IA Berg");
     assert_eq!(decision["article"], "6.9");
+    assert!(
+        decision.get("override").is_none(),
+        "the ruling kept: {decision}"
+    );
+    // Departing from the ruling with a stated reason: taken, the reason in the audit trail.
+    let mut overriding = contradicting.clone();
+    overriding["override"] = json!("the clock had been set for the wrong player");
+    let (status, body) =
+        http_post(hub.http, "/api/boards/5/decisions", &overriding.to_string()).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let entry: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        entry["override"],
+        "the clock had been set for the wrong player"
+    );
+    assert_eq!(http_json(hub.http, "/api/boards/5")["result"], "1-0");
 
     // A threefold claim after two moves is wrong (9.2): the phone says so with the article.
     browser.eval("document.getElementById('claim').value = 'threefold_repetition'");

@@ -605,7 +605,8 @@ function drawTimeline(detail, alerts) {
     items.push({ at: a.raised_at, cls: a.severity, text: (a.article ? "Art. " + a.article + " · " : "") + a.text + " [" + a.state + "]" });
   }
   for (const d of detail.decisions || []) {
-    const what = [d.decision.replace(/_/g, " "), d.result, d.cause, d.note].filter(Boolean).join(" · ");
+    const departs = d.override ? "overriding the hub's ruling: " + d.override : null;
+    const what = [d.decision.replace(/_/g, " "), d.result, d.cause, departs, d.note].filter(Boolean).join(" · ");
     items.push({ at: d.at, cls: "decision", text: "Decision by " + d.arbiter + ": " + what + (d.article ? " · Art. " + d.article : "") });
   }
   for (const m of detail.illegal_moves || []) {

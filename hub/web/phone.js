@@ -252,8 +252,18 @@ async function loadBoard(board) {
   d.moves.forEach((san, i) => moves.push(i % 2 ? san : (i / 2 + 1) + ". " + san));
   $("moves").textContent = moves.join(" ") || "No moves yet.";
   $("reinstate-ply").value = Math.max(0, d.ply - 1);
+  startFromRuling(d.ruling);
   $("board-view").dataset.loaded = board;
   renderBoardAlerts();
+}
+
+/** The result form starts from what the hub ruled (a flag's 6.9 result, a mate), never
+ * from a fixed default; without a ruling it asks for a choice. */
+function startFromRuling(ruling) {
+  $("result").value = ruling ? ruling.result : "";
+  const cause = ruling && [...$("cause").options].find((o) => o.value === ruling.cause);
+  $("cause").value = cause ? cause.value : "";
+  $("ruling-line").textContent = ruling ? "The hub ruled " + ruling.result + " (Art. " + ruling.article + ")" : "";
 }
 
 /** A decision at the board, once the arbiter confirms what it says. */
@@ -267,7 +277,8 @@ async function decide(body, says) {
   const text = response ? await response.text() : "the hub does not answer";
   if (response && response.ok) {
     const entry = JSON.parse(text);
-    $("decision-answer").textContent = "Done: " + entry.decision.replace(/_/g, " ") + (entry.article ? " · Art. " + entry.article : "");
+    $("decision-answer").textContent = "Done: " + entry.decision.replace(/_/g, " ") + (entry.article ? " · Art. " + entry.article : "")
+      + (entry.override ? " · overriding the hub's ruling: " + entry.override : "");
   } else {
     $("decision-answer").textContent = "Not done: " + text;
   }
@@ -363,8 +374,21 @@ async function start() {
   };
   $("result-form").onsubmit = (e) => {
     e.preventDefault();
+    if (!$("result").value || !$("cause").value) {
+      $("decision-answer").textContent = "Choose the result and its cause.";
+      return;
+    }
     const cause = $("cause").selectedOptions[0].textContent;
-    decide({ decision: "result", result: $("result").value, cause: $("cause").value }, "Declare " + $("result").value + " (" + cause + ")");
+    const body = { decision: "result", result: $("result").value, cause: $("cause").value };
+    const ruling = state.detail && state.detail.ruling;
+    // Departing from the hub's ruling takes the arbiter's reason, kept in the audit trail.
+    if (ruling && body.result !== "*" && body.result !== ruling.result) {
+      const reason = prompt("The hub ruled " + ruling.result + " (Art. " + ruling.article + "). Why "
+        + body.result + " instead? (kept in the audit trail)");
+      if (!reason || !reason.trim()) return;
+      body.override = reason.trim();
+    }
+    decide(body, "Declare " + body.result + " (" + cause + ")");
   };
   $("reinstate-form").onsubmit = (e) => {
     e.preventDefault();

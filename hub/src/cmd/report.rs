@@ -322,6 +322,8 @@ fn arbiter_result(
             cause: Some(cause),
         },
         note: None,
+        // The game's record is what happened, whatever the hub ruled.
+        override_reason: Some("the game's record".to_owned()),
     })
 }
 

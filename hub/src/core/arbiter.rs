@@ -286,6 +286,10 @@ pub struct ArbiterAction {
     pub decision: Decision,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Why a declared result departs from the hub's own ruling on the board (a flag's 6.9
+    /// result, a checkmate, a dead position): without it such a result is refused.
+    #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
+    pub override_reason: Option<String>,
 }
 
 /// A decision as journaled: the action, and where it stands among the board's events.
@@ -336,14 +340,16 @@ pub struct TextTooLong {
 
 /// Holds an arbiter's name and note to [`MAX_NAME_CHARS`] and [`MAX_NOTE_CHARS`].
 pub fn check_signature(name: &str, note: Option<&str>) -> Result<(), TextTooLong> {
-    let check = |what, text: &str, max| {
-        let chars = text.chars().count();
-        (chars <= max)
-            .then_some(())
-            .ok_or(TextTooLong { what, chars, max })
-    };
-    check("the arbiter's name", name, MAX_NAME_CHARS)?;
-    note.map_or(Ok(()), |note| check("the note", note, MAX_NOTE_CHARS))
+    check_text("the arbiter's name", name, MAX_NAME_CHARS)?;
+    note.map_or(Ok(()), |note| check_text("the note", note, MAX_NOTE_CHARS))
+}
+
+/// `text` (`what`) within `max` characters.
+pub fn check_text(what: &'static str, text: &str, max: usize) -> Result<(), TextTooLong> {
+    let chars = text.chars().count();
+    (chars <= max)
+        .then_some(())
+        .ok_or(TextTooLong { what, chars, max })
 }
 
 /// Why a decision cannot be carried out; nothing changed.
@@ -361,6 +367,13 @@ pub enum DecisionError {
     /// A declared result needs its cause.
     #[error("a result needs a cause")]
     CauseMissing,
+    /// A declared result that departs from the hub's own ruling on the board, without the
+    /// arbiter's stated reason (`"override"`).
+    #[error("the hub ruled {ruling} here ({article}); a result that departs from it needs \"override\": the arbiter's reason")]
+    ContradictsRuling {
+        ruling: GameResult,
+        article: &'static str,
+    },
     /// A forfeit scores a win or a double loss, never a draw.
     #[error("a forfeit is \"+-\", \"-+\" or \"--\": a game not played is never drawn")]
     DrawnForfeit,

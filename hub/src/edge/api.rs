@@ -247,6 +247,13 @@ impl IntoResponse for ApiError {
             ApiError::Refused(DecisionError::UnknownBoard(n)) => {
                 ApiError::UnknownBoard(n).into_response()
             }
+            ApiError::Refused(ref e @ DecisionError::ContradictsRuling { ruling, article }) => {
+                let body = serde_json::json!({
+                    "error": e.to_string(),
+                    "ruling": {"result": ruling.code(), "article": article},
+                });
+                (StatusCode::CONFLICT, axum::Json(body)).into_response()
+            }
             ApiError::Refused(e @ DecisionError::OutOfZone { .. }) => {
                 (StatusCode::FORBIDDEN, format!("{e}\n")).into_response()
             }

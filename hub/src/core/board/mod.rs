@@ -19,6 +19,7 @@ use super::relay::pgn::PgnGame;
 use super::standing::Standing;
 use super::time::HubMs;
 use super::timebase::{Step, Timebase};
+pub use views::Ruling;
 
 mod views;
 
@@ -455,6 +456,27 @@ impl BoardState {
     /// What the flags that fell mean, once one fell.
     pub fn flag_ruling(&self) -> Option<&FlagRuling> {
         self.flag_ruling.as_ref()
+    }
+
+    /// The result the hub's own rules give this game: the rules ended it (checkmate,
+    /// stalemate, a dead position, fivefold, 75 moves), else a flag's ruling (6.9) with a
+    /// result. What an arbiter's declared result must match or override, and what the
+    /// page's and the phone's forms start from.
+    pub fn ruling(&self) -> Option<Ruling> {
+        let status = self.game.status();
+        if !matches!(status, Status::Playing | Status::Declared(_)) {
+            return Some(Ruling {
+                result: self.game.result(),
+                article: status.article(self.rules().edition)?,
+                cause: status.name(),
+            });
+        }
+        let flag = self.flag_ruling.as_ref()?;
+        Some(Ruling {
+            result: flag.result?,
+            article: flag.article,
+            cause: "flag_fall",
+        })
     }
 
     pub fn game(&self) -> &Game {

@@ -58,6 +58,18 @@ pub struct BoardDetail {
     /// Parallel to `moves`: the mover's remaining time after each move as the hub models it
     /// (the clock's reading where there is no time control; `null` where neither is known).
     pub clock_ms: Vec<Option<u64>>,
+    /// The result the hub's own rules give the game (`null`: none): a declared result that
+    /// departs from it needs the arbiter's reason.
+    pub ruling: Option<Ruling>,
+}
+
+/// The hub's own ruling on a game: its result, the article, and why (`flag_fall`, or how
+/// the rules ended it: `checkmate`, `stalemate`, `dead_position`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Ruling {
+    pub result: GameResult,
+    pub article: &'static str,
+    pub cause: &'static str,
 }
 
 /// Whether each player is in time trouble (8.4).
@@ -319,6 +331,7 @@ impl BoardState {
             decisions: self.decisions.clone(),
             setup_claims: self.setup_claims(),
             clock_ms: self.clock.checks().iter().map(MoveCheck::time_ms).collect(),
+            ruling: self.ruling(),
         }
     }
 }

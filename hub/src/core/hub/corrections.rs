@@ -53,6 +53,8 @@ impl Hub {
                     note: Some(format!(
                         "the pairing program's file gives {file}; the hub had {hub}"
                     )),
+                    // The pairing program's word stands over the hub's own ruling.
+                    override_reason: Some("the pairing program's file".to_owned()),
                 };
                 let id = self.next_decision;
                 match self.decide(now, game.board, Some(round), action) {

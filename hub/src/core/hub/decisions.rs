@@ -8,7 +8,7 @@ use super::output::{Count, PagerRefusal, Reply, RequestId, Write};
 use super::{Hub, PAGER_COMMAND_FRESH_MS};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{AlertAction, AlertCommand};
-use crate::core::arbiter::{self, ArbiterAction, DecisionError, DecisionRecord};
+use crate::core::arbiter::{self, ArbiterAction, Decision, DecisionError, DecisionRecord};
 use crate::core::ids::{AlertId, RoundNo, Seq};
 use crate::core::pager_seal;
 use crate::core::phone::PhoneAct;
@@ -45,8 +45,12 @@ impl Hub {
         action: ArbiterAction,
     ) -> Result<(super::Position, arbiter::AuditEntry), DecisionError> {
         arbiter::check_signature(&action.arbiter, action.note.as_deref())?;
+        if let Some(reason) = &action.override_reason {
+            arbiter::check_text("the override's reason", reason, arbiter::MAX_NOTE_CHARS)?;
+        }
         let decision = action.decision.clone().normalized()?;
         let action = ArbiterAction { decision, ..action };
+        self.ruling_kept(board, round, &action)?;
         let paired = self.unheard_but_paired(board, round);
         let made = paired.is_some() && self.hall.board(board).is_none();
         let in_play = self.hall.round_of(board);
@@ -132,6 +136,35 @@ impl Hub {
     }
 
     /// An arbiter's decision for a game of a round that is over: only its result changes.
+    /// A declared result on the game in play at `board` that departs from the hub's own
+    /// ruling there is refused unless it states why (`override`): a wrong default one tap
+    /// away must not stand.
+    fn ruling_kept(
+        &self,
+        board: BoardNo,
+        round: Option<RoundNo>,
+        action: &ArbiterAction,
+    ) -> Result<(), DecisionError> {
+        let Decision::Result { result, .. } = &action.decision else {
+            return Ok(());
+        };
+        if !result.is_decided() || action.override_reason.is_some() {
+            return Ok(());
+        }
+        let ruling = self
+            .hall
+            .board(board)
+            .filter(|b| round.is_none_or(|r| b.round() == r))
+            .and_then(|b| b.ruling());
+        match ruling {
+            Some(ruling) if ruling.result != *result => Err(DecisionError::ContradictsRuling {
+                ruling: ruling.result,
+                article: ruling.article,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn decide_for_archive(
         &mut self,
         round: RoundNo,
