@@ -506,6 +506,34 @@ fn is_same_origin(headers: &HeaderMap) -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_credential_comes_as_ntfys_apps_and_scripts_send_it() {
+        use base64::Engine;
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, value.parse().unwrap());
+            headers
+        };
+        assert_eq!(
+            presented_credential(&with("Bearer tk_abc"), None).as_deref(),
+            Some("tk_abc")
+        );
+        // Basic with the token as the password (ntfy's "user" dialog), any user.
+        let basic = base64::engine::general_purpose::STANDARD.encode(":tk_abc");
+        assert_eq!(
+            presented_credential(&with(&format!("Basic {basic}")), None).as_deref(),
+            Some("tk_abc")
+        );
+        // ntfy's ?auth= is the header's value in base64.
+        let param = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("Bearer tk_abc");
+        assert_eq!(
+            presented_credential(&HeaderMap::new(), Some(&param)).as_deref(),
+            Some("tk_abc")
+        );
+        assert_eq!(presented_credential(&with("tk_abc"), None), None);
+        assert_eq!(presented_credential(&HeaderMap::new(), Some("%%%")), None);
+    }
+
     fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
         for (name, value) in pairs {

@@ -28,7 +28,7 @@ use futures_util::Stream;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use super::access::{Login, Phone};
+use super::access::{presented_credential, Login, Phone};
 use super::api::{Api, ApiError, PhoneFeed, Query};
 use super::slots::{Slot, Viewer};
 use crate::core::alerts::desk::AlertError;
@@ -98,11 +98,6 @@ impl IntoResponse for Refusal {
     }
 }
 
-/// The token a request carries, as ntfy's clients send it.
-fn token(headers: &HeaderMap, auth_param: Option<&str>) -> Option<String> {
-    super::access::presented_credential(headers, auth_param)
-}
-
 /// Whose phone may read `topic`: the one whose token the request carries, or the arbiter
 /// whose page session it is.
 fn phone_for(
@@ -111,7 +106,7 @@ fn phone_for(
     headers: &HeaderMap,
     auth_param: Option<&str>,
 ) -> Result<Phone, Refusal> {
-    let phone = match token(headers, auth_param) {
+    let phone = match presented_credential(headers, auth_param) {
         Some(token) => api.access.phone_of(&token),
         None => match api.access.who(headers) {
             Some(super::access::Login::Arbiter(name)) => api.access.phone_of_arbiter(&name),
@@ -259,7 +254,7 @@ async fn open_stream(
         .await
         .map_err(Refusal::Api)?
         .ok_or_else(|| refused(StatusCode::UNAUTHORIZED, "unauthorized"))?;
-    let token = token(headers, params.auth.as_deref()).unwrap_or_default();
+    let token = presented_credential(headers, params.auth.as_deref()).unwrap_or_default();
     let mut keepalive = tokio::time::interval(KEEPALIVE);
     keepalive.reset();
     let mut feed = feed;
@@ -369,7 +364,8 @@ async fn tap(
     let Some(act) = PhoneAct::parse(&act) else {
         return refused(StatusCode::NOT_FOUND, "no such button").into_response();
     };
-    let Some(phone) = token(&headers, None).and_then(|t| api.access.phone_of(&t)) else {
+    let Some(phone) = presented_credential(&headers, None).and_then(|t| api.access.phone_of(&t))
+    else {
         return refused(StatusCode::UNAUTHORIZED, "unauthorized").into_response();
     };
     let body: TapBody = match serde_json::from_slice(&body) {
@@ -396,39 +392,5 @@ async fn tap(
         }
         Ok(Err(e)) => refused(StatusCode::BAD_REQUEST, &e.to_string()).into_response(),
         Err(e) => e.into_response(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use base64::Engine;
-
-    fn with(value: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::AUTHORIZATION, value.parse().unwrap());
-        headers
-    }
-
-    #[test]
-    fn the_token_comes_as_the_app_sends_it() {
-        assert_eq!(
-            token(&with("Bearer tk_abc"), None).as_deref(),
-            Some("tk_abc")
-        );
-        // Basic with the token as the password (ntfy's "user" dialog), any user.
-        let basic = base64::engine::general_purpose::STANDARD.encode(":tk_abc");
-        assert_eq!(
-            token(&with(&format!("Basic {basic}")), None).as_deref(),
-            Some("tk_abc")
-        );
-        // ntfy's ?auth= is the header's value in base64.
-        let param = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("Bearer tk_abc");
-        assert_eq!(
-            token(&HeaderMap::new(), Some(&param)).as_deref(),
-            Some("tk_abc")
-        );
-        assert_eq!(token(&with("tk_abc"), None), None);
-        assert_eq!(token(&HeaderMap::new(), Some("%%%")), None);
     }
 }
