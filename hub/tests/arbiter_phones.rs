@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 use link::{self, BrokerAddr, LinkEvent};
 use protocol::topic;
 use serde_json::{json, Value};
-use shakmaty::{Position, Square};
-use support::board::TestBoard;
+use support::board::{Incident, TestBoard};
 use support::process::phone::wall_ns;
 use support::{http_json, http_request, Hub, NtfyPhone};
 use tokio::sync::mpsc;
@@ -91,58 +90,6 @@ async fn paged(
             .unwrap();
         if v["change"] == "raised" && v["kind"] == kind && v["board"] == board {
             return (at, v["id"].as_u64().unwrap());
-        }
-    }
-}
-
-/// What happens at a board that an arbiter must handle.
-#[derive(Clone, Copy)]
-enum Incident {
-    /// White's flag falls (6.9).
-    FlagFall,
-    /// Black moves the king two squares and presses (7.5.5).
-    IllegalMove,
-    /// A player stops the clock (6.11.2).
-    PausedClock,
-}
-
-impl Incident {
-    fn kind(self) -> &'static str {
-        match self {
-            Incident::FlagFall => "flag_fall",
-            Incident::IllegalMove => "illegal_move",
-            Incident::PausedClock => "clock_paused",
-        }
-    }
-
-    fn article(self) -> &'static str {
-        match self {
-            Incident::FlagFall => "6.9",
-            Incident::IllegalMove => "7.5.5",
-            Incident::PausedClock => "6.11.2",
-        }
-    }
-
-    /// Makes it happen at `board`; when the deciding message left.
-    async fn cause(self, board: &mut TestBoard) -> Instant {
-        match self {
-            Incident::FlagFall => {
-                board.play("e2e4").await;
-                board.play("e7e5").await;
-                let white = Some(protocol::Color::White);
-                board.reading(white, white).await
-            }
-            Incident::IllegalMove => {
-                board.play("e2e4").await;
-                let mut illegal = board.position.board().clone();
-                let king = illegal.remove_piece_at(Square::E8).unwrap();
-                illegal.set_piece_at(Square::E6, king);
-                board.press_with(&illegal).await
-            }
-            Incident::PausedClock => {
-                board.play("d2d4").await;
-                board.reading(None, None).await
-            }
         }
     }
 }

@@ -430,7 +430,7 @@ fn one_arbiters_token_fills_neither_the_arbiters_streams_nor_the_chiefs() {
     let (status, text, _) = open_from(99, &format!("/{berg_topic}/json"), &berg_token);
     assert_eq!(status, 429, "one stream past the login's share: {text}");
     assert!(
-        text.contains("\"code\":42901") && text.contains("this login holds"),
+        text.contains("\"code\":42903") && text.contains("this login holds"),
         "{text}"
     );
     let (status, text, _dahl) = open_from(100, &format!("/{dahl_topic}/json"), &dahl_token);

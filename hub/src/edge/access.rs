@@ -331,9 +331,9 @@ pub async fn guessers_slowed(
 /// 429 for a client that sent too many wrong credentials: when to try again.
 pub fn too_many_guesses(wait: std::time::Duration) -> Response {
     let body = serde_json::json!({
-        "code": 42901,
+        "code": 42909,
         "http": 429,
-        "error": "too many wrong tokens from this address: try again later",
+        "error": "limit reached: too many auth failures from this address, try again later",
     });
     (
         StatusCode::TOO_MANY_REQUESTS,

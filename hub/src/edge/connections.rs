@@ -150,7 +150,10 @@ async fn connection<I>(
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
         .max_buf_size(64 * 1024);
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    // Upgrades: a phone's WebSocket (`ntfy`) leaves the connection for its own task.
+    let conn = builder
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
     let mut conn = std::pin::pin!(conn);
     let aged = tokio::time::sleep(MAX_IDLE_AGE);
     let mut aged = std::pin::pin!(aged);

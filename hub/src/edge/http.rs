@@ -94,6 +94,9 @@ pub async fn bind(
         .merge(page::routes());
     let router = arbiters
         .merge(public)
+        // Every path not served answers as ntfy does, so a phone's app says why.
+        .fallback(super::ntfy::not_found)
+        .method_not_allowed_fallback(super::ntfy::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             (access.clone(), metrics.clone()),
             access::guessers_slowed,

@@ -4,10 +4,12 @@
 //! - [`tiles`]: the supervision page's tiles and what changed.
 //! - [`pager`]: the JSON pagers get over MQTT, and the commands they send back.
 //! - [`phone`]: what an arbiter's phone is sent over ntfy's protocol.
+//! - [`phone_filter`]: the filters a phone's subscription may ask for.
 //! - [`public_rounds`]: the rounds' results as the broadcast delay releases them.
 
 pub mod feed;
 pub mod pager;
 pub mod phone;
+pub mod phone_filter;
 pub mod public_rounds;
 pub mod tiles;

@@ -6,7 +6,7 @@ use std::time::Instant;
 use protocol::seal::{self, NodeKey};
 use protocol::{topic, BoardNo, ClockReport, Hello, NodeMs, Seq, Uplink, UplinkBody};
 use rumqttc::{AsyncClient, QoS};
-use shakmaty::{Chess, Position};
+use shakmaty::{Chess, Position, Square};
 
 /// A board node played by the test: it publishes what a real node would.
 pub struct TestBoard {
@@ -131,5 +131,57 @@ impl TestBoard {
         let sent = self.press_with(after.board()).await;
         self.position = after;
         sent
+    }
+}
+
+/// What happens at a board that an arbiter must handle.
+#[derive(Clone, Copy)]
+pub enum Incident {
+    /// White's flag falls (6.9).
+    FlagFall,
+    /// Black moves the king two squares and presses (7.5.5).
+    IllegalMove,
+    /// A player stops the clock (6.11.2).
+    PausedClock,
+}
+
+impl Incident {
+    pub fn kind(self) -> &'static str {
+        match self {
+            Incident::FlagFall => "flag_fall",
+            Incident::IllegalMove => "illegal_move",
+            Incident::PausedClock => "clock_paused",
+        }
+    }
+
+    pub fn article(self) -> &'static str {
+        match self {
+            Incident::FlagFall => "6.9",
+            Incident::IllegalMove => "7.5.5",
+            Incident::PausedClock => "6.11.2",
+        }
+    }
+
+    /// Makes it happen at `board`; when the deciding message left.
+    pub async fn cause(self, board: &mut TestBoard) -> Instant {
+        match self {
+            Incident::FlagFall => {
+                board.play("e2e4").await;
+                board.play("e7e5").await;
+                let white = Some(protocol::Color::White);
+                board.reading(white, white).await
+            }
+            Incident::IllegalMove => {
+                board.play("e2e4").await;
+                let mut illegal = board.position.board().clone();
+                let king = illegal.remove_piece_at(Square::E8).unwrap();
+                illegal.set_piece_at(Square::E6, king);
+                board.press_with(&illegal).await
+            }
+            Incident::PausedClock => {
+                board.play("d2d4").await;
+                board.reading(None, None).await
+            }
+        }
     }
 }

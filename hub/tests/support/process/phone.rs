@@ -1,5 +1,6 @@
 //! An arbiter's phone: `tests/phone/ntfy_phone.py`, a client of ntfy's subscription protocol
-//! written from ntfy's documentation, nothing of the hub's; killed when dropped.
+//! written from ntfy's documentation, or `tests/phone/aiontfy_phone.py`, ntfy's WebSocket
+//! client library aiontfy; nothing of the hub's; killed when dropped.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -20,22 +21,33 @@ pub struct NtfyPhone {
 
 impl NtfyPhone {
     /// A phone subscribed with `ntfy` (`{"server", "topic", "token"}`, as an enrolment
-    /// answers), resuming after message `since` if given.
+    /// answers) over the JSON stream, resuming after message `since` if given.
     pub fn start(ntfy: &Value, since: Option<&str>) -> NtfyPhone {
-        let script =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/phone/ntfy_phone.py");
+        NtfyPhone::spawn("ntfy_phone.py", ntfy, since)
+    }
+
+    /// A phone subscribed with `ntfy` over the WebSocket by aiontfy, keeping only the
+    /// messages of `priorities` (`"5"`, `"4,5"`) if given.
+    pub fn start_websocket(ntfy: &Value, priorities: Option<&str>) -> NtfyPhone {
+        NtfyPhone::spawn("aiontfy_phone.py", ntfy, priorities)
+    }
+
+    fn spawn(script: &str, ntfy: &Value, extra: Option<&str>) -> NtfyPhone {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/phone")
+            .join(script);
         let mut command = Command::new("python3");
-        command.arg("-u").arg(script);
+        command.arg("-u").arg(&script);
         for field in ["server", "topic", "token"] {
             command.arg(ntfy[field].as_str().expect("a subscription's field"));
         }
-        command.args(since);
+        command.args(extra);
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("spawning python3 tests/phone/ntfy_phone.py");
+            .unwrap_or_else(|e| panic!("spawning python3 {}: {e}", script.display()));
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::unbounded_channel();
@@ -132,6 +144,16 @@ impl NtfyPhone {
             line["status"].as_u64().unwrap_or(0),
             line["body"].as_str().unwrap_or("").to_owned(),
         )
+    }
+
+    /// Asks the client for a path the hub does not serve (aiontfy's `stats`): what it
+    /// raised, `{"stats": <exception>, "code", "http"}`.
+    pub async fn ask_stats(&mut self) -> Value {
+        writeln!(self.stdin, "stats").expect("the phone's stdin");
+        let i = self
+            .wait_from(0, Duration::from_secs(10), |l| l.get("stats").is_some())
+            .await;
+        self.seen.remove(i)
     }
 
     pub fn stop(&mut self) {
