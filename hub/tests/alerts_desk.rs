@@ -891,3 +891,110 @@ fn a_clock_reading_taken_back_at_the_next_press_is_for_the_technician_not_the_pa
     let node = report.nodes.iter().find(|n| n.board == BoardNo(7)).unwrap();
     assert_eq!(node.clock_glitches, 1);
 }
+
+#[test]
+fn withdrawing_a_declared_result_opens_the_flag_fall_6_9_again_and_a_restart_keeps_it_so() {
+    let mut room = Room::standard();
+    let mut s = started(&mut room, 3, 5_400_000);
+    s.play(&mut room.hub, "e2e4", 5_000);
+    s.play(&mut room.hub, "e7e5", 5_000);
+    let changes = s.reading(&mut room.hub, 1_000, Some(Color::White), Some(Color::White));
+    let flag = raised(&changes)[0].id;
+    let changes = room.decide(
+        &s,
+        json!({"decision": "result", "result": "0-1", "cause": "flag_fall"}),
+    );
+    assert!(changes
+        .iter()
+        .any(|c| c.alert.id == flag && c.change == Change::Resolved));
+
+    // The arbiter withdraws the result (`*`): 6.9's result waits for a decision again.
+    let changes = room.decide(&s, json!({"decision": "result", "result": "*"}));
+    let reopened: Vec<_> = changes
+        .iter()
+        .filter(|c| c.change == Change::Reopened)
+        .collect();
+    assert_eq!(reopened.len(), 1, "{changes:#?}");
+    let alert = &reopened[0].alert;
+    assert_eq!((alert.id, alert.state), (flag, AlertState::Raised));
+    assert_eq!((&alert.resolved, &alert.outcome), (&None, &None));
+    assert_eq!(room.open().len(), 1);
+
+    // A restart replays the declaration and the withdrawal: the same alert, still open,
+    // no step added.
+    let before: Vec<Alert> = room.hub.desk().alerts().cloned().collect();
+    let (restarted, healed) = room.hub.restarted();
+    assert!(healed.is_empty(), "{healed:#?}");
+    assert_eq!(
+        restarted.desk().alerts().cloned().collect::<Vec<_>>(),
+        before
+    );
+    room.hub = restarted;
+
+    // Declared again: resolved again; withdrawn again: open again.
+    let changes = room.decide(
+        &s,
+        json!({"decision": "result", "result": "0-1", "cause": "flag_fall"}),
+    );
+    assert!(changes
+        .iter()
+        .any(|c| c.alert.id == flag && c.change == Change::Resolved));
+    assert!(room.open().is_empty());
+    let changes = room.decide(&s, json!({"decision": "result", "result": "*"}));
+    assert!(changes
+        .iter()
+        .any(|c| c.alert.id == flag && c.change == Change::Reopened));
+    let (restarted, healed) = room.hub.restarted();
+    assert!(healed.is_empty(), "{healed:#?}");
+    assert_eq!(
+        restarted.desk().get(flag).unwrap().state,
+        AlertState::Raised
+    );
+}
+
+#[test]
+fn one_fault_one_page_a_clock_set_wrong_again_updates_its_open_alert_6_10_2() {
+    let mut room = rapid_room();
+    let mut s = rapid_started(&mut room, 4);
+    let mut changes = Vec::new();
+    // White's clock gains a minute at move 2 and another at move 4, nobody at the board
+    // between: one alert, counted twice, its facts the latest.
+    for (i, uci) in [
+        "e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "d2d3", "f8c5", "c2c3",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i == 2 || i == 6 {
+            s.clock[0] += 60_000;
+        }
+        changes.extend(s.play(&mut room.hub, uci, 5_000));
+    }
+    let alerts = clock_alerts(&changes);
+    assert_eq!(alerts.len(), 1, "one alert raised: {alerts:#?}");
+    let id = alerts[0].id;
+    let alert = room.hub.desk().get(id).unwrap().clone();
+    assert_eq!(alert.repeats.len(), 1, "{alert:#?}");
+    assert_eq!(alert.facts.move_number, Some(4), "the latest: {alert:#?}");
+    let updated = alert
+        .history
+        .iter()
+        .filter(|step| step.change == Change::Updated)
+        .count();
+    assert_eq!(updated, 1);
+    // Unacknowledged, it escalates once, not once per repeat.
+    let later = s.now + 10 * 60_000;
+    let escalations = |changes: Vec<AlertChange>| {
+        changes
+            .into_iter()
+            .filter(|c| c.alert.id == id && c.change == Change::Escalated)
+            .count()
+    };
+    assert_eq!(escalations(room.tick(later)), 1);
+    assert_eq!(escalations(room.tick(later + 60_000)), 0);
+    // A restart knows both incidents: nothing raised again, the alert as it was.
+    let now = room.hub.desk().get(id).cloned();
+    let (restarted, healed) = room.hub.restarted();
+    assert!(raised(&healed).is_empty(), "{healed:#?}");
+    assert_eq!(restarted.desk().get(id).cloned(), now);
+}

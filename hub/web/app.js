@@ -361,6 +361,9 @@ function alertItem(a) {
       a.incident && a.incident.round && state.round && a.incident.round !== state.round
         ? el("span", { class: "article" }, "round " + a.incident.round) : null,
       a.article ? el("span", { class: "article" }, "Art. " + a.article) : null,
+      // One fault, one page: the same again at the board is counted here.
+      a.repeats && a.repeats.length ? el("span", { class: "article", title: "the same fault again while open" }, "×" + (a.repeats.length + 1)) : null,
+      a.reopened_by ? el("span", { class: "article" }, "result withdrawn") : null,
       el("span", { class: "state" }, acked)),
     el("div", { class: "text" }, words.text),
     el("div", { class: "action" }, words.action));

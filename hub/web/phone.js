@@ -100,7 +100,9 @@ function alertCard(a) {
     buttons.append(el("button", { type: "button", class: "secondary", onclick: () => { location.hash = "#board-" + a.board; } }, "Board " + a.board));
   }
   const meta = [a.state === "acknowledged" && a.acknowledged ? "acknowledged by " + a.acknowledged.by : "new",
-    new Date(a.raised_at).toLocaleTimeString(), a.escalated_at ? "escalated" : null].filter(Boolean).join(" · ");
+    new Date(a.raised_at).toLocaleTimeString(), a.escalated_at ? "escalated" : null,
+    a.repeats && a.repeats.length ? "×" + (a.repeats.length + 1) + " (the same again)" : null,
+    a.reopened_by ? "result withdrawn: decide again" : null].filter(Boolean).join(" · ");
   return el("li", { class: "alert " + a.severity + " " + a.state, "data-id": a.id },
     el("div", { class: "title" }, title),
     a.players ? el("div", { class: "meta" }, a.players) : null,

@@ -149,7 +149,7 @@ pub enum Notice {
 impl Notice {
     pub fn of(change: Change) -> Notice {
         match change {
-            Change::Raised | Change::Updated | Change::Escalated => Notice::Show,
+            Change::Raised | Change::Updated | Change::Escalated | Change::Reopened => Notice::Show,
             Change::Acknowledged | Change::Resolved | Change::Expired => Notice::Clear,
         }
     }

@@ -25,7 +25,7 @@ pub use routing::Routing;
 pub use texts::Language;
 
 use super::arbiter::{GameResult, Side};
-use super::ids::{AlertId, BoardNo, RoundNo};
+use super::ids::{AlertId, BoardNo, DecisionId, RoundNo};
 use super::time::HubMs;
 
 /// Where an alert is in its life.
@@ -116,6 +116,8 @@ pub enum Change {
     Escalated,
     Resolved,
     Expired,
+    /// The result that resolved it was withdrawn: it waits for a decision again.
+    Reopened,
 }
 
 /// Which incident an alert is about: one incident, one alert.
@@ -222,12 +224,34 @@ pub struct Alert {
     /// The decision that resolved it, or why it expired.
     pub outcome: Option<String>,
     pub incident: Incident,
+    /// The same fault again at the board while this alert was open (one fault, one page):
+    /// the later incidents, folded into this alert; the facts are the latest one's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<Incident>,
+    /// The decision declaring a result that resolved it: withdrawing that result (`*`)
+    /// opens the alert again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_decision: Option<DecisionId>,
+    /// The withdrawal that opened it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reopened_by: Option<DecisionId>,
     pub history: Vec<Step>,
 }
 
 impl Alert {
+    /// Renders `text` and `action` again from the facts, in English (as kept).
+    pub(crate) fn render_again(&mut self) {
+        self.render_in(Language::English);
+    }
+
     /// Renders `text` and `action` in `language`.
     pub fn in_language(&self, language: Language) -> Alert {
+        let mut alert = self.clone();
+        alert.render_in(language);
+        alert
+    }
+
+    fn render_in(&mut self, language: Language) {
         let (text, action) = texts::render(
             self.kind,
             &self.facts,
@@ -236,11 +260,8 @@ impl Alert {
             self.deadline,
             language,
         );
-        Alert {
-            text,
-            action,
-            ..self.clone()
-        }
+        self.text = text;
+        self.action = action;
     }
 }
 
@@ -316,6 +337,9 @@ pub(crate) fn sample(id: u64) -> Alert {
             occurrence: Occurrence::ONLY,
             round: Default::default(),
         },
+        repeats: Vec::new(),
+        result_decision: None,
+        reopened_by: None,
         history: Vec::new(),
     }
 }

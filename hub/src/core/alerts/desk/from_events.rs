@@ -12,7 +12,7 @@ use crate::core::effect::Effect;
 use crate::core::ending::Status;
 use crate::core::game::{GameEvent, IllegalKind};
 use crate::core::hall::Hall;
-use crate::core::ids::{BoardNo, DecisionId, RoundNo, Seq};
+use crate::core::ids::{AlertId, BoardNo, DecisionId, RoundNo, Seq};
 use crate::core::laws::Penalty;
 use crate::core::time::HubMs;
 use shakmaty::Color;
@@ -477,6 +477,22 @@ impl AlertDesk {
             describe(&record.action.decision)
         );
         let by = record.action.arbiter.clone();
+        let of_the_game = |a: &Alert| record.round.is_none_or(|round| a.incident.round == round);
+        let declared = matches!(record.action.decision, Decision::Result { result, .. } if result != GameResult::Ongoing);
+        if let Decision::Result {
+            result: GameResult::Ongoing,
+            ..
+        } = record.action.decision
+        {
+            let resolved: Vec<AlertId> = self
+                .alerts
+                .values()
+                .filter(|a| a.board == Some(record.board) && a.result_decision.is_some())
+                .filter(|a| of_the_game(a))
+                .map(|a| a.id)
+                .collect();
+            return self.reopen(now, resolved, record.id, &by);
+        }
         let mut changes = self.close_where(
             now,
             record.board,
@@ -485,11 +501,19 @@ impl AlertDesk {
             &note,
             |a| {
                 answers.contains(&a.kind)
-                    && record.round.is_none_or(|round| a.incident.round == round)
+                    && of_the_game(a)
+                    // A replay: this alert was opened again after this decision.
+                    && a.reopened_by.is_none_or(|w| w < record.id)
             },
         );
-        if matches!(record.action.decision, Decision::Result { result, .. } if result != GameResult::Ongoing)
-        {
+        if declared {
+            for change in &mut changes {
+                let id = change.alert.id;
+                change.alert.result_decision = Some(record.id);
+                if let Some(alert) = self.alerts.get_mut(&id) {
+                    alert.result_decision = Some(record.id);
+                }
+            }
             changes.extend(self.game_ended(now, record.board));
         }
         changes

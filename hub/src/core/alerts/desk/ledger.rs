@@ -8,7 +8,7 @@ use crate::core::alerts::texts::{self, Language};
 use crate::core::alerts::{
     Alert, AlertChange, AlertState, Change, Facts, Incident, Occurrence, Stamp, Step,
 };
-use crate::core::ids::{AlertId, BoardNo};
+use crate::core::ids::{AlertId, BoardNo, DecisionId};
 use crate::core::time::HubMs;
 
 impl AlertDesk {
@@ -179,9 +179,16 @@ impl AlertDesk {
     /// A new alert for `draft`; nothing for an incident that already has one, so the same
     /// events fed twice (a duplicate, a replay) change nothing. Developments of an incident
     /// are updates, made where they are seen.
+    ///
+    /// One fault, one page: a new incident of a kind the board already has an open alert of
+    /// (a clock set wrong again, another illegal move before the arbiter came) updates that
+    /// alert instead, with its count and the latest facts; it escalates once, as raised.
     pub(super) fn raise(&mut self, now: HubMs, draft: Draft) -> Option<AlertChange> {
         if self.incidents.contains_key(&draft.incident) {
             return None;
+        }
+        if let Some(open) = self.open_alike(&draft.incident) {
+            return Some(self.repeated(now, open, draft));
         }
         let id = self.next_id;
         self.next_id = id.next();
@@ -214,6 +221,9 @@ impl AlertDesk {
             resolved: None,
             outcome: None,
             incident: draft.incident,
+            repeats: Vec::new(),
+            result_decision: None,
+            reopened_by: None,
             history: vec![Step {
                 at: now.0,
                 seq: self.next_step(),
@@ -232,6 +242,71 @@ impl AlertDesk {
         })
     }
 
+    /// The open alert of `incident`'s kind at its board, in its round, if the kind folds
+    /// repeats (a watched condition has its own alert per condition).
+    fn open_alike(&self, incident: &Incident) -> Option<AlertId> {
+        let board = incident.board?;
+        if super::is_watched(incident.kind) {
+            return None;
+        }
+        self.open_at(board)
+            .find(|a| a.kind == incident.kind && a.incident.round == incident.round)
+            .map(|a| a.id)
+    }
+
+    /// `draft`'s incident folded into open alert `id`: counted, its facts the latest.
+    fn repeated(&mut self, now: HubMs, id: AlertId, draft: Draft) -> AlertChange {
+        self.incidents.insert(draft.incident, id);
+        let alert = self.alerts.get_mut(&id).expect("an open alert");
+        alert.repeats.push(draft.incident);
+        alert.facts = draft.facts;
+        alert.deadline = draft.deadline.or(alert.deadline);
+        alert.render_again();
+        let times = alert.repeats.len() + 1;
+        let note = format!("the same again: {times} times in all");
+        self.changed(id, now, Change::Updated, None, Some(note))
+    }
+
+    /// The result that resolved these alerts was withdrawn by decision `withdrawal`: each
+    /// waits for a decision again, acknowledged if it was. A replay of the journal changes
+    /// nothing it already did: an alert resolved by a later result, or opened again by this
+    /// withdrawal or a later one, stays as it is.
+    pub(super) fn reopen(
+        &mut self,
+        now: HubMs,
+        ids: Vec<AlertId>,
+        withdrawal: DecisionId,
+        by: &str,
+    ) -> Vec<AlertChange> {
+        let mut changes = Vec::new();
+        for id in ids {
+            let Some(alert) = self.alerts.get_mut(&id) else {
+                continue;
+            };
+            let resolved_before = alert.state == AlertState::Resolved
+                && alert.result_decision.is_some_and(|d| d < withdrawal);
+            if !resolved_before {
+                continue;
+            }
+            alert.state = if alert.acknowledged.is_some() {
+                AlertState::Acknowledged
+            } else {
+                AlertState::Raised
+            };
+            alert.resolved = None;
+            alert.outcome = None;
+            alert.reopened_by = Some(withdrawal);
+            let alert = alert.clone();
+            self.open.insert(id);
+            if alert.state == AlertState::Raised {
+                self.schedule_escalation(&alert);
+            }
+            let note = format!("decision {withdrawal}: the result was withdrawn");
+            changes.push(self.changed(id, now, Change::Reopened, Some(by.to_owned()), Some(note)));
+        }
+        changes
+    }
+
     pub(super) fn update(
         &mut self,
         now: HubMs,
@@ -246,16 +321,7 @@ impl AlertDesk {
             // Seen before (the same events fed again): nothing developed.
             return None;
         }
-        let (text, action) = texts::render(
-            alert.kind,
-            &alert.facts,
-            alert.board,
-            &alert.zone,
-            alert.deadline,
-            Language::English,
-        );
-        alert.text = text;
-        alert.action = action;
+        alert.render_again();
         Some(self.changed(id, now, Change::Updated, None, note))
     }
 

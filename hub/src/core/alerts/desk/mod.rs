@@ -361,6 +361,9 @@ impl AlertDesk {
         for alert in alerts {
             self.next_id = self.next_id.max(alert.id.next());
             self.incidents.insert(alert.incident, alert.id);
+            for repeat in &alert.repeats {
+                self.incidents.insert(*repeat, alert.id);
+            }
             if alert.state.is_open() {
                 self.open.insert(alert.id);
                 if let Some(key) = watched_key(&alert) {
@@ -400,13 +403,23 @@ impl AlertDesk {
     }
 }
 
+/// Whether the watchers raise alerts of `kind`: one open alert per condition they watch.
+fn is_watched(kind: AlertKind) -> bool {
+    use AlertKind::*;
+    matches!(
+        kind,
+        FlagForecast | TimeTrouble | NodeOffline | ClockSilent | ZoneTimeTrouble
+    )
+}
+
 /// The key of the condition a restored alert watches, for the kinds the watchers raise.
 fn watched_key(alert: &Alert) -> Option<Watched> {
-    use AlertKind::*;
+    if !is_watched(alert.kind) {
+        return None;
+    }
     let sub = match alert.kind {
-        FlagForecast => alert.incident.occurrence.sub(),
-        TimeTrouble | NodeOffline | ClockSilent | ZoneTimeTrouble => 0,
-        _ => return None,
+        AlertKind::FlagForecast => alert.incident.occurrence.sub(),
+        _ => 0,
     };
     Some(Watched {
         board: alert.board,
