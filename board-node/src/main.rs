@@ -553,6 +553,8 @@ async fn main() -> anyhow::Result<()> {
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Colours for a terminal only: a journal or a log file gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "warn,board_node=info".into()),

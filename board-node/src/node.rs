@@ -252,6 +252,8 @@ pub async fn run<S: Source>(
                     sender.send_window(&outbox)?;
                 }
                 LinkEvent::Disconnected => sender.delivery.handle_disconnected(),
+                // The link warned; the outbox keeps everything meanwhile.
+                LinkEvent::Unreachable { .. } => {}
                 LinkEvent::Message { payload, .. } => match seal::open_downlink(&payload) {
                     Ok(sealed) if config.key.as_ref().is_some_and(|key| !sealed.verify(key, &config.event)) => {
                         forged_downlinks += 1;

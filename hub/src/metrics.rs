@@ -81,6 +81,9 @@ pub struct Metrics {
     cluster_appends_withheld: AtomicU64,
     cluster_strangers_records: AtomicU64,
     journal_failing: std::sync::atomic::AtomicBool,
+    /// Not reaching the MQTT broker (an external one; the embedded one is always there).
+    broker_down: std::sync::atomic::AtomicBool,
+    broker_connect_failures: AtomicU64,
     acks_sent: AtomicU64,
     live_updates: AtomicU64,
     live_bytes: AtomicU64,
@@ -125,6 +128,16 @@ impl Metrics {
     /// The journal fails (`true`) or works again.
     pub fn journal_failing(&self, failing: bool) {
         self.journal_failing.store(failing, Relaxed);
+    }
+
+    /// The hub's MQTT session reaches its broker (`true`) or not.
+    pub fn broker_up(&self, up: bool) {
+        self.broker_down.store(!up, Relaxed);
+    }
+
+    /// A connect to the broker failed.
+    pub fn broker_connect_failed(&self) {
+        self.broker_connect_failures.fetch_add(1, Relaxed);
     }
 
     pub fn journal_records_skipped(&self) {
@@ -300,6 +313,15 @@ impl Metrics {
             out,
             "# HELP zeitnot_connected_nodes Boards whose node was heard within 15 s.\n\
              # TYPE zeitnot_connected_nodes gauge\nzeitnot_connected_nodes {connected_nodes}"
+        );
+        let _ = writeln!(
+            out,
+            "# HELP zeitnot_broker_up 0 while the hub's MQTT session does not reach its broker (see /healthz).\n\
+             # TYPE zeitnot_broker_up gauge\nzeitnot_broker_up {}\n\
+             # HELP zeitnot_broker_connect_failures_total Connects to the MQTT broker that failed.\n\
+             # TYPE zeitnot_broker_connect_failures_total counter\nzeitnot_broker_connect_failures_total {}",
+            u8::from(!self.broker_down.load(Relaxed)),
+            self.broker_connect_failures.load(Relaxed)
         );
         let _ = writeln!(
             out,

@@ -167,6 +167,14 @@ pub enum LinkEvent {
     Connected,
     /// The connection dropped; the session is reconnecting.
     Disconnected,
+    /// A connect to `broker` failed (refused, unreachable, or a CONNACK refusing the
+    /// login): the `attempts`-th in a row. Logged at warn by the link at a falling rate
+    /// (the 1st, 2nd, 4th, 8th, …); the receiver shows it (`/healthz`, the metrics).
+    Unreachable {
+        broker: String,
+        error: String,
+        attempts: u64,
+    },
     /// A message arrived on the subscription.
     Message { topic: String, payload: Vec<u8> },
 }
@@ -290,6 +298,8 @@ async fn drive(
 ) {
     let mut backoff = Backoff::new(options.backoff_base, options.backoff_max, options.seed);
     let mut connected = false;
+    // Connects failed in a row, for the falling rate of the warnings.
+    let mut failures: u64 = 0;
     // Which of `brokers` the session is on.
     let mut on = 0;
     loop {
@@ -303,6 +313,10 @@ async fn drive(
         let report = match polled {
             Ok(Event::Incoming(Packet::ConnAck(_))) => {
                 backoff.reset();
+                if failures > 0 {
+                    tracing::warn!(broker = %brokers.0[on], failures, "MQTT broker reached again");
+                }
+                failures = 0;
                 for filter in &options.subscribe {
                     if let Err(e) = client.try_subscribe(filter.clone(), QoS::AtLeastOnce) {
                         tracing::warn!(error = %e, "subscribe request not queued");
@@ -318,14 +332,30 @@ async fn drive(
             Ok(_) => None,
             Err(e) => {
                 let wait = backoff.next_wait();
-                if connected {
-                    tracing::warn!(error = %e, "MQTT connection lost; reconnecting");
-                } else {
-                    tracing::debug!(error = %e, ?wait, "MQTT connect failed; retrying");
-                }
+                let broker = brokers.0[on].to_string();
                 let was_connected = std::mem::replace(&mut connected, false);
-                if was_connected && events.send(LinkEvent::Disconnected).await.is_err() {
-                    return;
+                if was_connected {
+                    tracing::warn!(%broker, error = %e, "MQTT connection lost; reconnecting");
+                    if events.send(LinkEvent::Disconnected).await.is_err() {
+                        return;
+                    }
+                } else {
+                    // Never silent: a program that cannot reach its broker says so, the
+                    // 1st, 2nd, 4th, 8th… time in a row, not every 5 s.
+                    failures += 1;
+                    if failures.is_power_of_two() {
+                        tracing::warn!(%broker, error = %e, attempts = failures, ?wait, "cannot reach the MQTT broker; retrying");
+                    } else {
+                        tracing::debug!(%broker, error = %e, attempts = failures, ?wait, "MQTT connect failed; retrying");
+                    }
+                    let unreachable = LinkEvent::Unreachable {
+                        broker,
+                        error: e.to_string(),
+                        attempts: failures,
+                    };
+                    if events.send(unreachable).await.is_err() {
+                        return;
+                    }
                 }
                 if brokers.0.len() > 1 {
                     // The next broker: a dead node's sessions live on at its peers.

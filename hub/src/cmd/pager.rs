@@ -327,6 +327,12 @@ pub async fn run(config: PagerConfig) -> anyhow::Result<()> {
                 },
                 Some(LinkEvent::Connected) => eprintln!("connected to {}", config.broker),
                 Some(LinkEvent::Disconnected) => eprintln!("broker lost; reconnecting"),
+                Some(LinkEvent::Unreachable { broker, error, attempts }) => {
+                    // The first time, then at a falling rate, as the link logs it.
+                    if attempts.is_power_of_two() {
+                        eprintln!("cannot reach the broker {broker} ({error}); retrying");
+                    }
+                }
                 None => break,
             },
             line = lines.next_line(), if stdin_open => match line {

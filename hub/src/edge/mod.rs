@@ -6,7 +6,8 @@
 //! - [`flusher`]: group commit: one thread flushes the journal and reports what is durable.
 //! - [`broker`]: the embedded rumqttd broker; [`descriptors`]: the open-files limit it shares;
 //!   [`topic_acl`]: which topics each of its logins may touch.
-//! - [`mqtt`]: the hub's MQTT client (embedded or external broker).
+//! - [`mqtt`]: the hub's MQTT client (embedded or external broker); [`broker_reach`]: whether it
+//!   reaches the broker.
 //! - [`api`]: how HTTP handlers ask the loop that owns the hall (queries and answers).
 //! - [`http`]: the JSON API, health and metrics; [`rounds`]: the rounds' part of it.
 //! - [`connections`]: the HTTP listener's connections, capped, timed out, evicted when silent.
@@ -26,6 +27,7 @@
 pub mod access;
 pub mod api;
 pub mod broker;
+pub mod broker_reach;
 pub mod cluster;
 pub mod connections;
 pub mod descriptors;

@@ -22,6 +22,7 @@ use rumqttd::local::{LinkRx, LinkTx};
 use rumqttd::Notification;
 use tokio::sync::mpsc;
 
+use super::broker_reach::BrokerReach;
 use crate::metrics::Metrics;
 
 /// Messages from the broker waiting for the hub's loop.
@@ -31,6 +32,8 @@ pub struct HubLink {
     session: Session,
     event: String,
     metrics: Arc<Metrics>,
+    /// Whether the broker is reached: an external one's session says so.
+    reach: BrokerReach,
 }
 
 enum Session {
@@ -88,6 +91,7 @@ pub fn connect(
         session: Session::Client(client),
         event: event.to_owned(),
         metrics,
+        reach: BrokerReach::connecting(),
     };
     (link, Incoming::Client(events))
 }
@@ -108,6 +112,7 @@ pub fn connect_local(
         session: Session::Local(tx, false),
         event: event.to_owned(),
         metrics,
+        reach: BrokerReach::in_process(),
     };
     let incoming = Incoming::Local {
         rx,
@@ -195,8 +200,26 @@ impl HubLink {
             session: Session::Detached,
             event: event.to_owned(),
             metrics,
+            reach: BrokerReach::in_process(),
         };
         (link, Incoming::Detached)
+    }
+
+    /// What the session said of the broker: counted, and kept for `/healthz`.
+    pub fn on_reach(&mut self, event: &LinkEvent) {
+        if matches!(event, LinkEvent::Message { .. }) {
+            return;
+        }
+        if let LinkEvent::Unreachable { .. } = event {
+            self.metrics.broker_connect_failed();
+        }
+        let up = self.reach.on(event);
+        self.metrics.broker_up(up);
+    }
+
+    /// Why the hub is in trouble with its broker, if it is (see [`BrokerReach::trouble`]).
+    pub fn broker_trouble(&self) -> Option<String> {
+        self.reach.trouble(std::time::Instant::now())
     }
 
     /// Queues a JSON message (pagers, the live feed; QoS 1 on an external broker); `retain`

@@ -43,7 +43,7 @@ impl Shell {
             Query::TimeTrouble(reply) => drop(reply.send(hub.hall().time_trouble(now))),
             Query::ConnectedNodes(reply) => drop(reply.send(hub.hall().connected_nodes(now))),
             Query::Health(reply) => drop(reply.send(match self.journal.failure() {
-                None => Ok(()),
+                None => self.link.broker_trouble().map_or(Ok(()), Err),
                 Some(f) if f.standby => Err(f.reason.clone()),
                 Some(f) => Err(format!(
                     "the journal cannot write since {} s ago: {}",

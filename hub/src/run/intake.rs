@@ -11,10 +11,13 @@ use crate::view::pager;
 impl Shell {
     /// One message off the wire. Bad input is counted and logged, never fatal.
     pub(super) fn on_link_event(&mut self, event: LinkEvent) {
+        self.link.on_reach(&event);
         match event {
             LinkEvent::Message { topic, payload } => self.on_message(&topic, &payload),
             LinkEvent::Connected => tracing::info!("connected to the broker, subscribed"),
             LinkEvent::Disconnected => tracing::warn!("lost the broker; reconnecting"),
+            // The link warned (at a falling rate); `/healthz` says it after a moment.
+            LinkEvent::Unreachable { .. } => {}
         }
     }
 
