@@ -20,6 +20,7 @@ enum Command {
     /// An arbiter's pager in the terminal: the zone's open alerts, the most urgent first,
     /// a bell on a new one. Type `a ID` (or `a` for the top one) to acknowledge, `r ID note`
     /// to resolve, `q` to quit.
+    #[command(after_help = cmd::pager::OTHER_CLIENTS)]
     Pager(cmd::pager::PagerArgs),
     /// Everyone an external broker (Mosquitto) must let in, as `username:password` lines for
     /// `mosquitto_passwd -U` (while the hub runs: `GET /api/broker/users`). Makes the hall's

@@ -409,6 +409,23 @@ mod tests {
     }
 }
 
+/// How any other MQTT client reads the alerts as a pager (`hub pager --help` prints it).
+pub const OTHER_CLIENTS: &str = "\
+Any MQTT 3.1.1 client can be a pager (mosquitto_sub, MQTT Explorer, a home-automation
+bridge), with the arbiter's key file (hub enrol-arbiter, or POST /api/arbiters/enrol):
+  user name  its mqtt_user              (pager-…)
+  password   its mqtt_password
+  client id  its mqtt_client_id_prefix  (zeitnot-pager-EVENT-USER-), then anything
+             of the client's own; the broker refuses any other (CONNACK 5, not authorised)
+  topics     zeitnot/EVENT/alerts/ZONE (+ for every zone, # for the open lists too),
+             zeitnot/EVENT/alerts/ZONE/open, zeitnot/EVENT/status,
+             zeitnot/EVENT/broadcast/#; any other filter is refused by itself (SUBACK 0x80)
+For example:
+  mosquitto_sub -h HUB -p 1883 -u \"$(jq -r .mqtt_user key.json)\" \\
+    -P \"$(jq -r .mqtt_password key.json)\" \\
+    -i \"$(jq -r .mqtt_client_id_prefix key.json)$(hostname)\" -t 'zeitnot/default/alerts/+'
+A wrong password is refused with CONNACK 4, MQTT 5 with 0x84 (speak 3.1.1: -V mqttv311).";
+
 /// `hub pager`'s command line.
 #[derive(Debug, clap::Args)]
 pub struct PagerArgs {

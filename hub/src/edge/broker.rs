@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use rumqttd::local::{LinkRx, LinkTx};
-use rumqttd::{Broker, Config, ConnectionSettings, RouterConfig, SegmentConfig, ServerSettings};
+use rumqttd::{
+    AuthAnswer, Broker, Config, ConnectionSettings, RouterConfig, SegmentConfig, ServerSettings,
+};
 
 /// Who may connect: username → the password and how the client id must start
 /// (`protocol::identity`). Shared with the hub's loop, which updates the nodes' entries as
@@ -42,14 +44,27 @@ impl Users {
 
     /// Whether a CONNECT with these may go on: the password (compared in constant time)
     /// and the client id both the user's. A node cannot take another's client id and so
-    /// cut its session; a stranger cannot connect at all.
-    pub fn admits(&self, client_id: &str, username: &str, password: &str) -> bool {
+    /// cut its session; a stranger cannot connect at all. A refusal says which, as the
+    /// CONNACK tells the client: 4 (bad user name or password) or 5 (not authorised: the
+    /// login is right, the client id is not its own).
+    pub fn admits(&self, client_id: &str, username: &str, password: &str) -> AuthAnswer {
         let users = self.0.read().expect("users lock");
         let Some(user) = users.get(username) else {
-            return false;
+            return AuthAnswer::BadUserNamePassword;
         };
-        let same = protocol::seal::same_secret(user.password.as_bytes(), password.as_bytes());
-        same && client_id.starts_with(&user.client_prefix)
+        if !protocol::seal::same_secret(user.password.as_bytes(), password.as_bytes()) {
+            return AuthAnswer::BadUserNamePassword;
+        }
+        if !client_id.starts_with(&user.client_prefix) {
+            return AuthAnswer::NotAuthorized;
+        }
+        AuthAnswer::Admitted
+    }
+
+    /// The client id prefix `username` must connect with, for the refusal's log line.
+    fn client_prefix(&self, username: &str) -> Option<String> {
+        let users = self.0.read().expect("users lock");
+        users.get(username).map(|u| u.client_prefix.clone())
     }
 }
 
@@ -134,15 +149,25 @@ pub fn start(
             let users = users.clone();
             let refusals = refusals.clone();
             async move {
-                let admitted = users.admits(&client_id, &username, &password);
-                if !admitted {
-                    // The client's own strings, escaped (`?`), and once a second at most: a
-                    // stranger's login flood must not fill the log.
-                    if let Some(more) = refusals.lock().expect("refusals lock").due() {
-                        tracing::warn!(?client_id, ?username, refused_since_last = more, "MQTT client refused: unknown user, wrong password or another's client id");
+                let answer = users.admits(&client_id, &username, &password);
+                // The client's own strings, escaped (`?`), and once a second at most: a
+                // stranger's login flood must not fill the log.
+                let due = || refusals.lock().expect("refusals lock").due();
+                match answer {
+                    AuthAnswer::Admitted => {}
+                    AuthAnswer::BadUserNamePassword => {
+                        if let Some(more) = due() {
+                            tracing::warn!(?client_id, ?username, refused_since_last = more, "MQTT client refused (CONNACK 4): unknown user or wrong password");
+                        }
+                    }
+                    AuthAnswer::NotAuthorized => {
+                        if let Some(more) = due() {
+                            let expected = users.client_prefix(&username).unwrap_or_default();
+                            tracing::warn!(?client_id, ?username, expected = %format!("{expected}…"), refused_since_last = more, "MQTT client refused (CONNACK 5): the login is right, the client id is not its own");
+                        }
                     }
                 }
-                admitted
+                answer
             }
         });
     }

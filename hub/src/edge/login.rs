@@ -81,6 +81,7 @@ pub fn arbiter_credentials(
         "key": enrolment.key.to_text(),
         "mqtt_user": enrolment.mqtt_user,
         "mqtt_password": enrolment.mqtt_password,
+        "mqtt_client_id_prefix": enrolment.mqtt_client_id_prefix,
         "hub_key": enrolment.hub_key,
         "login": arbiter_login(&crate::core::roster::Member::with_key(enrolment.key.clone())),
         "ca": ca,

@@ -79,6 +79,8 @@ fn pager_may_read(event: &str, filter: &str) -> bool {
     let literal = |level: &str| !level.is_empty() && !level.contains(['+', '#']);
     let zone = |level: &str| level == "+" || literal(level);
     match levels.as_slice() {
+        // Every zone's alerts and open lists, as Mosquitto's ACL grants `alerts/#`.
+        ["alerts", "#"] => true,
         ["alerts", z] => zone(z),
         ["alerts", z, "open"] => zone(z),
         ["broadcast", rest @ ..] => {
@@ -160,6 +162,7 @@ mod tests {
             "zeitnot/ev/alerts/+",
             "zeitnot/ev/alerts/+/open",
             "zeitnot/ev/alerts/A/open",
+            "zeitnot/ev/alerts/#",
             "zeitnot/ev/status",
             "zeitnot/ev/broadcast/#",
             "zeitnot/ev/broadcast/1/board/3",
@@ -171,7 +174,6 @@ mod tests {
             "zeitnot/#",
             "zeitnot/ev/#",
             "zeitnot/+/alerts/A",
-            "zeitnot/ev/alerts/#",
             "zeitnot/ev/board/1/up",
             "zeitnot/ev/board/+/up",
             "zeitnot/ev/alerts/A/open/#",

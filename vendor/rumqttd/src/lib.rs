@@ -48,10 +48,34 @@ pub type ClientId = String;
 pub type AuthUser = String;
 pub type AuthPass = String;
 pub type AuthHandler = Arc<
-    dyn Fn(ClientId, AuthUser, AuthPass) -> Pin<Box<dyn std::future::Future<Output = bool> + Send>>
+    dyn Fn(ClientId, AuthUser, AuthPass) -> Pin<Box<dyn std::future::Future<Output = AuthAnswer> + Send>>
         + Send
         + Sync,
 >;
+
+/// Zeitnot's patch (vendor/README.md): an auth handler's answer, and for a refusal the
+/// CONNACK return code the client is told (upstream closed the connection without one, and
+/// clients such as `mosquitto_sub` retried in silence). A `bool` is `Admitted` or
+/// `BadUserNamePassword`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthAnswer {
+    Admitted,
+    /// 3.1.1's return code 4: an unknown user or a wrong password.
+    BadUserNamePassword,
+    /// 3.1.1's return code 5: the login is right but may not connect so (another's client
+    /// id, for instance).
+    NotAuthorized,
+}
+
+impl From<bool> for AuthAnswer {
+    fn from(admitted: bool) -> AuthAnswer {
+        if admitted {
+            AuthAnswer::Admitted
+        } else {
+            AuthAnswer::BadUserNamePassword
+        }
+    }
+}
 
 /// Zeitnot's patch (vendor/README.md): what a remote client asks to do, for the topic ACL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,11 +210,12 @@ fn default_max_pending_connects() -> usize {
 }
 
 impl ServerSettings {
-    pub fn set_auth_handler<F, O>(&mut self, auth_fn: F)
+    pub fn set_auth_handler<F, O, A>(&mut self, auth_fn: F)
     where
         F: Fn(ClientId, AuthUser, AuthPass) -> O + Send + Sync + 'static,
-        O: IntoFuture<Output = bool> + 'static,
+        O: IntoFuture<Output = A> + 'static,
         O::IntoFuture: Send,
+        A: Into<AuthAnswer>,
     {
         self.connections.set_auth_handler(auth_fn)
     }
@@ -228,15 +253,16 @@ pub struct ConnectionSettings {
 }
 
 impl ConnectionSettings {
-    pub fn set_auth_handler<F, O>(&mut self, auth_fn: F)
+    pub fn set_auth_handler<F, O, A>(&mut self, auth_fn: F)
     where
         F: Fn(ClientId, AuthUser, AuthPass) -> O + Send + Sync + 'static,
-        O: IntoFuture<Output = bool> + 'static,
+        O: IntoFuture<Output = A> + 'static,
         O::IntoFuture: Send,
+        A: Into<AuthAnswer>,
     {
         self.external_auth = Some(Arc::new(move |client_id, username, password| {
             let auth = auth_fn(client_id, username, password).into_future();
-            Box::pin(auth)
+            Box::pin(async move { auth.await.into() })
         }));
     }
 }

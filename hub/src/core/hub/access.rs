@@ -78,15 +78,20 @@ pub struct ArbiterEnrolment {
     pub key: NodeKey,
     pub mqtt_user: String,
     pub mqtt_password: String,
+    /// What the pager's MQTT client id must start with (the broker refuses any other with
+    /// CONNACK 5): `zeitnot-pager-{event}-{mqtt_user}-`, then anything of the pager's own.
+    pub mqtt_client_id_prefix: String,
     pub hub_key: String,
 }
 
 impl ArbiterEnrolment {
-    /// Arbiter `name`'s, enrolled with `key` in the hall with secret `hall`.
-    pub fn new(hall: &NodeKey, name: &str, key: NodeKey) -> ArbiterEnrolment {
+    /// Arbiter `name`'s, enrolled with `key` in the hall of `event` with secret `hall`.
+    pub fn new(hall: &NodeKey, event: &str, name: &str, key: NodeKey) -> ArbiterEnrolment {
+        let mqtt_user = protocol::identity::pager_user(&key);
         ArbiterEnrolment {
             arbiter: name.to_owned(),
-            mqtt_user: protocol::identity::pager_user(&key),
+            mqtt_client_id_prefix: protocol::identity::pager_client_prefix(event, &mqtt_user),
+            mqtt_user,
             mqtt_password: protocol::identity::pager_password(&key),
             key,
             hub_key: pager_seal::HubSigner::from_hall(hall).public_hex(),
@@ -221,7 +226,7 @@ impl Hub {
             member: Some(member),
         });
         tracing::info!(arbiter = %name.escape_debug(), "arbiter enrolled");
-        let enrolment = ArbiterEnrolment::new(&hall, name, fresh);
+        let enrolment = ArbiterEnrolment::new(&hall, &self.event, name, fresh);
         self.pending
             .wait(at, Deferred::ArbiterEnrolled(request, Box::new(enrolment)));
     }

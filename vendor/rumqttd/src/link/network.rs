@@ -140,6 +140,13 @@ impl<P: Protocol> Network<P> {
         Ok(())
     }
 
+    /// Zeitnot's patch (vendor/README.md): bytes as they are, for a packet this connection's
+    /// protocol cannot write (a CONNACK to a client of another MQTT version).
+    pub async fn write_raw(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.socket.write_all(bytes).await?;
+        Ok(())
+    }
+
     pub async fn writev(&mut self, packets: VecDeque<Packet>) -> Result<(), Error> {
         for packet in packets {
             Protocol::write(&self.protocol, packet, &mut self.write)?;

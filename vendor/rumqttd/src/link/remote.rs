@@ -7,7 +7,7 @@ use crate::protocol::{
     SubscribeReasonCode,
 };
 use crate::router::{Event, Notification};
-use crate::{AclAction, AclHandler, AclRequest, ConnectionId, ConnectionSettings};
+use crate::{AclAction, AclHandler, AclRequest, AuthAnswer, ConnectionId, ConnectionSettings};
 
 use flume::{RecvError, SendError, Sender, TrySendError};
 use std::cmp::min;
@@ -74,6 +74,19 @@ struct Acl {
     subscriptions: HashSet<String>,
     /// Packets read, before the ACL passes them on.
     read: VecDeque<Packet>,
+    /// SUBSCRIBEs passed on with their denied filters taken out, by packet id: which of the
+    /// filters asked for were allowed, for the SUBACK to answer each in its place.
+    partial: Vec<(u16, Vec<bool>)>,
+}
+
+/// What the ACL does with a packet read.
+enum Judgement {
+    /// To the router as it is.
+    Pass,
+    /// To the router in this form (a SUBSCRIBE without its denied filters).
+    Replace(Packet),
+    /// Not to the router: the broker answers (or drops it) here.
+    Answer(Option<Packet>),
 }
 
 impl Acl {
@@ -85,8 +98,8 @@ impl Acl {
         })
     }
 
-    /// What the broker answers itself for a packet it does not pass on; `Ok(None)`: pass it.
-    fn judge(&mut self, packet: &Packet) -> Result<Option<Option<Packet>>, Error> {
+    /// What becomes of a packet read: passed on, passed on changed, or answered here.
+    fn judge(&mut self, packet: &Packet) -> Result<Judgement, Error> {
         match packet {
             Packet::Publish(publish, _) => {
                 let topic = std::str::from_utf8(&publish.topic).unwrap_or("");
@@ -95,12 +108,12 @@ impl Acl {
                     retain: publish.retain,
                 };
                 if self.allows(action) {
-                    return Ok(None);
+                    return Ok(Judgement::Pass);
                 }
                 tracing::debug!(?topic, "publish denied by the ACL");
                 match publish.qos {
-                    QoS::AtMostOnce => Ok(Some(None)),
-                    QoS::AtLeastOnce => Ok(Some(Some(Packet::PubAck(
+                    QoS::AtMostOnce => Ok(Judgement::Answer(None)),
+                    QoS::AtLeastOnce => Ok(Judgement::Answer(Some(Packet::PubAck(
                         PubAck {
                             pkid: publish.pkid,
                             reason: PubAckReason::Success,
@@ -110,40 +123,81 @@ impl Acl {
                     QoS::ExactlyOnce => Err(Error::InvalidAuth),
                 }
             }
-            Packet::Subscribe(subscribe, _) => {
+            // MQTT 3.1.1 §3.9.3: each filter is granted or refused by itself.
+            Packet::Subscribe(subscribe, props) => {
                 let paths: Vec<&str> = subscribe
                     .filters
                     .iter()
                     .map(|f| strip_share(&f.path))
                     .collect();
+                let allowed: Vec<bool> = paths
+                    .iter()
+                    .map(|filter| self.allows(AclAction::Subscribe { filter }))
+                    .collect();
                 let new = paths
                     .iter()
-                    .filter(|p| !self.subscriptions.contains(**p))
+                    .zip(&allowed)
+                    .filter(|(p, ok)| **ok && !self.subscriptions.contains(**p))
                     .count();
                 let within = self
                     .max_subscriptions
                     .is_none_or(|max| self.subscriptions.len() + new <= max);
-                if within && paths.iter().all(|filter| self.allows(AclAction::Subscribe { filter })) {
-                    self.subscriptions.extend(paths.iter().map(|p| (*p).to_owned()));
-                    return Ok(None);
+                let refused = || {
+                    Judgement::Answer(Some(Packet::SubAck(
+                        SubAck {
+                            pkid: subscribe.pkid,
+                            return_codes: vec![SubscribeReasonCode::Failure; subscribe.filters.len()],
+                        },
+                        None,
+                    )))
+                };
+                if !within || !allowed.contains(&true) {
+                    tracing::debug!(?paths, within, "subscribe denied by the ACL");
+                    return Ok(refused());
                 }
-                tracing::debug!(?paths, within, "subscribe denied by the ACL");
-                Ok(Some(Some(Packet::SubAck(
-                    SubAck {
-                        pkid: subscribe.pkid,
-                        return_codes: vec![SubscribeReasonCode::Failure; subscribe.filters.len()],
-                    },
-                    None,
-                ))))
+                for (path, ok) in paths.iter().zip(&allowed) {
+                    if *ok {
+                        self.subscriptions.insert((*path).to_owned());
+                    }
+                }
+                if !allowed.contains(&false) {
+                    return Ok(Judgement::Pass);
+                }
+                tracing::debug!(?paths, ?allowed, "filters of a subscribe denied by the ACL");
+                let mut kept = subscribe.clone();
+                let mut mask = allowed.iter();
+                kept.filters.retain(|_| *mask.next().unwrap_or(&false));
+                self.partial.push((subscribe.pkid, allowed));
+                Ok(Judgement::Replace(Packet::Subscribe(kept, props.clone())))
             }
             Packet::Unsubscribe(unsubscribe, _) => {
                 for filter in &unsubscribe.filters {
                     self.subscriptions.remove(strip_share(filter));
                 }
-                Ok(None)
+                Ok(Judgement::Pass)
             }
-            _ => Ok(None),
+            _ => Ok(Judgement::Pass),
         }
+    }
+
+    /// The router's SUBACK for a SUBSCRIBE passed on without its denied filters: a code for
+    /// every filter asked for, the denied ones refused (0x80) in their places.
+    fn answer_in_full(&mut self, packet: &mut Packet) {
+        let Packet::SubAck(suback, _) = packet else {
+            return;
+        };
+        let Some(i) = self.partial.iter().position(|(pkid, _)| *pkid == suback.pkid) else {
+            return;
+        };
+        let (_, allowed) = self.partial.remove(i);
+        let mut granted = std::mem::take(&mut suback.return_codes).into_iter();
+        suback.return_codes = allowed
+            .into_iter()
+            .map(|ok| match ok {
+                true => granted.next().unwrap_or(SubscribeReasonCode::Failure),
+                false => SubscribeReasonCode::Failure,
+            })
+            .collect();
     }
 }
 
@@ -177,6 +231,7 @@ impl<P: Protocol> RemoteLink<P> {
             max_subscriptions: config.max_subscriptions,
             subscriptions: HashSet::new(),
             read: VecDeque::new(),
+            partial: Vec::new(),
         });
         if let (Some(acl), Some(will)) = (&acl, &lastwill) {
             let topic = std::str::from_utf8(&will.topic).unwrap_or("");
@@ -269,8 +324,9 @@ impl<P: Protocol> RemoteLink<P> {
                             let mut passed = VecDeque::new();
                             for packet in read.drain(..) {
                                 match acl.judge(&packet)? {
-                                    None => passed.push_back(packet),
-                                    Some(answer) => answers.extend(answer),
+                                    Judgement::Pass => passed.push_back(packet),
+                                    Judgement::Replace(packet) => passed.push_back(packet),
+                                    Judgement::Answer(answer) => answers.extend(answer),
                                 }
                             }
                             acl.read = read;
@@ -294,7 +350,11 @@ impl<P: Protocol> RemoteLink<P> {
                     let mut unscheduled = false;
 
                     for notif in self.notifications.drain(..) {
-                        if let Some(packet) = notif.into() {
+                        if let Some(mut packet) = notif.into() {
+                            // Zeitnot's patch: denied filters answered in their places.
+                            if let Some(acl) = &mut self.acl {
+                                acl.answer_in_full(&mut packet);
+                            }
                             packets.push_back(packet);
                         } else {
                             unscheduled = true;
@@ -325,8 +385,15 @@ where
     // connections which results in server rejecting new connections
     let connection_timeout_ms = config.connection_timeout_ms.into();
     let packet = time::timeout(Duration::from_millis(connection_timeout_ms), async {
-        let packet = network.read().await?;
-        Ok::<_, network::Error>(packet)
+        let packet = network.read().await;
+        // Zeitnot's patch (vendor/README.md): a CONNECT of another protocol version is
+        // told so, in that version's CONNACK, before the connection closes.
+        if let Err(network::Error::Protocol(crate::protocol::Error::InvalidProtocolLevel(level))) =
+            &packet
+        {
+            network.write_raw(&unsupported_version(*level)).await?;
+        }
+        Ok::<_, network::Error>(packet?)
     })
     .await??;
 
@@ -337,7 +404,15 @@ where
 
     Span::current().record("client_id", &connect.client_id);
 
-    handle_auth(config.clone(), login.as_ref(), &connect.client_id).await?;
+    // Zeitnot's patch: a refused login is told why (CONNACK return code 4 or 5).
+    if let Err(code) = handle_auth(config.clone(), login.as_ref(), &connect.client_id).await {
+        let ack = ConnAck {
+            session_present: false,
+            code,
+        };
+        network.write(Packet::ConnAck(ack, None)).await?;
+        return Err(Error::InvalidAuth);
+    }
 
     // When keep_alive feature is disabled client can live forever, which is not good in
     // distributed broker context so currenlty we don't allow it.
@@ -364,11 +439,24 @@ where
     Ok(packet)
 }
 
+/// Zeitnot's patch: the CONNACK refusing a CONNECT of protocol level `level`, written as that
+/// version reads it: MQTT 5's reason code 0x84 (unsupported protocol version, with no
+/// properties), else 3.1.1's return code 1 (unacceptable protocol version).
+fn unsupported_version(level: u8) -> Vec<u8> {
+    if level == 5 {
+        vec![0x20, 0x03, 0x00, 0x84, 0x00]
+    } else {
+        vec![0x20, 0x02, 0x00, 0x01]
+    }
+}
+
+/// Whether the CONNECT's login may connect; the CONNACK's return code when not (Zeitnot's
+/// patch: upstream had only "no").
 async fn handle_auth(
     config: Arc<ConnectionSettings>,
     login: Option<&Login>,
     client_id: &str,
-) -> Result<(), Error> {
+) -> Result<(), ConnectReturnCode> {
     if config.auth.is_none() && config.external_auth.is_none() {
         return Ok(());
     }
@@ -376,24 +464,24 @@ async fn handle_auth(
     // if authentication is configured and connect packet doesn't have login details
     // return an error
     let Some(login) = login else {
-        return Err(Error::InvalidAuth);
+        return Err(ConnectReturnCode::NotAuthorized);
     };
 
     let username = &login.username;
     let password = &login.password;
 
     if let Some(auth) = &config.external_auth {
-        if !auth(
+        return match auth(
             client_id.to_owned(),
             username.to_owned(),
             password.to_owned(),
         )
         .await
         {
-            return Err(Error::InvalidAuth);
-        }
-
-        return Ok(());
+            AuthAnswer::Admitted => Ok(()),
+            AuthAnswer::BadUserNamePassword => Err(ConnectReturnCode::BadUserNamePassword),
+            AuthAnswer::NotAuthorized => Err(ConnectReturnCode::NotAuthorized),
+        };
     }
 
     if let Some(pairs) = &config.auth {
@@ -403,10 +491,10 @@ async fn handle_auth(
             }
         }
 
-        return Err(Error::InvalidAuth);
+        return Err(ConnectReturnCode::BadUserNamePassword);
     }
 
-    Err(Error::InvalidAuth)
+    Err(ConnectReturnCode::NotAuthorized)
 }
 
 #[cfg(test)]

@@ -429,7 +429,10 @@ impl Router {
         let client_id = match &self.obufs.get(id) {
             Some(v) => v.client_id.clone(),
             None => {
-                error!("no-connection id {} is already gone", id);
+                // Zeitnot's patch (vendor/README.md): a client's DISCONNECT and then its
+                // socket closing both come here, as the comment above says: every clean
+                // disconnection, not an error.
+                debug!("no-connection id {} is already gone", id);
                 return;
             }
         };
