@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use support::browser::Browser;
 use support::{free_port, http_json, workspace_bin};
 
@@ -273,11 +274,11 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
 }
 
 /// The README's demo as it starts (48 boards at 10×): in its first two minutes the arbiters
-/// get its four scripted incidents and nothing else. Its real games' clocks, read as a node
+/// get its four scripted incidents and nothing else; in five, no fault pages twice. Its real games' clocks, read as a node
 /// reads them, give no alert (before, ten `clock_set_wrong` alerts for differences of 3 s
 /// and up buried the four).
 #[test]
-fn in_its_first_two_minutes_the_demo_pages_its_four_incidents_and_nothing_else() {
+fn the_demo_pages_its_four_incidents_in_two_minutes_and_no_fault_twice_in_five() {
     let started = Instant::now();
     let demo = Demo::start(&[]);
     let incidents = demo.incidents();
@@ -334,4 +335,68 @@ fn in_its_first_two_minutes_the_demo_pages_its_four_incidents_and_nothing_else()
     assert!(urgent <= open && open <= 4, "{summaries:#?}");
     let logs = demo.logs();
     assert!(!logs.contains("ERROR"), "{logs}");
+    // The README's picture: the page of the demo as it is now, its incidents in the panel.
+    let mut page = Browser::start();
+    page.viewport(1400, 900);
+    page.open_page(&format!("http://{}/?token={}", demo.http, demo.token()));
+    page.expect(
+        "the demo's alerts on the page",
+        "document.querySelectorAll('#alerts li').length >= 2",
+        Duration::from_secs(10),
+    );
+    page.screenshot_for_docs("supervision-demo");
+    drop(page);
+
+    // Five minutes in: one fault, one page. However often a board repeats a fault, no two
+    // alerts of a kind are open at once at a board (before, board 4 paged the chief seven
+    // times in 70 s for one clock set wrong).
+    std::thread::sleep(Duration::from_secs(300).saturating_sub(started.elapsed()));
+    let alerts = http_json(demo.http, "/api/alerts");
+    let alerts = alerts.as_array().unwrap();
+    let repeats: usize = alerts
+        .iter()
+        .map(|a| a["repeats"].as_array().map_or(0, Vec::len))
+        .sum();
+    println!(
+        "after 5 minutes: {} alerts, {repeats} repeats folded into them (an alert each before)",
+        alerts.len()
+    );
+    for a in alerts {
+        println!(
+            "  board {} {} ({}): {} repeats",
+            a["board"],
+            a["kind"],
+            a["state"],
+            a["repeats"].as_array().map_or(0, Vec::len)
+        );
+    }
+    let open_between = |a: &Value| {
+        let closed = a["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|s| s["change"] == "resolved" || s["change"] == "expired")
+            .map_or(u64::MAX, |s| s["at"].as_u64().unwrap());
+        (a["raised_at"].as_u64().unwrap(), closed)
+    };
+    for a in alerts {
+        for b in alerts {
+            let same = a["board"] == b["board"] && a["kind"] == b["kind"] && a["id"] != b["id"];
+            let ((a_from, a_to), (b_from, b_to)) = (open_between(a), open_between(b));
+            assert!(
+                !(same && a_from < b_to && b_from < a_to),
+                "two {} alerts open at once on board {}: {a:#}\n{b:#}",
+                a["kind"],
+                a["board"]
+            );
+        }
+        let escalations = a["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["change"] == "escalated")
+            .count();
+        assert!(escalations <= 1, "{a:#}");
+    }
 }

@@ -146,6 +146,8 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
         "Acknowledge"
     );
     browser.screenshot("phone-alert");
+    // The README's picture of the phone view.
+    browser.screenshot_for_docs("phone-view");
     no_sideways_scroll(&mut browser, 360, "the alerts at 360 px");
     browser.viewport(412, 839);
 

@@ -53,7 +53,9 @@ function shown(clock, side) {
   if (!clock) return null;
   const ms = clock[side + "_ms"];
   if (clock.running !== side || !clock.at) return ms;
-  return Math.max(0, ms - Math.max(0, hubNow() - clock.at));
+  // At the board's pace: a replay at 10× counts down ten seconds a second, as its clock.
+  const pace = (clock.pace || 1000) / 1000;
+  return Math.max(0, ms - Math.max(0, hubNow() - clock.at) * pace);
 }
 
 function playerText(seat) {
@@ -613,7 +615,11 @@ function drawTimeline(detail, alerts) {
     items.push({ at: d.at, cls: "decision", text: "Decision by " + d.arbiter + ": " + what + (d.article ? " · Art. " + d.article : "") });
   }
   for (const m of detail.illegal_moves || []) {
-    items.push({ at: null, cls: "urgent", text: "Illegal move (" + m.kind.replace(/_/g, " ") + ") by " + m.by + " after ply " + m.ply + " · Art. " + m.article });
+    // As the alert says it: FIDE's move number and the side, the penalty's article.
+    const n = Math.floor(m.ply / 2) + 1;
+    const side = m.by === "white" ? "White" : "Black";
+    const article = (m.ruling && m.ruling.article) || m.article;
+    items.push({ at: null, cls: "urgent", text: "Illegal move (" + m.kind.replace(/_/g, " ") + ") by " + side + " at move " + n + (m.by === "white" ? "." : "…") + " · Art. " + article });
   }
   items.sort((a, b) => (a.at ?? 0) - (b.at ?? 0));
   $("timeline").replaceChildren(...(items.length ? items : [{ text: "Nothing irregular.", cls: "" }]).map((i) =>

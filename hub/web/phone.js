@@ -249,14 +249,27 @@ async function loadBoard(board) {
   drawDiagram(d.fen);
   renderClocks();
   $("board-status").textContent = (d.result === "*" ? "Playing" : d.result + (d.article ? " · Art. " + d.article : ""))
-    + " · " + d.ply + " plies" + (d.board_sync && d.board_sync !== "in_sync" ? " · board " + d.board_sync.replace(/_/g, " ") : "");
+    + " · " + (d.ply ? "after " + afterPly(d.ply) : "no move yet") + (d.board_sync && d.board_sync !== "in_sync" ? " · board " + d.board_sync.replace(/_/g, " ") : "");
   const moves = [];
   d.moves.forEach((san, i) => moves.push(i % 2 ? san : (i / 2 + 1) + ". " + san));
   $("moves").textContent = moves.join(" ") || "No moves yet.";
   $("reinstate-ply").value = Math.max(0, d.ply - 1);
+  showReinstatePly();
   startFromRuling(d.ruling);
   $("board-view").dataset.loaded = board;
   renderBoardAlerts();
+}
+
+/** The move that completed `ply` half-moves, as FIDE numbers it: "9. (White's 9th move)"
+ * or "8… (Black's 8th move)". */
+function afterPly(ply) {
+  const n = Math.floor((ply + 1) / 2);
+  return ply % 2 ? n + ". (White's move " + n + ")" : n + "… (Black's move " + n + ")";
+}
+
+function showReinstatePly() {
+  const ply = Number($("reinstate-ply").value);
+  $("reinstate-move").textContent = ply ? "after " + afterPly(ply) : "the start position";
 }
 
 /** The result form starts from what the hub ruled (a flag's 6.9 result, a mate), never
@@ -394,8 +407,10 @@ async function start() {
   };
   $("reinstate-form").onsubmit = (e) => {
     e.preventDefault();
-    decide({ decision: "reinstate", ply: Number($("reinstate-ply").value) }, "Reinstate the position after ply " + $("reinstate-ply").value);
+    const ply = Number($("reinstate-ply").value);
+    decide({ decision: "reinstate", ply }, "Reinstate the position " + (ply ? "after " + afterPly(ply) : "at the start"));
   };
+  $("reinstate-ply").oninput = showReinstatePly;
   $("time-form").onsubmit = (e) => {
     e.preventDefault();
     const minutes = Number($("time-minutes").value);

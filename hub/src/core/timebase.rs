@@ -74,6 +74,12 @@ impl Timebase {
         self.envelope = None;
     }
 
+    /// Node ms per real second: how fast the board's clocks run on the hub's time (1000 at
+    /// real time, 10,000 for a demo at 10×).
+    pub fn pace(&self) -> u32 {
+        self.pace
+    }
+
     /// A node's time received at `at`, on the board's steady timeline, and the step taken
     /// out of it, if it was one.
     pub fn place(&mut self, at: HubMs, node: NodeMs) -> (NodeMs, Option<Step>) {

@@ -178,6 +178,7 @@ pub fn spectator_tile(
             black_ms,
             running: released.filter(|_| !result.is_decided()).map(|_| to_move),
             at: released.unwrap_or(0),
+            pace: s.node().timebase.pace(),
             time_trouble: TimeTrouble {
                 white: false,
                 black: false,

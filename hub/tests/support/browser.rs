@@ -169,6 +169,17 @@ impl Browser {
             .unwrap_or_else(|e| panic!("screenshot {name}: {e}"));
         path
     }
+
+    /// A screenshot the README shows, `docs/img/{name}.png`: taken again by every run of
+    /// the test that makes it, so the picture is today's page.
+    pub fn screenshot_for_docs(&mut self, name: &str) -> PathBuf {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../docs/img")
+            .join(format!("{name}.png"));
+        self.command(json!({"cmd": "screenshot", "path": path}))
+            .unwrap_or_else(|e| panic!("screenshot {name}: {e}"));
+        path
+    }
 }
 
 impl Drop for Browser {

@@ -112,10 +112,11 @@ impl Incident {
 
     fn name(self) -> &'static str {
         match self {
-            Incident::FlagFall => "a flag falls after move 24",
-            Incident::IllegalMove => "an illegal move after move 16",
-            Incident::PausedClock => "a player stops the clock after move 20",
-            Incident::NodeDropsOut => "the node drops out after move 20 for 25 s",
+            // FIDE's numbering, as the alerts say it: plies 24, 16 and 20 of the script.
+            Incident::FlagFall => "a flag falls: White's, thinking after 12…",
+            Incident::IllegalMove => "an illegal move: White's move 9, after 8…",
+            Incident::PausedClock => "a player stops the clock after 10…",
+            Incident::NodeDropsOut => "the node drops out after 10… for 25 s",
         }
     }
 }
@@ -231,14 +232,18 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         "  public:   http://{}/spectator  (what spectators see)",
         running.http
     );
-    println!(
-        "  API:      curl -H 'Authorization: Bearer {}' http://{}/api/boards",
-        running.token, running.http
-    );
-    println!("  board 1:  http://{}/api/boards/1", running.http);
-    println!("  clocks:   http://{}/api/time-trouble", running.http);
-    println!("  alerts:   http://{}/api/alerts?state=open", running.http);
-    println!("  metrics:  http://{}/metrics", running.http);
+    // Every line below runs as printed: the API needs the token, the pager the binary.
+    let curl = |path: &str| {
+        format!(
+            "curl -H 'Authorization: Bearer {}' http://{}{path}",
+            running.token, running.http
+        )
+    };
+    println!("  boards:   {}", curl("/api/boards"));
+    println!("  board 1:  {}", curl("/api/boards/1"));
+    println!("  clocks:   {}", curl("/api/time-trouble"));
+    println!("  alerts:   {}", curl("/api/alerts?state=open"));
+    println!("  metrics:  {}", curl("/metrics"));
     println!(
         "  MQTT:     mqtt://{}  (topics zeitnot/demo/board/N/up|down)",
         running.broker
@@ -251,10 +256,30 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             .await
             .context("enrolling the chief arbiter's pager")?;
     crate::edge::secret_file::write(&pager_file, &credentials)?;
+    // This very binary: `hub` is on no PATH after `cargo run`.
+    let binary = std::env::current_exe().map_or_else(|_| "hub".into(), |p| p.display().to_string());
     println!(
-        "  pager:    hub pager --zone all --event demo --broker {} --key-file {}",
+        "  pager:    {binary} pager --zone all --event demo --broker {} --key-file {}",
         running.broker,
         pager_file.display()
+    );
+    // Any MQTT client as a pager: the same login, the client id its key file names.
+    let key: serde_json::Value = serde_json::from_str(&credentials).context("an enrolment")?;
+    let field = |name: &str| key[name].as_str().unwrap_or_default().to_owned();
+    let tls = if running.broker.tls {
+        let ca = data.join("hall-ca.pem");
+        std::fs::write(&ca, field("ca")).context("writing the hall CA for mosquitto_sub")?;
+        format!(" --cafile {}", ca.display())
+    } else {
+        String::new()
+    };
+    println!(
+        "  MQTT pager: mosquitto_sub -h {} -p {}{tls} -v -u {} -P {} -i {}demo -t 'zeitnot/demo/alerts/#'",
+        running.broker.host,
+        running.broker.port,
+        field("mqtt_user"),
+        field("mqtt_password"),
+        field("mqtt_client_id_prefix"),
     );
     // Zone A's arbiter's phone: the phone view, and the ntfy app's subscription.
     let phone = enrol::arbiter_over_http(&client, running.http, &running.token, "arbiter-a")

@@ -138,6 +138,10 @@ pub struct ClockFace {
     pub running: Option<Side>,
     /// Hub time (Unix ms) of the reading.
     pub at: u64,
+    /// How fast the running side's time goes per second of hub time, in ms: 1000 at real
+    /// time; a replay's pace (the demo's 10× is 10,000), so a screen counts it down as the
+    /// board does.
+    pub pace: u32,
     pub time_trouble: TimeTrouble,
     /// A flag the clock showed: `"white"`, `"black"` or `"both"`.
     pub flag: Option<Flag>,
@@ -261,13 +265,17 @@ impl BoardState {
                 (ms, None, self.node.last_node_ms)
             }
         };
-        // Node time maps onto hub time by the offset of the board's last event.
-        let behind = self.node.last_node_ms.0.saturating_sub(node_at.0);
+        // Node time maps onto hub time by the offset of the board's last event, at the
+        // node's pace (a replay at 10× runs ten node ms to a hub ms).
+        let pace = self.node.timebase.pace();
+        let behind_node_ms = self.node.last_node_ms.0.saturating_sub(node_at.0);
+        let behind = behind_node_ms.saturating_mul(1000) / u64::from(pace.max(1));
         Some(ClockFace {
             white_ms: ms.white,
             black_ms: ms.black,
             running: running.map(Side::from),
             at: self.node.last_applied_at.0.saturating_sub(behind),
+            pace,
             time_trouble: self.time_trouble(self.node_now(now)),
             flag: self.flag_shown(),
         })
