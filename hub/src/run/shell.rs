@@ -219,6 +219,12 @@ impl Shell {
             self.link.flush();
         };
         self.journal.close()?;
+        match &result {
+            Ok(()) => tracing::info!("hub stopped: its journal flushed and closed"),
+            Err(e) => {
+                tracing::error!(error = %e, "hub stopped on an error, its journal flushed and closed")
+            }
+        }
         result
     }
 
@@ -392,11 +398,20 @@ impl Shell {
             }
             Count::NodeTimeStep(board, step) => {
                 let why = match step {
-                    Step::Ahead(ms) => format!("the node's time ran {ms} ms ahead: taken out"),
-                    Step::Behind(ms) => format!("the node's time went {ms} ms back: taken out"),
+                    Step::Ahead(ms) => format!("the node's time ran {ms} ms ahead"),
+                    Step::Behind(ms) => format!("the node's time went {ms} ms back"),
                 };
+                // Counted with the refusals (`bad_payload{why="node_time"}`), but taken.
                 let source = topic::uplink(self.hub.event(), board);
-                self.refuse(BadPayload::NodeTime, &source, &why);
+                self.metrics.bad_payload(BadPayload::NodeTime);
+                if let Some(count) = self.refusals.note(BadPayload::NodeTime, &source) {
+                    tracing::warn!(
+                        source,
+                        detail = why,
+                        from_source = count,
+                        "message taken, its node's clock step taken out of its time"
+                    );
+                }
             }
         }
     }
