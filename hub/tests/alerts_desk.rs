@@ -998,3 +998,35 @@ fn one_fault_one_page_a_clock_set_wrong_again_updates_its_open_alert_6_10_2() {
     assert!(raised(&healed).is_empty(), "{healed:#?}");
     assert_eq!(restarted.desk().get(id).cloned(), now);
 }
+
+#[test]
+fn a_result_against_the_ruling_6_9_resolves_the_flag_fall_only_with_its_override_in_the_outcome() {
+    let mut room = Room::standard();
+    let mut s = started(&mut room, 3, 5_400_000);
+    s.play(&mut room.hub, "e2e4", 5_000);
+    s.play(&mut room.hub, "e7e5", 5_000);
+    let changes = s.reading(&mut room.hub, 1_000, Some(Color::White), Some(Color::White));
+    let flag = raised(&changes)[0].id;
+    let mut action: hub::core::arbiter::ArbiterAction = serde_json::from_value(json!({
+        "arbiter": "IA Test", "decision": "result", "result": "1-0", "cause": "flag_fall"
+    }))
+    .unwrap();
+    let (answer, changes) = room.hub.decide(HubMs(s.now), s.board(), action.clone());
+    assert!(
+        matches!(answer, Err(DecisionError::ContradictsRuling { .. })),
+        "{answer:?}"
+    );
+    assert!(changes.is_empty(), "nothing changes: {changes:#?}");
+    action.override_reason = Some("the clock was set for the wrong player".into());
+    let (answer, changes) = room.hub.decide(HubMs(s.now), s.board(), action);
+    answer.expect("with a stated reason");
+    let resolved = changes
+        .iter()
+        .find(|c| c.alert.id == flag && c.change == Change::Resolved)
+        .expect("the flag fall resolved");
+    let outcome = resolved.alert.outcome.as_deref().unwrap();
+    assert!(
+        outcome.contains("1-0") && outcome.contains("the clock was set for the wrong player"),
+        "{outcome}"
+    );
+}

@@ -471,11 +471,15 @@ impl AlertDesk {
             } => &[ClockSetWrong],
             Decision::AdjustTime { .. } | Decision::ClaimRejected { .. } => &[],
         };
-        let note = format!(
+        let mut note = format!(
             "decision {}: {}",
             record.id,
             describe(&record.action.decision)
         );
+        // The outcome says when the arbiter departed from the hub's ruling, and why.
+        if let Some(reason) = &record.action.override_reason {
+            note.push_str(&format!(", overriding the hub's ruling: {reason}"));
+        }
         let by = record.action.arbiter.clone();
         let of_the_game = |a: &Alert| record.round.is_none_or(|round| a.incident.round == round);
         let declared = matches!(record.action.decision, Decision::Result { result, .. } if result != GameResult::Ongoing);
