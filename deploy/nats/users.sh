@@ -56,8 +56,10 @@ quote() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
         # `publish: []` as no restriction at all (JetStream's API and the journal included).
         pub='{ deny: ">" }'; sub='"zeitnot.*.broadcast.>"' ;;
       pager-*)
+        # `zeitnot.*.alerts` too: the gateway subscribes MQTT's `alerts/#` as that subject
+        # and `alerts.>`, and refuses the whole filter if either is denied.
         pub='"zeitnot.*.pager.command"'
-        sub='["zeitnot.*.alerts.>", "zeitnot.*.status", "zeitnot.*.broadcast.>"]' ;;
+        sub='["zeitnot.*.alerts", "zeitnot.*.alerts.>", "zeitnot.*.status", "zeitnot.*.broadcast.>"]' ;;
       *[!0-9]*)
         echo "users.sh: unknown login $user: left out" >&2
         continue ;;

@@ -576,21 +576,35 @@ async fn a_node_and_a_pager_connect_with_their_logins_and_reach_only_their_topic
         protocol::topic::hub_status("default"),
     ];
     let filters: Vec<&str> = filters.iter().map(String::as_str).collect();
-    let (_pager, mut pager_heard) = mqtt_session(mqtt, pager_id, pager_login, &filters).await;
+    let (_pager, mut pager_heard) =
+        mqtt_session(mqtt, pager_id.clone(), pager_login.clone(), &filters).await;
+    // Another pager of the same arbiter with every zone's alerts as one filter (`alerts/#`,
+    // as the docs and `hub demo` print it): granted on the gateway too.
+    let every_zone = format!("{pager_id}-all");
+    let (_all, mut all_heard) =
+        mqtt_session(mqtt, every_zone, pager_login, &["zeitnot/default/alerts/#"]).await;
     let mut heard = Vec::new();
+    let mut heard_all = Vec::new();
     for _ in 0..20 {
         hub_client
             .publish("zeitnot/default/alerts/A", QoS::AtLeastOnce, false, "{}")
             .await
             .unwrap();
-        heard = topics_heard(&mut pager_heard, Duration::from_millis(500)).await;
-        if !heard.is_empty() {
+        heard.extend(topics_heard(&mut pager_heard, Duration::from_millis(500)).await);
+        heard_all.extend(topics_heard(&mut all_heard, Duration::from_millis(100)).await);
+        if !heard.is_empty() && !heard_all.is_empty() {
             break;
         }
     }
+    let log = || std::fs::read_to_string(dir.path().join("nats.log")).unwrap_or_default();
     assert!(
         heard.contains(&"zeitnot/default/alerts/A".to_owned()),
         "the pager hears the alerts: {heard:?}; nats.log: {}",
-        std::fs::read_to_string(dir.path().join("nats.log")).unwrap_or_default()
+        log()
+    );
+    assert!(
+        heard_all.contains(&"zeitnot/default/alerts/A".to_owned()),
+        "alerts/# hears the alerts: {heard_all:?}; nats.log: {}",
+        log()
     );
 }
