@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::board::{Incident, TestBoard};
-use support::Hub;
+use support::{free_port, Broker, Hub};
 
 const CONFIG: &str = r#"
 [event]
@@ -25,8 +25,8 @@ name = "IA Eva"
 chief = true
 "#;
 
-/// `mosquitto_sub` with `args` on the hub's broker, its stdout and stderr merged line by
-/// line into a channel.
+/// `mosquitto_sub` with `args` on the hub's broker (on `port`), its stdout and stderr merged
+/// line by line into a channel.
 struct Sub {
     child: Child,
     lines: mpsc::Receiver<String>,
@@ -35,7 +35,11 @@ struct Sub {
 
 impl Sub {
     fn start(hub: &Hub, args: &[&str]) -> Sub {
-        let port = hub.broker_port().to_string();
+        Sub::start_on(hub.broker_port(), args)
+    }
+
+    fn start_on(port: u16, args: &[&str]) -> Sub {
+        let port = port.to_string();
         // Line by line through the pipe as on a terminal (stdio buffers a pipe whole).
         let mut child = Command::new("stdbuf")
             .args(["-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", &port])
@@ -189,28 +193,116 @@ async fn mosquitto_sub_reads_every_refusal_and_gets_what_its_allowed_filters_mat
     }
 
     // The right login: the alerts filter granted, a board's uplink refused, each by itself.
-    let mut sub = Sub::start(
-        &hub,
-        &[
-            "-d",
-            "-v",
-            "-u",
-            &user,
-            "-P",
-            &password,
-            "-i",
-            &client_id,
-            "-t",
-            alerts,
-            "-t",
-            "zeitnot/default/board/1/up",
+    let login = Login {
+        user: &user,
+        password: &password,
+        client_id: &client_id,
+    };
+    granted_alone_and_heard(&hub, dir.path(), port, port, &[], login).await;
+}
+
+/// `--mqtt5`: a second listener for MQTT 5 clients, with the same logins and topics, its
+/// refusals in MQTT 5's reason codes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mqtt5_listener_refuses_in_mqtt5_terms_and_serves_a_pager() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("event.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let (port, port5) = (free_port(), free_port());
+    let hub = Hub::start_with(
+        &dir.path().join("data"),
+        Broker::Embedded { port },
+        &dir.path().join("hub.log"),
+        vec![
+            "--config".into(),
+            config.display().to_string(),
+            "--mqtt5".into(),
+            format!("127.0.0.1:{port5}"),
         ],
     );
+    let key = hub.technician_post(
+        "/api/arbiters/enrol",
+        &json!({"arbiter": "IA Eva"}).to_string(),
+    );
+    let field = |name: &str| key[name].as_str().unwrap().to_owned();
+    let (user, password) = (field("mqtt_user"), field("mqtt_password"));
+    let client_id = format!("{}phone", field("mqtt_client_id_prefix"));
+    let alerts = "zeitnot/default/alerts/+";
+    for (args, printed) in [
+        (
+            vec!["-u", &user, "-P", "wrong", "-i", &client_id, "-t", alerts],
+            "Bad User Name or Password",
+        ),
+        (
+            vec![
+                "-u",
+                &user,
+                "-P",
+                &password,
+                "-i",
+                "someone-else",
+                "-t",
+                alerts,
+            ],
+            "Not authorized",
+        ),
+    ] {
+        let mut sub = Sub::start_on(port5, &[&["-V", "mqttv5"], &args[..]].concat());
+        let line = sub.wait_for(Duration::from_secs(5), |l| {
+            l.to_ascii_lowercase()
+                .contains(&printed.to_ascii_lowercase())
+        });
+        println!("MQTT 5: \"{line}\"");
+        assert_ne!(sub.ended(Duration::from_secs(5)), 0);
+    }
+    // The right login: the alerts granted, a board's uplink refused, each by itself.
+    let login = Login {
+        user: &user,
+        password: &password,
+        client_id: &client_id,
+    };
+    granted_alone_and_heard(&hub, dir.path(), port, port5, &["-V", "mqttv5"], login).await;
+}
+
+/// A pager's MQTT login, as its key file gives it.
+struct Login<'a> {
+    user: &'a str,
+    password: &'a str,
+    client_id: &'a str,
+}
+
+/// `mosquitto_sub` (with `version`'s flags) on `listen` with the right login, subscribing
+/// the alerts and a board's uplink: the SUBACK grants the first and refuses the second, each
+/// by itself, and a flag fall on board 1 (its node on the broker's `port`) reaches it,
+/// nothing of the uplink.
+async fn granted_alone_and_heard(
+    hub: &Hub,
+    dir: &std::path::Path,
+    port: u16,
+    listen: u16,
+    version: &[&str],
+    login: Login<'_>,
+) {
+    let filters = [
+        "-d",
+        "-v",
+        "-u",
+        login.user,
+        "-P",
+        login.password,
+        "-i",
+        login.client_id,
+        "-t",
+        "zeitnot/default/alerts/+",
+        "-t",
+        "zeitnot/default/board/1/up",
+    ];
+    let mut sub = Sub::start_on(listen, &[version, &filters[..]].concat());
     let granted = sub.wait_for(Duration::from_secs(5), |l| {
         l.starts_with("Subscribed (mid:")
     });
     assert!(granted.ends_with(": 0, 128"), "{granted}");
-    let enrolled = hub.enrol("board-1", 1, dir.path());
+    let enrolled = hub.enrol("board-1", 1, dir);
     let session = support::board::node_session(port, &enrolled).await;
     let mut board = TestBoard::start(1, session, &enrolled).await;
     Incident::FlagFall.cause(&mut board).await;
@@ -219,12 +311,11 @@ async fn mosquitto_sub_reads_every_refusal_and_gets_what_its_allowed_filters_mat
     assert!(topic.starts_with("zeitnot/default/alerts/"), "{topic}");
     let alert: Value = serde_json::from_str(payload).unwrap();
     assert_eq!(alert["board"], 1, "{alert}");
-    // Nothing of the board's own uplink reached it.
     assert!(
         !sub.seen
             .iter()
             .any(|l| l.starts_with("zeitnot/default/board/")),
-        "{:#?}",
+        "nothing of the board's own uplink: {:#?}",
         sub.seen
     );
 }

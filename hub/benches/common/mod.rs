@@ -233,6 +233,7 @@ pub async fn start_hub(
         arbiter_token: Some(TOKEN.into()),
         hosts: Vec::new(),
         tls: hub::edge::tls::TlsChoice::Auto,
+        mqtt5: None,
         broker_ca: None,
         config_path: None,
         cluster: None,

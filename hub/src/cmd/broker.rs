@@ -21,7 +21,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let limit = descriptors::raise_limit();
     let connections = descriptors::broker_connections(limit);
-    broker::start(args.mqtt, None, connections, None, "", None)?;
+    broker::start(args.mqtt, None, None, connections, None, "", None)?;
     println!(
         "{{\"mqtt\": \"{}\", \"connections\": {connections}}}",
         args.mqtt

@@ -424,7 +424,8 @@ For example:
   mosquitto_sub -h HUB -p 1883 -u \"$(jq -r .mqtt_user key.json)\" \\
     -P \"$(jq -r .mqtt_password key.json)\" \\
     -i \"$(jq -r .mqtt_client_id_prefix key.json)$(hostname)\" -t 'zeitnot/default/alerts/+'
-A wrong password is refused with CONNACK 4, MQTT 5 with 0x84 (speak 3.1.1: -V mqttv311).";
+A wrong password is refused with CONNACK 4, MQTT 5 with 0x84 (speak 3.1.1: -V mqttv311,
+or use the listener hub serve --mqtt5 opens).";
 
 /// `hub pager`'s command line.
 #[derive(Debug, clap::Args)]

@@ -28,6 +28,10 @@ pub struct ServeArgs {
     /// Listen address of the embedded MQTT broker.
     #[arg(long, default_value = "127.0.0.1:1883", conflicts_with = "broker")]
     pub mqtt: SocketAddr,
+    /// Also a listener of the embedded broker for MQTT 5 clients, here (none by default;
+    /// `--mqtt` speaks MQTT 3.1.1 and tells an MQTT 5 client so, CONNACK 0x84).
+    #[arg(long, conflicts_with = "broker")]
+    pub mqtt5: Option<SocketAddr>,
     /// Use this external broker instead of the embedded one: mqtt://HOST:PORT; a
     /// cluster's nodes as ADDR,ADDR,…, tried in turn.
     #[arg(long)]
@@ -176,6 +180,7 @@ impl ServeArgs {
             arbiter_token: self.arbiter_token.or(file.arbiter_token),
             hosts: file.hosts,
             tls: self.tls.or(file.tls).unwrap_or_default(),
+            mqtt5: self.mqtt5,
             broker_ca: self.broker_ca,
             config_path: self.config,
             cluster,

@@ -115,6 +115,7 @@ pub fn passwd_lines(logins: &[(String, String)]) -> String {
 /// ([`super::descriptors::broker_connections`]).
 pub fn start(
     listen: SocketAddr,
+    listen5: Option<SocketAddr>,
     users: Option<Users>,
     max_connections: usize,
     hub_client_id: Option<&str>,
@@ -123,6 +124,12 @@ pub fn start(
 ) -> anyhow::Result<Option<(LinkTx, LinkRx)>> {
     // rumqttd reports a bind failure only in its own thread's log; find out here instead.
     drop(TcpListener::bind(listen).with_context(|| format!("MQTT address {listen} is not free"))?);
+    if let Some(listen5) = listen5 {
+        drop(
+            TcpListener::bind(listen5)
+                .with_context(|| format!("MQTT 5 address {listen5} is not free"))?,
+        );
+    }
 
     let mut connections = ConnectionSettings {
         // A socket that sends no CONNECT within this is closed: a real client sends it at
@@ -231,6 +238,15 @@ pub fn start(
             ])),
             ..RouterConfig::default()
         },
+        // MQTT 5 on its own listener when asked: the same logins, ACL and bounds.
+        v5: listen5.map(|listen5| {
+            let server = ServerSettings {
+                name: "zeitnot-v5".into(),
+                listen: listen5,
+                ..server.clone()
+            };
+            HashMap::from([("1".to_owned(), server)])
+        }),
         v4: Some(HashMap::from([("1".to_owned(), server)])),
         ..Config::default()
     };

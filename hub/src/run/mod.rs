@@ -82,6 +82,9 @@ pub struct ServeConfig {
     pub hosts: Vec<String>,
     /// Which listeners speak TLS (`[access] tls`): by default all but loopback's.
     pub tls: TlsChoice,
+    /// A second listener of the embedded broker, speaking MQTT 5 (`--mqtt5`; none by
+    /// default): the same logins, topics and refusals, in MQTT 5's reason codes.
+    pub mqtt5: Option<SocketAddr>,
     /// The CA that signed an external `mqtts://` broker's certificate; `None`: the hall CA
     /// (`hub broker-cert` issues the broker's).
     pub broker_ca: Option<PathBuf>,

@@ -153,6 +153,7 @@ pub(super) fn connect_broker(
             warn_if_plain("MQTT", *listen, mqtts);
             let local = broker::start(
                 *listen,
+                config.mqtt5,
                 users,
                 max_connections,
                 Some(&client_id),
@@ -164,7 +165,7 @@ pub(super) fn connect_broker(
                 ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
                 ip => ip,
             };
-            tracing::info!(%listen, tls = mqtts, "embedded MQTT broker listening");
+            tracing::info!(%listen, tls = mqtts, mqtt5 = ?config.mqtt5, "embedded MQTT broker listening");
             let addr = BrokerAddr {
                 tls: mqtts,
                 ..BrokerAddr::plain(host.to_string(), listen.port())

@@ -185,6 +185,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         arbiter_token: Some(crate::edge::login::new_token()),
         hosts: Vec::new(),
         tls: crate::edge::tls::TlsChoice::Auto,
+        mqtt5: None,
         broker_ca: None,
         config_path: None,
         cluster: None,
