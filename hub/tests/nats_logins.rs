@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use support::process::nats::{nats_server_bin, port};
+use support::process::nats::{distinct_ports, nats_server_bin, port_quads};
 
 /// The shipped configuration with its addresses on loopback and its paths in `dir`, for
 /// one server (no routes, MQTT in the clear, its sessions on the one server).
@@ -60,7 +60,9 @@ impl Drop for Server {
 /// The shipped configuration's server alone in `dir` (`nats.conf`, `nats.log`, its store),
 /// on loopback: the server, its client and MQTT ports.
 fn start_single(dir: &std::path::Path) -> (Server, u16, u16) {
-    let (client, monitor, mqtt) = (port(), port(), port());
+    let [client, monitor, mqtt] = distinct_ports(3)[..] else {
+        unreachable!("three ports")
+    };
     let conf = dir.join("nats.conf");
     std::fs::write(&conf, shipped_conf(dir, client, monitor, mqtt)).unwrap();
     let log = std::fs::File::create(dir.join("nats.log")).unwrap();
@@ -370,7 +372,7 @@ fn only_the_halls_servers_join_the_cluster() {
     users_sh(&data, &etc.join("nats-users.conf"));
 
     let password = "a-route-password-only-the-hall-knows";
-    let ports: Vec<[u16; 4]> = (0..3).map(|_| [port(), port(), port(), port()]).collect();
+    let ports = port_quads(3);
     let routes: Vec<(String, u16)> = (0..3)
         .map(|i| (format!("127.0.0.{}", i + 1), ports[i][1]))
         .collect();
@@ -406,7 +408,7 @@ fn only_the_halls_servers_join_the_cluster() {
         std::fs::copy(etc.join(file), copied.join("etc").join(file)).unwrap();
     }
     let to_a = [routes[0].clone()];
-    let fresh = || [port(), port(), port(), port()];
+    let fresh = || port_quads(1)[0];
     let own_ca = start_shipped(&own, "rogue-ca", 4, &to_a, password, fresh());
     let no_password = start_shipped(&copied, "rogue-login", 5, &to_a, "a-guess", fresh());
     std::thread::sleep(Duration::from_secs(5));

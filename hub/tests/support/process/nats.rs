@@ -24,9 +24,30 @@ pub struct NatsCluster {
 
 impl NatsCluster {
     /// Three servers in `dir`, each with its own store, routed to the others; returns once
-    /// each takes clients and the cluster has elected its JetStream leader.
+    /// each takes clients and the cluster has elected its JetStream leader. The ports are
+    /// chosen here and bound by the servers a moment later, so another process can take
+    /// one in between: a cluster that does not come up is started again on new ports.
     pub fn start(dir: &Path) -> NatsCluster {
-        let ports: Vec<[u16; 4]> = (0..3).map(|_| [port(), port(), port(), port()]).collect();
+        const ATTEMPTS: usize = 3;
+        for attempt in 1..=ATTEMPTS {
+            let mut cluster = NatsCluster::configure(dir, attempt);
+            for i in 0..3 {
+                cluster.spawn(i);
+            }
+            match (0..3).try_for_each(|i| cluster.wait_ready(i)) {
+                Ok(()) => return cluster,
+                Err(why) if attempt < ATTEMPTS => {
+                    eprintln!("NATS cluster, attempt {attempt}: {why}; again on new ports");
+                }
+                Err(why) => panic!("{why}"),
+            }
+        }
+        unreachable!("the last attempt panics")
+    }
+
+    /// The configuration of three servers on twelve distinct free ports.
+    fn configure(dir: &Path, attempt: usize) -> NatsCluster {
+        let ports = port_quads(3);
         let routes: Vec<String> = ports
             .iter()
             .map(|p| format!("nats://127.0.0.1:{}", p[2]))
@@ -36,7 +57,7 @@ impl NatsCluster {
             .enumerate()
             .map(|(i, [client, mqtt, route, monitor])| {
                 let name = format!("n{}", i + 1);
-                let store = dir.join(format!("nats-{name}"));
+                let store = dir.join(format!("nats-{name}-{attempt}"));
                 let conf = dir.join(format!("nats-{name}.conf"));
                 let text = format!(
                     "server_name: {name}\nlisten: 127.0.0.1:{client}\nhttp: 127.0.0.1:{monitor}\n\
@@ -58,14 +79,7 @@ impl NatsCluster {
                 }
             })
             .collect();
-        let mut cluster = NatsCluster { nodes };
-        for i in 0..3 {
-            cluster.spawn(i);
-        }
-        for i in 0..3 {
-            cluster.wait_ready(i);
-        }
-        cluster
+        NatsCluster { nodes }
     }
 
     fn spawn(&mut self, i: usize) {
@@ -87,27 +101,35 @@ impl NatsCluster {
     }
 
     /// Waits until server `i` answers its JetStream health check (a leader elected, its
-    /// streams current).
-    fn wait_ready(&mut self, i: usize) {
-        let node = &mut self.nodes[i];
+    /// streams current). A server of the cluster that exits meanwhile (its port taken) or
+    /// a wait past 60 s is an error naming the server and the end of its log.
+    fn wait_ready(&mut self, i: usize) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(60);
-        while monitor_get(node.monitor, "/healthz").is_none() {
-            let child = node.child.as_mut().expect("started");
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!(
-                    "nats-server {} exited with {status}: see {}",
-                    node.name,
-                    node.log.display()
-                );
+        while monitor_get(self.nodes[i].monitor, "/healthz").is_none() {
+            for node in &mut self.nodes {
+                let Some(child) = node.child.as_mut() else {
+                    continue;
+                };
+                if let Ok(Some(status)) = child.try_wait() {
+                    node.child = None;
+                    return Err(format!(
+                        "nats-server {} exited with {status}: {}",
+                        node.name,
+                        log_tail(&node.log)
+                    ));
+                }
             }
-            assert!(
-                Instant::now() < deadline,
-                "nats-server {} not ready: see {}",
-                node.name,
-                node.log.display()
-            );
+            if Instant::now() > deadline {
+                let node = &self.nodes[i];
+                return Err(format!(
+                    "nats-server {} not ready within 60 s: {}",
+                    node.name,
+                    log_tail(&node.log)
+                ));
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
+        Ok(())
     }
 
     /// `nats://127.0.0.1:PORT,…` of the servers, starting with server `first`.
@@ -143,7 +165,9 @@ impl NatsCluster {
     pub fn restart(&mut self, i: usize) {
         self.kill(i);
         self.spawn(i);
-        self.wait_ready(i);
+        if let Err(why) = self.wait_ready(i) {
+            panic!("{why}");
+        }
     }
 
     /// Which server leads `stream` now, as the living servers' monitoring says.
@@ -190,12 +214,31 @@ impl Drop for NatsCluster {
     }
 }
 
-/// A port nobody listens on now.
-pub fn port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("an ephemeral port")
+/// `n` distinct ports nobody listens on now: each held until all are chosen, so the
+/// system cannot hand out one twice.
+pub fn distinct_ports(n: usize) -> Vec<u16> {
+    let held: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("an ephemeral port"))
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().expect("a bound port").port())
+        .collect()
+}
+
+/// `n` sets of four distinct free ports (client, MQTT or route, and so on).
+pub fn port_quads(n: usize) -> Vec<[u16; 4]> {
+    distinct_ports(4 * n)
+        .chunks(4)
+        .map(|p| [p[0], p[1], p[2], p[3]])
+        .collect()
+}
+
+/// The last lines of a server's log, for a failure's message.
+fn log_tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len().saturating_sub(12)..].join("\n");
+    format!("{} ends with:\n{tail}", log.display())
 }
 
 /// A GET of the monitoring port as HTTP/1.0 (Go's server then sends the body whole, not
