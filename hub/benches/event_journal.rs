@@ -14,7 +14,7 @@
 //! The node sends the readings that are news and the latest of the others at its 5 s
 //! heartbeat (`board_node::clock_news`); `--every-reading` journals every reading, as before.
 //! Each round's start moves the finished rounds' events out of sled into the compressed
-//! round archive, as the hub's round archiver does (`hub::edge::round_archive`).
+//! round archive, as the hub's round archiver does (`hub::edge::journal::round_archive`).
 //! The restart is measured in a process of its own (this benchmark run again with
 //! `--restart-only`), so its memory is the restarted hub's alone.
 //!
@@ -29,7 +29,7 @@ use board_node::{clock_news, pgn, replay};
 use hub::core::hub::{Hub, HubConfig, Journaled, Output, Replayed, RequestId, StartRequest};
 use hub::core::ids::RoundNo;
 use hub::core::time::HubMs;
-use hub::edge::store::Journal;
+use hub::edge::journal::Journal;
 use hub::metrics::Metrics;
 use protocol::{BoardNo, NodeMs, Seq, Uplink};
 

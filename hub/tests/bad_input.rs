@@ -323,7 +323,7 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
 }
 
 /// One laptop opens live streams until it is refused: each holds a task and a queue in the
-/// hub, so a client gets its share (`edge::slots::SPECTATORS_PER_CLIENT`) and a clear 429,
+/// hub, so a client gets its share (`edge::http::slots::SPECTATORS_PER_CLIENT`) and a clear 429,
 /// a stream it closes frees its slot, and the arbiters' own stream still opens.
 #[test]
 fn a_client_cannot_open_more_live_streams_than_its_share() {
@@ -347,7 +347,7 @@ fn a_client_cannot_open_more_live_streams_than_its_share() {
     };
     let open = || open_as("/api/public/live", "");
     let mut held = Vec::new();
-    for _ in 0..hub::edge::slots::SPECTATORS_PER_CLIENT {
+    for _ in 0..hub::edge::http::slots::SPECTATORS_PER_CLIENT {
         let (status, stream) = open();
         assert_eq!(status, 200);
         held.push(stream);
@@ -378,7 +378,7 @@ fn a_client_cannot_open_more_live_streams_than_its_share() {
 
 /// One arbiter's phone token, copied to a script on many addresses, opens live streams
 /// until refused: before, it filled all 200 of the arbiters' places and the chief's
-/// `/api/live` answered 429. Now the login gets its share (`edge::slots::PER_ARBITER`) and a
+/// `/api/live` answered 429. Now the login gets its share (`edge::http::slots::PER_ARBITER`) and a
 /// 429 in ntfy's terms, while another arbiter's phone and the chief's page still open.
 #[test]
 fn one_arbiters_token_fills_neither_the_arbiters_streams_nor_the_chiefs() {
@@ -421,7 +421,7 @@ fn one_arbiters_token_fills_neither_the_arbiters_streams_nor_the_chiefs() {
         (status, text, stream)
     };
     let mut held = Vec::new();
-    for i in 0..hub::edge::slots::PER_ARBITER {
+    for i in 0..hub::edge::http::slots::PER_ARBITER {
         let (status, text, stream) =
             open_from(10 + i as u8, &format!("/{berg_topic}/json"), &berg_token);
         assert_eq!(status, 200, "{text}");
@@ -553,7 +553,7 @@ fn stalled_request_bodies_hold_no_door() {
     use std::io::{Read, Write};
     let dir = tempfile::tempdir().unwrap();
     let (hub, _) = Hub::embedded(dir.path());
-    let stalled: Vec<std::net::TcpStream> = (0..hub::edge::connections::PER_CLIENT)
+    let stalled: Vec<std::net::TcpStream> = (0..hub::edge::http::connections::PER_CLIENT)
         .map(|_| {
             let mut stream = std::net::TcpStream::connect(hub.http).unwrap();
             let head = format!(
@@ -576,7 +576,7 @@ fn stalled_request_bodies_hold_no_door() {
         started.elapsed()
     );
     // Those not evicted are answered 408 once their bodies are late, and closed.
-    let late = hub::edge::connections::BODY_TIMEOUT + Duration::from_secs(5);
+    let late = hub::edge::http::connections::BODY_TIMEOUT + Duration::from_secs(5);
     let mut answered = 0;
     for mut stream in stalled.into_iter().rev().take(8) {
         stream.set_read_timeout(Some(late)).unwrap();

@@ -66,7 +66,7 @@ fn stranger_tries_every_route(http: SocketAddr) {
             let (status, _, answer) =
                 request_from(Some(STRANGER), http, method, path, &headers, body)
                     .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
-            // 429 once its wrong Bearers slowed the stranger's address (`edge::guesses`).
+            // 429 once its wrong Bearers slowed the stranger's address (`edge::http::guesses`).
             assert!(
                 status == 401 || status == 403 || status == 429,
                 "{method} {path} with {extra:?}: {status} {answer}"

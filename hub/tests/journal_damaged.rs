@@ -7,8 +7,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use hub::edge::journal_batch;
-use hub::edge::store::Journal;
+use hub::edge::journal::batch;
+use hub::edge::journal::Journal;
 use protocol::{BoardNo, Seq, UplinkBody};
 use serde_json::Value;
 use support::{http_get, http_json, Hub, Node, Replay};
@@ -70,14 +70,14 @@ fn a_damaged_record_is_named_to_the_arbiter_and_the_board_goes_on_exact() {
         .iter()
         .map(Result::unwrap)
         .find(|(_, value)| {
-            journal_batch::entries(value)
+            batch::entries(value)
                 .unwrap()
                 .iter()
                 .any(|e| e.board == BoardNo(1) && e.seq == lost)
         })
         .expect("the record is there");
-    let entries = journal_batch::entries(&value).unwrap();
-    let damaged = journal_batch::rewritten(&entries, |e| {
+    let entries = batch::entries(&value).unwrap();
+    let damaged = batch::rewritten(&entries, |e| {
         if e.board == BoardNo(1) && e.seq == lost {
             vec![0xff, 0xde, 0xad]
         } else {

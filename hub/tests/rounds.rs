@@ -430,7 +430,7 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
         })
         .collect();
     hub.kill();
-    let journal = hub::edge::store::Journal::open(&hub.data).unwrap();
+    let journal = hub::edge::journal::Journal::open(&hub.data).unwrap();
     for (board, last) in last_seqs {
         let seqs = journal.seqs(protocol::BoardNo(board)).unwrap();
         let want: Vec<protocol::Seq> = (1..=last).map(protocol::Seq).collect();

@@ -247,7 +247,7 @@ fn a_stranger_on_another_address_reads_nothing_changes_nothing_and_cannot_take_i
             vec!["Authorization: Bearer 0000000000000000000000000000000000000000".to_owned()],
         ] {
             let status = curl_status(Some(&ns), &ca, method, &url(path), &headers, body);
-            // 429 once the wrong Bearers slowed this address (`edge::guesses`).
+            // 429 once the wrong Bearers slowed this address (`edge::http::guesses`).
             assert!(
                 status == 401 || status == 403 || status == 429,
                 "{method} {path} {headers:?} from {}: {status}",

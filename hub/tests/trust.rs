@@ -327,7 +327,7 @@ async fn a_hall_under_attack(kind: Kind) {
         &metrics,
         "zeitnot_bad_payloads_total{reason=\"unauthenticated\"}",
     );
-    // Both brokers' ACLs (the embedded broker's `edge::topic_acl`, Mosquitto's shipped file)
+    // Both brokers' ACLs (the embedded broker's `edge::mqtt::topic_acl`, Mosquitto's shipped file)
     // keep the rogue node and the public reader off others' topics: the forged uplinks never
     // reach the hub; only the pager topic is open to pagers, and neither is a pager.
     assert_eq!(refused, 0, "{kind:?}: {metrics}");

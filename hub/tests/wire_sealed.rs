@@ -110,7 +110,7 @@ fn on_the_embedded_broker_nothing_crosses_the_wire_in_clear() {
     // A node that pins another hall's CA does not talk to this hub at all.
     let elsewhere = tempfile::tempdir().unwrap();
     let other_ca = elsewhere.path().join("other-ca.pem");
-    hub::edge::hall_ca::load_or_make(elsewhere.path(), &[]).unwrap();
+    hub::edge::keys::hall_ca::load_or_make(elsewhere.path(), &[]).unwrap();
     std::fs::copy(elsewhere.path().join("hall-ca.pem"), &other_ca).unwrap();
     let wrong = Node::spawn_via(
         &Replay::new(2, FILE, 2, 8.0),

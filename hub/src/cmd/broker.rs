@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use crate::edge::{broker, descriptors};
+use crate::edge::{descriptors, mqtt::broker};
 
 /// `hub broker`'s command line.
 #[derive(Debug, clap::Args)]

@@ -24,7 +24,7 @@ pub fn answer_json(enrolled: &Enrolled, ca: &str) -> String {
 
 /// Writes `key` as a node's `--key-file` holds it, readable by its owner only.
 pub fn write_key_file(path: &Path, key: &NodeKey) -> anyhow::Result<()> {
-    crate::edge::secret_file::write(path, &key.to_text())
+    crate::edge::keys::secret_file::write(path, &key.to_text())
 }
 
 /// Arbiter `name`'s pager credentials from the hub whose HTTP API is at `http` (with the arbiters' `token`): the JSON `hub pager --key-file` reads.

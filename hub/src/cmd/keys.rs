@@ -12,7 +12,7 @@ use super::offline;
 use super::serve::event_config;
 use crate::core::hub::HubConfig;
 use crate::edge::cluster::secrets::HallSecrets;
-use crate::edge::{hall_ca, login, secret_file};
+use crate::edge::{http::login, keys::hall_ca, keys::secret_file};
 
 /// `hub enrol`'s command line.
 #[derive(Debug, clap::Args)]
@@ -172,7 +172,7 @@ pub fn enrol_arbiter(args: EnrolArbiterArgs) -> anyhow::Result<()> {
         routing: file.routing,
         ..HubConfig::default()
     };
-    let request = crate::edge::api::ArbiterEnrolRequest {
+    let request = crate::edge::http::api::ArbiterEnrolRequest {
         name: args.arbiter,
         zones: args.zones,
         language: args.language,

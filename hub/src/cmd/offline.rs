@@ -10,10 +10,10 @@ use protocol::{identity, BoardNo};
 use crate::core::hub::{
     ArbiterEnrolment, Enrolled, Hub, HubConfig, Output, Reply, RequestId, Write,
 };
-use crate::edge::api::ArbiterEnrolRequest;
 use crate::edge::cluster::secrets::HallSecrets;
-use crate::edge::store::Journal;
-use crate::edge::{broker, login};
+use crate::edge::http::api::ArbiterEnrolRequest;
+use crate::edge::journal::Journal;
+use crate::edge::{http::login, mqtt::broker};
 use crate::metrics::Metrics;
 use crate::run::clock::HubClock;
 use crate::run::restore::restored_hub;

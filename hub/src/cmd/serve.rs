@@ -12,7 +12,7 @@ use crate::core::hall::DEFAULT_DEBOUNCE_MS;
 use crate::core::hub::HubConfig;
 use crate::core::laws::{Edition, GameType, Supervision};
 use crate::core::relay::public::BroadcastSettings;
-use crate::edge::tls::TlsChoice;
+use crate::edge::keys::tls::TlsChoice;
 use crate::run::{BrokerChoice, ClusterSettings, Outlets, ServeConfig};
 
 /// `hub serve`'s command line.

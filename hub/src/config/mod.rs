@@ -54,7 +54,7 @@ use crate::core::alerts::{AlertSettings, Language};
 use crate::core::ids::{BoardNo, HardwareId, RoundNo};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
 use crate::core::relay::public::BroadcastSettings;
-use crate::edge::lichess::LichessTarget;
+use crate::edge::outlets::lichess::LichessTarget;
 use crate::pairings::{self, trf::Trf, Tournament};
 
 mod sections;
@@ -104,7 +104,7 @@ struct AccessSection {
     #[serde(default)]
     open_hall: bool,
     /// Which listeners speak TLS: `auto` (all but loopback's), `on`, `off`.
-    tls: Option<crate::edge::tls::TlsChoice>,
+    tls: Option<crate::edge::keys::tls::TlsChoice>,
 }
 
 /// The technician's binding of a node (by its e-board's hardware id) to a board.
@@ -290,7 +290,7 @@ pub struct EventConfig {
     /// `[access] open_hall`: unsealed events from boards nobody enrolled are taken.
     pub open_hall: bool,
     /// `[access] tls`.
-    pub tls: Option<crate::edge::tls::TlsChoice>,
+    pub tls: Option<crate::edge::keys::tls::TlsChoice>,
     /// The pairing files it names: the hub reads them again when they change (the pairing
     /// program exports the next round's pairings into the same file).
     pub pairing_files: Vec<std::path::PathBuf>,

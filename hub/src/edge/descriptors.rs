@@ -3,16 +3,14 @@
 //! descriptors the journal and the arbiters' pages need, so the broker gets what is left
 //! after a reserve for them, and the limit is first raised as far as the system allows.
 
-use super::slots;
+use super::http::{connections, slots};
+use super::mqtt::broker::PENDING_CONNECTS;
 
 /// Kept back from the broker: every page stream the hub allows, every other HTTP
 /// connection, the journal's files, the hub's own sessions, and the sockets the broker holds
 /// before their CONNECT.
 pub const RESERVED: u64 =
-    slots::OVERALL as u64 + super::http::MAX_CONNECTIONS as u64 + PENDING_CONNECTS as u64 + 256;
-/// Sockets the broker holds at once before their CONNECT: a reconnect storm's worth, each
-/// closed after `broker::CONNECT_TIMEOUT_MS`; a socket beyond is closed at once.
-pub const PENDING_CONNECTS: usize = 256;
+    slots::OVERALL as u64 + connections::MAX_CONNECTIONS as u64 + PENDING_CONNECTS as u64 + 256;
 /// The broker's connections at most: a hall of 1,000 boards, pagers and screens, with room for
 /// reconnect storms.
 pub const BROKER_MAX: usize = 20_010;

@@ -8,7 +8,7 @@ use protocol::{identity, BoardNo};
 use super::shell::Shell;
 use crate::core::hub::Hub;
 use crate::core::phone::PhoneCredentials;
-use crate::edge::{access::Access, broker, login};
+use crate::edge::{http::access::Access, http::login, mqtt::broker};
 
 /// The embedded broker lets in exactly the enrolled nodes, each under its board's username
 /// with the password its key derives: every enrolled board of `hub`, and no other of the

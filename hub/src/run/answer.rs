@@ -6,7 +6,7 @@ use protocol::seal::NodeKey;
 use super::shell::{Shell, Waiting};
 use crate::core::phone::PhoneCredentials;
 use crate::core::rounds::StartError;
-use crate::edge::api::Query;
+use crate::edge::http::api::Query;
 use crate::pairings as tournament;
 use crate::view::feed::{section_games, FeedSource};
 use crate::view::public_rounds;
@@ -137,7 +137,7 @@ impl Shell {
             Query::BrokerUsers(reply) => {
                 let lines = hub
                     .broker_users()
-                    .map(|l| crate::edge::broker::passwd_lines(&l));
+                    .map(|l| crate::edge::mqtt::broker::passwd_lines(&l));
                 drop(reply.send(lines));
             }
             Query::ResultsTrf(section, reply) => {
@@ -164,7 +164,7 @@ impl Shell {
                 let login = hub
                     .arbiter_members()
                     .find(|(name, _)| *name == arbiter)
-                    .map(|(_, member)| crate::edge::login::arbiter_login(member));
+                    .map(|(_, member)| crate::edge::http::login::arbiter_login(member));
                 drop(reply.send(login));
             }
             Query::PhoneFeed(arbiter, after, reply) => {

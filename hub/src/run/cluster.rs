@@ -24,7 +24,7 @@ use crate::edge::cluster::journal::{self, ClusterLink, ClusterNews, Status};
 use crate::edge::cluster::lease::{Holder, Lease};
 use crate::edge::cluster::nats::Cluster;
 use crate::edge::cluster::seal::{Foreign, JournalSeal};
-use crate::edge::mqtt::{HubLink, Incoming};
+use crate::edge::mqtt::client::{HubLink, Incoming};
 use crate::metrics::Metrics;
 
 /// How often at most a standby rebuilds its core from what the stream brought; a rebuild
@@ -60,7 +60,7 @@ pub(super) async fn join(
     let local = journal.journal().expect("a journal just opened");
     let hall = local.hall_secret().context("the hall's secret")?;
     let seal = JournalSeal::new(&hall, &config.hub.event);
-    let ca = crate::edge::hall_ca::ca_file(&config.data);
+    let ca = crate::edge::keys::hall_ca::ca_file(&config.data);
     // A server that just came back answers before its JetStream does ("temporarily
     // unavailable"): the hub tries again rather than ending.
     let started = Instant::now();

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use crate::core::hub::Hub;
 use crate::core::ids::{BoardNo, RoundNo};
 use crate::core::time::HubMs;
-use crate::edge::lichess::{LichessTarget, Push};
-use crate::edge::livechess;
+use crate::edge::outlets::lichess::{LichessTarget, Push};
+use crate::edge::outlets::livechess;
 use crate::view::feed::{self, FeedCache, FeedSource};
 
 /// Where the feed goes besides the API.
@@ -44,7 +44,7 @@ impl Follower {
     pub(super) fn new(outlets: Outlets) -> Follower {
         let lichess = outlets.lichess.map(|target| {
             let (tx, rx) = tokio::sync::watch::channel((String::new(), Vec::new()));
-            tokio::spawn(crate::edge::lichess::run(target.clone(), rx));
+            tokio::spawn(crate::edge::outlets::lichess::run(target.clone(), rx));
             (target, tx)
         });
         Follower {

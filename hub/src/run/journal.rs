@@ -14,8 +14,8 @@ use anyhow::Context;
 use tokio::sync::mpsc;
 
 use crate::core::hub::{Position, Write};
-use crate::edge::flusher::{Flushed, Flusher};
-use crate::edge::store::Journal;
+use crate::edge::journal::flusher::{Flushed, Flusher};
+use crate::edge::journal::Journal;
 use crate::metrics::Metrics;
 
 /// How often a failed journal is tried again.
@@ -67,7 +67,7 @@ impl JournalLink {
     }
 
     /// The way into the flusher for the cluster's journal task.
-    pub fn flusher_input(&self) -> Option<crate::edge::flusher::FlusherInput> {
+    pub fn flusher_input(&self) -> Option<crate::edge::journal::flusher::FlusherInput> {
         self.open.as_ref().map(|(_, flusher)| flusher.input())
     }
 

@@ -9,7 +9,7 @@ use tokio::sync::broadcast;
 use super::Shell;
 use crate::core::alerts::Alert;
 use crate::core::time::HubMs;
-use crate::edge::api::LiveStart;
+use crate::edge::http::api::LiveStart;
 use crate::pairings::teams;
 use crate::view::tiles::{self, Audience, SentTiles, Tile};
 

@@ -48,9 +48,9 @@ use self::journal::JournalLink;
 use self::restore::restored_hub;
 use self::shell::Shell;
 use crate::core::hub::HubConfig;
-use crate::edge::login;
-use crate::edge::mqtt::HubLink;
-use crate::edge::tls::TlsChoice;
+use crate::edge::http::login;
+use crate::edge::keys::tls::TlsChoice;
+use crate::edge::mqtt::client::HubLink;
 use crate::metrics::Metrics;
 use crate::pairings::Trfs;
 pub use cluster::{host_name, ClusterSettings};
@@ -74,7 +74,7 @@ pub struct ServeConfig {
     pub broker: BrokerChoice,
     pub http: SocketAddr,
     /// The arbiters' view answers only to this token; `None`: the one the hub made at its
-    /// first start and keeps in `data` (`edge::login`).
+    /// first start and keeps in `data` (`edge::http::login`).
     pub arbiter_token: Option<String>,
     /// Names the hub is reached under besides its IP addresses and `localhost`
     /// (`[access] hosts`); a request for any other host is refused. The hub's certificate
@@ -201,7 +201,7 @@ pub async fn serve(
     startup::warn_of_choices(&config);
     let standby = match &cluster {
         Some(role) => role.door.subscribe(),
-        None => crate::edge::standby_door::never(),
+        None => crate::edge::http::standby_door::never(),
     };
     let (http, server) =
         startup::http(&config, &hall_tls, queries_tx, &metrics, &access, standby).await?;

@@ -8,7 +8,7 @@ use tokio::sync::broadcast;
 
 use super::Shell;
 use crate::core::alerts::AlertChange;
-use crate::edge::api::PhoneFeed;
+use crate::edge::http::api::PhoneFeed;
 
 /// Alert changes a phone's stream may fall behind by before it is ended (the app then
 /// reconnects and resumes from the last one it got).

@@ -6,7 +6,7 @@ use protocol::BoardNo;
 
 use super::clock::HubClock;
 use crate::core::hub::{Hub, HubConfig, Journaled, Replayed, Restored};
-use crate::edge::store::{Journal, StoreError};
+use crate::edge::journal::{Journal, StoreError};
 use crate::metrics::Metrics;
 
 /// A core built from what the journal holds, the fold of a start and of a recovery alike;

@@ -26,11 +26,11 @@ use crate::core::rounds::StartError;
 use crate::core::setup::NodesReport;
 use crate::core::timebase::Step;
 use crate::core::trust::Refusal;
-use crate::edge::access::Access;
-use crate::edge::api::Query;
-use crate::edge::broker;
-use crate::edge::flusher::Flushed;
-use crate::edge::mqtt::{HubLink, Incoming};
+use crate::edge::http::access::Access;
+use crate::edge::http::api::Query;
+use crate::edge::journal::flusher::Flushed;
+use crate::edge::mqtt::broker;
+use crate::edge::mqtt::client::{HubLink, Incoming};
 use crate::metrics::{BadPayload, Metrics};
 use crate::pairings::Trfs;
 use crate::view::feed::FeedCache;
@@ -80,7 +80,7 @@ pub(super) struct Shell {
     /// The boards whose nodes `users` admits now.
     pub(super) admitted: HashSet<BoardNo>,
     /// Who the page and the API let in: the arbiters' logins follow the roster.
-    pub(super) access: crate::edge::access::Access,
+    pub(super) access: crate::edge::http::access::Access,
     /// The pagers' usernames `users` admits now.
     pub(super) pagers: HashSet<String>,
     /// The pagers' commands' topic, made once: every message from the broker is compared

@@ -15,11 +15,14 @@ use tokio::sync::mpsc;
 
 use super::{BrokerChoice, Running, ServeConfig};
 use crate::core::hub::Restored;
-use crate::edge::api::Query;
-use crate::edge::http;
-use crate::edge::mqtt::{self, HubLink, Incoming};
-use crate::edge::store::Journal;
-use crate::edge::{access::Access, broker, descriptors, hall_ca, login, sessions::Sessions};
+use crate::edge::http::api::Query;
+use crate::edge::http::routes;
+use crate::edge::journal::Journal;
+use crate::edge::mqtt::client::{self, HubLink, Incoming};
+use crate::edge::{
+    descriptors, http::access::Access, http::login, http::sessions::Sessions, keys::hall_ca,
+    mqtt::broker,
+};
 use crate::metrics::Metrics;
 
 /// The journal's secrets: the hub's MQTT session id, and the hall's secret its broker
@@ -58,11 +61,11 @@ pub(super) async fn http(
     queries: mpsc::Sender<Query>,
     metrics: &Arc<Metrics>,
     access: &Access,
-    standby: crate::edge::standby_door::Standby,
+    standby: crate::edge::http::standby_door::Standby,
 ) -> anyhow::Result<(SocketAddr, impl std::future::Future<Output = ()>)> {
     let tls = config.tls.on(config.http).then(|| hall_tls.http.clone());
     let ca = hall_tls.ca_pem.clone().into();
-    http::bind(
+    routes::bind(
         config.http,
         queries,
         metrics.clone(),
@@ -139,7 +142,7 @@ pub(super) fn connect_broker(
     metrics: &std::sync::Arc<Metrics>,
 ) -> anyhow::Result<(BrokerAddr, (HubLink, Incoming))> {
     let event = &config.hub.event;
-    let client_id = mqtt::client_id(event, &secrets.session);
+    let client_id = client::client_id(event, &secrets.session);
     match &config.broker {
         BrokerChoice::Embedded(listen) => {
             let limit = descriptors::raise_limit();
@@ -170,7 +173,7 @@ pub(super) fn connect_broker(
                 tls: mqtts,
                 ..BrokerAddr::plain(host.to_string(), listen.port())
             };
-            Ok((addr, mqtt::connect_local(local, event, metrics.clone())?))
+            Ok((addr, client::connect_local(local, event, metrics.clone())?))
         }
         BrokerChoice::External(brokers) => {
             let hub_login = (
@@ -190,7 +193,7 @@ pub(super) fn connect_broker(
                 (true, None) => Some(link::tls::client_config(hall_tls.ca_pem.as_bytes())?),
             };
             let session =
-                mqtt::connect(brokers, event, &client_id, hub_login, tls, metrics.clone());
+                client::connect(brokers, event, &client_id, hub_login, tls, metrics.clone());
             Ok((brokers.first().clone(), session))
         }
     }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hub::edge::store::Journal;
+use hub::edge::journal::Journal;
 use protocol::{BoardNo, Seq};
 
 use super::{http_json, Broker, Hub, Mosquitto, Node, Replay};

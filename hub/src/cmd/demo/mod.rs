@@ -182,9 +182,9 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         broker: BrokerChoice::Embedded(free_or_ephemeral(config.mqtt)?),
         http: free_or_ephemeral(config.http)?,
         // The demo's own token, new each time: its login link is printed below.
-        arbiter_token: Some(crate::edge::login::new_token()),
+        arbiter_token: Some(crate::edge::http::login::new_token()),
         hosts: Vec::new(),
-        tls: crate::edge::tls::TlsChoice::Auto,
+        tls: crate::edge::keys::tls::TlsChoice::Auto,
         mqtt5: None,
         broker_ca: None,
         config_path: None,
@@ -256,7 +256,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         enrol::arbiter_over_http(&client, running.http, &running.token, "chief-arbiter")
             .await
             .context("enrolling the chief arbiter's pager")?;
-    crate::edge::secret_file::write(&pager_file, &credentials)?;
+    crate::edge::keys::secret_file::write(&pager_file, &credentials)?;
     // This very binary: `hub` is on no PATH after `cargo run`.
     let binary = std::env::current_exe().map_or_else(|_| "hub".into(), |p| p.display().to_string());
     println!(

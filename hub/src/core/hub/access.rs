@@ -320,7 +320,7 @@ impl Hub {
     }
 
     /// Everyone but the hub that an external broker must let in (README, *Security*,
-    /// written for Mosquitto by `edge::broker::passwd_lines`): the pagers, the
+    /// written for Mosquitto by `edge::mqtt::broker::passwd_lines`): the pagers, the
     /// public reader and every enrolled node. The hub's own password is never among them:
     /// what the API serves must not let its reader log in as the hub (`hub broker-users` on
     /// the hub's machine adds it). `None` for a hub without a hall secret.

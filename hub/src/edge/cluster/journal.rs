@@ -29,7 +29,7 @@ use super::nats::Cluster;
 use super::record::{self, Genesis, Message, Takeover};
 use super::seal::{Foreign, JournalSeal};
 use crate::core::hub::{Position, Write};
-use crate::edge::flusher::{FlusherInput, Handed};
+use crate::edge::journal::flusher::{FlusherInput, Handed};
 use crate::metrics::Metrics;
 
 /// The most bytes of writes one message holds (NATS takes 1 MiB by default).

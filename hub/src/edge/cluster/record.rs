@@ -14,29 +14,15 @@
 //!
 //! A write that cannot be read is an error in its place; the writes around it are read.
 
-use protocol::seal::{NodeKey, KEY_LEN};
-use protocol::{codec, BoardNo};
 use serde::{Deserialize, Serialize};
 
 use crate::core::hub::Write;
-use crate::core::ids::HardwareId;
-use crate::core::record::Record;
-use crate::core::time::HubMs;
-use crate::edge::store::{member_value, read_member};
+use crate::edge::journal::write_codec::{decode_write, encode_write, split_u32};
 
 const FORMAT: u8 = 1;
 const GENESIS: u8 = 0;
 const WRITES: u8 = 1;
 const TAKEOVER: u8 = 2;
-
-const EVENT: u8 = 1;
-const DECISION: u8 = 2;
-const ALERT: u8 = 3;
-const BINDING: u8 = 4;
-const ENROLMENT: u8 = 5;
-const ARBITER: u8 = 6;
-const ROUND_START: u8 = 7;
-const GAME: u8 = 8;
 
 /// The stream's first record: the hub that began it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,18 +56,6 @@ pub enum RecordError {
 
 fn malformed(why: impl std::fmt::Display) -> RecordError {
     RecordError::Malformed(why.to_string())
-}
-
-#[derive(Serialize, Deserialize)]
-struct BindingBody {
-    hardware: HardwareId,
-    board: Option<u16>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct EnrolmentBody {
-    hardware: HardwareId,
-    key: Option<Vec<u8>>,
 }
 
 /// The message holding `writes`, in order.
@@ -143,147 +117,21 @@ fn decode_writes(body: &[u8]) -> Result<Vec<Result<Write, RecordError>>, RecordE
             return Err(malformed(format!("write {i}: cut")));
         }
         let (bytes, after) = after.split_at(len as usize);
-        writes.push(decode_write(bytes));
+        writes.push(decode_write(bytes).map_err(RecordError::Malformed));
         rest = after;
     }
     Ok(writes)
 }
 
-fn split_u32(bytes: &[u8]) -> Option<(u32, &[u8])> {
-    let (head, rest) = bytes.split_first_chunk::<4>()?;
-    Some((u32::from_be_bytes(*head), rest))
-}
-
-fn encode_write(write: &Write) -> Vec<u8> {
-    let json = |tag: u8, body: &dyn erased::Json| {
-        let mut out = vec![tag];
-        out.extend(body.to_json());
-        out
-    };
-    match write {
-        Write::Event(record) => {
-            let mut out = vec![EVENT];
-            out.extend(record.at.0.to_be_bytes());
-            out.extend(codec::encode_uplink(&record.event));
-            out
-        }
-        Write::Decision(decision) => json(DECISION, decision),
-        Write::Alert(alert) => json(ALERT, alert.as_ref()),
-        Write::Binding { hardware, board } => json(
-            BINDING,
-            &BindingBody {
-                hardware: hardware.clone(),
-                board: board.map(|b| b.0),
-            },
-        ),
-        Write::Enrolment { hardware, key } => json(
-            ENROLMENT,
-            &EnrolmentBody {
-                hardware: hardware.clone(),
-                key: key.as_ref().map(|k| k.bytes().to_vec()),
-            },
-        ),
-        Write::Arbiter { name, member } => {
-            let mut out = vec![ARBITER];
-            out.extend((name.len() as u32).to_be_bytes());
-            out.extend(name.as_bytes());
-            if let Some(member) = member {
-                out.extend(member_value(member));
-            }
-            out
-        }
-        Write::RoundStart(start) => json(ROUND_START, start),
-        Write::Game(game) => json(GAME, game.as_ref()),
-    }
-}
-
-fn decode_write(bytes: &[u8]) -> Result<Write, RecordError> {
-    let (tag, body) = bytes
-        .split_first()
-        .ok_or_else(|| malformed("an empty write"))?;
-    let json = |what: &str| {
-        let what = what.to_owned();
-        move |e: serde_json::Error| malformed(format!("{what}: {e}"))
-    };
-    Ok(match *tag {
-        EVENT => {
-            let (at, wire) = body
-                .split_first_chunk::<8>()
-                .ok_or_else(|| malformed("an event without its time"))?;
-            let event = codec::decode_uplink(wire).map_err(|e| malformed(format!("event: {e}")))?;
-            Write::Event(Record {
-                at: HubMs(u64::from_be_bytes(*at)),
-                event,
-            })
-        }
-        DECISION => Write::Decision(serde_json::from_slice(body).map_err(json("decision"))?),
-        ALERT => Write::Alert(Box::new(
-            serde_json::from_slice(body).map_err(json("alert"))?,
-        )),
-        BINDING => {
-            let b: BindingBody = serde_json::from_slice(body).map_err(json("binding"))?;
-            Write::Binding {
-                hardware: b.hardware,
-                board: b.board.map(BoardNo),
-            }
-        }
-        ENROLMENT => {
-            let e: EnrolmentBody = serde_json::from_slice(body).map_err(json("enrolment"))?;
-            let key = e
-                .key
-                .map(|k| {
-                    <[u8; KEY_LEN]>::try_from(k.as_slice())
-                        .map(NodeKey::from_bytes)
-                        .map_err(|_| malformed("an enrolment's key is not 32 bytes"))
-                })
-                .transpose()?;
-            Write::Enrolment {
-                hardware: e.hardware,
-                key,
-            }
-        }
-        ARBITER => {
-            let (len, rest) = split_u32(body).ok_or_else(|| malformed("an arbiter: cut"))?;
-            if rest.len() < len as usize {
-                return Err(malformed("an arbiter's name: cut"));
-            }
-            let (name, member) = rest.split_at(len as usize);
-            let name = String::from_utf8(name.to_vec()).map_err(malformed)?;
-            let member = if member.is_empty() {
-                None
-            } else {
-                Some(read_member(member).map_err(|e| malformed(format!("arbiter {name}: {e}")))?)
-            };
-            Write::Arbiter { name, member }
-        }
-        ROUND_START => {
-            Write::RoundStart(serde_json::from_slice(body).map_err(json("round start"))?)
-        }
-        GAME => Write::Game(Box::new(
-            serde_json::from_slice(body).map_err(json("game"))?,
-        )),
-        other => return Err(malformed(format!("a write of tag {other}"))),
-    })
-}
-
-/// One JSON encoder for the writes' bodies of different types.
-mod erased {
-    pub trait Json {
-        fn to_json(&self) -> Vec<u8>;
-    }
-
-    impl<T: serde::Serialize> Json for T {
-        fn to_json(&self) -> Vec<u8> {
-            serde_json::to_vec(self).expect("a journal write serializes")
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::ids::HardwareId;
+    use crate::core::record::Record;
     use crate::core::roster::Member;
-    use protocol::{NodeMs, Seq, Uplink, UplinkBody};
+    use crate::core::time::HubMs;
+    use protocol::seal::NodeKey;
+    use protocol::{BoardNo, NodeMs, Seq, Uplink, UplinkBody};
 
     fn event(board: u16, seq: u64) -> Write {
         Write::Event(Record {

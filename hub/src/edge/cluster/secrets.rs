@@ -15,8 +15,8 @@ use anyhow::Context;
 use protocol::seal::{NodeKey, KEY_LEN};
 use serde::{Deserialize, Serialize};
 
-use crate::edge::store::Journal;
-use crate::edge::{hall_ca, login, secret_file};
+use crate::edge::journal::Journal;
+use crate::edge::{http::login, keys::hall_ca, keys::secret_file};
 
 /// The file's format, so that a later build can read an earlier one's.
 const FORMAT: u32 = 1;

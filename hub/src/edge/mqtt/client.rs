@@ -22,7 +22,7 @@ use rumqttd::local::{LinkRx, LinkTx};
 use rumqttd::Notification;
 use tokio::sync::mpsc;
 
-use super::broker_reach::BrokerReach;
+use super::reach::BrokerReach;
 use crate::metrics::Metrics;
 
 /// Messages from the broker waiting for the hub's loop.

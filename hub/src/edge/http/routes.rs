@@ -13,6 +13,9 @@ use axum::{Extension, Json, Router};
 use protocol::BoardNo;
 use tokio::sync::mpsc;
 
+use super::access::{self, Access};
+use super::api::{board_number, optional_body, round_number, Api, ApiError, Query, SectionQuery};
+use super::credential::Login;
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertState, Language};
 use crate::core::alerts::{AlertAction, AlertCommand};
@@ -21,9 +24,7 @@ use crate::core::board::{BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::ids::{AlertId, HardwareId};
 use crate::core::setup::NodesReport;
-use crate::edge::access::{self, Access, Login};
-use crate::edge::api::{board_number, round_number, Api, ApiError, Query};
-use crate::edge::page;
+use crate::edge::http::page;
 use crate::metrics::Metrics;
 use crate::view::tiles::SpectatorBoard;
 
@@ -120,7 +121,7 @@ pub async fn bind(
             queries,
             metrics: metrics.clone(),
             access,
-            slots: crate::edge::slots::StreamSlots::default(),
+            slots: crate::edge::http::slots::StreamSlots::default(),
             hall_ca,
         });
     let listener = tokio::net::TcpListener::bind(addr)
@@ -395,7 +396,7 @@ async fn enrol_arbiter(
     if body.zones.len() > MAX_ZONES {
         return Err(ApiError::BadQuery(format!("at most {MAX_ZONES} zones")));
     }
-    let request = crate::edge::api::ArbiterEnrolRequest {
+    let request = crate::edge::http::api::ArbiterEnrolRequest {
         name: body.arbiter,
         zones: body.zones,
         language: body.language,
@@ -540,12 +541,6 @@ fn check_board(board: BoardNo) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Which section a request is about (`?section=NAME`); none: the whole hall.
-#[derive(Debug, Default, serde::Deserialize)]
-pub(super) struct SectionQuery {
-    pub(super) section: Option<String>,
-}
-
 /// The pairing program's TRF (the hall's, or `?section=NAME`'s) with the hub's results of
 /// every round entered.
 async fn results_trf(
@@ -651,16 +646,6 @@ async fn resolve(
     body: axum::body::Bytes,
 ) -> Result<Json<Alert>, ApiError> {
     alert_command(api, &login, id, AlertAction::Resolve, &body).await
-}
-
-/// A JSON body that may be left out (a bare `POST`, `curl -X POST`): its defaults then.
-pub(super) fn optional_body<T: Default + serde::de::DeserializeOwned>(
-    body: &[u8],
-) -> Result<T, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(T::default());
-    }
-    serde_json::from_slice(body).map_err(|e| ApiError::BadQuery(format!("body: {e}")))
 }
 
 /// Acknowledges or resolves; idempotent: doing it again answers with the alert unchanged.

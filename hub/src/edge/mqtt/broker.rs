@@ -70,6 +70,9 @@ impl Users {
 
 /// How long a new socket has to send its CONNECT.
 pub const CONNECT_TIMEOUT_MS: u16 = 5_000;
+/// Sockets the broker holds at once before their CONNECT: a reconnect storm's worth, each
+/// closed after [`CONNECT_TIMEOUT_MS`]; a socket beyond is closed at once.
+pub const PENDING_CONNECTS: usize = 256;
 /// Connections the kernel holds for the broker until it accepts them (Linux caps it at
 /// `net.core.somaxconn`, 4,096 by default): a hall's nodes reconnecting at once after a
 /// restart. Beyond, the kernel drops a SYN and the node sends it again after 1, 2, 4, 8 s:
@@ -109,10 +112,10 @@ pub fn passwd_lines(logins: &[(String, String)]) -> String {
 
 /// Starts the broker on `listen` and returns once it accepts connections, with the hub's
 /// own session on it if `hub_client_id` names one: an in-process link
-/// ([`super::mqtt::connect_local`]).
+/// ([`super::client::connect_local`]).
 /// With `users`, only they may connect (anonymous clients and wrong passwords are refused at
 /// CONNECT); without, anyone (an open hall). It holds `max_connections` at most
-/// ([`super::descriptors::broker_connections`]).
+/// ([`crate::edge::descriptors::broker_connections`]).
 pub fn start(
     listen: SocketAddr,
     listen5: Option<SocketAddr>,
@@ -187,8 +190,8 @@ pub fn start(
         next_connection_delay_ms: 0,
         listen_backlog: LISTEN_BACKLOG,
         connections,
-        max_pending_connects: super::descriptors::PENDING_CONNECTS,
-        external_tls: tls.clone().map(super::tls::mqtt_handshake),
+        max_pending_connects: PENDING_CONNECTS,
+        external_tls: tls.clone().map(crate::edge::keys::tls::mqtt_handshake),
     };
     let config = Config {
         id: 0,

@@ -9,16 +9,16 @@ use axum::routing::get;
 use axum::{Extension, Json, Router};
 use serde_json::json;
 
-use super::access::Login;
 use super::api::{Api, ApiError, Query};
+use super::credential::Login;
 use super::page::asset;
 use crate::core::phone::PhoneCredentials;
 
-const PHONE_HTML: &str = include_str!("../../web/phone.html");
-const PHONE_JS: &str = include_str!("../../web/phone.js");
-const PHONE_CSS: &str = include_str!("../../web/phone.css");
-const PHONE_ICON: &str = include_str!("../../web/phone-icon.svg");
-const PHONE_MANIFEST: &str = include_str!("../../web/phone.webmanifest");
+const PHONE_HTML: &str = include_str!("../../../web/phone.html");
+const PHONE_JS: &str = include_str!("../../../web/phone.js");
+const PHONE_CSS: &str = include_str!("../../../web/phone.css");
+const PHONE_ICON: &str = include_str!("../../../web/phone-icon.svg");
+const PHONE_MANIFEST: &str = include_str!("../../../web/phone.webmanifest");
 
 /// The phone view's files, open to everyone: what they show comes from the API.
 pub(super) fn routes() -> Router<Api> {

@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use sha2::Digest;
-
-use super::access::Login;
+use super::credential::{hash, Login};
 
 /// How long a session lasts: a playing day.
 pub const LIFETIME: Duration = Duration::from_secs(14 * 3600);
@@ -50,15 +48,6 @@ struct Session {
     credential: String,
 }
 
-/// What is kept of a session's id (or a credential): its SHA-256, so the file is no list of
-/// cookies.
-pub fn hash(id: &str) -> String {
-    sha2::Sha256::digest(id.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 fn unix_ms(at: SystemTime) -> u64 {
     at.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -71,7 +60,7 @@ impl Sessions {
             file: Some(file.to_owned()),
             ..Inner::default()
         };
-        let text = super::secret_file::read(file)?.unwrap_or_default();
+        let text = crate::edge::keys::secret_file::read(file)?.unwrap_or_default();
         let mut kept: Vec<(SystemTime, String, Session)> =
             text.lines().filter_map(read_line).collect();
         kept.retain(|(until, ..)| *until > now);
@@ -212,7 +201,7 @@ impl Inner {
             .filter_map(|h| Some(write_line(h, self.open.get(h)?)))
             .collect();
         let temporary = file.with_extension("new");
-        let saved = super::secret_file::write(&temporary, text.trim_end())
+        let saved = crate::edge::keys::secret_file::write(&temporary, text.trim_end())
             .and_then(|()| Ok(std::fs::rename(&temporary, file)?));
         if let Err(e) = saved {
             tracing::warn!(error = %e, "the page's sessions could not be kept: a restart will log the arbiters out");

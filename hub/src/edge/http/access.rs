@@ -21,6 +21,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::credential::{hash, Login};
 use super::guesses::Guesses;
 use super::log_throttle::Throttle;
 use super::sessions::Sessions;
@@ -29,46 +30,6 @@ use crate::metrics::Metrics;
 
 /// The cookie that carries the arbiter token.
 pub const COOKIE: &str = "zeitnot_arbiter";
-
-/// Who a request comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Login {
-    /// The hall's token: the chief arbiter (and the technician's scripts).
-    Chief,
-    /// An enrolled arbiter, logged in with their own credential.
-    Arbiter(String),
-}
-
-impl Login {
-    /// The name an action of this login is signed with: an arbiter's own, always; the
-    /// chief's token may name the arbiter it enters for (it can enrol any name anyway), and
-    /// is `"chief"` otherwise.
-    pub fn signs(&self, typed: Option<String>) -> String {
-        match self {
-            Login::Arbiter(name) => name.clone(),
-            Login::Chief => typed
-                .filter(|t| !t.trim().is_empty())
-                .unwrap_or_else(|| "chief".to_owned()),
-        }
-    }
-
-    /// The arbiter whose zones hold this login's commands (their own login); `None` for
-    /// the chief's token, which acts anywhere.
-    pub fn held_to_zones(&self) -> Option<String> {
-        match self {
-            Login::Arbiter(name) => Some(name.clone()),
-            Login::Chief => None,
-        }
-    }
-
-    /// As the page shows it.
-    pub fn name(&self) -> &str {
-        match self {
-            Login::Chief => "chief",
-            Login::Arbiter(name) => name,
-        }
-    }
-}
 
 /// An enrolled arbiter's phone: whose, and its ntfy topic.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,7 +155,7 @@ impl Access {
     pub fn set_arbiters<'a>(&self, logins: impl IntoIterator<Item = (&'a str, String)>) {
         let table: HashMap<String, String> = logins
             .into_iter()
-            .map(|(name, login)| (super::sessions::hash(&login), name.to_owned()))
+            .map(|(name, login)| (hash(&login), name.to_owned()))
             .collect();
         let valid: HashSet<String> = table.keys().cloned().collect();
         *self.arbiters.write().expect("arbiters lock") = table;
@@ -210,7 +171,7 @@ impl Access {
                     arbiter,
                     topic: c.topic,
                 };
-                (super::sessions::hash(&c.token), phone)
+                (hash(&c.token), phone)
             })
             .collect();
         *self.phones.write().expect("phones lock") = table;
@@ -219,7 +180,7 @@ impl Access {
     /// Whose phone holds `token`.
     pub fn phone_of(&self, token: &str) -> Option<Phone> {
         let phones = self.phones.read().expect("phones lock");
-        phones.get(&super::sessions::hash(token)).cloned()
+        phones.get(&hash(token)).cloned()
     }
 
     /// The phone subscribed to `topic` of arbiter `arbiter` (their page, logged in, reads
@@ -235,7 +196,7 @@ impl Access {
         if protocol::seal::same_secret(self.arbiter_token.as_bytes(), token.as_bytes()) {
             return Some((Login::Chief, String::new()));
         }
-        let credential = super::sessions::hash(token);
+        let credential = hash(token);
         let arbiters = self.arbiters.read().expect("arbiters lock");
         let name = arbiters.get(&credential)?.clone();
         Some((Login::Arbiter(name), credential))

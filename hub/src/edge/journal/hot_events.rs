@@ -8,14 +8,14 @@
 //! compressed file ([`super::round_archive`]) and its directory removed: sled then holds
 //! the round in play, and a restart opens only that.
 //!
-//! Each board's first events (up to [`STREAM_HEAD`], what a restart reads to tell a node
+//! Each board's first events (up to [`STREAM_HEAD`](crate::core::hub::STREAM_HEAD), what a restart reads to tell a node
 //! starting again from 1 from a resend) stay in the main database, where every event went
 //! before this layout; it is still read first.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use super::store::StoreError;
+use super::error::StoreError;
 
 /// The pages sled keeps in memory for one events database: appends, read once at a start.
 const CACHE_BYTES: u64 = 16 * 1024 * 1024;

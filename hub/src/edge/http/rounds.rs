@@ -25,8 +25,8 @@ use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 
-use super::access::Login;
-use super::api::{board_number, round_number, Api, ApiError, Query};
+use super::api::{board_number, optional_body, round_number, Api, ApiError, Query, SectionQuery};
+use super::credential::Login;
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
 use crate::core::hub::StartRequest;
 use crate::core::pairings::{Bye, Pairing, RoundState};
@@ -90,7 +90,7 @@ async fn round_state(
 async fn pairings(
     State(api): State<Api>,
     Path(r): Path<String>,
-    axum::extract::Query(query): axum::extract::Query<super::http::SectionQuery>,
+    axum::extract::Query(query): axum::extract::Query<SectionQuery>,
     headers: HeaderMap,
 ) -> Result<Json<Vec<Pairing>>, ApiError> {
     let round = round_number(&r)?;
@@ -105,7 +105,7 @@ async fn pairings(
 async fn byes(
     State(api): State<Api>,
     Path(r): Path<String>,
-    axum::extract::Query(query): axum::extract::Query<super::http::SectionQuery>,
+    axum::extract::Query(query): axum::extract::Query<SectionQuery>,
 ) -> Result<Json<Vec<Bye>>, ApiError> {
     let round = round_number(&r)?;
     api.ask(|reply| Query::Byes(round, query.section, reply))
@@ -118,7 +118,7 @@ async fn byes(
 async fn results_csv(
     State(api): State<Api>,
     Path(r): Path<String>,
-    axum::extract::Query(query): axum::extract::Query<super::http::SectionQuery>,
+    axum::extract::Query(query): axum::extract::Query<SectionQuery>,
 ) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse;
     let round = round_number(&r)?;
@@ -151,7 +151,7 @@ async fn start(
     body: axum::body::Bytes,
 ) -> Result<Json<Vec<RoundState>>, ApiError> {
     let round = round_number(&r)?;
-    let body: StartBody = super::http::optional_body(&body)?;
+    let body: StartBody = optional_body(&body)?;
     let by = login.signs(body.by);
     if by.chars().count() > crate::core::arbiter::MAX_NAME_CHARS || by.chars().any(char::is_control)
     {

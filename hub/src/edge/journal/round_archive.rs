@@ -18,7 +18,7 @@ use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
 use flate2::Compression;
 
-use super::store::StoreError;
+use super::error::StoreError;
 
 const MAGIC: &[u8; 4] = b"ZNEV";
 const FORMAT: u8 = 1;

@@ -36,7 +36,7 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
 
 use tokio::sync::mpsc as async_mpsc;
 
-use super::store::{Journal, StoreError};
+use super::{Journal, StoreError};
 use crate::core::hub::{Position, Write};
 use crate::metrics::Metrics;
 

@@ -22,9 +22,9 @@ use super::sessions::LIFETIME;
 use super::slots::{Slot, Viewer};
 use crate::view::tiles::Audience;
 
-const INDEX_HTML: &str = include_str!("../../web/index.html");
-const APP_JS: &str = include_str!("../../web/app.js");
-const APP_CSS: &str = include_str!("../../web/app.css");
+const INDEX_HTML: &str = include_str!("../../../web/index.html");
+const APP_JS: &str = include_str!("../../../web/app.js");
+const APP_CSS: &str = include_str!("../../../web/app.css");
 
 /// The page's routes, open to everyone; the arbiters' stream is routed with the arbiters'.
 pub(super) fn routes() -> Router<Api> {
@@ -167,7 +167,7 @@ async fn log_out(State(api): State<Api>, headers: HeaderMap) -> Response {
 pub(super) async fn arbiters_live(
     State(api): State<Api>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    Extension(login): Extension<super::access::Login>,
+    Extension(login): Extension<super::credential::Login>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let viewer = Viewer::Arbiter(login);

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
-use super::access::Login;
+use super::credential::Login;
 
 /// Spectators' streams one client address may hold: a few screens behind one router.
 pub const SPECTATORS_PER_CLIENT: usize = 16;

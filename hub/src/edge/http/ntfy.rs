@@ -38,8 +38,9 @@ use futures_util::{Stream, StreamExt};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use super::access::{presented_credential, Login, Phone};
+use super::access::{presented_credential, Phone};
 use super::api::{Api, ApiError, PhoneFeed, Query};
+use super::credential::Login;
 use super::slots::{Slot, Viewer};
 use crate::core::alerts::desk::AlertError;
 use crate::core::ids::AlertId;
@@ -191,7 +192,7 @@ fn phone_for(
     let phone = match presented_credential(headers, auth_param) {
         Some(token) => api.access.phone_of(&token),
         None => match api.access.who(headers) {
-            Some(super::access::Login::Arbiter(name)) => api.access.phone_of_arbiter(&name),
+            Some(super::credential::Login::Arbiter(name)) => api.access.phone_of_arbiter(&name),
             _ => None,
         },
     };

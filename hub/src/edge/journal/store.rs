@@ -1,8 +1,8 @@
 //! The journal: every accepted board event, durable in sled 0.34.
 //!
 //! The events go to tree `batches`, one record for the events appended between two flushes
-//! (or a few, each at most [`journal_batch::SEAL_BYTES`]), in the order accepted: each
-//! board's in sequence ([`super::journal_batch`] has the format). Before batches each event
+//! (or a few, each at most [`batch::SEAL_BYTES`]), in the order accepted: each
+//! board's in sequence ([`super::batch`] has the format). Before batches each event
 //! was a record of its own in tree `journal`, still read first: key = board number (2
 //! bytes, big-endian) then sequence number (8 bytes, big-endian), value = a format byte, the
 //! hub's receive time (8 bytes, big-endian), then the event in its wire encoding (the
@@ -52,9 +52,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use protocol::seal::{NodeKey, KEY_LEN as KEY_LEN_NODE};
-use protocol::{codec, BoardNo, Seq, PROTOCOL_VERSION};
+use protocol::{codec, BoardNo, Seq};
 
-use crate::core::alerts::{Alert, Language};
+use crate::core::alerts::Alert;
 use crate::core::arbiter::DecisionRecord;
 use crate::core::archive::PlayedGame;
 use crate::core::hub::{Hub, Write, STREAM_HEAD};
@@ -62,131 +62,26 @@ use crate::core::ids::HardwareId;
 use crate::core::record::Record;
 use crate::core::roster::Member;
 use crate::core::rounds::RoundStart;
-use crate::core::time::HubMs;
 
+use super::batch::{self, Batch};
+use super::error::StoreError;
 use super::hot_events::HotEvents;
-use super::journal_batch::{self, Batch};
 use super::round_archive::{Archived, Entry, RoundArchive};
+use super::write_codec::{
+    decode, decode_event, key, member_value, parse_key, read_member, single_value,
+};
 
 /// The pages sled keeps in memory for the main database: its trees are read once, at a
 /// start, and written an alert or a head at a time (the round's events have their own).
 const CACHE_BYTES: u64 = 16 * 1024 * 1024;
 /// A probe's size: room for a few hundred events at least before the hall is rebuilt.
 const PROBE_BYTES: usize = 256 * 1024;
-const JOURNAL_FORMAT: u8 = 1;
 const DECISION_FORMAT: u8 = 1;
 const ALERT_FORMAT: u8 = 1;
 const ROUND_FORMAT: u8 = 1;
 const GAME_FORMAT: u8 = 1;
-const KEY_LEN: usize = 10;
 /// The meta tree's key of the stream's sequence number on a cluster.
 const STREAM_SEQ: &[u8] = b"stream_seq";
-const HEADER_LEN: usize = 9;
-
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// sled could not open, write or flush the database.
-    #[error("journal database: {0}")]
-    Sled(#[from] sled::Error),
-    /// A stored record is not one this build can read (damaged, or another format).
-    #[error("journal record {board}/{seq} is unreadable: {why}")]
-    Unreadable {
-        board: BoardNo,
-        seq: Seq,
-        why: String,
-    },
-    /// A stored decision is not one this build can read.
-    #[error("decision {id} is unreadable: {why}")]
-    UnreadableDecision { id: u64, why: String },
-    /// A stored alert is not one this build can read.
-    #[error("alert {id} is unreadable: {why}")]
-    UnreadableAlert { id: u64, why: String },
-    /// A stored round start is not one this build can read.
-    #[error("round start {id} is unreadable: {why}")]
-    UnreadableRound { id: u64, why: String },
-    /// A stored game of a finished round is not one this build can read.
-    #[error("archived game {id:#010x} (round, board) is unreadable: {why}")]
-    UnreadableGame { id: u64, why: String },
-    /// A stored arbiter's enrolment is not one this build can read.
-    #[error("enrolled arbiter {name:?} is unreadable: {why}")]
-    UnreadableArbiter { name: String, why: String },
-    /// A batch of events whose framing is broken: its events after the break are lost.
-    #[error("journal batch {batch} is unreadable: {why}")]
-    UnreadableBatch { batch: u64, why: String },
-    /// A stored key does not have the journal's layout.
-    #[error("journal key of {0} bytes, expected {KEY_LEN}")]
-    BadKey(usize),
-    /// The events directory or the round archive could not be read or written.
-    #[error("{what}: {source}")]
-    Io {
-        what: &'static str,
-        source: std::io::Error,
-    },
-    /// A round's archive is not one this build can read (damaged, or another format).
-    #[error("round archive: {0}")]
-    Archive(String),
-}
-
-impl StoreError {
-    /// An IO error, with what was being done.
-    pub(crate) fn io(what: &'static str) -> impl Fn(std::io::Error) -> StoreError {
-        move |source| StoreError::Io { what, source }
-    }
-}
-
-/// What an arbiter's enrolment says besides the key, as stored after it.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct MemberFacts {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    zones: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    language: Option<Language>,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    renewed: u32,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
-/// An arbiter's stored value: the key, then the zones and language when any.
-pub(crate) fn member_value(member: &Member) -> Vec<u8> {
-    let mut value = member.key.bytes().to_vec();
-    if !member.zones.is_empty() || member.language.is_some() || member.renewed != 0 {
-        let facts = MemberFacts {
-            zones: member.zones.clone(),
-            language: member.language,
-            renewed: member.renewed,
-        };
-        value.extend(serde_json::to_vec(&facts).expect("zones serialize"));
-    }
-    value
-}
-
-/// An arbiter's enrolment from its stored value (a key alone before phones: the
-/// configuration's zones); why not, if it cannot be read.
-pub(crate) fn read_member(value: &[u8]) -> Result<Member, String> {
-    if value.len() < KEY_LEN_NODE {
-        return Err(format!("{} bytes, shorter than a key", value.len()));
-    }
-    let (key, facts) = value.split_at(KEY_LEN_NODE);
-    let key = NodeKey::from_bytes(key.try_into().expect("a key's length"));
-    let facts: MemberFacts = if facts.is_empty() {
-        MemberFacts {
-            zones: Vec::new(),
-            language: None,
-            renewed: 0,
-        }
-    } else {
-        serde_json::from_slice(facts).map_err(|e| format!("its zones: {e}"))?
-    };
-    Ok(Member {
-        key,
-        zones: facts.zones,
-        language: facts.language,
-        renewed: facts.renewed,
-    })
-}
 
 /// The events appended and not in a batch record yet: the heads (for the main database)
 /// and the others (for the round's events database).
@@ -802,7 +697,7 @@ fn batches_before_marks(
 ) -> Result<bool, StoreError> {
     for batch in tree.iter() {
         let (key, value) = batch?;
-        let entries = journal_batch::entries(&value).map_err(|why| unreadable_batch(&key, why))?;
+        let entries = batch::entries(&value).map_err(|why| unreadable_batch(&key, why))?;
         if entries
             .iter()
             .any(|e| marks.get(&e.board).is_none_or(|mark| e.seq > *mark))
@@ -819,7 +714,7 @@ fn one_per_event(tree: &sled::Tree) -> impl Iterator<Item = Result<Entry, StoreE
     tree.iter().flat_map(|batch| {
         let entries: Vec<Result<Entry, StoreError>> = match batch {
             Err(e) => vec![Err(e.into())],
-            Ok((key, value)) => match journal_batch::entries(&value) {
+            Ok((key, value)) => match batch::entries(&value) {
                 Ok(entries) => entries
                     .iter()
                     .map(|e| {
@@ -846,7 +741,7 @@ fn batched(
     tree.iter().flat_map(move |batch| {
         let records: Vec<Result<Record, StoreError>> = match batch {
             Err(e) => vec![Err(e.into())],
-            Ok((key, value)) => match journal_batch::entries(&value) {
+            Ok((key, value)) => match batch::entries(&value) {
                 Ok(entries) => entries
                     .iter()
                     .filter(|e| keep(e.board, e.seq))
@@ -871,15 +766,6 @@ fn last_batch(tree: &sled::Tree) -> Result<u64, StoreError> {
             .map(u64::from_be_bytes)
             .map_err(|_| StoreError::BadKey(key.len()))
     })
-}
-
-/// An event's value as the journal stored one per record (and a round's archive does).
-fn single_value(at: u64, wire: &[u8]) -> Vec<u8> {
-    let mut value = Vec::with_capacity(HEADER_LEN + wire.len());
-    value.push(JOURNAL_FORMAT);
-    value.extend_from_slice(&at.to_be_bytes());
-    value.extend_from_slice(wire);
-    value
 }
 
 fn decoded(entry: Result<(sled::IVec, sled::IVec), sled::Error>) -> Result<Record, StoreError> {
@@ -923,59 +809,12 @@ fn json_entries<T: serde::de::DeserializeOwned>(
     })
 }
 
-fn key(board: BoardNo, seq: Seq) -> [u8; KEY_LEN] {
-    let mut key = [0; KEY_LEN];
-    key[..2].copy_from_slice(&board.0.to_be_bytes());
-    key[2..].copy_from_slice(&seq.0.to_be_bytes());
-    key
-}
-
-fn parse_key(key: &[u8]) -> Result<(BoardNo, Seq), StoreError> {
-    let key: [u8; KEY_LEN] = key.try_into().map_err(|_| StoreError::BadKey(key.len()))?;
-    let board = u16::from_be_bytes([key[0], key[1]]);
-    let seq = u64::from_be_bytes(key[2..].try_into().expect("8 bytes"));
-    Ok((BoardNo(board), Seq(seq)))
-}
-
-/// An event stored one per record (before batches, and in a round's archive).
-fn decode(key: &[u8], value: &[u8]) -> Result<Record, StoreError> {
-    let (board, seq) = parse_key(key)?;
-    if value.len() < HEADER_LEN || value[0] != JOURNAL_FORMAT {
-        return Err(StoreError::Unreadable {
-            board,
-            seq,
-            why: format!("header {:?}", &value[..value.len().min(HEADER_LEN)]),
-        });
-    }
-    let at = u64::from_be_bytes(value[1..HEADER_LEN].try_into().expect("8 bytes"));
-    decode_event(board, seq, at, &value[HEADER_LEN..])
-}
-
-/// `board`'s event `seq`, received at `at`, from its wire encoding.
-fn decode_event(board: BoardNo, seq: Seq, at: u64, wire: &[u8]) -> Result<Record, StoreError> {
-    let unreadable = |why: String| StoreError::Unreadable { board, seq, why };
-    let mut message = std::borrow::Cow::Borrowed(wire);
-    if message.first() == Some(&1) {
-        // Written under protocol 1, whose messages have version 2's layout (2 added the
-        // tags on the wire, which the journal does not keep): read as version 2.
-        message.to_mut()[0] = PROTOCOL_VERSION as u8;
-    }
-    let event = codec::decode_uplink(&message).map_err(|e| unreadable(e.to_string()))?;
-    if event.board != board || event.seq != seq {
-        return Err(unreadable(format!(
-            "holds {}/{}",
-            event.board.0, event.seq.0
-        )));
-    }
-    Ok(Record {
-        at: HubMs(at),
-        event,
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::write_codec::JOURNAL_FORMAT;
     use super::*;
+    use crate::core::alerts::Language;
+    use crate::core::time::HubMs;
     use protocol::{NodeMs, Uplink, UplinkBody};
 
     #[test]
@@ -1161,7 +1000,7 @@ mod tests {
             .unwrap();
         journal
             .batches
-            .insert(2u64.to_be_bytes(), &[journal_batch::FORMAT, 0, 1][..])
+            .insert(2u64.to_be_bytes(), &[batch::FORMAT, 0, 1][..])
             .unwrap();
         let results: Vec<_> = journal.replay().collect();
         assert_eq!(results.len(), 4, "{results:?}");

@@ -18,7 +18,7 @@ use crate::core::ids::{AlertId, HardwareId, RoundNo};
 use crate::core::pairings::{Bye, Pairing, RoundState};
 use crate::core::rounds::StartError;
 use crate::core::setup::NodesReport;
-use crate::edge::access::Access;
+use crate::edge::http::access::Access;
 use crate::metrics::Metrics;
 use crate::view::feed::FeedGame;
 use crate::view::tiles::{Audience, SpectatorBoard};
@@ -179,7 +179,7 @@ pub(super) struct Api {
     pub(super) metrics: Arc<Metrics>,
     pub(super) access: Access,
     /// The live streams open, per client.
-    pub(super) slots: crate::edge::slots::StreamSlots,
+    pub(super) slots: crate::edge::http::slots::StreamSlots,
     /// The hall CA's certificate (PEM), handed out with enrolments.
     pub(super) hall_ca: Arc<str>,
 }
@@ -210,7 +210,7 @@ pub(super) enum ApiError {
     /// A query parameter the API does not know how to read.
     BadQuery(String),
     /// The client, or the hub, holds as many live streams as allowed.
-    TooManyStreams(crate::edge::slots::Full),
+    TooManyStreams(crate::edge::http::slots::Full),
     /// The login may not do this (an arbiter's outside their zones).
     Forbidden(String),
 }
@@ -328,6 +328,22 @@ pub(super) fn round_number(r: &str) -> Result<RoundNo, ApiError> {
         .ok()
         .and_then(RoundNo::new)
         .ok_or_else(|| ApiError::BadRound(r.to_owned()))
+}
+
+/// Which section a request is about (`?section=NAME`); none: the whole hall.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct SectionQuery {
+    pub section: Option<String>,
+}
+
+/// A JSON body that may be left out (a bare `POST`, `curl -X POST`): its defaults then.
+pub(super) fn optional_body<T: Default + serde::de::DeserializeOwned>(
+    body: &[u8],
+) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::BadQuery(format!("body: {e}")))
 }
 
 #[cfg(test)]

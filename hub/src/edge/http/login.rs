@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use super::secret_file;
+use crate::edge::keys::secret_file;
 
 /// The token's file in the data directory.
 pub const TOKEN_FILE: &str = "arbiter-token";
