@@ -8,6 +8,7 @@
 //! - [`batch`]: the record of many events; [`hot_events`]: the events databases of the
 //!   rounds in play; [`round_archive`]: the finished rounds' events, compressed, out of
 //!   sled.
+//! - [`trees`]: reading sled's event trees and the id-keyed JSON trees.
 //! - [`flusher`]: group commit: one thread flushes the journal and reports what is durable.
 
 pub mod batch;
@@ -16,6 +17,7 @@ pub mod flusher;
 pub mod hot_events;
 pub mod round_archive;
 pub mod store;
+pub mod trees;
 pub mod write_codec;
 
 pub use error::StoreError;
