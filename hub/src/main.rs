@@ -52,7 +52,7 @@ enum Command {
     LoginLink(cmd::keys::LoginLinkArgs),
     /// A server certificate and key for an external broker (Mosquitto) reached as `--name`,
     /// signed by the hall CA of the hub whose data directory is `--data`: the nodes and
-    /// pagers that pin the hall CA then trust the broker (deploy/mosquitto/README.md).
+    /// pagers that pin the hall CA then trust the broker (deploy/README.md).
     BrokerCert(cmd::keys::BrokerCertArgs),
     /// Enrol a node for a board on a hub that is not running (while it runs: `POST
     /// /api/nodes/enrol`): prints `{"hardware","board","key"}` and writes the key to

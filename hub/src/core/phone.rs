@@ -1,5 +1,5 @@
 //! The arbiter's phone: what it is sent and what it may do. The hub serves the subscribing
-//! side of ntfy's protocol to each enrolled arbiter (README, *Phones*): a topic and a token
+//! side of ntfy's protocol to each enrolled arbiter (docs/phones.md): a topic and a token
 //! of their own, both derived from their key, so revoking or enrolling them again retires
 //! both. Each alert of the arbiter's zones is a notification; its buttons carry a MAC of the
 //! alert and the act under the arbiter's key, so a tap is that arbiter's signed command,

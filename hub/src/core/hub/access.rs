@@ -319,7 +319,7 @@ impl Hub {
         crate::core::phone::steps_after(self.desk.alerts(), watch, after, limit)
     }
 
-    /// Everyone but the hub that an external broker must let in (README, *Security*,
+    /// Everyone but the hub that an external broker must let in (docs/security.md, *In short*,
     /// written for Mosquitto by `edge::mqtt::broker::passwd_lines`): the pagers, the
     /// public reader and every enrolled node. The hub's own password is never among them:
     /// what the API serves must not let its reader log in as the hub (`hub broker-users` on

@@ -350,7 +350,7 @@ async fn enrol_node(
 }
 
 /// `GET /api/broker/users`: everyone an external broker must let in, as `username:password`
-/// lines for `mosquitto_passwd -U` (`deploy/mosquitto/README.md`).
+/// lines for `mosquitto_passwd -U` (`deploy/README.md`).
 async fn broker_users(State(api): State<Api>) -> Result<Response, ApiError> {
     let users = api
         .ask(Query::BrokerUsers)

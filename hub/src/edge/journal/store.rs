@@ -324,7 +324,7 @@ impl Journal {
     }
 
     /// The hall's own secret: random, made on the first start and kept with the journal.
-    /// The hub's MQTT password and its signing key derive from it (README, *Security*), so
+    /// The hub's MQTT password and its signing key derive from it (docs/security.md, *In short*), so
     /// they survive restarts and are known to nobody else.
     pub fn hall_secret(&self) -> Result<NodeKey, StoreError> {
         const KEY: &[u8] = b"hall_secret";
