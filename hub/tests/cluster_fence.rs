@@ -19,6 +19,7 @@ use hub::edge::cluster::journal::{self, ClusterNews};
 use hub::edge::cluster::lease::Lease;
 use hub::edge::cluster::nats::Cluster;
 use hub::edge::cluster::record::{self, Takeover};
+use hub::edge::cluster::role::Role;
 use hub::edge::cluster::seal::JournalSeal;
 use hub::edge::journal::flusher::{Flushed, Flusher};
 use hub::edge::journal::Journal;
@@ -107,13 +108,19 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
     let metrics = Arc::new(Metrics::default());
     let (durable_tx, mut durable) = tokio::sync::mpsc::unbounded_channel();
     let flusher = Flusher::start(local.clone(), 0, metrics.clone(), durable_tx).unwrap();
-    let lease = Lease::new(cluster.lease.clone(), "hub-a".into(), "127.0.0.1:1".into());
+    let lease = Lease::new(cluster.lease.clone());
+    let role = Role::new(
+        "hub-a".into(),
+        "127.0.0.1:1".into(),
+        0,
+        std::time::Instant::now(),
+    );
     let mut link = journal::start(
         cluster.clone(),
         JournalSeal::new(&hall, "fence"),
         lease,
+        role,
         flusher.input(),
-        0,
         metrics.clone(),
     );
     let within = Duration::from_secs(15);

@@ -20,9 +20,10 @@ use tokio::sync::watch;
 use super::journal::JournalLink;
 use super::shell::Shell;
 use super::ServeConfig;
-use crate::edge::cluster::journal::{self, ClusterLink, ClusterNews, Status};
-use crate::edge::cluster::lease::{Holder, Lease};
+use crate::edge::cluster::journal::{self, ClusterLink, ClusterNews};
+use crate::edge::cluster::lease::Lease;
 use crate::edge::cluster::nats::Cluster;
+use crate::edge::cluster::role::{Holder, Role, Status};
 use crate::edge::cluster::seal::{Foreign, JournalSeal};
 use crate::edge::mqtt::client::{HubLink, Incoming};
 use crate::metrics::Metrics;
@@ -93,13 +94,15 @@ pub(super) async fn join(
         applied <= last,
         "this hub's journal holds {applied} records of the stream, which has {last}: the data directory belongs to another hall (or the stream was made anew); start with an empty one"
     );
-    let lease = Lease::new(
-        cluster.lease.clone(),
+    let lease = Lease::new(cluster.lease.clone());
+    let role = Role::new(
         settings.hub.clone(),
         advertised(config),
+        applied,
+        Instant::now(),
     );
     let flusher = journal.flusher_input().expect("a journal just opened");
-    let link = journal::start(cluster, seal, lease, flusher, applied, metrics.clone());
+    let link = journal::start(cluster, seal, lease, role, flusher, metrics.clone());
     journal.on_cluster(link.writes.clone());
     journal.stand_by("this hub is the cluster's standby; no active hub seen yet".into());
     tracing::info!(hub = %settings.hub, began = %genesis.hub, applied, stream = last, "joined the cluster as a standby");

@@ -24,9 +24,10 @@ use async_nats::jetstream::message::PublishMessage as Publish;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
-use super::lease::{Holder, Lease, Seen, RENEW_EVERY};
+use super::lease::Lease;
 use super::nats::Cluster;
 use super::record::{self, Genesis, Message, Takeover};
+use super::role::{self, AfterOthers, Holder, LeaseStep, Role, Sealed, Status, RENEW_EVERY};
 use super::seal::{Foreign, JournalSeal};
 use crate::core::hub::{Position, Write};
 use crate::edge::journal::flusher::{FlusherInput, Handed};
@@ -51,21 +52,6 @@ pub enum ClusterNews {
     StrangersRecords(Vec<u64>),
 }
 
-/// What the shell and its API see of the cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Status {
-    pub active: bool,
-    pub epoch: u64,
-    /// The stream's sequence number this hub's journal holds up to.
-    pub journal_seq: u64,
-    /// The active hub as last seen (this one when active).
-    pub holder: Option<Holder>,
-    /// Appends this hub was refused by the fence.
-    pub refused_appends: u64,
-    /// Records of the stream this hub skipped: they do not open with the hall's key.
-    pub strangers_records: u64,
-}
-
 /// The cluster's journal task's ends: the writes in, the role changes out.
 pub struct ClusterLink {
     pub writes: mpsc::UnboundedSender<(Position, Write)>,
@@ -77,14 +63,12 @@ struct Task {
     cluster: Cluster,
     seal: JournalSeal,
     lease: Lease,
+    /// Standby, taking over or active: every decision of the task is the role's.
+    role: Role,
     flusher: FlusherInput,
     writes: mpsc::UnboundedReceiver<(Position, Write)>,
     news: mpsc::UnboundedSender<ClusterNews>,
     status: tokio::sync::watch::Sender<Status>,
-    /// The stream's sequence number the local journal holds up to.
-    applied: u64,
-    /// Strangers' records found while taking over, told once the hub is active.
-    strangers: Vec<u64>,
     metrics: std::sync::Arc<Metrics>,
 }
 
@@ -128,31 +112,28 @@ pub async fn genesis(cluster: &Cluster, seal: &JournalSeal, hub: &str) -> anyhow
     }
 }
 
-/// Starts the task: a standby first, its journal holding the stream up to `applied`.
+/// Starts the task: a standby first, its journal holding the stream up to what `role`
+/// says.
 pub fn start(
     cluster: Cluster,
     seal: JournalSeal,
     lease: Lease,
+    role: Role,
     flusher: FlusherInput,
-    applied: u64,
     metrics: std::sync::Arc<Metrics>,
 ) -> ClusterLink {
     let (writes_tx, writes) = mpsc::unbounded_channel();
     let (news, news_rx) = mpsc::unbounded_channel();
-    let (status, status_rx) = tokio::sync::watch::channel(Status {
-        journal_seq: applied,
-        ..Status::default()
-    });
+    let (status, status_rx) = tokio::sync::watch::channel(role.status());
     let task = Task {
         cluster,
         seal,
         lease,
+        role,
         flusher,
         writes,
         news,
         status,
-        applied,
-        strangers: Vec::new(),
         metrics,
     };
     tokio::spawn(task.run());
@@ -163,11 +144,10 @@ pub fn start(
     }
 }
 
-/// Why an active hub stepped down.
+/// Why the active phase ended.
 #[derive(Debug)]
-enum StepDown {
-    LeaseLost,
-    Fenced,
+enum Ending {
+    StepDown(role::StepDown),
     /// The shell is gone.
     Closed,
 }
@@ -175,32 +155,30 @@ enum StepDown {
 impl Task {
     async fn run(mut self) {
         loop {
-            let holder = self.lease.holder().cloned();
-            self.set_status(|s| {
-                s.active = false;
-                s.holder = holder.clone();
-            });
-            if self.news.send(ClusterNews::Standby(holder)).is_err() {
+            self.publish_status();
+            if self
+                .news
+                .send(ClusterNews::Standby(self.role.status().holder))
+                .is_err()
+            {
                 return;
             }
             let Some(epoch) = self.standby().await else {
                 return;
             };
-            let me = self.lease.me().clone();
-            self.set_status(|s| {
-                s.active = true;
-                s.epoch = epoch;
-                s.holder = Some(me.clone());
-            });
+            self.publish_status();
             if self.news.send(ClusterNews::Active(epoch)).is_err() {
                 return;
             }
             self.tell_strangers();
             let why = self.active().await;
             self.lease.give_up();
+            self.role.step_down(Instant::now());
             match why {
-                StepDown::Closed => return,
-                why => tracing::error!(?why, "this hub steps down: it is a standby now"),
+                Ending::Closed => return,
+                Ending::StepDown(why) => {
+                    tracing::error!(?why, "this hub steps down: it is a standby now")
+                }
             }
             // What the core asked for meanwhile was never acknowledged: the nodes resend it
             // to whichever hub is active.
@@ -208,12 +186,19 @@ impl Task {
         }
     }
 
-    fn set_status(&self, change: impl FnOnce(&mut Status)) {
-        let applied = self.applied;
-        self.status.send_modify(|s| {
-            change(s);
-            s.journal_seq = applied;
-        });
+    /// Every view of the role (the door, `/api/cluster`, `/healthz`) reads this.
+    fn publish_status(&self) {
+        self.status.send_replace(self.role.status());
+    }
+
+    /// The renewals' task's news, into the role.
+    fn sync_renewals(&mut self) {
+        if let Some(renewals) = self.lease.renewals() {
+            self.role.handle_renewed(renewals.sent);
+            if renewals.lost {
+                self.role.handle_renewal_refused();
+            }
+        }
     }
 
     /// Tails the stream and watches the lease until this hub has taken it over (its epoch);
@@ -222,16 +207,17 @@ impl Task {
         let mut tail = self.tail().await;
         let mut look = tokio::time::interval(RENEW_EVERY);
         look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut progress = (self.applied, Instant::now());
+        let mut progress = (self.role.applied(), Instant::now());
         loop {
             tokio::select! {
                 next = next_message(&mut tail) => match next {
                     Some((seq, payload)) => {
-                        if seq == self.applied + 1 {
+                        let applied = self.role.applied();
+                        if seq == applied + 1 {
                             self.apply(seq, &payload);
-                        } else if seq > self.applied + 1 {
+                        } else if seq > applied + 1 {
                             // A gap: the tail is made anew from what the journal holds.
-                            tracing::warn!(seq, applied = self.applied, "the journal stream's tail skipped; reading again");
+                            tracing::warn!(seq, applied, "the journal stream's tail skipped; reading again");
                             tail = self.tail().await;
                         }
                     }
@@ -241,21 +227,18 @@ impl Task {
                     if self.news.is_closed() {
                         return None;
                     }
-                    if let Seen::Taken(epoch) = self.lease.watch().await {
-                        if self.take_over(epoch).await {
-                            return Some(epoch);
-                        }
-                        continue;
+                    if let Some(epoch) = self.look_at_the_lease().await {
+                        return Some(epoch);
                     }
-                    let holder = self.lease.holder().cloned();
-                    self.set_status(|s| s.holder = holder);
+                    self.publish_status();
                     // The watchdog: a tail that stopped while the stream went on.
-                    if self.applied != progress.0 {
-                        progress = (self.applied, Instant::now());
+                    let applied = self.role.applied();
+                    if applied != progress.0 {
+                        progress = (applied, Instant::now());
                     } else if progress.1.elapsed() > TAIL_STALLED {
                         progress.1 = Instant::now();
-                        if self.cluster.last_seq().await.is_ok_and(|last| last > self.applied) {
-                            tracing::warn!(applied = self.applied, "the journal stream's tail stalled; made anew");
+                        if self.cluster.last_seq().await.is_ok_and(|last| last > applied) {
+                            tracing::warn!(applied, "the journal stream's tail stalled; made anew");
                             tail = self.tail().await;
                         }
                     }
@@ -264,12 +247,41 @@ impl Task {
         }
     }
 
+    /// A standby's look at the lease: reads it, takes it when the role says so, and takes
+    /// the hall over; this hub's epoch once it is active.
+    async fn look_at_the_lease(&mut self) -> Option<u64> {
+        let read = self.lease.read().await;
+        let now = Instant::now();
+        let step = match read {
+            Ok(entry) => self.role.handle_lease_read(now, entry),
+            Err(e) => {
+                tracing::warn!(error = %e, "the lease cannot be read");
+                self.role.handle_lease_unreadable(now);
+                LeaseStep::Wait
+            }
+        };
+        let LeaseStep::Take { revision, holder } = step else {
+            return None;
+        };
+        let sent = Instant::now();
+        if !self.lease.take(revision, &holder, sent).await {
+            return None;
+        }
+        self.role.handle_lease_taken(sent, holder.epoch);
+        if self.take_over(&holder).await {
+            return Some(holder.epoch);
+        }
+        self.lease.give_up();
+        self.role.step_down(Instant::now());
+        None
+    }
+
     /// An ordered consumer from the record after the last applied; `None` while the
     /// cluster does not answer (tried again at the next look).
     async fn tail(&self) -> Option<pull::Ordered> {
         let config = pull::OrderedConfig {
             deliver_policy: DeliverPolicy::ByStartSequence {
-                start_sequence: self.applied + 1,
+                start_sequence: self.role.applied() + 1,
             },
             ..Default::default()
         };
@@ -293,12 +305,17 @@ impl Task {
 
     /// The lease is this hub's: it reads the rest of the stream and appends its takeover,
     /// which fences every earlier writer. `false` when it lost the lease meanwhile.
-    async fn take_over(&mut self, epoch: u64) -> bool {
+    async fn take_over(&mut self, me: &Holder) -> bool {
+        let epoch = me.epoch;
         let takeover = record::takeover_message(&Takeover {
-            hub: self.lease.me().hub.clone(),
+            hub: me.hub.clone(),
             epoch,
         });
-        while self.lease.holding() {
+        loop {
+            self.sync_renewals();
+            if !self.role.holding(Instant::now()) {
+                return false;
+            }
             if let Err(e) = self.catch_up().await {
                 tracing::warn!(error = %e, "reading the rest of the journal stream failed; trying again");
                 tokio::time::sleep(RENEW_EVERY).await;
@@ -306,7 +323,7 @@ impl Task {
             }
             match self.append(&takeover, format!("takeover-{epoch}")).await {
                 Ok(seq) => {
-                    self.applied = seq;
+                    self.role.handle_appended(seq);
                     self.flusher.hand(Handed::StreamSeq(seq));
                     // The core is built from the local journal: everything in it first.
                     let (synced, flushed) = tokio::sync::oneshot::channel();
@@ -316,20 +333,19 @@ impl Task {
                     return true;
                 }
                 // Another hub wrote after what was read: read that too.
-                Err(AppendError::Fenced) => continue,
+                Err(AppendError::Others) => continue,
                 Err(AppendError::Failed(e)) => {
                     tracing::warn!(error = %e, "the takeover record was not appended; trying again");
                 }
             }
         }
-        false
     }
 
     /// Reads the stream up to its last record now.
     async fn catch_up(&mut self) -> anyhow::Result<()> {
         let last = self.cluster.last_seq().await?;
-        while self.applied < last {
-            let seq = self.applied + 1;
+        while self.role.applied() < last {
+            let seq = self.role.applied() + 1;
             let payload = self.record(seq).await?;
             self.apply(seq, &payload);
         }
@@ -348,14 +364,16 @@ impl Task {
 
     /// A record of the stream into the local journal; a stranger's is skipped and counted.
     fn apply(&mut self, seq: u64, payload: &[u8]) {
-        match self.seal.open(seq, payload) {
-            Ok(message) => self.apply_message(seq, &message),
+        let sealed = match self.seal.open(seq, payload) {
+            Ok(message) => {
+                self.apply_message(seq, &message);
+                Sealed::Hall
+            }
             Err(foreign) => self.skip_strangers(&foreign),
-        }
-        self.applied = seq;
+        };
+        self.role.handle_record(seq, sealed);
         self.flusher.hand(Handed::StreamSeq(seq));
-        let applied = self.applied;
-        self.status.send_modify(|s| s.journal_seq = applied);
+        self.publish_status();
     }
 
     fn apply_message(&mut self, seq: u64, message: &[u8]) {
@@ -381,46 +399,63 @@ impl Task {
         }
     }
 
-    fn skip_strangers(&mut self, foreign: &Foreign) {
+    fn skip_strangers(&mut self, foreign: &Foreign) -> Sealed {
         tracing::error!(error = %foreign, "a stranger's record in the journal stream; refused");
         self.metrics.cluster_strangers_record();
-        self.status.send_modify(|s| s.strangers_records += 1);
+        Sealed::Stranger
     }
 
-    /// What came after this hub's last record, when the stream has more than it wrote:
-    /// only strangers' records (skipped; their numbers kept for the shell), or a record of
-    /// the hall's hubs (`false`: another hub wrote, the fence).
-    async fn only_strangers_after(&mut self) -> anyhow::Result<bool> {
+    /// The records after `seq`, each as the hall's or a stranger's, for the role to judge.
+    async fn records_after(&self, seq: u64) -> anyhow::Result<Vec<(u64, Sealed)>> {
         let last = self.cluster.last_seq().await?;
-        if last <= self.applied {
-            return Ok(false);
-        }
-        let mut records = Vec::new();
-        for seq in self.applied + 1..=last {
+        let mut after = Vec::new();
+        for seq in seq + 1..=last {
             let payload = self.record(seq).await?;
-            if self.seal.open(seq, &payload).is_ok() {
-                return Ok(false);
+            let sealed = match self.seal.open(seq, &payload) {
+                Ok(_) => Sealed::Hall,
+                Err(_) => Sealed::Stranger,
+            };
+            after.push((seq, sealed));
+        }
+        Ok(after)
+    }
+
+    /// What the role makes of records after this hub's last one; strangers' records it
+    /// skipped go into the local journal's count of the stream.
+    fn judge_others(&mut self, after: &[(u64, Sealed)]) -> AfterOthers {
+        let judged = self.role.handle_others(Instant::now(), after);
+        match judged {
+            AfterOthers::AppendAfter(_) => {
+                for (seq, _) in after {
+                    tracing::error!(seq, "a stranger's record in the journal stream; refused");
+                    self.metrics.cluster_strangers_record();
+                    self.flusher.hand(Handed::StreamSeq(*seq));
+                }
             }
-            records.push((seq, payload));
+            AfterOthers::ReadOn => {
+                self.metrics.cluster_append_refused();
+                tracing::info!("another hub wrote after what this hub read; reading on");
+            }
+            AfterOthers::Fenced => {
+                self.metrics.cluster_append_refused();
+                tracing::error!("another hub wrote the journal: this hub is fenced");
+            }
         }
-        for (seq, payload) in records {
-            self.apply(seq, &payload);
-            self.strangers.push(seq);
-        }
-        Ok(true)
+        self.publish_status();
+        judged
     }
 
     /// Tells the shell of the strangers' records found (an active hub's: a standby's
-    /// shell writes nothing; they wait until it is active).
+    /// shell writes nothing).
     fn tell_strangers(&mut self) {
-        if !self.strangers.is_empty() && self.status.borrow().active {
-            let seqs = std::mem::take(&mut self.strangers);
+        let seqs = self.role.take_strangers();
+        if !seqs.is_empty() {
             let _ = self.news.send(ClusterNews::StrangersRecords(seqs));
         }
     }
 
     /// The active hub: appends the core's writes until it must step down.
-    async fn active(&mut self) -> StepDown {
+    async fn active(&mut self) -> Ending {
         let mut look = tokio::time::interval(RENEW_EVERY);
         // Not at once: a leader that steps down holds appends up for a moment, which the
         // first moments of a takeover do not need.
@@ -430,22 +465,29 @@ impl Task {
         loop {
             tokio::select! {
                 _ = look.tick() => {
-                    if !self.lease.still_held() {
-                        return StepDown::LeaseLost;
+                    self.sync_renewals();
+                    if let Some(why) = self.role.check(Instant::now()) {
+                        tracing::error!("this hub lost the lease: another hub holds it, or it could not renew it for {:?}", role::HOLD_FOR);
+                        return Ending::StepDown(why);
                     }
                     // A record this hub did not write: a stranger's (told at once), or
                     // another hub's (the fence).
-                    if self.cluster.last_seq().await.is_ok_and(|last| last > self.applied) {
-                        match self.only_strangers_after().await {
-                            Ok(true) => self.tell_strangers(),
-                            Ok(false) => return self.fenced(),
+                    let applied = self.role.applied();
+                    if self.cluster.last_seq().await.is_ok_and(|last| last > applied) {
+                        match self.records_after(applied).await {
+                            Ok(after) => match self.judge_others(&after) {
+                                AfterOthers::AppendAfter(_) => self.tell_strangers(),
+                                AfterOthers::ReadOn | AfterOthers::Fenced => {
+                                    return Ending::StepDown(role::StepDown::Fenced)
+                                }
+                            },
                             Err(e) => tracing::warn!(error = %e, "the journal stream's new records cannot be read now"),
                         }
                     }
                 }
                 _ = leaders.tick() => self.cluster.keep_leaders_off().await,
                 first = self.writes.recv() => {
-                    let Some(first) = first else { return StepDown::Closed };
+                    let Some(first) = first else { return Ending::Closed };
                     let mut batch = vec![first];
                     let mut bytes = 0;
                     while bytes < MESSAGE_BYTES {
@@ -459,23 +501,23 @@ impl Task {
                     }
                     message_no += 1;
                     let message = record::writes_message(batch.iter().map(|(_, w)| w));
-                    let id = format!("{}-{}-{message_no}", self.lease.me().hub, self.lease.me().epoch);
+                    let me = self.role.me();
+                    let id = format!("{}-{}-{message_no}", me.hub, me.epoch);
                     let appended = self.append(&message, id).await;
                     self.tell_strangers();
                     match appended {
                         Ok(seq) => {
-                            self.applied = seq;
+                            self.role.handle_appended(seq);
                             for (at, write) in batch {
                                 self.flusher.hand(Handed::Write(at, write));
                             }
                             self.flusher.hand(Handed::StreamSeq(seq));
-                            let applied = self.applied;
-                            self.status.send_modify(|s| s.journal_seq = applied);
+                            self.publish_status();
                         }
-                        Err(AppendError::Fenced) => return StepDown::Fenced,
+                        Err(AppendError::Others) => return Ending::StepDown(role::StepDown::Fenced),
                         Err(AppendError::Failed(e)) => {
                             tracing::error!(error = %e, "the journal stream took no append");
-                            return StepDown::LeaseLost;
+                            return Ending::StepDown(role::StepDown::LeaseLost);
                         }
                     }
                 }
@@ -483,29 +525,22 @@ impl Task {
         }
     }
 
-    /// Another hub wrote: counted, and this hub steps down.
-    fn fenced(&mut self) -> StepDown {
-        self.metrics.cluster_append_refused();
-        self.status.send_modify(|s| s.refused_appends += 1);
-        tracing::error!("another hub wrote the journal: this hub is fenced");
-        StepDown::Fenced
-    }
-
-    /// Appends `message`, sealed for the place after the last record this hub knows,
-    /// retried (under the same message id, so the stream takes it once) while this hub
-    /// holds the lease. Strangers' records that came first are skipped and it appends after
-    /// them; another hub's record is the fence.
+    /// Appends `message`, sealed for the place after the last record this hub knows and
+    /// fenced by it, retried (under the same message id, so the stream takes it once) while
+    /// this hub holds the lease. Strangers' records that came first are skipped and it
+    /// appends after them; another hub's record is for the role to judge.
     async fn append(&mut self, message: &[u8], id: String) -> Result<u64, AppendError> {
         loop {
-            if !self.lease.holding() {
+            self.sync_renewals();
+            let Ok(expected) = self.role.expected_last(Instant::now()) else {
                 self.metrics.cluster_append_withheld();
                 return Err(AppendError::Failed("the lease lapsed".into()));
-            }
-            let payload = bytes::Bytes::from(self.seal.seal(self.applied + 1, message));
+            };
+            let payload = bytes::Bytes::from(self.seal.seal(expected + 1, message));
             let publish = Publish::build()
                 .payload(payload)
                 .message_id(&id)
-                .expected_last_sequence(self.applied);
+                .expected_last_sequence(expected);
             let acked = match self
                 .cluster
                 .js
@@ -518,12 +553,13 @@ impl Task {
             match acked {
                 Ok(ack) => return Ok(ack.sequence),
                 Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
-                    match self.only_strangers_after().await {
-                        Ok(true) => continue,
-                        Ok(false) => {
-                            self.fenced();
-                            return Err(AppendError::Fenced);
-                        }
+                    match self.records_after(expected).await {
+                        Ok(after) => match self.judge_others(&after) {
+                            AfterOthers::AppendAfter(_) => continue,
+                            AfterOthers::ReadOn | AfterOthers::Fenced => {
+                                return Err(AppendError::Others)
+                            }
+                        },
                         Err(e) => {
                             tracing::warn!(error = %e, "an append was refused and what came first cannot be read; trying again");
                             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -541,7 +577,9 @@ impl Task {
 
 #[derive(Debug)]
 enum AppendError {
-    Fenced,
+    /// Another hub wrote: taking over, read it too; active, this hub is fenced.
+    Others,
+    /// The lease lapsed.
     Failed(String),
 }
 

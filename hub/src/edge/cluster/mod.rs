@@ -5,11 +5,15 @@
 //! - [`seal`]: the stream's records sealed under the hall's key.
 //! - [`record`]: the stream's messages.
 //! - [`nats`]: the hub's client of the cluster, the stream and the bucket.
-//! - [`lease`]: which hub is active.
-//! - [`journal`]: the active hub's appends and the standby's tail.
+//! - [`role`]: the replica's role (standby, taking over, active), sans IO, on simulated
+//!   time in its tests.
+//! - [`lease`]: the lease in the bucket, read, taken and renewed.
+//! - [`journal`]: the role's driver: the active hub's appends and the standby's tail.
+
 pub mod journal;
 pub mod lease;
 pub mod nats;
 pub mod record;
+pub mod role;
 pub mod seal;
 pub mod secrets;
