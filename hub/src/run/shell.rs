@@ -146,7 +146,7 @@ impl Shell {
         // again at the hub's time now, newer than anything a pager holds from before).
         let now = self.clock.now();
         self.hub.republish_open_lists(now);
-        self.carry_out()?;
+        self.carry_out();
         self.publish_status();
         self.link.flush();
         let mut retry = tokio::time::interval(journal::RETRY);
@@ -204,9 +204,7 @@ impl Shell {
                 Some(query) = queries.recv() => self.answer(query),
                 () = &mut shutdown => break Ok(()),
             }
-            if let Err(e) = self.carry_out() {
-                break Err(e);
-            }
+            self.carry_out();
             if let Some(f) = self.journal.failure().filter(|f| !f.standby) {
                 if self.journal.is_clustered() {
                     break Err(anyhow::anyhow!(
@@ -281,8 +279,10 @@ impl Shell {
         self.told_journal_works = Some(works);
     }
 
-    /// Carries out what the core asked, in order. Only a failing journal is an error.
-    pub(super) fn carry_out(&mut self) -> anyhow::Result<()> {
+    /// Carries out what the core asked, in order. Nothing here fails: a journal that cannot
+    /// write says so through [`JournalLink::failure`](super::journal::JournalLink::failure),
+    /// which the loop looks at after every turn.
+    pub(super) fn carry_out(&mut self) {
         while let Some(output) = self.hub.poll_output() {
             match output {
                 Output::Write(at, write) => self.journal.write(at, write),
@@ -319,7 +319,6 @@ impl Shell {
                 Output::Count(count) => self.count(count),
             }
         }
-        Ok(())
     }
 
     /// The journal works again: the core is built anew from what is durable, as at a start.
@@ -344,7 +343,8 @@ impl Shell {
             boards = restored.boards,
             "the hall rebuilt from the journal"
         );
-        self.carry_out()
+        self.carry_out();
+        Ok(())
     }
 
     pub(super) fn reply(&mut self, request: RequestId, reply: Reply) {
