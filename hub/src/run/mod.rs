@@ -18,11 +18,14 @@
 //! - [`journal`], [`clock`], [`pairings`], [`refusals`]: the journal's link, the hub's time,
 //!   the pairing files followed, refusals logged once per source.
 //! - [`phones`]: the arbiters' phones' streams, started in step with the alert changes.
+//! - [`cluster`]: joining a clustered hall; [`cluster_news`]: the shell following the role
+//!   the cluster gives it.
 
 mod admit;
 mod answer;
 pub(crate) mod clock;
 mod cluster;
+mod cluster_news;
 mod feed;
 mod intake;
 mod journal;
@@ -34,7 +37,6 @@ pub(crate) mod restore;
 mod shell;
 mod startup;
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,6 +45,7 @@ use std::time::Duration;
 use link::{BrokerAddr, Brokers};
 use tokio::sync::{mpsc, oneshot};
 
+use self::admit::Admission;
 use self::clock::HubClock;
 use self::journal::JournalLink;
 use self::restore::restored_hub;
@@ -155,15 +158,17 @@ pub async fn serve(
     }
     let secrets = startup::Secrets::of(opened)?;
     let hall_tls = startup::hall_tls(&config)?;
-    let users = startup::broker_users(&config);
-    let mut admitted = HashSet::new();
-    if let Some(users) = &users {
-        admit::nodes(users, &hub, &mut admitted);
-    }
+    let mut admission = Admission::new(startup::broker_users(&config));
+    admission.nodes(&hub);
     let (broker, (link, incoming), cluster) = match cluster_link {
         None => {
-            let (broker, session) =
-                startup::connect_broker(&config, &secrets, &hall_tls, users.clone(), &metrics)?;
+            let (broker, session) = startup::connect_broker(
+                &config,
+                &secrets,
+                &hall_tls,
+                admission.users().cloned(),
+                &metrics,
+            )?;
             (broker, session, None)
         }
         Some(link) => {
@@ -196,8 +201,7 @@ pub async fn serve(
     let (queries_tx, queries) = mpsc::channel(256);
     let (token, token_source) = login::arbiter_token(&config.data, config.arbiter_token.clone())?;
     let access = startup::page_access(&config, &token)?;
-    let mut pagers = HashSet::new();
-    admit::arbiters(users.as_ref(), &access, &hub, &mut pagers);
+    admission.arbiters(&access, &hub);
     startup::warn_of_choices(&config);
     let standby = match &cluster {
         Some(role) => role.door.subscribe(),
@@ -216,10 +220,8 @@ pub async fn serve(
         link,
         metrics,
         clock,
-        users,
-        admitted,
+        admission,
         access,
-        pagers,
         cluster,
     };
     let result = Shell::new(config, parts)

@@ -2,17 +2,18 @@
 //! each turn carries out what the core asked, in order: journal writes, downlinks,
 //! publications, answers. It decides nothing.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use protocol::{topic, BoardNo};
+use protocol::topic;
 use tokio::sync::{mpsc, oneshot};
 
+use super::admit::Admission;
 use super::clock::HubClock;
 use super::journal::{self, JournalLink};
 use super::restore::restored_hub;
-use super::{admit, feed, live, pairings, phones, refusals};
+use super::{feed, live, pairings, phones, refusals};
 use super::{ServeConfig, BATCH, PAGES_EVERY, PAIRINGS_EVERY, REPUBLISH_EVERY};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::Alert;
@@ -29,7 +30,6 @@ use crate::core::trust::Refusal;
 use crate::edge::http::access::Access;
 use crate::edge::http::api::Query;
 use crate::edge::journal::flusher::Flushed;
-use crate::edge::mqtt::broker;
 use crate::edge::mqtt::client::{HubLink, Incoming};
 use crate::metrics::{BadPayload, Metrics};
 use crate::pairings::Trfs;
@@ -75,14 +75,10 @@ pub(super) struct Shell {
     pub(super) refusals: refusals::RefusalLog,
     /// The pairing files, followed for the next round's pairings.
     pub(super) pairing_files: Option<pairings::PairingFiles>,
-    /// Who the embedded broker lets in (`None`: an external broker, or an open hall).
-    pub(super) users: Option<broker::Users>,
-    /// The boards whose nodes `users` admits now.
-    pub(super) admitted: HashSet<BoardNo>,
+    /// Who the embedded broker lets in, as the keys and the roster have them.
+    pub(super) admission: Admission,
     /// Who the page and the API let in: the arbiters' logins follow the roster.
     pub(super) access: crate::edge::http::access::Access,
-    /// The pagers' usernames `users` admits now.
-    pub(super) pagers: HashSet<String>,
     /// The pagers' commands' topic, made once: every message from the broker is compared
     /// with it.
     pub(super) pager_commands: String,
@@ -97,10 +93,8 @@ pub(super) struct Parts {
     pub(super) link: HubLink,
     pub(super) metrics: Arc<Metrics>,
     pub(super) clock: HubClock,
-    pub(super) users: Option<broker::Users>,
-    pub(super) admitted: HashSet<BoardNo>,
+    pub(super) admission: Admission,
     pub(super) access: Access,
-    pub(super) pagers: HashSet<String>,
     pub(super) cluster: Option<super::cluster::ClusterRole>,
 }
 
@@ -123,10 +117,8 @@ impl Shell {
             trfs: config.trfs,
             told_journal_works: None,
             refusals: refusals::RefusalLog::default(),
-            users: parts.users,
-            admitted: parts.admitted,
+            admission: parts.admission,
             access: parts.access,
-            pagers: parts.pagers,
             pager_commands,
             pairing_files: config.config_path.map(pairings::PairingFiles::new),
             cluster: parts.cluster,
@@ -286,11 +278,7 @@ impl Shell {
         while let Some(output) = self.hub.poll_output() {
             match output {
                 Output::Write(at, write) => self.journal.write(at, write),
-                Output::NodeKeys(boards) => {
-                    if let Some(users) = &self.users {
-                        admit::boards(users, &self.hub, &mut self.admitted, boards);
-                    }
-                }
+                Output::NodeKeys(boards) => self.admission.boards(&self.hub, boards),
                 Output::Downlink(board, body, frame) => self.link.send(board, body, frame),
                 Output::AlertChanged(change) => {
                     let topic = topic::alerts(self.hub.event(), &change.alert.zone);
@@ -333,8 +321,8 @@ impl Shell {
             restored_hub(&self.hub_config, journal, &self.metrics, &mut self.clock)?;
         self.hub = hub;
         self.waiting.clear();
-        self.admit_nodes();
-        self.admit_arbiters();
+        self.admission.nodes(&self.hub);
+        self.admission.arbiters(&self.access, &self.hub);
         // The lists the restore published are signed at the journal's last time, older than
         // what the pagers were told before: signed again now, so they are the latest.
         self.hub.republish_open_lists(self.clock.now());
@@ -358,11 +346,11 @@ impl Shell {
             // The roster changed and is durable: the broker and the page let in the
             // arbiters as they now are, before the answer goes out.
             (Some(Waiting::ArbiterEnrolled(tx)), Reply::ArbiterEnrolled(answer)) => {
-                self.admit_arbiters();
+                self.admission.arbiters(&self.access, &self.hub);
                 drop(tx.send(answer));
             }
             (Some(Waiting::Arbiters(tx)), Reply::Arbiters(answer)) => {
-                self.admit_arbiters();
+                self.admission.arbiters(&self.access, &self.hub);
                 drop(tx.send(answer));
             }
             (_, reply) => tracing::error!(?request, ?reply, "an answer nobody waits for"),
