@@ -283,8 +283,15 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
             },
         ),
     );
-    // While the game is played: a forged Ack every 200 ms for 4 s.
+    // While the game is played: a forged Ack every 200 ms for 4 s, each after a look at
+    // the board (a loaded machine may play the game faster or slower than that).
+    let mut plies = Vec::new();
     for _ in 0..20 {
+        plies.push(
+            http_json(hub.http, "/api/boards/2")["ply"]
+                .as_u64()
+                .unwrap(),
+        );
         client
             .publish(
                 topic::downlink("default", BoardNo(2)),
@@ -296,12 +303,11 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
             .unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let played = http_json(hub.http, "/api/boards/2")["ply"]
-        .as_u64()
-        .unwrap();
     assert!(
-        played > 0 && (played as usize) < game.sans.len(),
-        "the forgeries came while the game was played (ply {played})"
+        plies
+            .iter()
+            .any(|&ply| ply > 0 && (ply as usize) < game.sans.len()),
+        "the forgeries came while the game was played (plies seen {plies:?})"
     );
 
     let report = tokio::task::spawn_blocking(move || node.finish(Duration::from_secs(60)))
