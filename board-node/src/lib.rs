@@ -11,10 +11,11 @@
 //! - [`line`]: a live board's serial line, whatever its protocol; [`live`]: one process
 //!   serving several live boards.
 //! - [`clock_news`]: which clock readings are worth sending (the hub computes the rest).
-//! - [`node`]: the loop that joins them.
+//! - [`node`]: the loop that joins them; [`cmd`]: the command line's commands.
 
 pub mod chesslink;
 pub mod clock_news;
+pub mod cmd;
 pub mod delivery;
 pub mod dgt;
 pub mod eboard;
