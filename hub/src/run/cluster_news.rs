@@ -1,119 +1,120 @@
-//! What the shell does with the cluster's news: taking the hall over (the MQTT session,
-//! the core rebuilt from the whole stream), stepping down, a standby's warm core and its
+//! What a clustered hub's shell does with the cluster's news: the turn it takes (taking the
+//! hall over, standing by, an alert for strangers' records), a standby's warm core and its
 //! door, and `GET /api/cluster`. The role itself is the cluster task's
-//! ([`crate::edge::cluster::role`]); this is the shell following it.
+//! ([`crate::edge::cluster::role`]); this is the shell's side of it.
 
 use std::time::Instant;
 
-use super::cluster::WARM_EVERY;
-use super::shell::Shell;
+use super::cluster::{ClusterRole, WARM_EVERY};
 use crate::edge::cluster::journal::ClusterNews;
 use crate::edge::cluster::role::Holder;
 use crate::edge::mqtt::client::{HubLink, Incoming};
 
-impl Shell {
-    /// The cluster gave this hub a role (the MQTT session to use from now on, if it
-    /// changed), or found strangers' records (an alert).
-    pub(super) fn on_news(&mut self, news: ClusterNews) -> anyhow::Result<Option<Incoming>> {
-        let Some(cluster) = &mut self.cluster else {
-            return Ok(None);
-        };
+/// What the shell does on the cluster's news.
+pub(super) enum Turn {
+    Nothing,
+    /// The active hub found records no hub of the hall sealed: the core raises an alert.
+    StrangersRecords(Vec<u64>),
+    /// This hub is active from `epoch`: the core is built from the whole stream, and the
+    /// hall's MQTT session is this one.
+    TakeOver {
+        epoch: u64,
+        link: HubLink,
+        incoming: Incoming,
+    },
+    /// This hub is a standby, `stepped_down` if it was active: the journal takes nothing
+    /// (for `reason`), waiting requests get no answer, and the hub holds no MQTT session.
+    StandBy {
+        reason: String,
+        stepped_down: bool,
+    },
+}
+
+/// A standby's tick: why it takes nothing (where the active hub is), and whether its core
+/// is due to be rebuilt from what the stream brought.
+pub(super) struct Warm {
+    pub(super) reason: String,
+    pub(super) rebuild: bool,
+}
+
+impl ClusterRole {
+    /// The cluster gave this hub a role, or found strangers' records.
+    pub(super) fn on_news(&mut self, news: ClusterNews) -> anyhow::Result<Turn> {
         match news {
-            ClusterNews::StrangersRecords(seqs) => {
-                if cluster.active {
-                    let now = self.clock.now();
-                    self.hub.handle_strangers_records(now, &seqs);
-                }
-                Ok(None)
-            }
+            ClusterNews::StrangersRecords(seqs) if self.active => Ok(Turn::StrangersRecords(seqs)),
+            ClusterNews::StrangersRecords(_) => Ok(Turn::Nothing),
             ClusterNews::Active(epoch) => {
-                cluster.active = true;
-                let _ = cluster.door.send(None);
-                let (link, incoming) = (cluster.connect)()?;
-                self.journal.activate();
-                // The core as the whole stream has it, as at a start.
-                self.rebuild()?;
-                self.link = link;
-                self.told_journal_works = None;
-                tracing::warn!(epoch, "active: this hub serves the hall");
-                Ok(Some(incoming))
+                self.active = true;
+                let _ = self.door.send(None);
+                let (link, incoming) = (self.connect)()?;
+                Ok(Turn::TakeOver {
+                    epoch,
+                    link,
+                    incoming,
+                })
             }
             ClusterNews::Standby(holder) => {
-                let was_active = std::mem::replace(&mut cluster.active, false);
-                self.tell_standby(holder.as_ref());
-                // The requests waiting for a write get no answer (503): it was never made.
-                self.waiting.clear();
-                let (link, incoming) = HubLink::detached(self.hub.event(), self.metrics.clone());
-                self.link = link;
-                if was_active {
-                    tracing::error!("stepped down: this hub is a standby now");
-                }
-                Ok(Some(incoming))
+                let stepped_down = std::mem::replace(&mut self.active, false);
+                let reason = self.tell_standby(holder.as_ref());
+                Ok(Turn::StandBy {
+                    reason,
+                    stepped_down,
+                })
             }
         }
     }
 
-    /// A standby's core, rebuilt from its journal when the stream brought more (at most
-    /// every [`WARM_EVERY`]); the door learns where the active hub is now.
-    pub(super) fn keep_warm(&mut self) -> anyhow::Result<()> {
-        let Some(cluster) = &mut self.cluster else {
-            return Ok(());
-        };
-        if cluster.active {
-            return Ok(());
+    /// A standby's tick (`None` while active): its core is rebuilt when the stream brought
+    /// more, at most every [`WARM_EVERY`] (or five times the last rebuild's time).
+    pub(super) fn warm_tick(&mut self) -> Option<Warm> {
+        if self.active {
+            return None;
         }
-        let status = cluster.status();
-        self.tell_standby(status.holder.as_ref());
-        let Some(cluster) = &mut self.cluster else {
-            return Ok(());
-        };
-        if status.journal_seq == cluster.warm.0 || cluster.warm.1.elapsed() < cluster.warm_every {
-            return Ok(());
+        let status = self.status();
+        let reason = self.tell_standby(status.holder.as_ref());
+        let rebuild = status.journal_seq != self.warm.0 && self.warm.1.elapsed() >= self.warm_every;
+        if rebuild {
+            self.warm = (status.journal_seq, Instant::now());
         }
-        let started = Instant::now();
-        cluster.warm = (status.journal_seq, started);
-        self.rebuild()?;
-        if let Some(cluster) = &mut self.cluster {
-            cluster.warm_every = WARM_EVERY.max(started.elapsed() * 5);
-        }
-        Ok(())
+        Some(Warm { reason, rebuild })
     }
 
-    /// A standby says where the active hub is (`holder`, once seen): the HTTP door's 503
-    /// (`null` until then) and `/healthz`'s reason.
-    fn tell_standby(&mut self, holder: Option<&Holder>) {
-        let Some(cluster) = &self.cluster else {
-            return;
-        };
+    /// The rebuild `warm_tick` asked for, begun at `started`, is done.
+    pub(super) fn warmed(&mut self, started: Instant) {
+        self.warm_every = WARM_EVERY.max(started.elapsed() * 5);
+    }
+
+    /// A standby tells the HTTP door where the active hub is (`holder`, once seen; `null`
+    /// until then) for its 503; the answer is the reason `/healthz` gives.
+    fn tell_standby(&self, holder: Option<&Holder>) -> String {
         let active = holder.map(|h| h.http.clone()).unwrap_or_default();
-        cluster.door.send_if_modified(|door| {
+        self.door.send_if_modified(|door| {
             let changed = door.as_deref() != Some(active.as_str());
             if changed {
                 *door = Some(active.clone());
             }
             changed
         });
-        self.journal.stand_by(match holder {
+        match holder {
             Some(h) => format!(
                 "this hub is the cluster's standby; the active hub is {} at {}",
                 h.hub, h.http
             ),
             None => "this hub is the cluster's standby; no active hub seen yet".to_owned(),
-        });
+        }
     }
 
-    /// What `GET /api/cluster` answers (`None`: a hall of one hub).
-    pub(super) fn cluster_view(&self) -> Option<serde_json::Value> {
-        let cluster = self.cluster.as_ref()?;
-        let status = cluster.status();
-        Some(serde_json::json!({
-            "role": if cluster.active { "active" } else { "standby" },
-            "hub": cluster.settings.hub,
+    /// What `GET /api/cluster` answers.
+    pub(super) fn view(&self) -> serde_json::Value {
+        let status = self.status();
+        serde_json::json!({
+            "role": if self.active { "active" } else { "standby" },
+            "hub": self.settings.hub,
             "journal_seq": status.journal_seq,
             "epoch": status.epoch,
             "active": status.holder.map(|h| serde_json::json!({"hub": h.hub, "http": h.http, "epoch": h.epoch})),
             "refused_appends": status.refused_appends,
             "strangers_records": status.strangers_records,
-        }))
+        })
     }
 }

@@ -1,15 +1,16 @@
-//! The shell's part of the supervision page: on each tick it sends the pages the tiles and
-//! alerts that changed; a page that connects gets the whole hall first, then the changes.
+//! The supervision pages' streams: on each tick the pages get the tiles and alerts that
+//! changed; a page that connects gets the whole hall first, then the changes.
 
 use std::sync::Arc;
 
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use super::Shell;
 use crate::core::alerts::Alert;
+use crate::core::hub::Hub;
 use crate::core::time::HubMs;
 use crate::edge::http::api::LiveStart;
+use crate::metrics::Metrics;
 use crate::pairings::teams;
 use crate::view::tiles::{self, Audience, SentTiles, Tile};
 
@@ -99,22 +100,21 @@ struct Update<'a> {
     alerts: &'a [Alert],
 }
 
-impl Shell {
+impl LivePages {
     /// Sends every audience's pages what changed since their last batch.
-    pub(super) fn publish_live(&mut self, now: HubMs) {
+    pub(super) fn publish(&mut self, hub: &Hub, metrics: &Metrics, now: HubMs) {
         for audience in [Audience::Arbiters, Audience::Spectators] {
-            if self.live.pages(audience).updates.receiver_count() > 0 {
-                self.publish_live_to(audience, now);
+            if self.pages(audience).updates.receiver_count() > 0 {
+                self.publish_to(hub, metrics, audience, now);
             }
         }
     }
 
-    fn publish_live_to(&mut self, audience: Audience, now: HubMs) {
-        let fresh = self.fresh_tiles(audience, now);
-        let pages = self.live.pages(audience);
-        let tiles = pages.sent.changed(fresh);
+    fn publish_to(&mut self, hub: &Hub, metrics: &Metrics, audience: Audience, now: HubMs) {
+        let fresh = fresh_tiles(hub, audience, now);
+        let tiles = self.pages(audience).sent.changed(fresh);
         let alerts = match audience {
-            Audience::Arbiters => std::mem::take(&mut self.live.alerts),
+            Audience::Arbiters => std::mem::take(&mut self.alerts),
             Audience::Spectators => Vec::new(),
         };
         if tiles.is_empty() && alerts.is_empty() {
@@ -122,59 +122,27 @@ impl Shell {
         }
         let update = Update {
             now: now.0,
-            round: self.hub.round_in_play(),
+            round: hub.round_in_play(),
             tiles: &tiles,
             alerts: &alerts,
         };
         let json = serde_json::to_string(&update).expect("tiles serialize");
         // No page listening is not an error: the next one starts from the whole hall.
-        let _ = self.live.pages(audience).updates.send(json.into());
-        self.metrics.live_update();
-    }
-
-    fn fresh_tiles(&self, audience: Audience, now: HubMs) -> Vec<Tile> {
-        let hub = &self.hub;
-        let badges = match audience {
-            Audience::Arbiters => tiles::alert_badges(hub.desk().alerts()),
-            Audience::Spectators => Default::default(),
-        };
-        tiles::tiles(
-            audience,
-            hub.hall(),
-            hub.relay(),
-            hub.rounds(),
-            &badges,
-            hub.broadcast(),
-            now,
-        )
-    }
-
-    /// A board as spectators see it; `None` for a board no node reported.
-    pub(super) fn spectator_board(
-        &self,
-        board: protocol::BoardNo,
-        now: HubMs,
-    ) -> Option<tiles::SpectatorBoard> {
-        let hub = &self.hub;
-        let state = hub.hall().board(board)?;
-        let pairing = tiles::pairing(hub.hall(), hub.rounds(), board);
-        Some(tiles::spectator_board(
-            board,
-            state,
-            pairing,
-            hub.relay(),
-            hub.broadcast(),
-            now,
-        ))
+        let _ = self.pages(audience).updates.send(json.into());
+        metrics.live_update();
     }
 
     /// A page connects: the whole hall, then every batch after it.
-    pub(super) fn live_start(&mut self, audience: Audience) -> LiveStart {
-        let now = self.clock.now();
+    pub(super) fn start(
+        &mut self,
+        hub: &Hub,
+        metrics: &Metrics,
+        audience: Audience,
+        now: HubMs,
+    ) -> LiveStart {
         // Bring the pages already open up to now, so the new one starts where they are.
-        self.publish_live_to(audience, now);
-        let updates = self.live.pages(audience).updates.subscribe();
-        let hub = &self.hub;
+        self.publish_to(hub, metrics, audience, now);
+        let updates = self.pages(audience).updates.subscribe();
         let zones = hub
             .desk()
             .routing()
@@ -198,10 +166,44 @@ impl Shell {
             delay_ms: hub.broadcast().delay_ms,
             zones,
             matches: teams::matches(hub.rounds().games(hub.round_in_play())),
-            tiles: self.live.pages(audience).sent.all().collect(),
+            tiles: self.pages(audience).sent.all().collect(),
             alerts,
         };
         let hall = serde_json::to_string(&hall).expect("the hall serializes");
         LiveStart { hall, updates }
     }
+}
+
+fn fresh_tiles(hub: &Hub, audience: Audience, now: HubMs) -> Vec<Tile> {
+    let badges = match audience {
+        Audience::Arbiters => tiles::alert_badges(hub.desk().alerts()),
+        Audience::Spectators => Default::default(),
+    };
+    tiles::tiles(
+        audience,
+        hub.hall(),
+        hub.relay(),
+        hub.rounds(),
+        &badges,
+        hub.broadcast(),
+        now,
+    )
+}
+
+/// A board as spectators see it; `None` for a board no node reported.
+pub(super) fn spectator_board(
+    hub: &Hub,
+    board: protocol::BoardNo,
+    now: HubMs,
+) -> Option<tiles::SpectatorBoard> {
+    let state = hub.hall().board(board)?;
+    let pairing = tiles::pairing(hub.hall(), hub.rounds(), board);
+    Some(tiles::spectator_board(
+        board,
+        state,
+        pairing,
+        hub.relay(),
+        hub.broadcast(),
+        now,
+    ))
 }

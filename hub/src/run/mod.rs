@@ -13,16 +13,16 @@
 //!
 //! - `serve` (here) wires: [`startup`] opens what the hall meets (certificates, the broker,
 //!   the page's access), [`shell`] runs the loop.
-//! - [`intake`]: messages off the wire; [`answer`]: the API's queries; [`admit`]: who the
-//!   broker and the page let in; [`restore`]: the core folded over the journal.
+//! - The shell's members: [`intake`], messages off the wire and the core's counts;
+//!   [`requests`], the API's changes waiting for the core; [`admit`], who the broker and
+//!   the page let in; [`live`], the supervision pages' streams; [`phones`], the arbiters'
+//!   phones' streams; [`restore`]: the core folded over the journal.
 //! - [`journal`], [`clock`], [`pairings`], [`refusals`]: the journal's link, the hub's time,
 //!   the pairing files followed, refusals logged once per source.
-//! - [`phones`]: the arbiters' phones' streams, started in step with the alert changes.
-//! - [`cluster`]: joining a clustered hall; [`cluster_news`]: the shell following the role
-//!   the cluster gives it.
+//! - [`cluster`]: joining a clustered hall; [`cluster_news`]: the turn the cluster's news
+//!   gives the shell (take over, stand by, keep a standby's core warm).
 
 mod admit;
-mod answer;
 pub(crate) mod clock;
 mod cluster;
 mod cluster_news;
@@ -33,6 +33,7 @@ mod live;
 mod pairings;
 mod phones;
 mod refusals;
+mod requests;
 pub(crate) mod restore;
 mod shell;
 mod startup;

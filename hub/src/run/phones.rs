@@ -1,4 +1,4 @@
-//! The shell's part of the arbiters' phones: each phone's stream starts from the steps it
+//! The arbiters' phones' streams: each phone's stream starts from the steps it
 //! missed, taken in the same turn of the loop as its subscription to the alert changes, so
 //! nothing falls between the two; the stream sends each change once.
 
@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast;
 
-use super::Shell;
 use crate::core::alerts::AlertChange;
+use crate::core::hub::Hub;
 use crate::edge::http::api::PhoneFeed;
 
 /// Alert changes a phone's stream may fall behind by before it is ended (the app then
@@ -37,14 +37,11 @@ impl Phones {
             let _ = self.changes.send(Arc::new(change.clone()));
         }
     }
-}
 
-impl Shell {
     /// Arbiter `arbiter`'s phone stream from after step `after`; `None` unless enrolled.
-    pub(super) fn phone_feed(&self, arbiter: &str, after: u64) -> Option<PhoneFeed> {
-        let (watch, member) = self.hub.phone(arbiter)?;
-        let backlog = self
-            .hub
+    pub(super) fn feed(&self, hub: &Hub, arbiter: &str, after: u64) -> Option<PhoneFeed> {
+        let (watch, member) = hub.phone(arbiter)?;
+        let backlog = hub
             .phone_steps(&watch, after, PHONE_HISTORY)
             .into_iter()
             .map(|s| (s.alert.clone(), s.step.clone()))
@@ -54,7 +51,7 @@ impl Shell {
             credentials: crate::core::phone::PhoneCredentials::of(member),
             watch,
             backlog,
-            live: self.phones.changes.subscribe(),
+            live: self.changes.subscribe(),
         })
     }
 }

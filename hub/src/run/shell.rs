@@ -1,51 +1,41 @@
-//! The shell's loop: it owns the core and the edges, feeds the core what arrives, and after
+//! The shell's loop: it owns the core and the edges, feeds the core what arrives (messages,
+//! the API's queries, the journal's durable points, the cluster's news, the time), and after
 //! each turn carries out what the core asked, in order: journal writes, downlinks,
-//! publications, answers. It decides nothing.
+//! publications, answers. It decides nothing. Every `impl Shell` is here; the work is its
+//! members': [`Intake`], [`Requests`], the pages, the phones, the cluster's role.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use link::LinkEvent;
+use protocol::seal::NodeKey;
 use protocol::topic;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::admit::Admission;
 use super::clock::HubClock;
+use super::cluster::{self, ClusterRole};
+use super::cluster_news::Turn;
+use super::intake::Intake;
 use super::journal::{self, JournalLink};
+use super::requests::{Requests, Waiting};
 use super::restore::restored_hub;
-use super::{feed, live, pairings, phones, refusals};
+use super::{feed, live, pairings, phones};
 use super::{ServeConfig, BATCH, PAGES_EVERY, PAIRINGS_EVERY, REPUBLISH_EVERY};
-use crate::core::alerts::desk::AlertError;
-use crate::core::alerts::Alert;
-use crate::core::arbiter::{AuditEntry, DecisionError};
-use crate::core::hub::{
-    ArbiterEnrolment, Count, Enrolled, EnrolmentRefusal, Hub, HubConfig, Output, PagerRefusal,
-    Reply, RequestId,
-};
-use crate::core::pairings::RoundState;
+use crate::core::hub::{Hub, HubConfig, Output, Reply, RequestId};
+use crate::core::phone::PhoneCredentials;
 use crate::core::rounds::StartError;
-use crate::core::setup::NodesReport;
-use crate::core::timebase::Step;
-use crate::core::trust::Refusal;
+use crate::edge::cluster::journal::ClusterNews;
 use crate::edge::http::access::Access;
 use crate::edge::http::api::Query;
 use crate::edge::journal::flusher::Flushed;
 use crate::edge::mqtt::client::{HubLink, Incoming};
-use crate::metrics::{BadPayload, Metrics};
-use crate::pairings::Trfs;
-use crate::view::feed::FeedCache;
+use crate::metrics::Metrics;
+use crate::pairings::{self as tournament, Trfs};
+use crate::view::feed::{section_games, FeedCache, FeedSource};
 use crate::view::pager;
-
-/// An answer the API waits for.
-pub(super) enum Waiting {
-    Decision(oneshot::Sender<Result<AuditEntry, DecisionError>>),
-    Alert(oneshot::Sender<Result<Alert, AlertError>>),
-    Nodes(oneshot::Sender<NodesReport>),
-    Enrolled(oneshot::Sender<Enrolled>),
-    Rounds(oneshot::Sender<Result<Vec<RoundState>, StartError>>),
-    ArbiterEnrolled(oneshot::Sender<Result<ArbiterEnrolment, EnrolmentRefusal>>),
-    Arbiters(oneshot::Sender<Vec<String>>),
-}
+use crate::view::public_rounds;
+use crate::view::tiles::Audience;
 
 /// What the loop owns: the core and the edges it carries out outputs on.
 pub(super) struct Shell {
@@ -57,8 +47,9 @@ pub(super) struct Shell {
     pub(super) metrics: Arc<Metrics>,
     pub(super) clock: HubClock,
     /// The API's requests waiting for the core's answer.
-    pub(super) waiting: HashMap<RequestId, Waiting>,
-    pub(super) next_request: u64,
+    pub(super) requests: Requests,
+    /// Messages off the wire, and the core's counts.
+    pub(super) intake: Intake,
     /// The supervision pages.
     pub(super) live: live::LivePages,
     /// The arbiters' phones' streams.
@@ -71,19 +62,14 @@ pub(super) struct Shell {
     pub(super) trfs: Trfs,
     /// Whether the journal works, as last told to the pagers (`None`: not yet told).
     pub(super) told_journal_works: Option<bool>,
-    /// What was refused, logged once per source and reason.
-    pub(super) refusals: refusals::RefusalLog,
     /// The pairing files, followed for the next round's pairings.
     pub(super) pairing_files: Option<pairings::PairingFiles>,
     /// Who the embedded broker lets in, as the keys and the roster have them.
     pub(super) admission: Admission,
     /// Who the page and the API let in: the arbiters' logins follow the roster.
     pub(super) access: crate::edge::http::access::Access,
-    /// The pagers' commands' topic, made once: every message from the broker is compared
-    /// with it.
-    pub(super) pager_commands: String,
     /// On a cluster: the role it gives this hub (`None`: the hall's one hub).
-    pub(super) cluster: Option<super::cluster::ClusterRole>,
+    pub(super) cluster: Option<ClusterRole>,
 }
 
 /// What `serve` started, for the shell to own.
@@ -95,12 +81,12 @@ pub(super) struct Parts {
     pub(super) clock: HubClock,
     pub(super) admission: Admission,
     pub(super) access: Access,
-    pub(super) cluster: Option<super::cluster::ClusterRole>,
+    pub(super) cluster: Option<ClusterRole>,
 }
 
 impl Shell {
     pub(super) fn new(config: ServeConfig, parts: Parts) -> Shell {
-        let pager_commands = topic::pager_command(&config.hub.event);
+        let intake = Intake::new(&config.hub.event, parts.metrics.clone());
         Shell {
             hub: parts.hub,
             hub_config: config.hub,
@@ -108,18 +94,16 @@ impl Shell {
             link: parts.link,
             metrics: parts.metrics,
             clock: parts.clock,
-            waiting: HashMap::new(),
-            next_request: 0,
+            requests: Requests::default(),
+            intake,
             live: live::LivePages::default(),
             phones: phones::Phones::default(),
             follower: feed::Follower::new(config.outlets),
             feed_cache: FeedCache::default(),
             trfs: config.trfs,
             told_journal_works: None,
-            refusals: refusals::RefusalLog::default(),
             admission: parts.admission,
             access: parts.access,
-            pager_commands,
             pairing_files: config.config_path.map(pairings::PairingFiles::new),
             cluster: parts.cluster,
         }
@@ -179,7 +163,7 @@ impl Shell {
                     }
                     self.present();
                 }
-                Some(news) = super::cluster::next_news(&mut self.cluster) => {
+                Some(news) = cluster::next_news(&mut self.cluster) => {
                     match self.on_news(news) {
                         Ok(Some(session)) => incoming = session,
                         Ok(None) => {}
@@ -237,9 +221,7 @@ impl Shell {
             Flushed::Durable { .. } | Flushed::Failed { .. } => {}
         }
     }
-}
 
-impl Shell {
     /// Sleeps until the core's next timeout (a long while when it has none).
     pub(super) fn sleep_until_due(&mut self) -> tokio::time::Sleep {
         let now = self.clock.now();
@@ -304,7 +286,7 @@ impl Shell {
                     Err(e) => tracing::error!(error = %e, "a live move not written"),
                 },
                 Output::Reply(request, reply) => self.reply(request, reply),
-                Output::Count(count) => self.count(count),
+                Output::Count(count) => self.intake.count(self.hub.event(), count),
             }
         }
     }
@@ -320,7 +302,7 @@ impl Shell {
         let (hub, restored) =
             restored_hub(&self.hub_config, journal, &self.metrics, &mut self.clock)?;
         self.hub = hub;
-        self.waiting.clear();
+        self.requests.drop_all();
         self.admission.nodes(&self.hub);
         self.admission.arbiters(&self.access, &self.hub);
         // The lists the restore published are signed at the journal's last time, older than
@@ -335,81 +317,10 @@ impl Shell {
         Ok(())
     }
 
-    pub(super) fn reply(&mut self, request: RequestId, reply: Reply) {
-        // A dropped receiver means the HTTP client went away; nothing to do.
-        match (self.waiting.remove(&request), reply) {
-            (Some(Waiting::Decision(tx)), Reply::Decision(answer)) => drop(tx.send(answer)),
-            (Some(Waiting::Alert(tx)), Reply::Alert(answer)) => drop(tx.send(answer.map(|a| *a))),
-            (Some(Waiting::Nodes(tx)), Reply::Nodes(answer)) => drop(tx.send(answer)),
-            (Some(Waiting::Enrolled(tx)), Reply::Enrolled(answer)) => drop(tx.send(answer)),
-            (Some(Waiting::Rounds(tx)), Reply::RoundStarted(answer)) => drop(tx.send(answer)),
-            // The roster changed and is durable: the broker and the page let in the
-            // arbiters as they now are, before the answer goes out.
-            (Some(Waiting::ArbiterEnrolled(tx)), Reply::ArbiterEnrolled(answer)) => {
-                self.admission.arbiters(&self.access, &self.hub);
-                drop(tx.send(answer));
-            }
-            (Some(Waiting::Arbiters(tx)), Reply::Arbiters(answer)) => {
-                self.admission.arbiters(&self.access, &self.hub);
-                drop(tx.send(answer));
-            }
-            (_, reply) => tracing::error!(?request, ?reply, "an answer nobody waits for"),
-        }
-    }
-
-    pub(super) fn count(&mut self, count: Count) {
-        match count {
-            Count::EventAccepted => self.metrics.event_accepted(),
-            Count::DuplicateDropped => self.metrics.duplicate_dropped(),
-            Count::GapEvent => self.metrics.gap_event(),
-            Count::ResendRequested => self.metrics.resend_requested(),
-            Count::AlertRaised => self.metrics.alert_raised(),
-            Count::JournalRecordSkipped => self.metrics.journal_records_skipped(),
-            Count::PagerRefused(why) => {
-                let why = match why {
-                    PagerRefusal::Malformed => BadPayload::PagerCommand,
-                    PagerRefusal::NotSealed => BadPayload::Unauthenticated,
-                    PagerRefusal::OutOfZone => BadPayload::OutOfZone,
-                };
-                let topic = self.pager_commands.clone();
-                self.refuse(why, &topic, "refused by the hub");
-            }
-            Count::Unauthenticated(board, refusal) => {
-                let why = match refusal {
-                    Refusal::BadTag => "not sealed with the key of the board's node",
-                    Refusal::NotEnrolled => {
-                        "no enrolled node is bound to the board (hub enrol, POST /api/nodes/enrol)"
-                    }
-                };
-                let source = topic::uplink(self.hub.event(), board);
-                self.refuse(BadPayload::Unauthenticated, &source, why);
-            }
-            Count::NodeTimeStep(board, step) => {
-                let why = match step {
-                    Step::Ahead(ms) => format!("the node's time ran {ms} ms ahead"),
-                    Step::Behind(ms) => format!("the node's time went {ms} ms back"),
-                };
-                // Counted with the refusals (`bad_payload{why="node_time"}`), but taken.
-                let source = topic::uplink(self.hub.event(), board);
-                self.metrics.bad_payload(BadPayload::NodeTime);
-                if let Some(count) = self.refusals.note(BadPayload::NodeTime, &source) {
-                    tracing::warn!(
-                        source,
-                        detail = why,
-                        from_source = count,
-                        "message taken, its node's clock step taken out of its time"
-                    );
-                }
-            }
-        }
-    }
-
-    /// A request to the core whose answer waits: its number.
-    pub(super) fn request(&mut self, waiting: Waiting) -> RequestId {
-        self.next_request += 1;
-        let request = RequestId(self.next_request);
-        self.waiting.insert(request, waiting);
-        request
+    fn reply(&mut self, request: RequestId, reply: Reply) {
+        let (admission, access, hub) = (&mut self.admission, &self.access, &self.hub);
+        self.requests
+            .reply(request, reply, || admission.arbiters(access, hub));
     }
 
     /// The pairings as their files give them now; the hub keeps what it had if they cannot
@@ -444,6 +355,257 @@ impl Shell {
     pub(super) fn present(&mut self) {
         let now = self.clock.now();
         self.follower.follow(&self.hub, &mut self.feed_cache, now);
-        self.publish_live(now);
+        self.live.publish(&self.hub, &self.metrics, now);
+    }
+
+    /// One message off the wire. Bad input is counted and logged, never fatal.
+    fn on_link_event(&mut self, event: LinkEvent) {
+        self.link.on_reach(&event);
+        match event {
+            // Nothing is taken that cannot be made durable; the nodes resend it later.
+            LinkEvent::Message { .. } if self.journal.failure().is_some() => {}
+            LinkEvent::Message { topic, payload } => {
+                let now = self.clock.now();
+                self.intake.message(&mut self.hub, now, &topic, &payload);
+            }
+            LinkEvent::Connected => tracing::info!("connected to the broker, subscribed"),
+            LinkEvent::Disconnected => tracing::warn!("lost the broker; reconnecting"),
+            // The link warned (at a falling rate); `/healthz` says it after a moment.
+            LinkEvent::Unreachable { .. } => {}
+        }
+    }
+
+    /// The cluster's news, as the turn it gives this hub: the MQTT session to use from now
+    /// on, if it changed.
+    fn on_news(&mut self, news: ClusterNews) -> anyhow::Result<Option<Incoming>> {
+        let Some(cluster) = &mut self.cluster else {
+            return Ok(None);
+        };
+        match cluster.on_news(news)? {
+            Turn::Nothing => Ok(None),
+            Turn::StrangersRecords(seqs) => {
+                let now = self.clock.now();
+                self.hub.handle_strangers_records(now, &seqs);
+                Ok(None)
+            }
+            Turn::TakeOver {
+                epoch,
+                link,
+                incoming,
+            } => {
+                self.journal.activate();
+                // The core as the whole stream has it, as at a start.
+                self.rebuild()?;
+                self.link = link;
+                self.told_journal_works = None;
+                tracing::warn!(epoch, "active: this hub serves the hall");
+                Ok(Some(incoming))
+            }
+            Turn::StandBy {
+                reason,
+                stepped_down,
+            } => {
+                self.journal.stand_by(reason);
+                // The requests waiting for a write get no answer (503): it was never made.
+                self.requests.drop_all();
+                let (link, incoming) = HubLink::detached(self.hub.event(), self.metrics.clone());
+                self.link = link;
+                if stepped_down {
+                    tracing::error!("stepped down: this hub is a standby now");
+                }
+                Ok(Some(incoming))
+            }
+        }
+    }
+
+    /// A standby keeps its core warm: rebuilt from its journal when the stream brought
+    /// more (as its cluster role paces it); its door learns where the active hub is.
+    fn keep_warm(&mut self) -> anyhow::Result<()> {
+        let Some(warm) = self.cluster.as_mut().and_then(ClusterRole::warm_tick) else {
+            return Ok(());
+        };
+        self.journal.stand_by(warm.reason);
+        if warm.rebuild {
+            let started = Instant::now();
+            self.rebuild()?;
+            if let Some(cluster) = &mut self.cluster {
+                cluster.warmed(started);
+            }
+        }
+        Ok(())
+    }
+
+    /// The API's queries: what the core knows, answered at once; what it must change, handed
+    /// to the core, its answer waiting until the change is durable.
+    fn answer(&mut self, query: Query) {
+        let now = self.clock.now();
+        if let Some(failure) = self.journal.failure() {
+            // A change cannot be made durable: its answer is dropped (503 to the client).
+            if let Query::Decide(..)
+            | Query::StartRound(..)
+            | Query::Bind(..)
+            | Query::AlertCommand(..)
+            | Query::PhoneCommand(..)
+            | Query::Enrol(..)
+            | Query::Revoke(..)
+            | Query::EnrolArbiter(..)
+            | Query::RevokeArbiter(..)
+            | Query::RenewLinks(..) = query
+            {
+                tracing::warn!(reason = %failure.reason, "a change refused: the journal fails");
+                return;
+            }
+        }
+        let hub = &mut self.hub;
+        // A dropped receiver means the HTTP client went away; nothing to do.
+        match query {
+            Query::Boards(reply) => drop(reply.send(hub.hall().summaries(now))),
+            Query::Board(board, round, reply) => {
+                let round = round.unwrap_or_else(|| hub.hall().round_of(board));
+                drop(reply.send(hub.board_detail(now, round, board)));
+            }
+            Query::TimeTrouble(reply) => drop(reply.send(hub.hall().time_trouble(now))),
+            Query::ConnectedNodes(reply) => drop(reply.send(hub.hall().connected_nodes(now))),
+            Query::Health(reply) => drop(reply.send(match self.journal.failure() {
+                None => self.link.broker_trouble().map_or(Ok(()), Err),
+                Some(f) if f.standby => Err(f.reason.clone()),
+                Some(f) => Err(format!(
+                    "the journal cannot write since {} s ago: {}",
+                    f.since.elapsed().as_secs(),
+                    f.reason
+                )),
+            })),
+            Query::CheckClaim(board, request, reply) => {
+                drop(reply.send(hub.hall().check_claim(board, &request)));
+            }
+            Query::Decide(board, round, action, held_to, reply) => {
+                if let Some(refusal) = held_to.and_then(|name| hub.out_of_zone(&name, board)) {
+                    drop(reply.send(Err(refusal)));
+                    return;
+                }
+                let request = self.requests.request(Waiting::Decision(reply));
+                self.hub.handle_decision(now, request, board, round, action);
+            }
+            Query::Alerts(reply) => drop(reply.send(hub.desk().alerts().cloned().collect())),
+            Query::Pairings(round, section, audience, reply) => {
+                let pairings = match audience {
+                    Audience::Arbiters => hub.section_pairings(round, section.as_deref()),
+                    Audience::Spectators => {
+                        public_rounds::pairings(hub, now, round, section.as_deref())
+                    }
+                };
+                drop(reply.send(pairings));
+            }
+            Query::Byes(round, section, reply) => {
+                let byes = hub.rounds().byes(round).iter();
+                let byes = byes.filter(|b| section.is_none() || b.section == section);
+                drop(reply.send(byes.cloned().collect()));
+            }
+            Query::Broadcast(round, board, section, reply) => {
+                let source = FeedSource::of(hub);
+                let section = section.as_deref();
+                let games =
+                    section_games(&source, now, round, board, section, &mut self.feed_cache);
+                drop(reply.send(games));
+            }
+            Query::Rounds(audience, reply) => drop(reply.send(match audience {
+                Audience::Arbiters => hub.round_states(),
+                Audience::Spectators => public_rounds::round_states(hub, now),
+            })),
+            Query::StartRound(start, reply) => {
+                // The pairing program exported the round's pairings just before, perhaps.
+                if let Err(e) = self.reload_pairings() {
+                    return drop(reply.send(Err(StartError::Pairings(e.to_string()))));
+                }
+                let request = self.requests.request(Waiting::Rounds(reply));
+                self.hub.handle_round_start(now, request, start);
+            }
+            Query::Nodes(reply) => drop(reply.send(hub.nodes_report(now))),
+            Query::Bind(hardware, board, reply) => {
+                let request = self.requests.request(Waiting::Nodes(reply));
+                self.hub.handle_binding(now, request, &hardware, board);
+            }
+            Query::Enrol(hardware, board, reply) => {
+                let request = self.requests.request(Waiting::Enrolled(reply));
+                let fresh = NodeKey::from_bytes(rand::random());
+                self.hub
+                    .handle_enrolment(now, request, &hardware, board, fresh);
+            }
+            Query::Revoke(hardware, reply) => {
+                let request = self.requests.request(Waiting::Nodes(reply));
+                self.hub.handle_revocation(now, request, &hardware);
+            }
+            Query::EnrolArbiter(arbiter, reply) => {
+                let request = self.requests.request(Waiting::ArbiterEnrolled(reply));
+                let fresh = NodeKey::from_bytes(rand::random());
+                self.hub.handle_arbiter_enrolment(
+                    now,
+                    request,
+                    &arbiter.name,
+                    fresh,
+                    arbiter.zones,
+                    arbiter.language,
+                );
+            }
+            Query::RenewLinks(name, reply) => {
+                let request = self.requests.request(Waiting::Arbiters(reply));
+                self.hub.handle_links_renewal(now, request, &name);
+            }
+            Query::RevokeArbiter(name, reply) => {
+                let request = self.requests.request(Waiting::Arbiters(reply));
+                self.hub.handle_arbiter_revocation(now, request, &name);
+            }
+            Query::Arbiters(reply) => {
+                drop(reply.send(hub.arbiters().map(|(n, _)| n.to_owned()).collect()))
+            }
+            Query::BrokerUsers(reply) => {
+                let lines = hub
+                    .broker_users()
+                    .map(|l| crate::edge::mqtt::broker::passwd_lines(&l));
+                drop(reply.send(lines));
+            }
+            Query::ResultsTrf(section, reply) => {
+                let trf = tournament::results_trf(&self.trfs, hub, section.as_deref());
+                drop(reply.send(trf));
+            }
+            Query::AlertCommand(id, command, held_to, reply) => {
+                if let Some(refusal) = held_to.and_then(|name| hub.alert_out_of_zone(&name, id)) {
+                    drop(reply.send(Err(refusal)));
+                    return;
+                }
+                let request = self.requests.request(Waiting::Alert(reply));
+                self.hub
+                    .handle_alert_command(now, Some(request), id, command);
+            }
+            Query::Live(audience, reply) => {
+                let start = self.live.start(hub, &self.metrics, audience, now);
+                drop(reply.send(start));
+            }
+            Query::PhoneWatch(arbiter, reply) => {
+                let watch = hub
+                    .phone(&arbiter)
+                    .map(|(watch, member)| (watch, PhoneCredentials::of(member)));
+                drop(reply.send(watch));
+            }
+            Query::ArbiterLogin(arbiter, reply) => {
+                let login = hub
+                    .arbiter_members()
+                    .find(|(name, _)| *name == arbiter)
+                    .map(|(_, member)| crate::edge::http::login::arbiter_login(member));
+                drop(reply.send(login));
+            }
+            Query::PhoneFeed(arbiter, after, reply) => {
+                drop(reply.send(self.phones.feed(hub, &arbiter, after)));
+            }
+            Query::PhoneCommand(arbiter, id, act, mac, reply) => {
+                let request = self.requests.request(Waiting::Alert(reply));
+                self.hub
+                    .handle_phone_command(now, request, &arbiter, id, act, &mac);
+            }
+            Query::Cluster(reply) => drop(reply.send(self.cluster.as_ref().map(ClusterRole::view))),
+            Query::SpectatorBoard(board, reply) => {
+                drop(reply.send(live::spectator_board(hub, board, now)));
+            }
+        }
     }
 }
