@@ -15,9 +15,9 @@ mod support;
 use board_node::pgn::PgnGame;
 use board_node::replay::ThinkTimes;
 use hub::core::alerts::{AlertKind, AlertSettings, Facts};
-use hub::core::arbiter::Side;
 use hub::core::clock::PERIOD_GRACE_MOVES;
 use hub::core::laws::Edition;
+use hub::core::side::Side;
 use protocol::time_control::TimeControl;
 
 /// The slack of a recorded clock: whole seconds either way.

@@ -10,10 +10,11 @@ use hub::core::effect::Effect;
 use hub::core::hall::Hall;
 use hub::core::ids::DecisionId;
 use hub::core::laws::{Edition, GameType, Rules};
+use hub::core::side::Side;
 use hub::core::time::HubMs;
 use protocol::{BoardNo, Seq};
 use serde_json::{json, Value};
-use shakmaty::{Color, Position};
+use shakmaty::Position;
 use support::events::Script;
 
 const BOARD: BoardNo = BoardNo(1);
@@ -46,7 +47,7 @@ fn detail(hall: &Hall, script: &Script) -> Value {
 }
 
 /// The clock deviations among `effects`: kind, article, side.
-fn deviations(effects: &[Effect]) -> Vec<(DeviationKind, &'static str, Color)> {
+fn deviations(effects: &[Effect]) -> Vec<(DeviationKind, &'static str, Side)> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -150,7 +151,7 @@ fn after_an_illegal_move_the_penalty_shows_on_the_clock_7_5_5() {
     let effects = s.play(&mut hall, "e7e5", 6_000);
     assert_eq!(
         deviations(&effects),
-        [(DeviationKind::PenaltyApplied, "7.5.5", Color::White)],
+        [(DeviationKind::PenaltyApplied, "7.5.5", Side::White)],
         "the penalty, not an unexplained jump"
     );
 }
@@ -187,7 +188,7 @@ fn a_rejected_claim_gives_the_opponent_the_editions_time_9_5_3() {
         s.clock[1] += ms as u32;
         let effects = s.play(&mut hall, "g1f3", 5_000);
         assert!(
-            deviations(&effects).contains(&(DeviationKind::PenaltyApplied, article, Color::Black)),
+            deviations(&effects).contains(&(DeviationKind::PenaltyApplied, article, Side::Black)),
             "{edition:?} {game_type:?}: {effects:?}"
         );
     }

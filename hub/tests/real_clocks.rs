@@ -74,7 +74,7 @@ fn the_hubs_clock_model_meets_every_recorded_clock() {
             );
             let mut pending_run = [0u32; 2];
             for (i, (check, ply)) in checks.iter().zip(&game.plies).enumerate() {
-                let side = usize::from(check.by == shakmaty::Color::Black);
+                let side = usize::from(check.by == hub::core::side::Side::Black);
                 let Some(clk) = ply.clk_ms else {
                     tally.no_clk += 1;
                     continue;

@@ -20,33 +20,8 @@ use shakmaty::Color;
 
 use super::ids::{BoardNo, DecisionId, RoundNo, Seq};
 use super::laws::{Edition, Rules};
+use super::side::Side;
 use super::time::HubMs;
-
-/// A player, as the arbiter names one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Side {
-    White,
-    Black,
-}
-
-impl From<Color> for Side {
-    fn from(color: Color) -> Side {
-        match color {
-            Color::White => Side::White,
-            Color::Black => Side::Black,
-        }
-    }
-}
-
-impl From<Side> for Color {
-    fn from(side: Side) -> Color {
-        match side {
-            Side::White => Color::White,
-            Side::Black => Color::Black,
-        }
-    }
-}
 
 /// A game's result, as PGN writes it; an arbiter's `*` withdraws an earlier declaration
 /// (the game goes on). A game not played is a forfeit, as pairing programs and the TRF

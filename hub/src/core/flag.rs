@@ -21,6 +21,7 @@ use super::arbiter::GameResult;
 use super::clock::BoardClock;
 use super::laws::{Edition, GameType, Rules, Supervision};
 use super::mating::{self, MatingChances};
+use super::side::Side;
 
 /// The flags a clock shows: `"white"`, `"black"` or `"both"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,8 +48,7 @@ impl Flag {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FlagRuling {
     /// The player whose flag fell first; `null` when both fell and the order is unknown.
-    #[serde(serialize_with = "serialize_side")]
-    pub flagged: Option<Color>,
+    pub flagged: Option<Side>,
     pub both: bool,
     /// The result to confirm; `null`: play on.
     pub result: Option<GameResult>,
@@ -64,13 +64,6 @@ pub struct FlagRuling {
     pub prescribed_moves_completed: Option<bool>,
     /// Node time the flag was seen.
     pub at: u64,
-}
-
-fn serialize_side<S: serde::Serializer>(side: &Option<Color>, s: S) -> Result<S::Ok, S::Error> {
-    match side {
-        Some(color) => s.serialize_str(super::color_name(*color)),
-        None => s.serialize_none(),
-    }
 }
 
 /// Whether the arbiter calls a flag he sees, and the article.
@@ -121,7 +114,7 @@ pub fn rule(position: &Chess, clock: &BoardClock, rules: Rules) -> Option<FlagRu
         .zip(flagged)
         .map(|(model, side)| model.period_pending(side));
     Some(FlagRuling {
-        flagged,
+        flagged: flagged.map(Side::from),
         both,
         result,
         article,
@@ -151,7 +144,7 @@ mod tests {
     use super::*;
     use crate::core::position;
     use protocol::time_control::TimeControl;
-    use protocol::{ClockReport, Color as Side, NodeMs};
+    use protocol::{ClockReport, Color as SensedColor, NodeMs};
 
     #[test]
     fn the_flags_shown_read_as_the_api_has_always_written_them() {
@@ -161,7 +154,7 @@ mod tests {
         assert_eq!(json((true, false)), r#""white""#);
         assert_eq!(json((false, true)), r#""black""#);
         assert_eq!(json((false, false)), "null");
-        let running = crate::core::arbiter::Side::from(shakmaty::Color::Black);
+        let running = crate::core::side::Side::from(shakmaty::Color::Black);
         assert_eq!(serde_json::to_string(&running).unwrap(), r#""black""#);
     }
 
@@ -170,7 +163,7 @@ mod tests {
         let report = ClockReport {
             white_ms,
             black_ms,
-            running: Some(Side::White),
+            running: Some(SensedColor::White),
             white_flag: white_ms == 0,
             black_flag: black_ms == 0,
             pressed_by: None,
@@ -194,7 +187,7 @@ mod tests {
         let position = position("8/8/8/4k3/8/8/3q4/4K3 w - - 0 60");
         let clock = flagged_clock(None, 0, 30_000);
         let ruling = rule(&position, &clock, Rules::default()).unwrap();
-        assert_eq!(ruling.flagged, Some(Color::White));
+        assert_eq!(ruling.flagged, Some(Side::White));
         assert_eq!(ruling.result, Some(GameResult::BlackWins));
         assert_eq!((ruling.article, ruling.decided_by), ("6.9", "chasolver"));
     }

@@ -64,46 +64,11 @@ pub mod rounds;
 pub mod sections;
 pub mod sensed;
 pub mod setup;
+pub mod side;
 pub mod standing;
 pub mod time;
 pub mod timebase;
 pub mod trust;
-
-/// `"white"` or `"black"`, as the hub's JSON spells a side.
-pub fn color_name(color: shakmaty::Color) -> &'static str {
-    match color {
-        shakmaty::Color::White => "white",
-        shakmaty::Color::Black => "black",
-    }
-}
-
-pub(crate) fn serialize_color<S: serde::Serializer>(
-    color: &shakmaty::Color,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(color_name(*color))
-}
-
-/// A side as `"white"` or `"black"` both ways, for what is kept as JSON (`#[serde(with)]`).
-pub(crate) mod color_serde {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use shakmaty::Color;
-
-    pub fn serialize<S: Serializer>(color: &Color, serializer: S) -> Result<S::Ok, S::Error> {
-        super::serialize_color(color, serializer)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Color, D::Error> {
-        match <&str>::deserialize(deserializer)? {
-            "white" => Ok(Color::White),
-            "black" => Ok(Color::Black),
-            other => Err(serde::de::Error::unknown_variant(
-                other,
-                &["white", "black"],
-            )),
-        }
-    }
-}
 
 /// Positions for the core's tests, from FEN.
 #[cfg(test)]

@@ -12,13 +12,14 @@ use serde::Serialize;
 use protocol::BoardNo;
 
 use crate::core::alerts::{Alert, Severity};
-use crate::core::arbiter::{GameResult, Side};
+use crate::core::arbiter::GameResult;
 use crate::core::board::{BoardState, ClockFace, TimeTrouble};
 use crate::core::clock::MoveCheck;
 use crate::core::hall::Hall;
 use crate::core::pairings::{Pairing, Rounds, Seat};
 use crate::core::relay::public::BroadcastSettings;
 use crate::core::relay::Relay;
+use crate::core::side::Side;
 use crate::core::time::HubMs;
 use crate::view::feed;
 

@@ -3,7 +3,7 @@
 //! board's real game as the replay source reports it and changes it after a given move.
 
 use board_node::source::{Reading, Timed};
-use protocol::{ClockReport, Color as Side};
+use protocol::{ClockReport, Color as SensedColor};
 use shakmaty::{Board, Color, Square};
 
 use crate::core::sensed;
@@ -25,10 +25,10 @@ fn clock_at(script: &[Timed], i: usize) -> ClockReport {
     }
 }
 
-fn ms(report: &mut ClockReport, side: Side) -> &mut u32 {
+fn ms(report: &mut ClockReport, side: SensedColor) -> &mut u32 {
     match side {
-        Side::White => &mut report.white_ms,
-        Side::Black => &mut report.black_ms,
+        SensedColor::White => &mut report.white_ms,
+        SensedColor::Black => &mut report.black_ms,
     }
 }
 
@@ -52,8 +52,8 @@ pub fn flag_fall_after(script: Vec<Timed>, ply: usize) -> Vec<Timed> {
     flag.running = None;
     flag.pressed_by = None;
     match side {
-        Side::White => flag.white_flag = true,
-        Side::Black => flag.black_flag = true,
+        SensedColor::White => flag.white_flag = true,
+        SensedColor::Black => flag.black_flag = true,
     }
     let at = script[i].game_ms + left;
     let mut out = script[..=i].to_vec();
@@ -102,8 +102,8 @@ pub fn illegal_move_after(script: Vec<Timed>, ply: usize) -> Vec<Timed> {
         return script;
     };
     let color = match side {
-        Side::White => Color::White,
-        Side::Black => Color::Black,
+        SensedColor::White => Color::White,
+        SensedColor::Black => Color::Black,
     };
     let Some(illegal) = king_two_ranks(&board, color) else {
         return script;
@@ -113,8 +113,8 @@ pub fn illegal_move_after(script: Vec<Timed>, ply: usize) -> Vec<Timed> {
     *ms(&mut press, side) = ms(&mut press, side).saturating_sub(3_000);
     press.pressed_by = Some(side);
     press.running = Some(match side {
-        Side::White => Side::Black,
-        Side::Black => Side::White,
+        SensedColor::White => SensedColor::Black,
+        SensedColor::Black => SensedColor::White,
     });
     let mut out = script[..=i].to_vec();
     out.push(Timed::at(

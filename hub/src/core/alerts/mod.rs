@@ -24,8 +24,9 @@ pub use detail::Detail;
 pub use routing::Routing;
 pub use texts::Language;
 
-use super::arbiter::{GameResult, Side};
+use super::arbiter::GameResult;
 use super::ids::{AlertId, BoardNo, DecisionId, RoundNo};
+use super::side::Side;
 use super::time::HubMs;
 
 /// Where an alert is in its life.

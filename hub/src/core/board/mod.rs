@@ -5,7 +5,7 @@ use protocol::{BoardNo, Hello, NodeHealth, NodeMs, Seq, UplinkBody};
 use serde::Serialize;
 use shakmaty::{Chess, Color};
 
-use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, GameResult, Side};
+use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, GameResult};
 use super::archive::DetailJson;
 use super::clock::{Adjustment, BoardClock, ClockEvent, DeviationKind};
 use super::ending::Status;
@@ -16,6 +16,7 @@ use super::intake::{Admission, Intake};
 use super::laws::{Penalty, Rules};
 use super::record::Record;
 use super::relay::pgn::PgnGame;
+use super::side::Side;
 use super::standing::Standing;
 use super::time::HubMs;
 use super::timebase::{Step, Timebase};
@@ -389,7 +390,8 @@ impl BoardState {
                         kind: DeviationKind::PenaltyApplied,
                         article: illegal.ruling.article,
                     };
-                    self.clock.expect_adjustment(illegal.by.other(), adjustment);
+                    self.clock
+                        .expect_adjustment(illegal.by.other().into(), adjustment);
                 }
             }
         }

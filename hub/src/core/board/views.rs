@@ -7,12 +7,13 @@ use serde::Serialize;
 use shakmaty::{Color, Position};
 
 use super::BoardState;
-use crate::core::arbiter::{AuditEntry, GameResult, Side};
+use crate::core::arbiter::{AuditEntry, GameResult};
 use crate::core::clock::{Deviation, MoveCheck};
 use crate::core::ending::{Claim, Status};
 use crate::core::flag::{Flag, FlagRuling};
 use crate::core::game::{BoardSync, IllegalMove};
 use crate::core::ids::RoundNo;
+use crate::core::side::Side;
 use crate::core::time::HubMs;
 
 /// One line of `GET /api/boards`.

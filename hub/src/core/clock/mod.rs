@@ -46,6 +46,7 @@ pub use self::model::Model;
 use self::model::Owed;
 pub use self::reconcile::{Adjustment, Deviation, DeviationKind, Outcome};
 use super::sensed;
+use super::side::Side;
 
 /// Two readings agree within this: the display's resolution (whole seconds) plus the node's
 /// sampling of the press (the DGT clock reports about once a second).
@@ -131,8 +132,7 @@ pub enum Verdict {
 /// One completed move, as the clock and the model saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct MoveCheck {
-    #[serde(serialize_with = "crate::core::serialize_color")]
-    pub by: Color,
+    pub by: Side,
     pub expected_ms: Option<u64>,
     pub shown_ms: Option<u64>,
     pub verdict: Verdict,
@@ -309,7 +309,7 @@ impl BoardClock {
         self.run_until(at);
         let (expected, used_ms) = self.count_move(by);
         self.checks.push(MoveCheck {
-            by,
+            by: by.into(),
             expected_ms: expected,
             shown_ms: None,
             verdict: if expected.is_some() {
@@ -342,7 +342,7 @@ impl BoardClock {
         let awaiting = self
             .checks
             .last()
-            .filter(|c| c.verdict == Verdict::NoReading && Some(c.by) == presser)
+            .filter(|c| c.verdict == Verdict::NoReading && Some(c.by) == presser.map(Side::from))
             .copied();
         if let Some(by) = completed {
             let (expected, used_ms) = self.count_move(by);
@@ -352,9 +352,9 @@ impl BoardClock {
             events.extend(self.check_standing(by.other(), &reading));
         } else if let Some(last) = awaiting {
             // The press after a move that ended the game (6.2.1): its reading belongs to it.
-            let (check, raised) = self.check_press(last.by, last.expected_ms, &reading);
+            let (check, raised) = self.check_press(last.by.into(), last.expected_ms, &reading);
             // The mover's clock ran on until the press.
-            let ran_on = std::mem::take(&mut self.ran[last.by]);
+            let ran_on = std::mem::take(&mut self.ran[Color::from(last.by)]);
             *self.checks.last_mut().expect("awaiting a press") = MoveCheck {
                 used_ms: last.used_ms.map(|used| used + ran_on),
                 ..check

@@ -6,6 +6,7 @@ use shakmaty::Color;
 
 use super::PERIOD_GRACE_MOVES;
 use super::{near, near_signed, BoardClock, ClockEvent, MoveCheck, Reading, Verdict};
+use crate::core::side::Side;
 
 /// How a clock differs from what the time control says it should show (6.10.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -56,8 +57,7 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Deviation {
     pub kind: DeviationKind,
-    #[serde(serialize_with = "crate::core::serialize_color")]
-    pub side: Color,
+    pub side: Side,
     /// The side's completed moves when it was seen.
     pub moves: u32,
     pub expected_ms: u64,
@@ -100,7 +100,7 @@ impl BoardClock {
             if !near(reading.ms[side], expected) {
                 deviations.push(Deviation {
                     kind: DeviationKind::WrongBase,
-                    side,
+                    side: side.into(),
                     moves: 0,
                     expected_ms: expected,
                     shown_ms: reading.ms[side],
@@ -125,7 +125,7 @@ impl BoardClock {
         let shown = reading.ms[by];
         if self.model.is_none() {
             let check = MoveCheck {
-                by,
+                by: by.into(),
                 expected_ms: None,
                 shown_ms: Some(shown),
                 verdict: Verdict::Unmodelled,
@@ -146,7 +146,7 @@ impl BoardClock {
         let increment = model.tc.increment_at_press(moves);
         let deviation = |kind| Deviation {
             kind,
-            side: by,
+            side: by.into(),
             moves,
             expected_ms: expected,
             shown_ms: shown,
@@ -190,7 +190,7 @@ impl BoardClock {
         let still_owed = model.owed[by].map_or(0, |o| o.ms);
         model.remaining[by] = shown + still_owed;
         let check = MoveCheck {
-            by,
+            by: by.into(),
             expected_ms: Some(expected),
             shown_ms: Some(shown),
             verdict,
@@ -231,7 +231,7 @@ impl BoardClock {
         };
         self.raise(vec![Deviation {
             kind,
-            side,
+            side: side.into(),
             moves,
             expected_ms: expected,
             shown_ms: shown,
@@ -304,7 +304,7 @@ impl BoardClock {
                 events.push(ClockEvent::Deviation(deviation));
                 continue;
             }
-            if let Some(i) = self.held[side].take() {
+            if let Some(i) = self.held[Color::from(side)].take() {
                 let undone =
                     near_signed(self.deviations[i].difference_ms() + deviation.difference_ms());
                 if undone {
@@ -317,7 +317,7 @@ impl BoardClock {
                 }
                 events.extend(self.close(i, Outcome::Confirmed));
             }
-            self.held[side] = Some(self.deviations.len());
+            self.held[Color::from(side)] = Some(self.deviations.len());
             self.deviations.push(deviation);
         }
         events
@@ -335,7 +335,7 @@ impl BoardClock {
         let Some(i) = self.held[side] else {
             return Vec::new();
         };
-        if new.iter().any(|d| d.side == side) {
+        if new.iter().any(|d| d.side == Side::from(side)) {
             return Vec::new(); // `raise` weighs the new one against it
         }
         let outcome = match (self.deviations[i].kind, verdict) {

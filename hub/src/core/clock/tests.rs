@@ -2,16 +2,16 @@
 //! corrections.
 
 use super::*;
-use protocol::Color as Side;
+use protocol::Color as SensedColor;
 
 fn tc(text: &str) -> TimeControl {
     text.parse().unwrap()
 }
 
-fn side(color: Color) -> Side {
+fn side(color: Color) -> SensedColor {
     match color {
-        Color::White => Side::White,
-        Color::Black => Side::Black,
+        Color::White => SensedColor::White,
+        Color::Black => SensedColor::Black,
     }
 }
 
@@ -165,10 +165,10 @@ fn a_clock_without_the_increment_is_raised_once_per_player() {
     assert_eq!(
         kinds,
         vec![
-            (DeviationKind::WrongBase, Color::White),
-            (DeviationKind::WrongBase, Color::Black),
-            (DeviationKind::IncrementMissing, Color::White),
-            (DeviationKind::IncrementMissing, Color::Black),
+            (DeviationKind::WrongBase, Side::White),
+            (DeviationKind::WrongBase, Side::Black),
+            (DeviationKind::IncrementMissing, Side::White),
+            (DeviationKind::IncrementMissing, Side::Black),
         ]
     );
     let missing = &clock.deviations()[2];
@@ -220,7 +220,7 @@ fn a_period_shown_a_few_moves_late_is_a_counter_catching_up() {
     let white: Vec<_> = clock
         .checks()
         .iter()
-        .filter(|c| c.by == Color::White)
+        .filter(|c| c.by == Side::White)
         .map(|c| c.verdict)
         .collect();
     assert_eq!(white[38], Verdict::Agrees);
@@ -245,7 +245,7 @@ fn a_period_not_shown_past_the_grace_is_raised_once_the_next_press_confirms_6_10
         recorded,
         vec![(
             DeviationKind::PeriodNotAdded,
-            Color::White,
+            Side::White,
             40 + PERIOD_GRACE_MOVES,
             Outcome::Confirmed
         )]
@@ -359,7 +359,7 @@ fn a_penalty_on_the_standing_clock_is_expected_not_a_deviation() {
         &events[..],
         [ClockEvent::Deviation(Deviation {
             kind: DeviationKind::PenaltyApplied,
-            side: Color::Black,
+            side: Side::Black,
             article: "7.5.5",
             ..
         })]
@@ -397,7 +397,7 @@ fn an_arbiters_adjustment_replaces_what_was_due_and_the_mover_may_show_it() {
             &events[..],
             [ClockEvent::Deviation(Deviation {
                 kind: DeviationKind::CorrectionApplied,
-                side: Color::White,
+                side: Side::White,
                 expected_ms: 5_450_000,
                 shown_ms: 5_420_000,
                 ..

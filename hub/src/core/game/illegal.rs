@@ -13,6 +13,7 @@ use super::{Game, GameEvent};
 use crate::core::arbiter::GameResult;
 use crate::core::laws::{IllegalMoveRuling, Penalty};
 use crate::core::mating::{self, MatingChances};
+use crate::core::side::Side;
 
 /// Which kind of completed illegal move (Art. 7.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -42,8 +43,7 @@ impl IllegalKind {
 pub struct IllegalMove {
     /// Moves completed in the game before it.
     pub ply: usize,
-    #[serde(serialize_with = "crate::core::serialize_color")]
-    pub by: Color,
+    pub by: Side,
     pub kind: IllegalKind,
     /// The article that makes it illegal.
     pub article: &'static str,
@@ -114,7 +114,12 @@ impl Game {
     /// before it (7.5.1), which is the position to reinstate.
     pub(super) fn illegal(&mut self, at: NodeMs, kind: IllegalKind, board: &Board) -> GameEvent {
         let by = self.position.turn();
-        let nth = self.illegal_moves.iter().filter(|i| i.by == by).count() as u32 + 1;
+        let nth = self
+            .illegal_moves
+            .iter()
+            .filter(|i| i.by == Side::from(by))
+            .count() as u32
+            + 1;
         let ruling = self.rules.illegal_move(nth);
         let result_if_applied = (ruling.penalty == Penalty::GameLost).then(|| {
             match mating::mating_chances(&self.position, by.other()) {
@@ -126,7 +131,7 @@ impl Game {
         });
         let record = IllegalMove {
             ply: self.moves.len(),
-            by,
+            by: by.into(),
             kind,
             article: kind.article(),
             nth,

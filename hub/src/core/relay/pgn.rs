@@ -16,6 +16,7 @@ use shakmaty::{Chess, Color, EnPassantMode, Position};
 use crate::core::arbiter::GameResult;
 use crate::core::clock::MoveCheck;
 use crate::core::game::Game;
+use crate::core::side::Side;
 
 /// A player as the feed names one.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,8 +66,7 @@ pub fn clock(ms: u64) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PgnMove {
     pub san: String,
-    #[serde(with = "crate::core::color_serde")]
-    pub by: Color,
+    pub by: Side,
     /// The move's number (the position's full move number before it).
     pub number: u32,
     /// What the mover's clock showed after it ([`MoveCheck::time_ms`]).
@@ -108,7 +108,7 @@ impl PgnGame {
             let check = checks.get(i);
             out.push(PgnMove {
                 san: m.san.to_string(),
-                by: m.by,
+                by: m.by.into(),
                 number: position.fullmoves().get(),
                 clock_ms: check.and_then(MoveCheck::time_ms),
                 emt_ms: check.and_then(|c| c.used_ms).or(between_presses),
@@ -185,7 +185,7 @@ pub fn render(tags: &Tags, game: &PgnGame, plies: usize, result: GameResult) -> 
         let last = moves[..plies]
             .iter()
             .rev()
-            .find(|m| m.by == color)
+            .find(|m| m.by == Side::from(color))
             .and_then(|m| m.clock_ms);
         if let Some(ms) = last {
             tag(&mut out, side, &clock(ms));
@@ -209,7 +209,7 @@ pub fn render(tags: &Tags, game: &PgnGame, plies: usize, result: GameResult) -> 
         tokens.extend(note.split(' ').map(str::to_owned));
     }
     for (i, m) in moves.iter().enumerate().take(plies).skip(from) {
-        if m.by == Color::White {
+        if m.by == Side::White {
             tokens.push(format!("{}.", m.number));
         } else if i == from {
             tokens.push(format!("{}...", m.number));

@@ -9,6 +9,7 @@ use crate::core::clock::MoveCheck;
 use crate::core::hall::Hall;
 use crate::core::ids::{BoardNo, RoundNo};
 use crate::core::pairings::{Rounds, Seat};
+use crate::core::side::Side;
 
 /// What the relay decides with: the tags it writes, the delay, when a flag's result shows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -77,8 +78,7 @@ pub fn tags(
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LiveMove {
     pub board: BoardNo,
-    #[serde(serialize_with = "serialize_side")]
-    pub by: Option<shakmaty::Color>,
+    pub by: Option<Side>,
     pub clock_ms: Option<u64>,
     pub fen: String,
     pub ply: usize,
@@ -86,13 +86,6 @@ pub struct LiveMove {
     pub round: RoundNo,
     pub san: Option<String>,
     pub uci: Option<String>,
-}
-
-fn serialize_side<S: serde::Serializer>(
-    side: &Option<shakmaty::Color>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    side.map(crate::core::color_name).serialize(serializer)
 }
 
 impl LiveMove {
@@ -108,7 +101,7 @@ impl LiveMove {
             .and_then(MoveCheck::time_ms);
         Some(LiveMove {
             board,
-            by: last.map(|m| m.by),
+            by: last.map(|m| m.by.into()),
             clock_ms,
             fen: game.fen(),
             ply,
@@ -128,7 +121,7 @@ mod tests {
     fn a_live_move_is_written_as_it_always_was() {
         let message = LiveMove {
             board: BoardNo(7),
-            by: Some(shakmaty::Color::White),
+            by: Some(Side::White),
             clock_ms: Some(5_400_000),
             fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".to_owned(),
             ply: 1,

@@ -1,7 +1,7 @@
 //! What a board event or an arbiter's decision means for the arbiters, at once: a flag
 //! fall, an illegal move, a paused clock, a clock set wrong, a game over.
 
-use super::{describe, is_start_turned, move_number, rounded_seconds, side, AlertDesk, Draft};
+use super::{describe, is_start_turned, move_number, rounded_seconds, AlertDesk, Draft};
 use crate::core::alerts::catalogue::{AlertKind, Severity};
 use crate::core::alerts::detail::{ClockFault, Detail, Ending, Setup};
 use crate::core::alerts::{Alert, AlertChange, AlertState, Deadline, Facts, Occurrence};
@@ -14,8 +14,8 @@ use crate::core::game::{GameEvent, IllegalKind};
 use crate::core::hall::Hall;
 use crate::core::ids::{AlertId, BoardNo, DecisionId, RoundNo, Seq};
 use crate::core::laws::Penalty;
+use crate::core::side::Side;
 use crate::core::time::HubMs;
-use shakmaty::Color;
 
 impl AlertDesk {
     /// What a board event means for the arbiters.
@@ -66,7 +66,7 @@ impl AlertDesk {
                     _ => None,
                 };
                 let facts = Facts {
-                    side: Some(side(illegal.by)),
+                    side: Some(illegal.by),
                     result: illegal.result_if_applied,
                     seconds,
                     move_number: Some(move_number(illegal.ply)),
@@ -237,7 +237,7 @@ impl AlertDesk {
                     AlertKind::FlagFall
                 };
                 let facts = Facts {
-                    side: ruling.flagged.map(side),
+                    side: ruling.flagged,
                     result: ruling.result,
                     ..Facts::default()
                 };
@@ -296,13 +296,13 @@ impl AlertDesk {
                 let increment = state
                     .clock()
                     .model()
-                    .map_or(0, |m| m.bonus(deviation.side).increment_ms());
+                    .map_or(0, |m| m.bonus(deviation.side.into()).increment_ms());
                 let tolerance = self.settings.clock_tolerance_ms + increment;
                 if !any_size && difference_ms.unsigned_abs() < tolerance {
                     return;
                 }
                 let facts = Facts {
-                    side: Some(side(deviation.side)),
+                    side: Some(deviation.side),
                     seconds: Some(deviation.shown_ms / 1000),
                     move_number: (deviation.moves > 0).then_some(deviation.moves),
                     detail: Some(Detail::Clock(fault)),
@@ -313,7 +313,7 @@ impl AlertDesk {
                 let occurrence = Occurrence::deviation(
                     deviation.moves,
                     deviation.kind as u8,
-                    deviation.side == Color::Black,
+                    deviation.side == Side::Black,
                 );
                 let draft = self.draft(
                     board,

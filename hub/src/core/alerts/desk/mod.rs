@@ -20,12 +20,12 @@ mod watchers;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use shakmaty::{Board, Color};
+use shakmaty::Board;
 
 use super::catalogue::{AlertKind, Severity};
 use super::routing::Routing;
 use super::{Alert, AlertChange, AlertState, Deadline, Facts, Incident};
-use crate::core::arbiter::{Decision, Side};
+use crate::core::arbiter::Decision;
 use crate::core::ids::{AlertId, BoardNo, RoundNo};
 use crate::core::laws::Rules;
 use crate::core::time::HubMs;
@@ -226,13 +226,6 @@ pub struct AlertDesk {
     escalations: BTreeSet<(u64, AlertId)>,
     /// The last step's [`super::Step::seq`].
     last_step: u64,
-}
-
-fn side(color: Color) -> Side {
-    match color {
-        Color::White => Side::White,
-        Color::Black => Side::Black,
-    }
 }
 
 /// `ms` in whole seconds, rounded half away from zero.

@@ -12,7 +12,7 @@ use protocol::time_control::Bonus;
 use protocol::BoardNo;
 use shakmaty::Color;
 
-use super::{side, AlertDesk, Draft, Watch, Watched};
+use super::{AlertDesk, Draft, Watch, Watched};
 use crate::core::alerts::catalogue::AlertKind;
 use crate::core::alerts::{AlertChange, AlertState, Deadline, Facts, Incident, Occurrence};
 use crate::core::board::BoardState;
@@ -20,6 +20,7 @@ use crate::core::clock::{READING_TOLERANCE_MS, TIME_TROUBLE_MS};
 use crate::core::ending::Status;
 use crate::core::hall::Hall;
 use crate::core::laws::GameType;
+use crate::core::side::Side;
 use crate::core::time::HubMs;
 
 /// Whether `side`'s period gives nothing with the press: no increment, no delay.
@@ -118,7 +119,7 @@ impl AlertDesk {
                 .filter(|(c, _)| *c == color)
                 .map_or(shown[color], |(_, ms)| ms);
             let facts = Facts {
-                side: Some(side(color)),
+                side: Some(Side::from(color)),
                 seconds: Some(ms / 1000),
                 ..Facts::default()
             };
@@ -142,7 +143,7 @@ impl AlertDesk {
         let in_trouble = self.is_watched(board, AlertKind::TimeTrouble, 0);
         let trouble = self.short_of_time(state, node_now, in_trouble);
         let facts = Facts {
-            side: trouble.map(side),
+            side: trouble.map(Side::from),
             seconds: trouble.map(|c| shown[c] / 1000),
             ..Facts::default()
         };
@@ -163,7 +164,7 @@ impl AlertDesk {
         // player's first move.
         if let Some((color, used)) = self.late(state, node_now) {
             let facts = Facts {
-                side: Some(side(color)),
+                side: Some(Side::from(color)),
                 seconds: Some(used / 1000),
                 ..Facts::default()
             };

@@ -14,7 +14,8 @@ mod phrases;
 
 use self::phrases::{detail_words, phrases, Phrase};
 use super::{AlertKind, Deadline, Facts};
-use crate::core::arbiter::{GameResult, Side};
+use crate::core::arbiter::GameResult;
+use crate::core::side::Side;
 use protocol::BoardNo;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -6,8 +6,8 @@ use super::*;
 /// Plays `uci` by setting down the final position and pressing, as a board reports it.
 fn play(game: &mut Game, uci: &str) {
     let side = match game.position().turn() {
-        Color::White => Side::White,
-        Color::Black => Side::Black,
+        Color::White => SensedColor::White,
+        Color::Black => SensedColor::Black,
     };
     let after = board_after(game, uci);
     game.placement(NodeMs(1), &placement_of(&after));
@@ -43,7 +43,7 @@ fn castling_rook_first_or_king_first_is_the_same_move() {
             assert!(game.placement(NodeMs(1), &placement_of(&board)).is_empty());
         }
         assert!(game.moves().is_empty(), "half a castling is no move");
-        let events = game.clock(NodeMs(2), &press(Side::White));
+        let events = game.clock(NodeMs(2), &press(SensedColor::White));
         assert_eq!(
             events,
             [GameEvent::MoveCompleted {
@@ -62,7 +62,7 @@ fn en_passant_with_the_captured_pawn_taken_off_first() {
     game.placement(NodeMs(1), &placement_of(&board));
     let after = board_after(&game, "e5d6");
     game.placement(NodeMs(1), &placement_of(&after));
-    let events = game.clock(NodeMs(2), &press(Side::White));
+    let events = game.clock(NodeMs(2), &press(SensedColor::White));
     assert_eq!(
         events,
         [GameEvent::MoveCompleted {
@@ -217,7 +217,7 @@ fn chess960_start_from_the_board_and_castling_onto_the_rooks_square() {
     let castled =
         Board::from_ascii_board_fen(b"bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRRKN").unwrap();
     game.placement(NodeMs(1), &placement_of(&castled));
-    let events = game.clock(NodeMs(2), &press(Side::White));
+    let events = game.clock(NodeMs(2), &press(SensedColor::White));
     assert_eq!(
         events,
         [GameEvent::MoveCompleted {
@@ -229,7 +229,7 @@ fn chess960_start_from_the_board_and_castling_onto_the_rooks_square() {
     let mut standard = Game::default();
     standard.placement(NodeMs(0), &placement_of(&drawn));
     assert!(matches!(
-        standard.clock(NodeMs(1), &press(Side::White))[..],
+        standard.clock(NodeMs(1), &press(SensedColor::White))[..],
         [GameEvent::IllegalMove(_)]
     ));
 }
@@ -238,7 +238,10 @@ fn chess960_start_from_the_board_and_castling_onto_the_rooks_square() {
 fn moves_ahead(ucis: &[&str]) -> (Game, Board) {
     let game = Game::default();
     let mut ahead = Game::default();
-    for (uci, by) in ucis.iter().zip([Side::White, Side::Black].iter().cycle()) {
+    for (uci, by) in ucis
+        .iter()
+        .zip([SensedColor::White, SensedColor::Black].iter().cycle())
+    {
         let board = board_after(&ahead, uci);
         ahead.placement(NodeMs(1), &placement_of(&board));
         ahead.clock(NodeMs(1), &press(*by));
@@ -247,11 +250,11 @@ fn moves_ahead(ucis: &[&str]) -> (Game, Board) {
     (game, ahead.position().board().clone())
 }
 
-fn ticking(running: Side) -> ClockReport {
+fn ticking(running: SensedColor) -> ClockReport {
     ClockReport {
         pressed_by: None,
         running: Some(running),
-        ..press(Side::White)
+        ..press(SensedColor::White)
     }
 }
 
@@ -263,16 +266,18 @@ fn two_moves_made_while_the_node_was_blind_are_caught_up_when_the_clock_agrees()
     game.placement(NodeMs(5), &placement_of(&board));
     assert!(game.moves().is_empty());
     assert!(
-        game.clock(NodeMs(5), &ticking(Side::White)).is_empty(),
+        game.clock(NodeMs(5), &ticking(SensedColor::White))
+            .is_empty(),
         "a node that saw the board all along: a hand at work, not missed moves"
     );
     game.node_blind();
     assert!(
-        game.clock(NodeMs(6), &ticking(Side::Black)).is_empty(),
+        game.clock(NodeMs(6), &ticking(SensedColor::Black))
+            .is_empty(),
         "Black's clock running says an odd number of moves, and none leads there"
     );
     game.node_blind();
-    let events = game.clock(NodeMs(7), &ticking(Side::White));
+    let events = game.clock(NodeMs(7), &ticking(SensedColor::White));
     let sans: Vec<_> = game.moves().iter().map(|m| m.san.to_string()).collect();
     assert_eq!(sans, ["Nf3", "Nc6"], "{events:?}");
     assert!(game.illegal_moves().is_empty());
@@ -284,7 +289,7 @@ fn three_moves_missed_end_with_a_press_that_catches_them_up() {
     let (mut game, board) = moves_ahead(&["e2e4", "d7d5", "e4d5"]);
     game.placement(NodeMs(5), &placement_of(&board));
     game.node_blind();
-    game.clock(NodeMs(6), &press(Side::White));
+    game.clock(NodeMs(6), &press(SensedColor::White));
     let sans: Vec<_> = game.moves().iter().map(|m| m.san.to_string()).collect();
     assert_eq!(sans, ["e4", "d5", "exd5"]);
     assert!(game.illegal_moves().is_empty());
@@ -296,7 +301,7 @@ fn moves_missed_in_an_order_the_board_does_not_tell_are_left_to_the_arbiter() {
     let (mut game, board) = moves_ahead(&["g1f3", "d7d5", "d2d4"]);
     game.placement(NodeMs(5), &placement_of(&board));
     game.node_blind();
-    let events = game.clock(NodeMs(6), &press(Side::White));
+    let events = game.clock(NodeMs(6), &press(SensedColor::White));
     assert!(game.moves().is_empty());
     assert!(
         matches!(events[..], [GameEvent::IllegalMove(_)]),
@@ -312,8 +317,10 @@ fn a_board_no_legal_moves_reach_is_no_catch_up_and_stays_an_illegal_move() {
     impossible.discard_piece_at(shakmaty::Square::D1);
     game.placement(NodeMs(5), &placement_of(&impossible));
     game.node_blind();
-    assert!(game.clock(NodeMs(6), &ticking(Side::White)).is_empty());
-    let events = game.clock(NodeMs(7), &press(Side::White));
+    assert!(game
+        .clock(NodeMs(6), &ticking(SensedColor::White))
+        .is_empty());
+    let events = game.clock(NodeMs(7), &press(SensedColor::White));
     assert!(matches!(events[..], [GameEvent::IllegalMove(_)]));
     assert!(game.moves().is_empty());
 }
@@ -324,13 +331,13 @@ fn a_press_the_line_lost_is_caught_up_at_the_opponents_press() {
     // c5, and then Black presses. Both moves were completed, in the only order there is.
     let (mut game, board) = moves_ahead(&["e2e4", "c7c5"]);
     game.placement(NodeMs(5), &placement_of(&board));
-    let events = game.clock(NodeMs(6), &press(Side::Black));
+    let events = game.clock(NodeMs(6), &press(SensedColor::Black));
     let sans: Vec<_> = game.moves().iter().map(|m| m.san.to_string()).collect();
     assert_eq!(sans, ["e4", "c5"], "{events:?}");
     assert!(game.illegal_moves().is_empty());
     // A press out of turn with nothing else on the board is still no move.
     let mut game = Game::default();
-    assert!(game.clock(NodeMs(1), &press(Side::Black)).is_empty());
+    assert!(game.clock(NodeMs(1), &press(SensedColor::Black)).is_empty());
     assert!(game.moves().is_empty());
 }
 
@@ -341,14 +348,14 @@ fn a_press_read_before_the_board_after_the_node_came_back_is_no_press_without_a_
     // to it. Once read, the board shows the moves and the next press catches them up.
     let (mut game, board) = moves_ahead(&["e2e4", "d7d5", "e4d5"]);
     game.node_blind();
-    assert!(game.clock(NodeMs(5), &press(Side::White)).is_empty());
-    assert!(game.clock(NodeMs(6), &press(Side::Black)).is_empty());
+    assert!(game.clock(NodeMs(5), &press(SensedColor::White)).is_empty());
+    assert!(game.clock(NodeMs(6), &press(SensedColor::Black)).is_empty());
     assert!(
         game.illegal_moves().is_empty(),
         "no 7.5.3 on a board not read"
     );
     game.placement(NodeMs(7), &placement_of(&board));
-    game.clock(NodeMs(8), &press(Side::White));
+    game.clock(NodeMs(8), &press(SensedColor::White));
     let sans: Vec<_> = game.moves().iter().map(|m| m.san.to_string()).collect();
     assert_eq!(sans, ["e4", "d5", "exd5"]);
     assert!(game.illegal_moves().is_empty());
@@ -360,7 +367,7 @@ fn a_press_with_the_board_read_after_the_node_came_back_is_a_press_without_a_mov
     let mut game = Game::default();
     game.node_blind();
     game.placement(NodeMs(5), &placement_of(game.position().board()));
-    let events = game.clock(NodeMs(6), &press(Side::White));
+    let events = game.clock(NodeMs(6), &press(SensedColor::White));
     assert!(
         matches!(events[..], [GameEvent::IllegalMove(_)]),
         "{events:?}"

@@ -3,12 +3,12 @@
 use super::*;
 use crate::core::laws::Penalty;
 use board_node::sensors::placement as placement_of;
-use protocol::Color as Side;
+use protocol::Color as SensedColor;
 use shakmaty::Role;
 
 mod board_reading;
 
-fn press(by: Side) -> ClockReport {
+fn press(by: SensedColor) -> ClockReport {
     ClockReport {
         white_ms: 1,
         black_ms: 1,
@@ -39,7 +39,7 @@ fn a_press_completes_the_move_on_the_board() {
     let after = board_after(&game, "e2e4");
     assert!(game.placement(NodeMs(2), &placement_of(&after)).is_empty());
     assert_eq!(game.moves().len(), 0, "no move before the press (6.2.1)");
-    let events = game.clock(NodeMs(3), &press(Side::White));
+    let events = game.clock(NodeMs(3), &press(SensedColor::White));
     assert_eq!(
         events,
         vec![GameEvent::MoveCompleted {
@@ -57,8 +57,8 @@ fn a_press_the_node_did_not_see_shows_as_the_opponent_s_clock_running() {
     let mut game = Game::default();
     let standing = ClockReport {
         pressed_by: None,
-        running: Some(Side::White),
-        ..press(Side::White)
+        running: Some(SensedColor::White),
+        ..press(SensedColor::White)
     };
     assert!(
         game.clock(NodeMs(1), &standing).is_empty(),
@@ -66,7 +66,7 @@ fn a_press_the_node_did_not_see_shows_as_the_opponent_s_clock_running() {
     );
     game.placement(NodeMs(2), &placement_of(&board_after(&game, "e2e4")));
     let after_press = ClockReport {
-        running: Some(Side::Black),
+        running: Some(SensedColor::Black),
         ..standing
     };
     assert!(
@@ -90,7 +90,7 @@ fn a_press_by_the_side_not_to_move_is_not_a_move() {
     let mut game = Game::default();
     let after = board_after(&game, "e2e4");
     game.placement(NodeMs(1), &placement_of(&after));
-    assert!(game.clock(NodeMs(2), &press(Side::Black)).is_empty());
+    assert!(game.clock(NodeMs(2), &press(SensedColor::Black)).is_empty());
     assert!(game.moves().is_empty());
 }
 
@@ -100,7 +100,7 @@ fn a_press_with_an_impossible_board_is_reported_not_applied() {
     let mut board = game.position().board().clone();
     board.discard_piece_at(shakmaty::Square::D1);
     game.placement(NodeMs(1), &placement_of(&board));
-    let events = game.clock(NodeMs(2), &press(Side::White));
+    let events = game.clock(NodeMs(2), &press(SensedColor::White));
     assert!(matches!(events[..], [GameEvent::IllegalMove(_)]));
     assert_eq!(game.illegal_moves().len(), 1);
     assert!(game.moves().is_empty());
@@ -111,9 +111,9 @@ fn checkmate_ends_the_game_without_a_press() {
     // Art. 6.2.1 / 5.1.1: the mating move is completed when the piece is set down.
     let mut game = Game::default();
     for (uci, side) in [
-        ("f2f3", Side::White),
-        ("e7e5", Side::Black),
-        ("g2g4", Side::White),
+        ("f2f3", SensedColor::White),
+        ("e7e5", SensedColor::Black),
+        ("g2g4", SensedColor::White),
     ] {
         let after = board_after(&game, uci);
         game.placement(NodeMs(1), &placement_of(&after));
@@ -129,7 +129,7 @@ fn checkmate_ends_the_game_without_a_press() {
     );
     assert_eq!(game.result(), GameResult::BlackWins);
     assert!(
-        game.clock(NodeMs(4), &press(Side::Black)).is_empty(),
+        game.clock(NodeMs(4), &press(SensedColor::Black)).is_empty(),
         "the press after mate is no move"
     );
 }
@@ -155,11 +155,16 @@ fn an_impossible_move_pressed_is_an_illegal_move_and_the_position_is_reinstated(
     let pawn = board.remove_piece_at(shakmaty::Square::E2).unwrap();
     board.set_piece_at(shakmaty::Square::E5, pawn);
     game.placement(NodeMs(1), &placement_of(&board));
-    let events = game.clock(NodeMs(2), &press(Side::White));
+    let events = game.clock(NodeMs(2), &press(SensedColor::White));
     let illegal = only_illegal(&events);
     assert_eq!(
         (illegal.kind, illegal.article, illegal.by, illegal.nth),
-        (IllegalKind::IllegalMove, "7.5.1", Color::White, 1)
+        (
+            IllegalKind::IllegalMove,
+            "7.5.1",
+            crate::core::side::Side::White,
+            1
+        )
     );
     assert_eq!(
         illegal.ruling.penalty,
@@ -176,7 +181,7 @@ fn an_impossible_move_pressed_is_an_illegal_move_and_the_position_is_reinstated(
     let after = board_after(&game, "e2e4");
     game.placement(NodeMs(3), &placement_of(&after));
     assert!(matches!(
-        game.clock(NodeMs(4), &press(Side::White))[..],
+        game.clock(NodeMs(4), &press(SensedColor::White))[..],
         [GameEvent::MoveCompleted { .. }]
     ));
 }
@@ -186,7 +191,7 @@ fn a_press_without_a_move_is_penalised_as_an_illegal_move() {
     // Art. 7.5.3.
     let mut game = Game::default();
     game.placement(NodeMs(1), &placement_of(game.position().board()));
-    let events = game.clock(NodeMs(2), &press(Side::White));
+    let events = game.clock(NodeMs(2), &press(SensedColor::White));
     assert_eq!(only_illegal(&events).kind, IllegalKind::PressWithoutMove);
     assert_eq!(only_illegal(&events).article, "7.5.3");
     assert!(game.moves().is_empty());
@@ -200,7 +205,7 @@ fn a_pawn_left_on_the_last_rank_is_illegal_and_becomes_a_queen() {
     let pawn = board.remove_piece_at(shakmaty::Square::E7).unwrap();
     board.set_piece_at(shakmaty::Square::E8, pawn);
     game.placement(NodeMs(1), &placement_of(&board));
-    let events = game.clock(NodeMs(2), &press(Side::White));
+    let events = game.clock(NodeMs(2), &press(SensedColor::White));
     assert_eq!(
         only_illegal(&events).kind,
         IllegalKind::PromotionWithoutPiece
@@ -221,7 +226,7 @@ fn white_illegal_press(game: &mut Game) -> Vec<GameEvent> {
     let pawn = board.remove_piece_at(shakmaty::Square::E2).unwrap();
     board.set_piece_at(shakmaty::Square::E5, pawn);
     game.placement(NodeMs(1), &placement_of(&board));
-    game.clock(NodeMs(2), &press(Side::White))
+    game.clock(NodeMs(2), &press(SensedColor::White))
 }
 
 #[test]
@@ -247,7 +252,7 @@ fn the_second_illegal_move_draws_when_the_opponent_cannot_mate() {
     let mut game = game_from("8/8/4k3/8/8/3K4/7Q/8 w - - 0 60", Rules::default());
     for _ in 0..2 {
         game.placement(NodeMs(1), &placement_of(game.position().board()));
-        let _ = game.clock(NodeMs(2), &press(Side::White));
+        let _ = game.clock(NodeMs(2), &press(SensedColor::White));
     }
     let second = &game.illegal_moves()[1];
     assert_eq!(second.ruling.penalty, Penalty::GameLost);
@@ -341,12 +346,12 @@ fn an_illegal_move_stands_after_the_opponents_next_move_a_5_2() {
         let king = board.remove_piece_at(shakmaty::Square::E8).unwrap();
         board.set_piece_at(shakmaty::Square::E6, king);
         game.placement(NodeMs(1), &placement_of(&board));
-        let illegal = only_illegal(&game.clock(NodeMs(2), &press(Side::Black))).clone();
+        let illegal = only_illegal(&game.clock(NodeMs(2), &press(SensedColor::Black))).clone();
         assert_eq!(illegal.ruling.until_opponents_next_move, stands);
         let pawn = board.remove_piece_at(shakmaty::Square::D2).unwrap();
         board.set_piece_at(shakmaty::Square::D4, pawn);
         game.placement(NodeMs(3), &placement_of(&board));
-        let events = game.clock(NodeMs(4), &press(Side::White));
+        let events = game.clock(NodeMs(4), &press(SensedColor::White));
         if stands {
             assert_eq!(
                 events,
