@@ -150,6 +150,33 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     .await
     .unwrap();
     assert_eq!((long_name, big_body, not_json), (422, 413, 415));
+    // Numbers in paths that are none: 400 in the API's words, the same for every route.
+    let bad_paths = tokio::task::spawn_blocking(move || {
+        [
+            "/api/boards/x",
+            "/api/boards/70000",
+            "/api/rounds/0/pairings",
+            "/api/rounds/1/boards/x",
+            "/broadcast/round/x/games.pgn",
+            "/broadcast/round/1/game-x.pgn",
+        ]
+        .map(|path| (path, support::http_get(http, path).unwrap()))
+    })
+    .await
+    .unwrap();
+    for (path, (status, body)) in bad_paths {
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(
+            [
+                "is not a board number",
+                "is not a round number",
+                "games.pgn or game-N.pgn"
+            ]
+            .iter()
+            .any(|why| body.contains(why)),
+            "{path}: {body}"
+        );
+    }
 
     // Board 9 is asked to resend from its first event.
     let resend = tokio::time::timeout(Duration::from_secs(5), async {

@@ -315,21 +315,6 @@ impl Api {
     }
 }
 
-/// A board number from a path.
-pub(super) fn board_number(n: &str) -> Result<BoardNo, ApiError> {
-    n.parse()
-        .map(BoardNo)
-        .map_err(|_| ApiError::BadBoard(n.to_owned()))
-}
-
-/// A round number from a path.
-pub(super) fn round_number(r: &str) -> Result<RoundNo, ApiError> {
-    r.parse::<u64>()
-        .ok()
-        .and_then(RoundNo::new)
-        .ok_or_else(|| ApiError::BadRound(r.to_owned()))
-}
-
 /// Which section a request is about (`?section=NAME`); none: the whole hall.
 #[derive(Debug, Default, serde::Deserialize)]
 pub struct SectionQuery {

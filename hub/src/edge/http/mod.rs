@@ -1,7 +1,8 @@
 //! HTTP: the arbiters' and the broadcasters' side of the hub.
 //!
 //! - [`routes`]: the JSON API, health and metrics; [`rounds`]: the rounds' part of it;
-//!   [`api`]: how handlers ask the loop that owns the hall (queries and answers).
+//!   [`api`]: how handlers ask the loop that owns the hall (queries and answers);
+//!   [`path`]: the board and round numbers of the paths, typed.
 //! - [`connections`]: the listener's connections, capped, timed out, evicted when silent;
 //!   [`slots`]: the cap on live streams per client and overall.
 //! - [`page`]: the supervision page, its login and its live streams; [`phone_page`]: the
@@ -21,6 +22,7 @@ pub mod log_throttle;
 pub mod login;
 pub mod ntfy;
 pub mod page;
+pub mod path;
 pub mod phone_page;
 pub mod rounds;
 pub mod routes;

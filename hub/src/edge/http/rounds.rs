@@ -20,13 +20,14 @@
 //! - `GET /api/rounds/{r}/results.csv` (arbiters): its games with the hub's results, in the
 //!   columns a CSV round is read in.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 
-use super::api::{board_number, optional_body, round_number, Api, ApiError, Query, SectionQuery};
+use super::api::{optional_body, Api, ApiError, Query, SectionQuery};
 use super::credential::Login;
+use super::path::{RoundBoardPath, RoundPath};
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
 use crate::core::hub::StartRequest;
 use crate::core::pairings::{Bye, Pairing, RoundState};
@@ -72,10 +73,9 @@ async fn rounds(
 
 async fn round_state(
     State(api): State<Api>,
-    Path(r): Path<String>,
+    RoundPath(round): RoundPath,
     headers: HeaderMap,
 ) -> Result<Json<RoundState>, ApiError> {
-    let round = round_number(&r)?;
     let audience = audience(&api, &headers);
     api.ask(|reply| Query::Rounds(audience, reply))
         .await?
@@ -89,11 +89,10 @@ async fn round_state(
 /// "start_rank"}, "black": {…}, "result", "white_team", "black_team"}]`.
 async fn pairings(
     State(api): State<Api>,
-    Path(r): Path<String>,
+    RoundPath(round): RoundPath,
     axum::extract::Query(query): axum::extract::Query<SectionQuery>,
     headers: HeaderMap,
 ) -> Result<Json<Vec<Pairing>>, ApiError> {
-    let round = round_number(&r)?;
     let audience = audience(&api, &headers);
     api.ask(|reply| Query::Pairings(round, query.section, audience, reply))
         .await?
@@ -104,10 +103,9 @@ async fn pairings(
 /// `[{"player": {…}, "bye", "points", "section"}]`.
 async fn byes(
     State(api): State<Api>,
-    Path(r): Path<String>,
+    RoundPath(round): RoundPath,
     axum::extract::Query(query): axum::extract::Query<SectionQuery>,
 ) -> Result<Json<Vec<Bye>>, ApiError> {
-    let round = round_number(&r)?;
     api.ask(|reply| Query::Byes(round, query.section, reply))
         .await
         .map(Json)
@@ -117,11 +115,10 @@ async fn byes(
 /// (`?section=NAME` for one section's): for pairing programs that take results per board.
 async fn results_csv(
     State(api): State<Api>,
-    Path(r): Path<String>,
+    RoundPath(round): RoundPath,
     axum::extract::Query(query): axum::extract::Query<SectionQuery>,
 ) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse;
-    let round = round_number(&r)?;
     let games = api
         .ask(|reply| Query::Pairings(round, query.section, Audience::Arbiters, reply))
         .await?
@@ -147,10 +144,9 @@ struct StartBody {
 async fn start(
     State(api): State<Api>,
     Extension(login): Extension<Login>,
-    Path(r): Path<String>,
+    RoundPath(round): RoundPath,
     body: axum::body::Bytes,
 ) -> Result<Json<Vec<RoundState>>, ApiError> {
-    let round = round_number(&r)?;
     let body: StartBody = optional_body(&body)?;
     let by = login.signs(body.by);
     if by.chars().count() > crate::core::arbiter::MAX_NAME_CHARS || by.chars().any(char::is_control)
@@ -174,9 +170,8 @@ async fn start(
 
 async fn board(
     State(api): State<Api>,
-    Path((r, n)): Path<(String, String)>,
+    RoundBoardPath(round, n): RoundBoardPath,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let (round, n) = (round_number(&r)?, board_number(&n)?);
     api.ask(|reply| Query::Board(n, Some(round), reply))
         .await?
         .map(Json)
@@ -186,10 +181,9 @@ async fn board(
 async fn decide(
     State(api): State<Api>,
     Extension(login): Extension<Login>,
-    Path((r, n)): Path<(String, String)>,
+    RoundBoardPath(round, n): RoundBoardPath,
     Json(mut action): Json<ArbiterAction>,
 ) -> Result<Json<AuditEntry>, ApiError> {
-    let (round, n) = (round_number(&r)?, board_number(&n)?);
     action.arbiter = login.signs(Some(action.arbiter));
     let held_to = login.held_to_zones();
     api.ask(|reply| Query::Decide(n, Some(round), action, held_to, reply))

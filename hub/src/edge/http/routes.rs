@@ -14,8 +14,9 @@ use protocol::BoardNo;
 use tokio::sync::mpsc;
 
 use super::access::{self, Access};
-use super::api::{board_number, optional_body, round_number, Api, ApiError, Query, SectionQuery};
+use super::api::{optional_body, Api, ApiError, Query, SectionQuery};
 use super::credential::Login;
+use super::path::{BoardPath, PgnPath};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertState, Language};
 use crate::core::alerts::{AlertAction, AlertCommand};
@@ -140,9 +141,8 @@ async fn boards(State(api): State<Api>) -> Result<Json<Vec<BoardSummary>>, ApiEr
 
 async fn board(
     State(api): State<Api>,
-    Path(n): Path<String>,
+    BoardPath(n): BoardPath,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let n = board_number(&n)?;
     api.ask(|reply| Query::Board(n, None, reply))
         .await?
         .map(Json)
@@ -153,9 +153,8 @@ async fn board(
 /// and position the broadcast delay has released.
 async fn spectator_board(
     State(api): State<Api>,
-    Path(n): Path<String>,
+    BoardPath(n): BoardPath,
 ) -> Result<Json<SpectatorBoard>, ApiError> {
-    let n = board_number(&n)?;
     api.ask(|reply| Query::SpectatorBoard(n, reply))
         .await?
         .map(Json)
@@ -166,10 +165,9 @@ async fn spectator_board(
 /// "move": "e2e4"}` (the move is optional: the one the player wrote down, 9.2.1 / 9.3.1).
 async fn check_claim(
     State(api): State<Api>,
-    Path(n): Path<String>,
+    BoardPath(n): BoardPath,
     Json(request): Json<ClaimRequest>,
 ) -> Result<Json<ClaimCheck>, ApiError> {
-    let n = board_number(&n)?;
     api.ask(|reply| Query::CheckClaim(n, request, reply))
         .await?
         .map(Json)
@@ -184,10 +182,9 @@ async fn check_claim(
 async fn decide(
     State(api): State<Api>,
     Extension(login): Extension<Login>,
-    Path(n): Path<String>,
+    BoardPath(n): BoardPath,
     Json(mut action): Json<ArbiterAction>,
 ) -> Result<Json<AuditEntry>, ApiError> {
-    let n = board_number(&n)?;
     action.arbiter = login.signs(Some(action.arbiter));
     api.ask(|reply| Query::Decide(n, None, action, login.held_to_zones(), reply))
         .await?
@@ -219,22 +216,10 @@ async fn time_trouble(
 /// to poll: `ETag` and `Last-Modified`, `304 Not Modified` when nothing changed.
 async fn broadcast_pgn(
     State(api): State<Api>,
-    Path((round, file)): Path<(String, String)>,
+    PgnPath(round, board): PgnPath,
     axum::extract::Query(query): axum::extract::Query<SectionQuery>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
-    let round = round_number(&round)?;
-    let board = match file.as_str() {
-        "games.pgn" => None,
-        other => Some(
-            other
-                .strip_prefix("game-")
-                .and_then(|f| f.strip_suffix(".pgn"))
-                .and_then(|n| n.parse::<u16>().ok())
-                .map(BoardNo)
-                .ok_or_else(|| ApiError::BadQuery(format!("{other:?}: games.pgn or game-N.pgn")))?,
-        ),
-    };
     let games = api
         .ask(|reply| Query::Broadcast(round, board, query.section, reply))
         .await?
