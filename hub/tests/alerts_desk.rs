@@ -25,11 +25,11 @@ fn routing() -> Routing {
         zones: vec![
             Zone {
                 name: "A".into(),
-                boards: vec![1..=10],
+                boards: vec![BoardNo(1)..=BoardNo(10)],
             },
             Zone {
                 name: "B".into(),
-                boards: vec![11..=20],
+                boards: vec![BoardNo(11)..=BoardNo(20)],
             },
         ],
         arbiters: vec![

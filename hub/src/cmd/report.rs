@@ -138,7 +138,9 @@ fn zones(boards: u16) -> Routing {
     let zones = (0..boards.div_ceil(ZONE_BOARDS))
         .map(|i| Zone {
             name: format!("Z{}", i + 1),
-            boards: vec![i * ZONE_BOARDS + 1..=((i + 1) * ZONE_BOARDS).min(boards)],
+            boards: vec![
+                BoardNo(i * ZONE_BOARDS + 1)..=BoardNo(((i + 1) * ZONE_BOARDS).min(boards)),
+            ],
         })
         .collect();
     Routing {

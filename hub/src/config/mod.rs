@@ -596,16 +596,17 @@ fn start_time(text: &str) -> Result<u64, String> {
     u64::try_from(seconds * 1000).map_err(|_| wrong())
 }
 
-pub(super) fn board_range(item: &BoardsItem) -> Result<RangeInclusive<u16>, String> {
+pub(super) fn board_range(item: &BoardsItem) -> Result<RangeInclusive<BoardNo>, String> {
     let number = |s: &str| {
         s.trim()
             .parse::<u16>()
             .ok()
             .filter(|n| *n > 0)
+            .map(BoardNo)
             .ok_or_else(|| format!("{s:?} is not a board number"))
     };
     match item {
-        BoardsItem::One(n) if *n > 0 => Ok(*n..=*n),
+        BoardsItem::One(n) if *n > 0 => Ok(BoardNo(*n)..=BoardNo(*n)),
         BoardsItem::One(n) => Err(format!("{n} is not a board number")),
         BoardsItem::Range(text) => {
             let (from, to) = match text.split_once('-') {

@@ -28,7 +28,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{board_range, BoardsItem, ConfigError, GameTypeName, SupervisionName};
-use crate::core::ids::BoardNo;
+use crate::core::ids::{boards_of, BoardNo};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
 use crate::core::sections::Section;
 use crate::pairings::{trf::Trf, Tournament};
@@ -83,7 +83,9 @@ pub(super) fn read(
                     .any(|r| r.start() <= range.end() && range.start() <= r.end())
             }) {
                 let why = format!(
-                    "boards {range:?} are section {:?}'s too",
+                    "boards {}-{} are section {:?}'s too",
+                    range.start(),
+                    range.end(),
                     other.name.as_deref().unwrap_or("")
                 );
                 return Err(invalid(item.span(), &field("boards"), why));
@@ -138,8 +140,7 @@ pub(super) fn read(
             })?;
             let trf = Trf::parse(&text)
                 .map_err(|e| invalid(file.span(), &field("pairings"), e.to_string()))?;
-            let numbered: Vec<BoardNo> =
-                boards.iter().flat_map(|r| r.clone()).map(BoardNo).collect();
+            let numbered: Vec<BoardNo> = boards.iter().flat_map(boards_of).collect();
             tournament.add_section(
                 &name,
                 &numbered,

@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 pub use super::time::HubMs;
 pub use protocol::{BoardNo, NodeMs, Seq};
 
+/// Every board of a range of them (a zone's, a section's), in order.
+pub fn boards_of(range: &std::ops::RangeInclusive<BoardNo>) -> impl Iterator<Item = BoardNo> {
+    (range.start().0..=range.end().0).map(BoardNo)
+}
+
 /// An alert's number: from 1, one per alert of the hall, never reused.
 #[derive(
     Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,

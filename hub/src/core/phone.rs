@@ -189,17 +189,18 @@ pub fn steps_after<'a>(
 mod tests {
     use super::*;
     use crate::core::alerts::routing::{Arbiter, Zone};
+    use crate::core::ids::BoardNo;
 
     fn routing() -> Routing {
         Routing {
             zones: vec![
                 Zone {
                     name: "A".into(),
-                    boards: vec![1..=10],
+                    boards: vec![BoardNo(1)..=BoardNo(10)],
                 },
                 Zone {
                     name: "C".into(),
-                    boards: vec![21..=30],
+                    boards: vec![BoardNo(21)..=BoardNo(30)],
                 },
             ],
             arbiters: vec![

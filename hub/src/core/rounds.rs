@@ -227,7 +227,7 @@ mod tests {
         let sections = Sections::new(
             vec![Section {
                 name: Some("rapid".into()),
-                boards: vec![11..=20],
+                boards: vec![BoardNo(11)..=BoardNo(20)],
                 rules: Rules::default(),
                 time_control: None,
             }],

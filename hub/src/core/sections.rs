@@ -15,7 +15,7 @@ pub struct Section {
     /// As the configuration names it; `None` for a hall without sections.
     pub name: Option<String>,
     /// Its boards; empty for the hall's own section, which holds every board no other does.
-    pub boards: Vec<RangeInclusive<u16>>,
+    pub boards: Vec<RangeInclusive<BoardNo>>,
     pub rules: Rules,
     /// Its boards' time control; without one the hub shows the clocks but cannot check them.
     pub time_control: Option<TimeControl>,
@@ -24,7 +24,7 @@ pub struct Section {
 impl Section {
     /// Whether `board` is one of this section's.
     pub fn holds(&self, board: BoardNo) -> bool {
-        self.boards.iter().any(|range| range.contains(&board.0))
+        self.boards.iter().any(|range| range.contains(&board))
     }
 }
 
@@ -109,7 +109,7 @@ mod tests {
         let sections = Sections::new(
             vec![Section {
                 name: Some("rapid".into()),
-                boards: vec![11..=20],
+                boards: vec![BoardNo(11)..=BoardNo(20)],
                 rules: rapid,
                 time_control: "900+10".parse().ok(),
             }],

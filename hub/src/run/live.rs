@@ -8,6 +8,7 @@ use tokio::sync::broadcast;
 
 use crate::core::alerts::Alert;
 use crate::core::hub::Hub;
+use crate::core::ids::BoardNo;
 use crate::core::time::HubMs;
 use crate::edge::http::api::LiveStart;
 use crate::metrics::Metrics;
@@ -62,7 +63,7 @@ impl LivePages {
 struct ZoneLayout<'a> {
     name: &'a str,
     /// `[from, to]` board numbers.
-    rows: Vec<[u16; 2]>,
+    rows: Vec<[BoardNo; 2]>,
 }
 
 /// What a page starts from (the `hall` event of its stream).

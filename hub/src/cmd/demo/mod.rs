@@ -73,7 +73,7 @@ fn routing(boards: u16) -> Routing {
     let zones = (0..4u16)
         .map(|k| Zone {
             name: names[usize::from(k)].into(),
-            boards: vec![k * quarter + 1..=(k + 1) * quarter],
+            boards: vec![BoardNo(k * quarter + 1)..=BoardNo((k + 1) * quarter)],
         })
         .collect();
     let mut arbiters: Vec<Arbiter> = (0..4)

@@ -1,7 +1,7 @@
 //! Who gets an alert: zones of boards, each with its arbiters; the chief arbiter sees
 //! everything and is called when an alert is not acknowledged in time.
 
-use protocol::BoardNo;
+use crate::core::ids::{boards_of, BoardNo};
 use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,7 @@ pub const HALL_ZONE: &str = "hall";
 pub struct Zone {
     /// Also an MQTT topic level: letters, digits, `-`, `_`.
     pub name: String,
-    pub boards: Vec<RangeInclusive<u16>>,
+    pub boards: Vec<RangeInclusive<BoardNo>>,
 }
 
 /// An arbiter who receives alerts.
@@ -42,7 +42,7 @@ pub enum RoutingError {
     BadZoneName(String),
     #[error("board {board} is in zones {first:?} and {second:?}")]
     Overlap {
-        board: u16,
+        board: BoardNo,
         first: String,
         second: String,
     },
@@ -71,7 +71,7 @@ impl Routing {
                     return Err(RoutingError::DuplicateZone(zone.name.clone()));
                 }
                 for range in &zone.boards {
-                    if let Some(board) = range.clone().find(|b| other.contains(*b)) {
+                    if let Some(board) = boards_of(range).find(|b| other.contains(*b)) {
                         return Err(RoutingError::Overlap {
                             board,
                             first: other.name.clone(),
@@ -98,7 +98,7 @@ impl Routing {
     pub fn zone_of(&self, board: BoardNo) -> &str {
         self.zones
             .iter()
-            .find(|z| z.contains(board.0))
+            .find(|z| z.contains(board))
             .map_or(HALL_ZONE, |z| z.name.as_str())
     }
 
@@ -145,7 +145,7 @@ impl Routing {
 }
 
 impl Zone {
-    pub fn contains(&self, board: u16) -> bool {
+    pub fn contains(&self, board: BoardNo) -> bool {
         self.boards.iter().any(|r| r.contains(&board))
     }
 }
@@ -159,11 +159,11 @@ mod tests {
             zones: vec![
                 Zone {
                     name: "A".into(),
-                    boards: vec![1..=10],
+                    boards: vec![BoardNo(1)..=BoardNo(10)],
                 },
                 Zone {
                     name: "B".into(),
-                    boards: vec![11..=20, 31..=31],
+                    boards: vec![BoardNo(11)..=BoardNo(20), BoardNo(31)..=BoardNo(31)],
                 },
             ],
             arbiters: vec![
@@ -198,11 +198,11 @@ mod tests {
     #[test]
     fn overlapping_zones_and_unknown_zones_are_refused() {
         let mut routing = routing();
-        routing.zones[1].boards.push(10..=10);
+        routing.zones[1].boards.push(BoardNo(10)..=BoardNo(10));
         assert_eq!(
             routing.validate(),
             Err(RoutingError::Overlap {
-                board: 10,
+                board: BoardNo(10),
                 first: "A".into(),
                 second: "B".into()
             })
