@@ -10,7 +10,7 @@
 //!
 //! Run with `--nocapture` for the figures per file.
 
-mod support;
+use crate::support;
 
 use board_node::pgn::PgnGame;
 use board_node::replay::ThinkTimes;

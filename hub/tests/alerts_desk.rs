@@ -2,7 +2,7 @@
 //! the journal flushing at once), the arbiters' decisions and the passing of time. Each
 //! test names the article that applies.
 
-mod support;
+use crate::support;
 
 use hub::core::alerts::routing::{Arbiter, Zone};
 use hub::core::alerts::{

@@ -6,7 +6,7 @@
 //! pager (MQTT, and the `hub pager` terminal), resolution over HTTP, escalation of what
 //! nobody acknowledged, and a SIGKILL of the hub that loses and duplicates nothing.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};

@@ -4,7 +4,7 @@
 //! logs in to the broker. Before, the link in the QR code was a permanent credential:
 //! only re-enrolling the arbiter (a new pager key file too) retired it.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

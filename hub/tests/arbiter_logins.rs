@@ -5,7 +5,7 @@
 //! page's session, the pager's broker login and its seal all stop working, across a
 //! restart too. A real hub process, its embedded broker, real HTTP.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -9,7 +9,7 @@
 //! changes nothing. A phone asleep while the hub is killed (SIGKILL) and restarted gets
 //! what it missed and nothing twice; the others reconnect by themselves.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Bad input from the network (a spectator's laptop, a node with other firmware) is counted
 //! and refused without disturbing the boards around it; a sequence gap asks for a resend.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! clock's display is definitive, 6.10.1) and read by `pgn-extract`; conditional requests
 //! (304); a delay the feed never breaks; and the time from a press to the feed's change.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

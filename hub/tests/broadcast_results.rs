@@ -2,7 +2,7 @@
 //! only once the arbiter declared the result (6.8: the arbiter calls the flag; the hub
 //! proposes), or at once where the event configured it; never before the broadcast delay.
 
-mod support;
+use crate::support;
 
 use hub::core::hub::HubConfig;
 use hub::core::ids::RoundNo;

@@ -2,7 +2,7 @@
 //! answer: the first address here is a port nobody listens on, the second the hub's
 //! embedded broker, and the game arrives whole.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! turns back. Before, such a hub logged "hub ready" and nothing else while no board's event
 //! arrived.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -15,7 +15,7 @@
 //!
 //! The figures (how many readings a node sends, per file) are printed with `--nocapture`.
 
-mod support;
+use crate::support;
 
 use board_node::clock_news::{self, RESOLUTION_MS};
 use board_node::dgt::recording;

@@ -11,7 +11,7 @@
 //! (`ThinkTimes::Broadcast`), so the feed gives it back. `clock_ms` of the board's detail (`GET /api/boards/{n}`) is the same time.
 //! Run with `--nocapture` for the figures per file (the table in `docs/laws-and-clocks.md`).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -3,7 +3,7 @@
 //! clockless board through the core, and a few through real `board-node replay --no-clock`
 //! processes and the broker, give the games' moves.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

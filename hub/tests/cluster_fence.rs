@@ -6,7 +6,7 @@
 //! hall's key does not open: written by a NATS login that leaked, or a genuine record copied
 //! elsewhere) fences nothing: the active hub refuses it, says so, and appends after it.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

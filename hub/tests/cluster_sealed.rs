@@ -9,7 +9,7 @@
 //!   stays active, counts it, raises `strangers_records` and goes on writing;
 //! - a hub started without the hall's secrets stops at once and says how to give them.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! chasolver's crate package. Labels: `WB` both can still checkmate, `W-` only White, `-B`
 //! only Black, `--` neither (a dead position). Every position is checked for both colours.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

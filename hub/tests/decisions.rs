@@ -2,7 +2,7 @@
 //! corrections) at event level through the hall, and through a real hub process whose
 //! journal folds them in again after a SIGKILL.
 
-mod support;
+use crate::support;
 
 use hub::core::arbiter::{DecisionError, DecisionRecord};
 use hub::core::clock::{ClockEvent, DeviationKind};

@@ -1,7 +1,7 @@
 //! The README's first command: `hub demo` starts a hall whose simulated boards play, and
 //! its incidents reach the arbiters: over the API and on the supervision page.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -102,6 +102,7 @@ impl Demo {
 
 impl Drop for Demo {
     fn drop(&mut self) {
+        support::forget_hub(self.http);
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -10,7 +10,7 @@
 //!   faster than real time, except while a fault lasts (then at real pace, as a hall's
 //!   games go through a 10 s power cut) and with at least 0.8 s a move.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

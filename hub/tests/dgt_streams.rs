@@ -3,7 +3,7 @@
 //! games, and in "johan" the hub reports the real flag fall of the right side at the moment
 //! the clock shows it (6.1, 6.9), with the kings' result signal after it.
 
-mod support;
+use crate::support;
 
 use board_node::dgt::recording;
 use board_node::source::{Reading, Timed};

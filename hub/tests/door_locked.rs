@@ -6,7 +6,7 @@
 //! sent changed anything, the logins read nothing but their own topics, `/healthz` answered
 //! throughout and the log stayed under 1 MB.
 
-mod support;
+use crate::support;
 
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};

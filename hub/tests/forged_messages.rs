@@ -2,7 +2,7 @@
 //! or a game on it. A client that types any board number into a forged uplink is counted,
 //! never paged (a login typing boards 1 to 10,000 once raised a `forged_message` for each).
 
-mod support;
+use crate::support;
 
 use hub::core::hub::HubConfig;
 use hub::core::time::HubMs;

@@ -3,7 +3,7 @@
 //! board stalled for good (its node had forgotten those events once acknowledged). Now the
 //! board goes on after the lost event, and the arbiter's alert names it.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

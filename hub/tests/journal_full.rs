@@ -7,7 +7,7 @@
 //! Mounting a tmpfs needs the privilege to mount (root in the CI container). Without it the
 //! test says so and checks nothing.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! `core::laws` and `tests/decisions.rs`, flags in `core::flag`, automatic draws in
 //! `core::ending`, speed classes in `core::laws`.
 
-mod support;
+use crate::support;
 
 use hub::core::hall::Hall;
 use hub::core::laws::{Edition, GameType, Rules};

@@ -10,7 +10,7 @@
 //!   unplugged mid-game and one node killed and restarted: every move is the PGN's and the
 //!   clock shown at every move the emulated clock's (the source's `%clk`).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

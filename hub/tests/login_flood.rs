@@ -5,7 +5,7 @@
 //! at once from another address, and from a flooding one within seconds; every wrong token
 //! is counted in `/metrics`, and the log does not grow with the flood.
 
-mod support;
+use crate::support;
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};

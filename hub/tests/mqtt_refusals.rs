@@ -5,7 +5,7 @@
 //! one denied filter gets a SUBACK answering each filter by itself (MQTT 3.1.1 §3.9.3) and
 //! the alerts the allowed one matches.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

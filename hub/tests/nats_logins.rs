@@ -9,7 +9,7 @@
 //! are the three machines' concern; addresses are moved to loopback, paths to a temporary
 //! directory, nothing else changed.
 
-mod support;
+use crate::support;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! No event is lost on the embedded broker: twenty real board-node processes; the hub is
 //! SIGKILLed twice and a node once; no event is lost or duplicated and every game is right.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! No event is lost on Mosquitto: the same hall with Mosquitto as the external broker (as
 //! `deploy/mosquitto/zeitnot.conf` ships it); Mosquitto is SIGKILLed and restarted too.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

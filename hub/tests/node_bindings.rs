@@ -4,7 +4,7 @@
 //! (`[access] open_hall`): the mistakes to find are in the bindings, which in a closed hall
 //! enrolment makes in the same step (`tests/trust.rs`).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! they are not A's (not resends), tells B to continue after the journal (`ContinueAt`), and
 //! the arbiter gets a `node_gap` alert. The game goes on with no move lost or duplicated.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

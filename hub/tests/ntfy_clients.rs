@@ -7,7 +7,7 @@
 //! held; every refusal and every path the hub does not serve answers ntfy's JSON error,
 //! which the clients read as the error ntfy's code names.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

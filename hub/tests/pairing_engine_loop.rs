@@ -11,7 +11,7 @@
 //! 2 and 3 the pairing program corrects a result (an appeal): the file's word stands and
 //! the arbiters are told.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! tournament) and a CSV round; `GET /api/rounds/{r}/pairings`; a result the arbiter
 //! declares at a board appears in the round's pairings and goes back out in the TRF.
 
-mod support;
+use crate::support;
 
 use hub::pairings::round_pairings;
 use hub::pairings::trf::Trf;

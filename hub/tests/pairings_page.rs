@@ -4,7 +4,7 @@
 //! boards and scores one without an e-board as a forfeit; the next round starts from the
 //! page only once every board has a result, after the arbiter confirms the board list.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

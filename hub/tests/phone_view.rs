@@ -5,7 +5,7 @@
 //! board declare a result (6.9) and check a draw claim (9.2); the hub's API shows each done
 //! in their name. Nothing scrolls sideways at 360 px. Screenshots in `target/screenshots/`.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

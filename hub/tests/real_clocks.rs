@@ -14,7 +14,7 @@
 //! `--nocapture`). The documented reporting delay: a new period's time that shows one move
 //! late (`PERIOD_GRACE_MOVES`).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -5,7 +5,7 @@
 //! moves were played before the game ended, the final FEN, the status (5.1.1, 5.2.1, 5.2.2,
 //! 9.6.1, 9.6.2) and the claimable draws (9.2, 9.3).
 
-mod support;
+use crate::support;
 
 use board_node::pgn;
 use board_node::replay;

@@ -2,7 +2,7 @@
 //! processes through the embedded broker into a real hub; what `GET /api/boards/{n}` says of
 //! each game (moves, FEN, status, claimable) is checked by python-chess 1.11.2.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

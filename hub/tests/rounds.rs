@@ -5,7 +5,7 @@
 //! still served while round 3 is played, a result the arbiter enters for round 2 after round
 //! 3 began reaches round 2's feed, and the TRF export carries all three rounds' results.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! section's rules say: 2 minutes to the opponent in standard (7.5.5), 1 minute in rapid
 //! under partial supervision, claimable only until the opponent's next move (A.5.2).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

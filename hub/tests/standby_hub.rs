@@ -11,7 +11,7 @@
 //! acknowledged, and every decision, acknowledgement and round start made before a failure
 //! is on the hub that serves the hall. Each takeover's time is printed.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

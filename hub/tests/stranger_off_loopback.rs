@@ -6,7 +6,7 @@
 //! sockets it holds on both ports do not stop `/healthz`. Where the machine does not let a
 //! test make a namespace (not root, no `ip`), the test says so and checks nothing.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

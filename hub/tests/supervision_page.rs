@@ -3,7 +3,7 @@
 //! processes replaying real games, and boards this test plays itself. Screenshots go to
 //! `target/screenshots/`.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -5,7 +5,7 @@
 //! (`WhiteTeam`, `BlackTeam`, as lichess's broadcasts read them); the round's view lists the
 //! pairings with the teams and results.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

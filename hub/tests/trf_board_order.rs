@@ -4,7 +4,7 @@
 //! its scores, its `sortResults`), not the hub's. The team files are numbered match by match
 //! (`pairings::teams`), which BBP does not pair: they are not here.
 
-mod support;
+use crate::support;
 
 use hub::pairings::round_pairings;
 use hub::pairings::trf::Trf;

@@ -4,7 +4,7 @@
 //! (Python, by the TRF-16 column layout) and agree with the files' own `062` (players) and
 //! `142`/`XXR` (rounds) records where they have them.
 
-mod support;
+use crate::support;
 
 use hub::core::ids::BoardNo;
 use hub::pairings::round_pairings;

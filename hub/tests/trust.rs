@@ -9,7 +9,7 @@
 //! `forged_message` came from a forgery, every node exited with all its events acknowledged,
 //! the forgeries that reached the hub are counted, and the stranger received nothing.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

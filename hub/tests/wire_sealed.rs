@@ -4,7 +4,7 @@
 //! and the games still arrive exactly as their PGN has them. Without TLS the same sniffer
 //! reads all of it: the control that shows the sniffer would see what leaked.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -19,6 +19,10 @@ impl PerHub {
         values.push((http, value.to_owned()));
     }
 
+    fn forget(&self, http: SocketAddr) {
+        self.0.lock().unwrap().retain(|(addr, _)| *addr != http);
+    }
+
     fn get(&self, http: SocketAddr) -> Option<String> {
         let values = self.0.lock().unwrap();
         values
@@ -54,6 +58,13 @@ pub fn register_token(http: SocketAddr, token: &str) {
 /// The arbiters' token of the hub at `http`, if a test started it.
 pub fn token_of(http: SocketAddr) -> Option<String> {
     ARBITER_TOKENS.get(http)
+}
+
+/// The hub at `http` is gone: its token and CA are forgotten, so a later hub on the same
+/// port (every test runs in one process) is not sent them.
+pub fn forget_hub(http: SocketAddr) {
+    ARBITER_TOKENS.forget(http);
+    HTTPS_CAS.forget(http);
 }
 
 /// A plain HTTP/1.1 GET; returns the status and the body.

@@ -2,7 +2,6 @@
 //!
 //! - [`process`]: the processes; [`http`]: the tests' HTTP client; [`hub`]: the core
 //!   driven in memory ([`hub::TestHub`]); the rest, one job each.
-#![allow(dead_code)] // each test binary uses a part
 
 pub mod bbp;
 pub mod board;

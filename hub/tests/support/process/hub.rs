@@ -347,6 +347,7 @@ fn delay_configured(args: &[String]) -> bool {
 impl Drop for Hub {
     fn drop(&mut self) {
         self.kill();
+        super::super::http::forget_hub(self.http);
     }
 }
 

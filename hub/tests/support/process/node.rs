@@ -63,7 +63,6 @@ pub fn canonical_sans(game: &PgnGame) -> Vec<String> {
 pub struct Node {
     pub child: Child,
     pub board: u16,
-    outbox: PathBuf,
     args: Vec<String>,
     log: PathBuf,
 }
@@ -159,7 +158,6 @@ impl Node {
         Node {
             child,
             board: replay.board,
-            outbox,
             args,
             log,
         }
