@@ -25,7 +25,8 @@
 //! `sync_interval: always`, the MQTT gateway) and runs both phases once more through a hub of
 //! a clustered hall (`hub serve --cluster`, its journal in the replicated stream, an fsync on
 //! every server before each acknowledgement): the cluster's cost against the one-machine hub,
-//! in the same run, with the bare gateway's pass-through beside it.
+//! in the same run, with the bare gateway's pass-through beside it. The clustered hub's lines
+//! begin `cluster hub` (`cluster hub … events/s`, `cluster hub publish->ack p50 … p99 …`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -514,7 +515,7 @@ fn main() {
             )
             .await;
             println!(
-                "cluster   gateway -> rules -> JetStream R3 fsync -> sled -> ack:              {cl_rate:>9.0} events/s   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
+                "cluster hub  gateway -> rules -> JetStream R3 fsync -> sled -> ack:         {cl_rate:>9.0} events/s   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
                 ms(&cl_lat, 0.50),
                 ms(&cl_lat, 0.99)
             );
@@ -592,7 +593,7 @@ fn main() {
             )
             .await;
             println!(
-                "cluster   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms   (the cluster adds p50 {:+.2} ms, p99 {:+.2} ms)",
+                "cluster hub  publish->ack   p50 {:>8.2} ms  p99 {:>8.2} ms   (the cluster adds p50 {:+.2} ms, p99 {:+.2} ms)",
                 ms(&cl_lat, 0.50),
                 ms(&cl_lat, 0.99),
                 ms(&cl_lat, 0.50) - ms(&hub_lat, 0.50),
