@@ -407,6 +407,43 @@ fn chesslink_boards_without_a_clock_give_the_games_move_for_move() {
 }
 
 #[test]
+fn a_clock_switched_off_and_on_between_moves_loses_no_move() {
+    // A DGT board whose clock is switched off for 3 s between two presses (a player's
+    // sleeve on the switch, an arbiter setting it again) and on again: the node reads the
+    // clock's silence and its return, the board stays the source of truth, and the hub
+    // follows every move once (6.2.1), none of them illegal.
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::configured(dir.path(), "[event]\ntime_control = \"300+3\"\n");
+    let game = LiveGame::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 5, "300+3");
+    let off_ms = 3_000;
+    let ply = game
+        .quiet_ply(off_ms as f64 / 1000.0, 0)
+        .expect("a spell with no press for the clock to be off");
+    let play = Play::Pgn {
+        file: game.file.clone(),
+        game: game.game,
+        time_control: game.time_control.into(),
+    };
+    let fault = Fault::ClockOffAtPly { ply, ms: off_ms };
+    let emulator = Emulator::start(dir.path(), "1", &play, game.speed, &[fault]);
+    let enrolment = hub.enrol("dgt-1", game.board, dir.path());
+    let _node = LiveNode::start(&hub, dir.path(), "node", &[(&enrolment, &emulator)]);
+    let played = emulator.wait_played(Duration::from_secs(180));
+    assert_eq!(played["clock_offs"], 1, "{played}");
+    let detail = wait_board(&hub, game.board, Duration::from_secs(30), |d| {
+        d["moves"]
+            .as_array()
+            .is_some_and(|m| m.len() >= game.sans.len())
+    });
+    let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
+    assert_eq!(
+        moves, game.sans,
+        "every move, once, through the clock's {off_ms} ms off"
+    );
+    assert_eq!(detail["illegal_moves"], serde_json::json!([]), "{detail}");
+}
+
+#[test]
 fn a_line_that_stalls_while_moves_are_made_loses_no_move() {
     // DGT boards, each on its own port, whose line passes nothing for 4 s while a move is
     // made and pressed: on board 1 the bytes come late and in order; on board 2 they are

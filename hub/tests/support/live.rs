@@ -52,6 +52,8 @@ pub enum Play {
 pub enum Fault {
     /// The board is unplugged after `ply` clock presses, for `ms` of real time.
     UnplugAtPly { ply: usize, ms: u64 },
+    /// The clock is switched off after `ply` presses, for `ms` of real time.
+    ClockOffAtPly { ply: usize, ms: u64 },
     /// Line noise before every `n`th message.
     NoiseEvery(usize),
     /// A board without a clock: each move stands this long (game ms) before the next hand.
@@ -70,6 +72,10 @@ impl Fault {
             Fault::UnplugAtPly { ply, ms } => vec![
                 ("--unplug-at-ply", ply.to_string()),
                 ("--unplug-ms", ms.to_string()),
+            ],
+            Fault::ClockOffAtPly { ply, ms } => vec![
+                ("--clock-off-at-ply", ply.to_string()),
+                ("--clock-off-ms", ms.to_string()),
             ],
             Fault::NoiseEvery(n) => vec![("--noise-every", n.to_string())],
             Fault::StandMs(ms) => vec![("--stand-ms", ms.to_string())],

@@ -46,6 +46,8 @@ pub struct Played {
     pub unplugged: usize,
     pub noise_bursts: usize,
     pub stalls: usize,
+    /// Times the clock was switched off (`--clock-off-at-ply`).
+    pub clock_offs: usize,
 }
 
 /// A plugged-in device: our end, and its other end held open so that our end stays usable
@@ -120,6 +122,7 @@ pub fn run(
         unplugged: 0,
         noise_bursts: 0,
         stalls: 0,
+        clock_offs: 0,
     };
     let mut stall: Option<Stall> = None;
     let mut reported = false;
@@ -195,6 +198,7 @@ pub fn run(
                         device.send(&bytes);
                     }
                     clock_on_at = Some(now + emulation.clock_off);
+                    played.clock_offs += 1;
                 }
             }
             let bytes = board.happen(&moment.message);
