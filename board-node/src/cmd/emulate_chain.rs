@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::emulate::EmulateArgs;
+use super::emulation::EmulateArgs;
 use super::stopped::stopped;
 use crate::dgt::bus::emulator::pty::{self as chain_pty, BoardFault, ChainEmulation};
 use crate::dgt::bus::wire::Address;

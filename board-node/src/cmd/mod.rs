@@ -3,8 +3,8 @@
 //! - [`replay`]: `board-node replay`, a real game from PGN as a board and clock report it.
 //! - [`dgt`], [`chesslink`]: live e-boards on serial ports, through [`boards`] (the boards
 //!   a live node serves).
-//! - [`emulate`]: `emulate-dgt` and `emulate-chesslink`, an e-board on a pseudo-terminal;
-//!   [`emulate_chain`] a DGT chain in bus mode.
+//! - [`emulate`]: `emulate-dgt` and `emulate-chesslink`, an e-board on a pseudo-terminal,
+//!   playing what [`emulation`] reads; [`emulate_chain`] a DGT chain in bus mode.
 //! - [`broker`]: what every command needs to reach the hub (the broker's TLS, the key);
 //!   [`stopped`]: when to stop.
 
@@ -14,5 +14,6 @@ pub mod chesslink;
 pub mod dgt;
 pub mod emulate;
 pub mod emulate_chain;
+pub mod emulation;
 pub mod replay;
 pub mod stopped;
