@@ -47,25 +47,19 @@ fn pgn_file(file: &str) -> Result<Option<BoardNo>, ApiError> {
         .ok_or_else(|| ApiError::BadQuery(format!("{file:?}: games.pgn or game-N.pgn")))
 }
 
-/// The path's parameters by name (the routes name them; a route without one is a bug).
-async fn params<S: Send + Sync>(
-    parts: &mut Parts,
-    state: &S,
-) -> Result<Vec<(String, String)>, ApiError> {
-    let raw = RawPathParams::from_request_parts(parts, state)
+/// The path's parameters, as the route captured them.
+async fn params<S: Send + Sync>(parts: &mut Parts, state: &S) -> Result<RawPathParams, ApiError> {
+    RawPathParams::from_request_parts(parts, state)
         .await
-        .map_err(|e| ApiError::BadQuery(e.body_text()))?;
-    Ok(raw
-        .iter()
-        .map(|(name, value)| (name.to_owned(), value.to_owned()))
-        .collect())
+        .map_err(|e| ApiError::BadQuery(e.body_text()))
 }
 
-fn named<'a>(params: &'a [(String, String)], name: &str) -> &'a str {
+/// The parameter `name` (the routes name it; a route without it is a bug).
+fn named<'a>(params: &'a RawPathParams, name: &str) -> &'a str {
     params
         .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v)
         .unwrap_or_else(|| panic!("a route with {{{name}}}"))
 }
 
