@@ -146,7 +146,6 @@ pub(super) struct ClusterRole {
     pub(super) door: watch::Sender<Option<String>>,
     /// Connects the MQTT session when this hub becomes active.
     pub(super) connect: Box<dyn FnMut() -> anyhow::Result<(HubLink, Incoming)> + Send>,
-    pub(super) active: bool,
     /// The stream's sequence number the warm core was built at, and when.
     pub(super) warm: (u64, Instant),
     /// The time until the next rebuild may start.
@@ -154,6 +153,8 @@ pub(super) struct ClusterRole {
 }
 
 impl ClusterRole {
+    /// The role as the cluster task holds it: the one answer to whether this hub is active,
+    /// of which the door, `/api/cluster`, `/healthz` and the journal's refusals are views.
     pub(super) fn status(&self) -> Status {
         self.link.status.borrow().clone()
     }

@@ -22,12 +22,9 @@ pub(super) enum Turn {
         link: HubLink,
         incoming: Incoming,
     },
-    /// This hub is a standby, `stepped_down` if it was active: the journal takes nothing
-    /// (for `reason`), waiting requests get no answer, and the hub holds no MQTT session.
-    StandBy {
-        reason: String,
-        stepped_down: bool,
-    },
+    /// This hub is a standby: the journal takes nothing (for the reason given), waiting
+    /// requests get no answer, and the hub holds no MQTT session.
+    StandBy(String),
 }
 
 /// A standby's tick: why it takes nothing (where the active hub is), and whether its core
@@ -41,10 +38,11 @@ impl ClusterRole {
     /// The cluster gave this hub a role, or found strangers' records.
     pub(super) fn on_news(&mut self, news: ClusterNews) -> anyhow::Result<Turn> {
         match news {
-            ClusterNews::StrangersRecords(seqs) if self.active => Ok(Turn::StrangersRecords(seqs)),
+            ClusterNews::StrangersRecords(seqs) if self.status().active => {
+                Ok(Turn::StrangersRecords(seqs))
+            }
             ClusterNews::StrangersRecords(_) => Ok(Turn::Nothing),
             ClusterNews::Active(epoch) => {
-                self.active = true;
                 let _ = self.door.send(None);
                 let (link, incoming) = (self.connect)()?;
                 Ok(Turn::TakeOver {
@@ -53,24 +51,17 @@ impl ClusterRole {
                     incoming,
                 })
             }
-            ClusterNews::Standby(holder) => {
-                let stepped_down = std::mem::replace(&mut self.active, false);
-                let reason = self.tell_standby(holder.as_ref());
-                Ok(Turn::StandBy {
-                    reason,
-                    stepped_down,
-                })
-            }
+            ClusterNews::Standby(holder) => Ok(Turn::StandBy(self.tell_standby(holder.as_ref()))),
         }
     }
 
     /// A standby's tick (`None` while active): its core is rebuilt when the stream brought
     /// more, at most every [`WARM_EVERY`] (or five times the last rebuild's time).
     pub(super) fn warm_tick(&mut self) -> Option<Warm> {
-        if self.active {
+        let status = self.status();
+        if status.active {
             return None;
         }
-        let status = self.status();
         let reason = self.tell_standby(status.holder.as_ref());
         let rebuild = status.journal_seq != self.warm.0 && self.warm.1.elapsed() >= self.warm_every;
         if rebuild {
@@ -108,7 +99,7 @@ impl ClusterRole {
     pub(super) fn view(&self) -> serde_json::Value {
         let status = self.status();
         serde_json::json!({
-            "role": if self.active { "active" } else { "standby" },
+            "role": if status.active { "active" } else { "standby" },
             "hub": self.settings.hub,
             "journal_seq": status.journal_seq,
             "epoch": status.epoch,

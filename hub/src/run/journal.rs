@@ -26,8 +26,6 @@ pub const RETRY: Duration = Duration::from_secs(2);
 pub struct Failure {
     pub since: Instant,
     pub reason: String,
-    /// Not a failure of this hub: it is a cluster's standby, and another hub writes.
-    pub standby: bool,
 }
 
 pub struct JournalLink {
@@ -39,6 +37,9 @@ pub struct JournalLink {
     /// Counts the openings: what an earlier opening's flusher reports is stale.
     generation: u64,
     failure: Option<Failure>,
+    /// On a cluster's standby, why this hub writes nothing (where the active hub is): as its
+    /// cluster role says, told by the shell.
+    standby: Option<String>,
     /// On a cluster: where the writes go first (the journal stream's task), which hands
     /// them to the flusher once the cluster has them.
     cluster: Option<mpsc::UnboundedSender<(Position, Write)>>,
@@ -62,6 +63,7 @@ impl JournalLink {
             open: Some((journal, flusher)),
             generation: 0,
             failure: None,
+            standby: None,
             cluster: None,
         })
     }
@@ -84,28 +86,30 @@ impl JournalLink {
     /// refused (`reason` says where the active hub is); the journal stays open, filled
     /// from the stream.
     pub fn stand_by(&mut self, reason: String) {
-        match &mut self.failure {
-            Some(failure) if failure.standby => failure.reason = reason,
-            _ => {
-                self.failure = Some(Failure {
-                    since: Instant::now(),
-                    reason,
-                    standby: true,
-                })
-            }
-        }
+        self.standby = Some(reason);
+    }
+
+    /// Whether this is a cluster's standby.
+    pub fn is_standby(&self) -> bool {
+        self.standby.is_some()
     }
 
     /// A cluster's hub became the active one: it writes again.
     pub fn activate(&mut self) {
-        if self.failure.as_ref().is_some_and(|f| f.standby) {
-            self.failure = None;
-        }
+        self.standby = None;
+    }
+
+    /// Why nothing is taken now, if so: the journal failed, or this is a cluster's standby.
+    pub fn takes_nothing(&self) -> Option<&str> {
+        self.failure
+            .as_ref()
+            .map(|f| f.reason.as_str())
+            .or(self.standby.as_deref())
     }
 
     /// Whether a flusher's report is about the journal as it is open now.
     pub fn is_current(&self, generation: u64) -> bool {
-        generation == self.generation && self.failure.is_none()
+        generation == self.generation && self.takes_nothing().is_none()
     }
 
     /// The open journal, to restore the core from; `None` while failed.
@@ -116,7 +120,7 @@ impl JournalLink {
     /// Hands `write`, the journal's at `at`, to the flusher, which appends it and makes it
     /// durable (or reports the journal failed). While failed, nothing is written.
     pub fn write(&mut self, at: Position, write: Write) {
-        if self.failure.is_some() {
+        if self.takes_nothing().is_some() {
             return;
         }
         if let Some(cluster) = &self.cluster {
@@ -128,12 +132,11 @@ impl JournalLink {
 
     /// The journal cannot write or flush: it is closed until [`JournalLink::reopen`].
     pub fn fail(&mut self, reason: String) {
-        if self.failure.as_ref().is_none_or(|f| f.standby) {
+        if self.failure.is_none() {
             tracing::error!(%reason, "the journal failed: no event is taken or acknowledged until it works again");
             self.failure = Some(Failure {
                 since: Instant::now(),
                 reason,
-                standby: false,
             });
             self.metrics.journal_failing(true);
         }
@@ -145,6 +148,7 @@ impl JournalLink {
         }
     }
 
+    /// The journal's own failure (a cluster's standby is not one).
     pub fn failure(&self) -> Option<&Failure> {
         self.failure.as_ref()
     }
@@ -156,9 +160,9 @@ impl JournalLink {
     pub fn reopen(&mut self) -> bool {
         match &self.failure {
             None => return true,
-            // A standby's journal works; a cluster's hub whose disk failed ends instead
-            // (the shell), and comes back as a standby.
-            Some(f) if f.standby || self.cluster.is_some() => return false,
+            // A cluster's hub whose disk failed ends instead (the shell), and comes back as a
+            // standby.
+            Some(_) if self.cluster.is_some() => return false,
             Some(_) => {}
         }
         let reopened = Journal::open(&self.dir).and_then(|journal| {

@@ -191,7 +191,6 @@ pub async fn serve(
                 link,
                 door,
                 connect,
-                active: false,
                 warm: (0, std::time::Instant::now()),
                 warm_every: cluster::WARM_EVERY,
             };

@@ -146,7 +146,7 @@ impl Shell {
                     }
                 }
                 Some(flushed) = durable.recv() => self.on_flushed(flushed),
-                () = timeout, if self.journal.failure().is_none() => {
+                () = timeout, if self.journal.takes_nothing().is_none() => {
                     let now = self.clock.now();
                     self.hub.handle_timeout(now);
                 }
@@ -181,7 +181,7 @@ impl Shell {
                 () = &mut shutdown => break Ok(()),
             }
             self.carry_out();
-            if let Some(f) = self.journal.failure().filter(|f| !f.standby) {
+            if let Some(f) = self.journal.failure() {
                 if self.journal.is_clustered() {
                     break Err(anyhow::anyhow!(
                         "this hub's own journal failed ({}): it stops, and comes back as a standby",
@@ -237,14 +237,14 @@ impl Shell {
     /// Tells the pagers (retained, signed) whether the journal works, when that changed: while
     /// it fails nothing is acknowledged and no alert goes out, and the arbiters must know.
     pub(super) fn publish_status(&mut self) {
-        let failure = self.journal.failure();
-        let works = failure.is_none();
+        let refusal = self.journal.takes_nothing();
+        let works = refusal.is_none();
         if self.told_journal_works == Some(works) {
             return;
         }
-        let status = match failure {
+        let status = match refusal {
             None => serde_json::json!({"journal": "ok"}),
-            Some(f) => serde_json::json!({"journal": "failing", "reason": f.reason}),
+            Some(reason) => serde_json::json!({"journal": "failing", "reason": reason}),
         };
         let payload = serde_json::to_vec(&status).expect("a status serializes");
         let topic = topic::hub_status(self.hub.event());
@@ -363,7 +363,7 @@ impl Shell {
         self.link.on_reach(&event);
         match event {
             // Nothing is taken that cannot be made durable; the nodes resend it later.
-            LinkEvent::Message { .. } if self.journal.failure().is_some() => {}
+            LinkEvent::Message { .. } if self.journal.takes_nothing().is_some() => {}
             LinkEvent::Message { topic, payload } => {
                 let now = self.clock.now();
                 self.intake.message(&mut self.hub, now, &topic, &payload);
@@ -401,10 +401,8 @@ impl Shell {
                 tracing::warn!(epoch, "active: this hub serves the hall");
                 Ok(Some(incoming))
             }
-            Turn::StandBy {
-                reason,
-                stepped_down,
-            } => {
+            Turn::StandBy(reason) => {
+                let stepped_down = !self.journal.is_standby();
                 self.journal.stand_by(reason);
                 // The requests waiting for a write get no answer (503): it was never made.
                 self.requests.drop_all();
@@ -421,6 +419,10 @@ impl Shell {
     /// A standby keeps its core warm: rebuilt from its journal when the stream brought
     /// more (as its cluster role paces it); its door learns where the active hub is.
     fn keep_warm(&mut self) -> anyhow::Result<()> {
+        // Not before the shell stood by on the cluster's news (the role may be ahead of it).
+        if !self.journal.is_standby() {
+            return Ok(());
+        }
         let Some(warm) = self.cluster.as_mut().and_then(ClusterRole::warm_tick) else {
             return Ok(());
         };
@@ -439,7 +441,7 @@ impl Shell {
     /// to the core, its answer waiting until the change is durable.
     fn answer(&mut self, query: Query) {
         let now = self.clock.now();
-        if let Some(failure) = self.journal.failure() {
+        if let Some(reason) = self.journal.takes_nothing() {
             // A change cannot be made durable: its answer is dropped (503 to the client).
             if let Query::Decide(..)
             | Query::StartRound(..)
@@ -452,7 +454,7 @@ impl Shell {
             | Query::RevokeArbiter(..)
             | Query::RenewLinks(..) = query
             {
-                tracing::warn!(reason = %failure.reason, "a change refused: the journal fails");
+                tracing::warn!(%reason, "a change refused: the journal takes nothing");
                 return;
             }
         }
@@ -467,8 +469,10 @@ impl Shell {
             Query::TimeTrouble(reply) => drop(reply.send(hub.hall().time_trouble(now))),
             Query::ConnectedNodes(reply) => drop(reply.send(hub.hall().connected_nodes(now))),
             Query::Health(reply) => drop(reply.send(match self.journal.failure() {
-                None => self.link.broker_trouble().map_or(Ok(()), Err),
-                Some(f) if f.standby => Err(f.reason.clone()),
+                None => match self.journal.takes_nothing() {
+                    Some(standby) => Err(standby.to_owned()),
+                    None => self.link.broker_trouble().map_or(Ok(()), Err),
+                },
                 Some(f) => Err(format!(
                     "the journal cannot write since {} s ago: {}",
                     f.since.elapsed().as_secs(),
