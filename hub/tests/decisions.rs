@@ -47,14 +47,14 @@ fn detail(hall: &Hall, script: &Script) -> Value {
 }
 
 /// The clock deviations among `effects`: kind, article, side.
-fn deviations(effects: &[Effect]) -> Vec<(DeviationKind, &'static str, Side)> {
+fn deviations(effects: &[Effect]) -> Vec<(DeviationKind, &str, Side)> {
     effects
         .iter()
         .filter_map(|e| match e {
             Effect::Clock {
                 event: ClockEvent::Deviation(d),
                 ..
-            } => Some((d.kind, d.article, d.side)),
+            } => Some((d.kind, d.article.as_ref(), d.side)),
             _ => None,
         })
         .collect()

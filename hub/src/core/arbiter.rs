@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use shakmaty::Color;
 
 use super::ids::{BoardNo, DecisionId, RoundNo, Seq};
-use super::laws::{Edition, Rules};
+use super::laws::{Article, Edition, Rules};
 use super::side::Side;
 use super::time::HubMs;
 
@@ -286,12 +286,12 @@ pub struct DecisionRecord {
 }
 
 /// A decision in the board's audit trail: the record and what it meant under the Laws.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditEntry {
     #[serde(flatten)]
     pub record: DecisionRecord,
     /// The article the decision applies, in the tournament's edition.
-    pub article: Option<&'static str>,
+    pub article: Option<Article>,
     /// Time the clock is now expected to gain (ms, negative: lose), if any.
     pub clock_expects_ms: Option<i64>,
     pub clock_side: Option<Side>,
@@ -347,7 +347,7 @@ pub enum DecisionError {
     #[error("the hub ruled {ruling} here ({article}); a result that departs from it needs \"override\": the arbiter's reason")]
     ContradictsRuling {
         ruling: GameResult,
-        article: &'static str,
+        article: Article,
     },
     /// A forfeit scores a win or a double loss, never a draw.
     #[error("a forfeit is \"+-\", \"-+\" or \"--\": a game not played is never drawn")]

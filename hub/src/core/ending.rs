@@ -10,7 +10,7 @@
 //! never declares a position dead that is not) and it sees locked pawn walls that material
 //! counting misses, but it is incomplete; the full analysis is kept for decisions.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Color, Position};
 
 use super::arbiter::{Cause, GameResult};
@@ -37,7 +37,35 @@ impl Serialize for Status {
     }
 }
 
+impl<'de> Deserialize<'de> for Status {
+    /// The name back to the status (an archived game's detail): the rules' own first, then a
+    /// declared result's cause (a dead position the arbiter established reads as the rules').
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Status::named(&name).ok_or_else(|| {
+            serde::de::Error::custom(format_args!("no game status is named {name:?}"))
+        })
+    }
+}
+
 impl Status {
+    /// The status `name` names, as [`Status::name`] writes it.
+    pub fn named(name: &str) -> Option<Status> {
+        const RULES: [Status; 6] = [
+            Status::Playing,
+            Status::Checkmate,
+            Status::Stalemate,
+            Status::DeadPosition,
+            Status::FivefoldRepetition,
+            Status::SeventyfiveMoves,
+        ];
+        RULES.into_iter().find(|s| s.name() == name).or_else(|| {
+            serde_json::from_value(serde_json::Value::from(name))
+                .ok()
+                .map(Status::Declared)
+        })
+    }
+
     /// The name `GET /api/boards/{n}` shows: `playing`, `checkmate`, …, or the cause of a
     /// declared result (`flag_fall`, `resignation`, …).
     pub fn name(self) -> &'static str {
@@ -82,7 +110,7 @@ impl Status {
 }
 
 /// A draw claim the player to move could make now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Claim {
     /// 9.2.2 (the position stands for the third time) or 9.2.1 (a legal move would make it).

@@ -14,17 +14,19 @@
 //!
 //! The hub proposes the ruling; the arbiter decides.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Color, Position};
 
 use super::arbiter::GameResult;
 use super::clock::BoardClock;
-use super::laws::{Edition, GameType, Rules, Supervision};
+use std::borrow::Cow;
+
+use super::laws::{Article, Edition, GameType, Rules, Supervision};
 use super::mating::{self, MatingChances};
 use super::side::Side;
 
 /// The flags a clock shows: `"white"`, `"black"` or `"both"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Flag {
     White,
@@ -45,20 +47,20 @@ impl Flag {
 }
 
 /// A flag fall and what the Laws make of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlagRuling {
     /// The player whose flag fell first; `null` when both fell and the order is unknown.
     pub flagged: Option<Side>,
     pub both: bool,
     /// The result to confirm; `null`: play on.
     pub result: Option<GameResult>,
-    pub article: &'static str,
+    pub article: Article,
     /// What decided between loss and draw: `chasolver`, `insufficient_material` (the static
     /// rule, when chasolver was undetermined), or `both_flags`.
-    pub decided_by: &'static str,
+    pub decided_by: Cow<'static, str>,
     /// Whether the arbiter calls the flag himself, and under which article.
     pub arbiter_calls: bool,
-    pub arbiter_article: &'static str,
+    pub arbiter_article: Article,
     /// Multi-period controls: whether the flagged player had completed the moves the period
     /// prescribes (6.4); `true` means the clock failed to add the next period.
     pub prescribed_moves_completed: Option<bool>,
@@ -117,10 +119,10 @@ pub fn rule(position: &Chess, clock: &BoardClock, rules: Rules) -> Option<FlagRu
         flagged: flagged.map(Side::from),
         both,
         result,
-        article,
-        decided_by,
+        article: article.into(),
+        decided_by: decided_by.into(),
         arbiter_calls: calls,
-        arbiter_article,
+        arbiter_article: arbiter_article.into(),
         prescribed_moves_completed,
         at,
     })
@@ -189,7 +191,10 @@ mod tests {
         let ruling = rule(&position, &clock, Rules::default()).unwrap();
         assert_eq!(ruling.flagged, Some(Side::White));
         assert_eq!(ruling.result, Some(GameResult::BlackWins));
-        assert_eq!((ruling.article, ruling.decided_by), ("6.9", "chasolver"));
+        assert_eq!(
+            (ruling.article.as_ref(), ruling.decided_by.as_ref()),
+            ("6.9", "chasolver")
+        );
     }
 
     #[test]
@@ -235,7 +240,7 @@ mod tests {
         let ruling = rule(&position, &last, Rules::default()).unwrap();
         assert_eq!((ruling.flagged, ruling.both), (None, true));
         assert_eq!(
-            (ruling.result, ruling.article),
+            (ruling.result, ruling.article.as_ref()),
             (Some(GameResult::Draw), "III.3.1")
         );
         let earlier = flagged_clock(Some("40/5400:1800"), 0, 0);
@@ -245,7 +250,7 @@ mod tests {
             blitz(Edition::Laws2014, Supervision::Full),
         )
         .unwrap();
-        assert_eq!((ruling.result, ruling.article), (None, "6.11"));
+        assert_eq!((ruling.result, ruling.article.as_ref()), (None, "6.11"));
     }
 
     #[test]

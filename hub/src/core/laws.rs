@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use protocol::time_control::TimeControl;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub enum Edition {
@@ -116,7 +116,7 @@ pub struct Rules {
 }
 
 /// What the Laws prescribe for a player's completed illegal move.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Penalty {
     /// Add this much time to the opponent's clock.
@@ -127,11 +127,15 @@ pub enum Penalty {
     WinClaimable,
 }
 
+/// An article of the Laws as the edition numbers it (`"6.9"`, `"A.4c"`): the hub's own are
+/// static text; one read back from the journal's archived games is owned.
+pub type Article = std::borrow::Cow<'static, str>;
+
 /// The ruling the hub proposes to the arbiter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IllegalMoveRuling {
     pub penalty: Penalty,
-    pub article: &'static str,
+    pub article: Article,
     /// Only until the opponent completes his next move: after that the illegal move stands
     /// (2023 A.5.2, 2018 A.4.2, 2014 A.4b, 2009 A4c/B3c).
     pub until_opponents_next_move: bool,
@@ -195,9 +199,9 @@ impl Rules {
         let partial =
             self.game_type != GameType::Standard && self.supervision == Supervision::Partial;
         let one_minute = self.game_type != GameType::Standard;
-        let ruling = |penalty, article, until| IllegalMoveRuling {
+        let ruling = |penalty, article: &'static str, until| IllegalMoveRuling {
             penalty,
-            article,
+            article: article.into(),
             until_opponents_next_move: until,
         };
         let time = |seconds| Penalty::TimeToOpponent { seconds };
@@ -300,7 +304,7 @@ mod tests {
                 ruling,
                 IllegalMoveRuling {
                     penalty,
-                    article,
+                    article: article.into(),
                     until_opponents_next_move: until
                 },
                 "{edition} {game_type:?} {supervision:?} #{nth}"

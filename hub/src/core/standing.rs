@@ -4,12 +4,14 @@
 use serde::{Deserialize, Serialize};
 
 use super::arbiter::GameResult;
+use super::ending::Status;
+use super::laws::Article;
 
 /// How a game stands: by the rules, or as the arbiter declared it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Standing {
     /// `playing`, `checkmate`, …, or a declared result's cause (`flag_fall`, …).
-    pub status: String,
+    pub status: Status,
     pub result: GameResult,
-    pub article: Option<String>,
+    pub article: Option<Article>,
 }

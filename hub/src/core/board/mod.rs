@@ -6,7 +6,6 @@ use serde::Serialize;
 use shakmaty::{Chess, Color};
 
 use super::arbiter::{self, AuditEntry, Decision, DecisionError, DecisionRecord, GameResult};
-use super::archive::DetailJson;
 use super::clock::{Adjustment, BoardClock, ClockEvent, DeviationKind};
 use super::ending::Status;
 use super::flag::{self, FlagRuling};
@@ -95,7 +94,7 @@ pub struct NodeState {
 /// What the archive keeps of a board's game when its round is over.
 #[derive(Debug, Clone)]
 pub struct FinishedGame {
-    pub detail: DetailJson,
+    pub detail: BoardDetail,
     pub standing: Standing,
     pub ruled: Standing,
     pub pgn: PgnGame,
@@ -239,7 +238,14 @@ impl BoardState {
                     Side::Black => Side::White,
                 };
                 let kind = DeviationKind::PenaltyApplied;
-                expects = Some((opponent, Adjustment { ms, kind, article }));
+                expects = Some((
+                    opponent,
+                    Adjustment {
+                        ms,
+                        kind,
+                        article: article.into(),
+                    },
+                ));
                 (Vec::new(), Some(article))
             }
             Decision::AdjustTime { side, ms, reason } => {
@@ -256,21 +262,21 @@ impl BoardState {
                     Adjustment {
                         ms: *ms,
                         kind,
-                        article,
+                        article: article.into(),
                     },
                 ));
                 (Vec::new(), Some(article))
             }
         };
+        self.decisions.push(AuditEntry {
+            record: record.clone(),
+            article: article.map(Into::into),
+            clock_expects_ms: expects.as_ref().map(|(_, a)| a.ms),
+            clock_side: expects.as_ref().map(|(side, _)| *side),
+        });
         if let Some((side, adjustment)) = expects {
             self.clock.set_adjustment(side.into(), adjustment);
         }
-        self.decisions.push(AuditEntry {
-            record: record.clone(),
-            article,
-            clock_expects_ms: expects.map(|(_, a)| a.ms),
-            clock_side: expects.map(|(side, _)| side),
-        });
         Ok(events.into_iter().map(BoardEvent::Game).collect())
     }
 
@@ -324,16 +330,16 @@ impl BoardState {
         let edition = self.rules.edition;
         let (status, result) = self.game.ruled();
         FinishedGame {
-            detail: DetailJson::of(&self.detail(now)),
+            detail: self.detail(now),
             standing: Standing {
-                status: self.game.status().name().to_owned(),
+                status: self.game.status(),
                 result: self.game.result(),
-                article: self.game.article().map(str::to_owned),
+                article: self.game.article().map(Into::into),
             },
             ruled: Standing {
-                status: status.name().to_owned(),
+                status,
                 result,
-                article: status.article(edition).map(str::to_owned),
+                article: status.article(edition).map(Into::into),
             },
             pgn: PgnGame::of(&self.game, self.clock.checks()),
             flag_result: self.flag_ruling.as_ref().and_then(|r| r.result),
@@ -388,7 +394,7 @@ impl BoardState {
                     let adjustment = Adjustment {
                         ms: i64::from(seconds) * 1000,
                         kind: DeviationKind::PenaltyApplied,
-                        article: illegal.ruling.article,
+                        article: illegal.ruling.article.clone(),
                     };
                     self.clock
                         .expect_adjustment(illegal.by.other().into(), adjustment);
@@ -469,15 +475,15 @@ impl BoardState {
         if !matches!(status, Status::Playing | Status::Declared(_)) {
             return Some(Ruling {
                 result: self.game.result(),
-                article: status.article(self.rules().edition)?,
-                cause: status.name(),
+                article: status.article(self.rules().edition)?.into(),
+                cause: status.name().into(),
             });
         }
         let flag = self.flag_ruling.as_ref()?;
         Some(Ruling {
             result: flag.result?,
-            article: flag.article,
-            cause: "flag_fall",
+            article: flag.article.clone(),
+            cause: "flag_fall".into(),
         })
     }
 

@@ -3,7 +3,10 @@
 //! ranking. Views only: nothing here changes the board.
 
 use protocol::{BoardNo, NodeMs, Seq};
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use shakmaty::san::SanPlus;
 use shakmaty::{Color, Position};
 
 use super::BoardState;
@@ -13,14 +16,17 @@ use crate::core::ending::{Claim, Status};
 use crate::core::flag::{Flag, FlagRuling};
 use crate::core::game::{BoardSync, IllegalMove};
 use crate::core::ids::RoundNo;
+use crate::core::laws::Article;
 use crate::core::side::Side;
 use crate::core::time::HubMs;
 
 /// One line of `GET /api/boards`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BoardSummary {
     pub board: BoardNo,
-    /// The round of the game.
+    /// The round of the game (absent in games archived before it was shown: the archive
+    /// knows it).
+    #[serde(default)]
     pub round: RoundNo,
     pub last_seq: Seq,
     pub events_accepted: u64,
@@ -29,17 +35,17 @@ pub struct BoardSummary {
     pub status: Status,
     pub result: GameResult,
     /// The article that ended the game, `null` while it is played.
-    pub article: Option<&'static str>,
+    pub article: Option<Article>,
     pub ply: usize,
 }
 
 /// `GET /api/boards/{n}`: the summary and the moves.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BoardDetail {
     #[serde(flatten)]
     pub summary: BoardSummary,
     /// The completed moves in SAN.
-    pub moves: Vec<String>,
+    pub moves: Vec<SanPlus>,
     /// Draw claims by the player to move that would be correct now.
     pub claimable: Vec<Claim>,
     pub node_software: Option<String>,
@@ -66,22 +72,22 @@ pub struct BoardDetail {
 
 /// The hub's own ruling on a game: its result, the article, and why (`flag_fall`, or how
 /// the rules ended it: `checkmate`, `stalemate`, `dead_position`, …).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ruling {
     pub result: GameResult,
-    pub article: &'static str,
-    pub cause: &'static str,
+    pub article: Article,
+    pub cause: Cow<'static, str>,
 }
 
 /// Whether each player is in time trouble (8.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeTrouble {
     pub white: bool,
     pub black: bool,
 }
 
 /// The clock as `GET /api/boards/{n}` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockView {
     /// What the clock shows now: its last reading, the running side counted down.
     pub white_ms: u64,
@@ -113,19 +119,19 @@ pub struct ClockView {
     pub quickplay_finish: Option<Quickplay>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Quickplay {
     pub side: Side,
-    pub article: &'static str,
+    pub article: Article,
 }
 
 /// Whether a wrong set-up may still be claimed (rapid and blitz).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SetupClaimsView {
     /// Open until each player has completed `until_moves_each` moves.
     pub open: bool,
     pub until_moves_each: u32,
-    pub article: &'static str,
+    pub article: Article,
 }
 
 /// The clock as a screen that ticks it itself needs it: the last reading and the hub's
@@ -232,7 +238,7 @@ impl BoardState {
         (playing && sudden_death && model.period(to_move) == last && shown < QUICKPLAY_MS).then(
             || Quickplay {
                 side: Side::from(to_move),
-                article,
+                article: article.into(),
             },
         )
     }
@@ -244,7 +250,7 @@ impl BoardState {
         Some(SetupClaimsView {
             open: moves.white < limit.until_moves_each || moves.black < limit.until_moves_each,
             until_moves_each: limit.until_moves_each,
-            article: limit.article,
+            article: limit.article.into(),
         })
     }
 
@@ -317,7 +323,7 @@ impl BoardState {
             fen: self.game.fen(),
             status: self.game.status(),
             result: self.game.result(),
-            article: self.game.article(),
+            article: self.game.article().map(Into::into),
             ply: self.game.moves().len(),
         }
     }
@@ -325,12 +331,7 @@ impl BoardState {
     pub fn detail(&self, now: HubMs) -> BoardDetail {
         BoardDetail {
             summary: self.summary(now),
-            moves: self
-                .game
-                .moves()
-                .iter()
-                .map(|m| m.san.to_string())
-                .collect(),
+            moves: self.game.moves().iter().map(|m| m.san).collect(),
             claimable: self.game.claimable(),
             node_software: self.node.hello.as_ref().map(|h| h.software.clone()),
             illegal_moves: self.game.illegal_moves().to_vec(),

@@ -1,15 +1,16 @@
 //! The reading at each press against the model: what differs, recorded once with the
 //! evidence (6.10.2), held until the player's next press shows whether the clock kept it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::Color;
 
 use super::PERIOD_GRACE_MOVES;
 use super::{near, near_signed, BoardClock, ClockEvent, MoveCheck, Reading, Verdict};
+use crate::core::laws::Article;
 use crate::core::side::Side;
 
 /// How a clock differs from what the time control says it should show (6.10.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviationKind {
     /// Before the first move the clock shows other times than the time control gives.
@@ -31,16 +32,16 @@ pub enum DeviationKind {
 }
 
 /// A change of a clock's time the hub expects because the Laws or the arbiter prescribe it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Adjustment {
     pub ms: i64,
     /// [`DeviationKind::PenaltyApplied`] or [`DeviationKind::CorrectionApplied`].
     pub kind: DeviationKind,
-    pub article: &'static str,
+    pub article: Article,
 }
 
 /// What became of a recorded deviation at the player's next press.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Waiting for the player's next press.
@@ -54,7 +55,7 @@ pub enum Outcome {
 }
 
 /// A deviation, recorded once, with the evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Deviation {
     pub kind: DeviationKind,
     pub side: Side,
@@ -63,7 +64,7 @@ pub struct Deviation {
     pub expected_ms: u64,
     pub shown_ms: u64,
     pub at: u64,
-    pub article: &'static str,
+    pub article: Article,
     pub outcome: Outcome,
 }
 
@@ -84,10 +85,11 @@ impl BoardClock {
         shown: u64,
         expected: u64,
     ) -> Option<Adjustment> {
-        let due = self.adjustment_due[side]
-            .filter(|due| near(shown, expected.saturating_add_signed(due.ms)))?;
-        self.adjustment_due[side] = None;
-        Some(due)
+        let due = self.adjustment_due[side].as_ref()?;
+        if !near(shown, expected.saturating_add_signed(due.ms)) {
+            return None;
+        }
+        self.adjustment_due[side].take()
     }
 
     pub(super) fn check_base(&mut self, reading: &Reading) -> Vec<ClockEvent> {
@@ -105,7 +107,7 @@ impl BoardClock {
                     expected_ms: expected,
                     shown_ms: reading.ms[side],
                     at: reading.at.0,
-                    article: "6.10.2",
+                    article: "6.10.2".into(),
                     outcome: Outcome::Held,
                 });
                 model.remaining[side] = reading.ms[side];
@@ -151,7 +153,7 @@ impl BoardClock {
             expected_ms: expected,
             shown_ms: shown,
             at: reading.at.0,
-            article: "6.10.2",
+            article: "6.10.2".into(),
             outcome: Outcome::Held,
         };
         let mut raised = Vec::new();
@@ -163,7 +165,7 @@ impl BoardClock {
             Verdict::Flagged
         } else if let Some(adjustment) = adjusted {
             raised.push(Deviation {
-                article: adjustment.article,
+                article: adjustment.article.clone(),
                 ..deviation(adjustment.kind)
             });
             Verdict::Adjusted
@@ -221,7 +223,7 @@ impl BoardClock {
         } else if let Some(due) = self.take_adjustment(side, shown, expected) {
             Some((due.kind, due.article))
         } else {
-            Some((DeviationKind::ClockAdjusted, "6.10.2"))
+            Some((DeviationKind::ClockAdjusted, "6.10.2".into()))
         };
         let model = self.model.as_mut().expect("a model");
         let still_owed = model.owed[side].map_or(0, |o| o.ms);

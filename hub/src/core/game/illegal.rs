@@ -2,7 +2,7 @@
 //! unsupervised rapid and blitz, the move that stands once the opponent moved (A.5.2).
 
 use protocol::NodeMs;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::{
     Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Piece, Position,
     PositionError, Role,
@@ -11,12 +11,12 @@ use shakmaty::{
 use super::signal::board_zeroes;
 use super::{Game, GameEvent};
 use crate::core::arbiter::GameResult;
-use crate::core::laws::{IllegalMoveRuling, Penalty};
+use crate::core::laws::{Article, IllegalMoveRuling, Penalty};
 use crate::core::mating::{self, MatingChances};
 use crate::core::side::Side;
 
 /// Which kind of completed illegal move (Art. 7.5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IllegalKind {
     /// 7.5.1: the board shows no legal successor of the position at the press.
@@ -39,14 +39,14 @@ impl IllegalKind {
 }
 
 /// A completed illegal move and what the hub proposes to the arbiter.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IllegalMove {
     /// Moves completed in the game before it.
     pub ply: usize,
     pub by: Side,
     pub kind: IllegalKind,
     /// The article that makes it illegal.
-    pub article: &'static str,
+    pub article: Article,
     /// This player's count of completed illegal moves, this one included.
     pub nth: u32,
     /// What the tournament's edition prescribes.
@@ -129,11 +129,12 @@ impl Game {
                 }
             }
         });
+        let lapses = ruling.until_opponents_next_move && kind == IllegalKind::IllegalMove;
         let record = IllegalMove {
             ply: self.moves.len(),
             by: by.into(),
             kind,
-            article: kind.article(),
+            article: kind.article().into(),
             nth,
             ruling,
             result_if_applied,
@@ -142,14 +143,11 @@ impl Game {
             at: at.0,
             stood: false,
         };
-        self.lapsing =
-            (ruling.until_opponents_next_move && kind == IllegalKind::IllegalMove).then(|| {
-                Lapsing {
-                    by,
-                    board: board.clone(),
-                    index: self.illegal_moves.len(),
-                }
-            });
+        self.lapsing = lapses.then(|| Lapsing {
+            by,
+            board: board.clone(),
+            index: self.illegal_moves.len(),
+        });
         self.illegal_moves.push(record.clone());
         GameEvent::IllegalMove(Box::new(record))
     }

@@ -2,7 +2,7 @@
 //! on the board for the debounce interval counts as completed.
 
 use protocol::NodeMs;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Game, GameEvent};
 
@@ -11,7 +11,7 @@ use super::{Game, GameEvent};
 pub const OUT_OF_SYNC_MS: u64 = 10_000;
 
 /// Whether the board shows the game.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BoardSync {
     /// The board shows the position, or a legal successor waiting for the press.

@@ -19,6 +19,7 @@ use super::output::{Reply, RequestId, Write};
 use super::Hub;
 use crate::core::arbiter::GameResult;
 use crate::core::archive::PlayedGame;
+use crate::core::board::BoardDetail;
 use crate::core::ids::{RoundNo, Seq};
 use crate::core::pairings::{Pairing, RoundState, Rounds, Started};
 use crate::core::relay::public;
@@ -485,14 +486,9 @@ impl Hub {
     }
 
     /// The board's game of `round`: in play, or archived.
-    pub fn board_detail(
-        &self,
-        now: HubMs,
-        round: RoundNo,
-        board: BoardNo,
-    ) -> Option<serde_json::Value> {
+    pub fn board_detail(&self, now: HubMs, round: RoundNo, board: BoardNo) -> Option<BoardDetail> {
         match self.hall.board(board) {
-            Some(state) if state.round() == round => serde_json::to_value(state.detail(now)).ok(),
+            Some(state) if state.round() == round => Some(state.detail(now)),
             _ => self.archive.get(round, board).map(PlayedGame::detail),
         }
     }

@@ -11,6 +11,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
+use shakmaty::san::SanPlus;
 use shakmaty::{Chess, Color, EnPassantMode, Position};
 
 use crate::core::arbiter::GameResult;
@@ -65,7 +66,7 @@ pub fn clock(ms: u64) -> String {
 /// One move as the feed shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PgnMove {
-    pub san: String,
+    pub san: SanPlus,
     pub by: Side,
     /// The move's number (the position's full move number before it).
     pub number: u32,
@@ -107,7 +108,7 @@ impl PgnGame {
                 .map(|before| m.at.0.saturating_sub(moves[before].at.0));
             let check = checks.get(i);
             out.push(PgnMove {
-                san: m.san.to_string(),
+                san: m.san,
                 by: m.by.into(),
                 number: position.fullmoves().get(),
                 clock_ms: check.and_then(MoveCheck::time_ms),
@@ -201,7 +202,7 @@ pub fn render(tags: &Tags, game: &PgnGame, plies: usize, result: GameResult) -> 
     // `[%clk …]` command never spans lines), each word of a text comment.
     let mut tokens: Vec<String> = Vec::new();
     if from > 0 {
-        let earlier: Vec<&str> = moves[..from].iter().map(|m| m.san.as_str()).collect();
+        let earlier: Vec<String> = moves[..from].iter().map(|m| m.san.to_string()).collect();
         let note = format!(
             "{{An illegal move stood (A.5.2) after these moves: {}. The game goes on from the position it left.}}",
             earlier.join(" ")
@@ -214,7 +215,7 @@ pub fn render(tags: &Tags, game: &PgnGame, plies: usize, result: GameResult) -> 
         } else if i == from {
             tokens.push(format!("{}...", m.number));
         }
-        tokens.push(m.san.clone());
+        tokens.push(m.san.to_string());
         let mut comment = Vec::new();
         if let Some(ms) = m.clock_ms {
             comment.push(format!("[%clk {}]", clock(ms)));

@@ -11,7 +11,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertCommand};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
-use crate::core::board::{BoardSummary, Urgency};
+use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::hub::{ArbiterEnrolment, Enrolled, EnrolmentRefusal, StartRequest};
 use crate::core::ids::{AlertId, HardwareId, RoundNo};
@@ -58,7 +58,7 @@ pub enum Query {
     Board(
         BoardNo,
         Option<RoundNo>,
-        oneshot::Sender<Option<serde_json::Value>>,
+        oneshot::Sender<Option<BoardDetail>>,
     ),
     TimeTrouble(oneshot::Sender<Vec<Urgency>>),
     ConnectedNodes(oneshot::Sender<usize>),
@@ -247,7 +247,7 @@ impl IntoResponse for ApiError {
             ApiError::Refused(DecisionError::UnknownBoard(n)) => {
                 ApiError::UnknownBoard(n).into_response()
             }
-            ApiError::Refused(ref e @ DecisionError::ContradictsRuling { ruling, article }) => {
+            ApiError::Refused(ref e @ DecisionError::ContradictsRuling { ruling, ref article }) => {
                 let body = serde_json::json!({
                     "error": e.to_string(),
                     "ruling": {"result": ruling.code(), "article": article},

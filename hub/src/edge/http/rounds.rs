@@ -29,6 +29,7 @@ use super::api::{optional_body, Api, ApiError, Query, SectionQuery};
 use super::credential::Login;
 use super::path::{RoundBoardPath, RoundPath};
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
+use crate::core::board::BoardDetail;
 use crate::core::hub::StartRequest;
 use crate::core::pairings::{Bye, Pairing, RoundState};
 use crate::view::tiles::Audience;
@@ -171,7 +172,7 @@ async fn start(
 async fn board(
     State(api): State<Api>,
     RoundBoardPath(round, n): RoundBoardPath,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<BoardDetail>, ApiError> {
     api.ask(|reply| Query::Board(n, Some(round), reply))
         .await?
         .map(Json)

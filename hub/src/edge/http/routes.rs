@@ -21,7 +21,7 @@ use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{Alert, AlertState, Language};
 use crate::core::alerts::{AlertAction, AlertCommand};
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
-use crate::core::board::{BoardSummary, Urgency};
+use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::ids::{AlertId, HardwareId};
 use crate::core::setup::NodesReport;
@@ -142,7 +142,7 @@ async fn boards(State(api): State<Api>) -> Result<Json<Vec<BoardSummary>>, ApiEr
 async fn board(
     State(api): State<Api>,
     BoardPath(n): BoardPath,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<BoardDetail>, ApiError> {
     api.ask(|reply| Query::Board(n, None, reply))
         .await?
         .map(Json)

@@ -77,7 +77,12 @@ impl AlertDesk {
                     .until_opponents_next_move
                     .then_some(Deadline::OpponentsNextMove);
                 let occurrence = Occurrence::illegal_move(illegal.ply, illegal.nth);
-                let draft = self.draft(board, kind, occurrence, Some(illegal.ruling.article));
+                let draft = self.draft(
+                    board,
+                    kind,
+                    occurrence,
+                    Some(illegal.ruling.article.clone()),
+                );
                 changes.extend(self.raise(
                     now,
                     Draft {
@@ -120,7 +125,7 @@ impl AlertDesk {
                     board,
                     AlertKind::GameOver,
                     Occurrence::at(ply),
-                    status.article(edition),
+                    status.article(edition).map(Into::into),
                 );
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
                 changes.extend(self.game_ended(now, board));
@@ -173,16 +178,23 @@ impl AlertDesk {
                     };
                     (AlertKind::OutOfSync, facts)
                 };
-                let mut draft =
-                    self.draft(board, kind, Occurrence::at(*since), kind.article(edition));
+                let mut draft = self.draft(
+                    board,
+                    kind,
+                    Occurrence::at(*since),
+                    kind.article(edition).map(Into::into),
+                );
                 if kind == AlertKind::WrongSetup
                     && facts.detail == Some(Detail::Setup(Setup::Orientation))
                 {
-                    draft.article = Some(match edition {
-                        crate::core::laws::Edition::Laws2009 => "7.1b",
-                        crate::core::laws::Edition::Laws2014 => "7.2b",
-                        _ => "7.2.2",
-                    });
+                    draft.article = Some(
+                        match edition {
+                            crate::core::laws::Edition::Laws2009 => "7.1b",
+                            crate::core::laws::Edition::Laws2014 => "7.2b",
+                            _ => "7.2.2",
+                        }
+                        .into(),
+                    );
                 }
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
             }
@@ -241,11 +253,12 @@ impl AlertDesk {
                     result: ruling.result,
                     ..Facts::default()
                 };
-                let mut draft = self.draft(board, kind, Occurrence::ONLY, Some(ruling.article));
+                let mut draft =
+                    self.draft(board, kind, Occurrence::ONLY, Some(ruling.article.clone()));
                 if !ruling.arbiter_calls {
                     // 2009/2014 unsupervised rapid: only a player's claim counts.
                     draft.severity = Severity::Info;
-                    draft.article = Some(ruling.arbiter_article);
+                    draft.article = Some(ruling.arbiter_article.clone());
                 }
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
                 let forecast = |a: &Alert| a.kind == AlertKind::FlagForecast;
@@ -263,7 +276,7 @@ impl AlertDesk {
                     board,
                     AlertKind::ClockPaused,
                     Occurrence::at(since.0),
-                    AlertKind::ClockPaused.article(edition),
+                    AlertKind::ClockPaused.article(edition).map(Into::into),
                 );
                 changes.extend(self.raise(now, draft));
             }
@@ -319,7 +332,7 @@ impl AlertDesk {
                     board,
                     AlertKind::ClockSetWrong,
                     occurrence,
-                    Some(deviation.article),
+                    Some(deviation.article.clone()),
                 );
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
             }

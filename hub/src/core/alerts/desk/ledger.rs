@@ -9,6 +9,7 @@ use crate::core::alerts::{
     Alert, AlertChange, AlertState, Change, Facts, Incident, Occurrence, Stamp, Step,
 };
 use crate::core::ids::{AlertId, BoardNo, DecisionId};
+use crate::core::laws::Article;
 use crate::core::time::HubMs;
 
 impl AlertDesk {
@@ -131,7 +132,7 @@ impl AlertDesk {
         board: BoardNo,
         kind: AlertKind,
         occurrence: Occurrence,
-        article: Option<&'static str>,
+        article: Option<Article>,
     ) -> Draft {
         Draft {
             incident: Incident {
@@ -208,7 +209,7 @@ impl AlertDesk {
             zone: draft.zone,
             kind: draft.incident.kind,
             severity: draft.severity,
-            article: draft.article.map(str::to_owned),
+            article: draft.article.map(Article::into_owned),
             facts: draft.facts,
             text,
             action,

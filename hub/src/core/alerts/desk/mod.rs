@@ -27,7 +27,7 @@ use super::routing::Routing;
 use super::{Alert, AlertChange, AlertState, Deadline, Facts, Incident};
 use crate::core::arbiter::Decision;
 use crate::core::ids::{AlertId, BoardNo, RoundNo};
-use crate::core::laws::Rules;
+use crate::core::laws::{Article, Rules};
 use crate::core::time::HubMs;
 
 /// When alerts are raised and escalated.
@@ -126,7 +126,7 @@ struct Draft {
     board: Option<BoardNo>,
     zone: String,
     severity: Severity,
-    article: Option<&'static str>,
+    article: Option<Article>,
     facts: Facts,
     deadline: Option<Deadline>,
 }

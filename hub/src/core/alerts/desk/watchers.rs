@@ -172,7 +172,9 @@ impl AlertDesk {
                 board,
                 AlertKind::LateArrival,
                 Occurrence::at(color as u64),
-                AlertKind::LateArrival.article(state.rules().edition),
+                AlertKind::LateArrival
+                    .article(state.rules().edition)
+                    .map(Into::into),
             );
             changes.extend(self.raise(now, Draft { facts, ..draft }));
         }
@@ -414,7 +416,12 @@ impl AlertDesk {
             (None, true) => {
                 let occurrence = Occurrence::watched(now, sub);
                 let edition = self.rules_of(board).edition;
-                let draft = self.draft(board, kind, occurrence, kind.article(edition));
+                let draft = self.draft(
+                    board,
+                    kind,
+                    occurrence,
+                    kind.article(edition).map(Into::into),
+                );
                 let change = self.raise(
                     now,
                     Draft {
@@ -476,7 +483,7 @@ impl AlertDesk {
                     board: None,
                     zone: zone.to_owned(),
                     severity: kind.severity(),
-                    article: kind.article(self.rules.edition),
+                    article: kind.article(self.rules.edition).map(Into::into),
                     facts,
                     deadline: None,
                 };

@@ -158,7 +158,12 @@ fn an_impossible_move_pressed_is_an_illegal_move_and_the_position_is_reinstated(
     let events = game.clock(NodeMs(2), &press(SensedColor::White));
     let illegal = only_illegal(&events);
     assert_eq!(
-        (illegal.kind, illegal.article, illegal.by, illegal.nth),
+        (
+            illegal.kind,
+            illegal.article.as_ref(),
+            illegal.by,
+            illegal.nth
+        ),
         (
             IllegalKind::IllegalMove,
             "7.5.1",
@@ -279,11 +284,11 @@ fn rapid_without_full_supervision_rules_only_before_the_opponents_next_move() {
         };
         let mut game = Game::new(Chess::default(), rules);
         let events = white_illegal_press(&mut game);
-        let ruling = only_illegal(&events).ruling;
+        let ruling = &only_illegal(&events).ruling;
         assert_eq!(
             (
                 ruling.penalty,
-                ruling.article,
+                ruling.article.as_ref(),
                 ruling.until_opponents_next_move
             ),
             (penalty, article, true)
