@@ -21,10 +21,10 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let limit = descriptors::raise_limit();
     let connections = descriptors::broker_connections(limit);
-    broker::start(args.mqtt, None, None, connections, None, "", None)?;
+    let started = broker::start(args.mqtt, None, None, connections, None, "", None)?;
     println!(
         "{{\"mqtt\": \"{}\", \"connections\": {connections}}}",
-        args.mqtt
+        started.listening.mqtt
     );
     shutdown.await;
     Ok(())

@@ -12,6 +12,7 @@
 //!   persistent: what the boards sent meanwhile waits there, and the rest the nodes resend).
 //! - Stepping down, it drops the session at once and is a standby again.
 
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -54,6 +55,7 @@ pub struct ClusterSettings {
 pub(super) async fn join(
     config: &ServeConfig,
     settings: &ClusterSettings,
+    http: SocketAddr,
     journal: &mut JournalLink,
     metrics: &std::sync::Arc<Metrics>,
 ) -> anyhow::Result<ClusterLink> {
@@ -96,7 +98,7 @@ pub(super) async fn join(
     let lease = Lease::new(cluster.lease.clone());
     let role = Role::new(
         settings.hub.clone(),
-        advertised(config),
+        advertised(config, http),
         applied,
         Instant::now(),
     );
@@ -110,9 +112,9 @@ pub(super) async fn join(
 
 /// Where this hub's page and API are reached, as the lease tells the others (and a standby
 /// tells a browser): the first of the names it is reached under (`[access] hosts`), else its
-/// listening address, else (listening on every address) the machine's name.
-fn advertised(config: &ServeConfig) -> String {
-    let port = config.http.port();
+/// listening address `http`, else (listening on every address) the machine's name.
+fn advertised(config: &ServeConfig, http: SocketAddr) -> String {
+    let port = http.port();
     let scheme = if config.tls.on(config.http) {
         "https"
     } else {
@@ -120,8 +122,8 @@ fn advertised(config: &ServeConfig) -> String {
     };
     let host = match config.hosts.first() {
         Some(host) => host.clone(),
-        None if config.http.ip().is_unspecified() => host_name(),
-        None => match config.http.ip() {
+        None if http.ip().is_unspecified() => host_name(),
+        None => match http.ip() {
             std::net::IpAddr::V6(ip) => format!("[{ip}]"),
             ip => ip.to_string(),
         },

@@ -144,9 +144,13 @@ pub async fn serve(
     let metrics = Arc::new(Metrics::default());
     let (durable_tx, durable) = mpsc::unbounded_channel();
     let mut journal = JournalLink::open(config.data.clone(), metrics.clone(), durable_tx)?;
+    let http_listener = startup::bind_http(&config).await?;
     // A cluster's hub takes the hall's secrets from the stream before anything uses them.
     let cluster_link = match &config.cluster {
-        Some(settings) => Some(cluster::join(&config, settings, &mut journal, &metrics).await?),
+        Some(settings) => {
+            let http = http_listener.local_addr()?;
+            Some(cluster::join(&config, settings, http, &mut journal, &metrics).await?)
+        }
         None => None,
     };
     let opened = journal.journal().expect("a journal just opened");
@@ -207,8 +211,16 @@ pub async fn serve(
         Some(role) => role.door.subscribe(),
         None => crate::edge::http::standby_door::never(),
     };
-    let (http, server) =
-        startup::http(&config, &hall_tls, queries_tx, &metrics, &access, standby).await?;
+    let (http, server) = startup::http(
+        &config,
+        http_listener,
+        &hall_tls,
+        queries_tx,
+        &metrics,
+        &access,
+        standby,
+    )
+    .await?;
     let server = tokio::spawn(server);
     let running = startup::announce(&config, http, broker, token, token_source);
     if let Some(ready) = ready {

@@ -53,10 +53,20 @@ pub(super) fn check(config: &ServeConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The page and the API, bound (HTTPS with the hall's certificate where TLS is on); the
-/// server to spawn.
+/// The page's and the API's listening socket, bound first: a busy address fails the start
+/// before anything else, and a cluster's lease names the address it got (`--http …:0`: the
+/// port the kernel chose).
+pub(super) async fn bind_http(config: &ServeConfig) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(config.http)
+        .await
+        .with_context(|| format!("HTTP address {}", config.http))
+}
+
+/// The page and the API on `listener` (HTTPS with the hall's certificate where TLS is on);
+/// the server to spawn.
 pub(super) async fn http(
     config: &ServeConfig,
+    listener: tokio::net::TcpListener,
     hall_tls: &hall_ca::HallTls,
     queries: mpsc::Sender<Query>,
     metrics: &Arc<Metrics>,
@@ -66,7 +76,7 @@ pub(super) async fn http(
     let tls = config.tls.on(config.http).then(|| hall_tls.http.clone());
     let ca = hall_tls.ca_pem.clone().into();
     routes::bind(
-        config.http,
+        listener,
         queries,
         metrics.clone(),
         access.clone(),
@@ -154,7 +164,7 @@ pub(super) fn connect_broker(
             }
             let mqtts = config.tls.on(*listen);
             warn_if_plain("MQTT", *listen, mqtts);
-            let local = broker::start(
+            let started = broker::start(
                 *listen,
                 config.mqtt5,
                 users,
@@ -162,13 +172,20 @@ pub(super) fn connect_broker(
                 Some(&client_id),
                 event,
                 mqtts.then(|| hall_tls.mqtt.clone()),
-            )?
-            .expect("a link was asked for");
+            )?;
+            let local = started.hub_link.expect("a link was asked for");
+            // Where it is bound: a port 0 asked for is the kernel's choice, said here.
+            let listen = started.listening.mqtt;
             let host = match listen.ip() {
                 ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
                 ip => ip,
             };
-            tracing::info!(%listen, tls = mqtts, mqtt5 = ?config.mqtt5, "embedded MQTT broker listening");
+            match started.listening.mqtt5 {
+                Some(mqtt5) => {
+                    tracing::info!(%listen, tls = mqtts, %mqtt5, "embedded MQTT broker listening")
+                }
+                None => tracing::info!(%listen, tls = mqtts, "embedded MQTT broker listening"),
+            }
             let addr = BrokerAddr {
                 tls: mqtts,
                 ..BrokerAddr::plain(host.to_string(), listen.port())

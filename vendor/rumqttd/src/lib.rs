@@ -198,6 +198,20 @@ pub struct ServerSettings {
     /// Zeitnot's patch: TLS by the embedding program; `None`: `tls` above, or plain TCP.
     #[serde(skip)]
     pub external_tls: Option<ExternalTls>,
+    /// Zeitnot's patch (vendor/README.md): told the address the listener is bound to (its
+    /// port when `listen` asked for port 0), or why it could not bind.
+    #[serde(skip)]
+    pub on_listening: Option<OnListening>,
+}
+
+/// Zeitnot's patch: [`ServerSettings::on_listening`]'s callback.
+#[derive(Clone)]
+pub struct OnListening(pub Arc<dyn Fn(std::io::Result<SocketAddr>) + Send + Sync>);
+
+impl fmt::Debug for OnListening {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("OnListening")
+    }
 }
 
 fn default_listen_backlog() -> u32 {

@@ -32,11 +32,11 @@ use crate::view::tiles::SpectatorBoard;
 /// The connections' caps and timeouts: [`super::connections`].
 pub use super::connections::{MAX_BODY_BYTES, MAX_CONNECTIONS};
 
-/// Binds `addr` and returns the bound address and the server future.
-/// With `tls` it is HTTPS, and the page's cookie is `Secure`. Enrolments hand out
+/// Serves on `listener` (bound before: a cluster's lease names its address); returns the
+/// bound address and the server future. With `tls` it is HTTPS, and the page's cookie is `Secure`. Enrolments hand out
 /// `hall_ca`, the certificate nodes and pagers pin.
 pub async fn bind(
-    addr: SocketAddr,
+    listener: tokio::net::TcpListener,
     queries: mpsc::Sender<Query>,
     metrics: Arc<Metrics>,
     access: Access,
@@ -125,9 +125,6 @@ pub async fn bind(
             slots: crate::edge::http::slots::StreamSlots::default(),
             hall_ca,
         });
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("HTTP address {addr}: {e}"))?;
     let local = listener.local_addr()?;
     Ok((
         local,

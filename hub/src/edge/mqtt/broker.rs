@@ -5,14 +5,15 @@
 //! everything in memory: the board nodes' outboxes make that safe.
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use rumqttd::local::{LinkRx, LinkTx};
 use rumqttd::{
-    AuthAnswer, Broker, Config, ConnectionSettings, RouterConfig, SegmentConfig, ServerSettings,
+    AuthAnswer, Broker, Config, ConnectionSettings, OnListening, RouterConfig, SegmentConfig,
+    ServerSettings,
 };
 
 /// Who may connect: username → the password and how the client id must start
@@ -124,15 +125,15 @@ pub fn start(
     hub_client_id: Option<&str>,
     event: &str,
     tls: Option<Arc<rustls::ServerConfig>>,
-) -> anyhow::Result<Option<(LinkTx, LinkRx)>> {
-    // rumqttd reports a bind failure only in its own thread's log; find out here instead.
-    drop(TcpListener::bind(listen).with_context(|| format!("MQTT address {listen} is not free"))?);
-    if let Some(listen5) = listen5 {
-        drop(
-            TcpListener::bind(listen5)
-                .with_context(|| format!("MQTT 5 address {listen5} is not free"))?,
-        );
-    }
+) -> anyhow::Result<Started> {
+    // Each listener tells where it is bound (port 0: the one the kernel chose), or why not.
+    let (bound_tx, bound) = std::sync::mpsc::channel();
+    let on_listening = |name: &'static str| {
+        let bound_tx = std::sync::Mutex::new(bound_tx.clone());
+        OnListening(Arc::new(move |addr| {
+            let _ = bound_tx.lock().map(|tx| tx.send((name, addr)));
+        }))
+    };
 
     let mut connections = ConnectionSettings {
         // A socket that sends no CONNECT within this is closed: a real client sends it at
@@ -192,6 +193,7 @@ pub fn start(
         connections,
         max_pending_connects: PENDING_CONNECTS,
         external_tls: tls.clone().map(crate::edge::keys::tls::mqtt_handshake),
+        on_listening: Some(on_listening("MQTT")),
     };
     let config = Config {
         id: 0,
@@ -246,6 +248,7 @@ pub fn start(
             let server = ServerSettings {
                 name: "zeitnot-v5".into(),
                 listen: listen5,
+                on_listening: Some(on_listening("MQTT 5")),
                 ..server.clone()
             };
             HashMap::from([("1".to_owned(), server)])
@@ -273,6 +276,27 @@ pub fn start(
         .context("starting the broker thread")?;
 
     let deadline = Instant::now() + Duration::from_secs(10);
+    let mut listening = Listening {
+        mqtt: listen,
+        mqtt5: None,
+    };
+    for _ in 0..1 + usize::from(listen5.is_some()) {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        let (name, addr) = bound
+            .recv_timeout(wait)
+            .context("the embedded MQTT broker did not start listening")?;
+        let asked = if name == "MQTT" {
+            listen
+        } else {
+            listen5.unwrap_or(listen)
+        };
+        let addr = addr.with_context(|| format!("{name} address {asked} is not free"))?;
+        match name {
+            "MQTT" => listening.mqtt = addr,
+            _ => listening.mqtt5 = Some(addr),
+        }
+    }
+    let listen = listening.mqtt;
     let probe = users.map(|users| {
         let password = format!("{:032x}", rand::random::<u128>());
         users.set(PROBE_USER.into(), password.clone(), PROBE_CLIENT.into());
@@ -293,7 +317,23 @@ pub fn start(
     if let Some((users, _)) = probe {
         users.remove(PROBE_USER);
     }
-    Ok(hub_link)
+    Ok(Started {
+        hub_link,
+        listening,
+    })
+}
+
+/// Where the embedded broker listens: the asked addresses, a port 0 the one the kernel chose.
+#[derive(Debug, Clone, Copy)]
+pub struct Listening {
+    pub mqtt: SocketAddr,
+    pub mqtt5: Option<SocketAddr>,
+}
+
+/// The started broker: the hub's own session on it, if asked, and where it listens.
+pub struct Started {
+    pub hub_link: Option<(LinkTx, LinkRx)>,
+    pub listening: Listening,
 }
 
 /// A log segment of a filter that is not the hall's uplinks, alerts or live moves: 1 KiB of

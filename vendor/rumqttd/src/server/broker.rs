@@ -383,7 +383,16 @@ impl<P: Protocol + Clone + Send + 'static> Server<P> {
         // Zeitnot's patch (vendor/README.md): the backlog is a setting (tokio's `bind` has
         // 1,024), so that a hall's nodes reconnecting at once after a restart are not dropped
         // by the kernel and made to wait for their SYN's retransmission.
-        let listener = listen(self.config.listen, self.config.listen_backlog)?;
+        let listener = listen(self.config.listen, self.config.listen_backlog);
+        // Zeitnot's patch (vendor/README.md): the embedding program learns the bound address
+        // (an ephemeral port) or the failure, which upstream only logged in this thread.
+        if let Some(on_listening) = &self.config.on_listening {
+            (on_listening.0)(match &listener {
+                Ok(listener) => listener.local_addr(),
+                Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+            });
+        }
+        let listener = listener?;
         let delay = Duration::from_millis(self.config.next_connection_delay_ms);
         let mut count: usize = 0;
 
