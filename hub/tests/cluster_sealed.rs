@@ -21,7 +21,7 @@ use hub::core::ids::HardwareId;
 use hub::edge::cluster::record;
 use protocol::BoardNo;
 use serde_json::Value;
-use support::{free_port, http_get, http_json, share_hall_secrets, Broker, Hub, NatsCluster};
+use support::{http_get, http_json, share_hall_secrets, Broker, Hub, NatsCluster};
 
 const STREAM: &str = "ZEITNOT_JOURNAL_default";
 
@@ -195,7 +195,7 @@ fn the_stream_holds_nothing_a_reader_can_use_and_takes_nothing_a_writer_forges()
         .args(["--cluster", &nats.urls(2)])
         .args(["--broker", &nats.gateways(2)])
         .args(["--hub-name", "hub-c"])
-        .args(["--http", &format!("127.0.0.1:{}", free_port())])
+        .args(["--http", "127.0.0.1:0"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::browser::Browser;
-use support::{free_port, http_json, workspace_bin};
+use support::{http_json, workspace_bin};
 
 /// A `hub demo` process, killed when dropped (a failed assertion included).
 struct Demo {
@@ -27,13 +27,13 @@ struct Demo {
 
 impl Demo {
     fn start(args: &[&str]) -> Demo {
-        let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        // Ports of its own choosing: the page's line says which.
         let logs = tempfile::NamedTempFile::new().unwrap();
         let mut child = Command::new(workspace_bin("hub"))
             .arg("demo")
             .args(args)
-            .args(["--http", &http.to_string()])
-            .args(["--mqtt", &format!("127.0.0.1:{}", free_port())])
+            .args(["--http", "127.0.0.1:0"])
+            .args(["--mqtt", "127.0.0.1:0"])
             .stdout(Stdio::piped())
             .stderr(logs.reopen().unwrap())
             .spawn()
@@ -41,7 +41,7 @@ impl Demo {
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut demo = Demo {
             child,
-            http,
+            http: SocketAddr::from(([127, 0, 0, 1], 0)),
             printed: Vec::new(),
             later: Arc::default(),
             logs,
@@ -56,6 +56,14 @@ impl Demo {
             assert!(read > 0, "{:#?}", demo.printed);
             demo.printed.push(line);
         }
+        demo.http = demo
+            .printed
+            .iter()
+            .find_map(|l| l.trim_start().strip_prefix("page:"))
+            .and_then(|l| l.trim_start().strip_prefix("http://"))
+            .and_then(|l| l.split('/').next())
+            .and_then(|addr| addr.parse().ok())
+            .unwrap_or_else(|| panic!("the page's address: {:#?}", demo.printed));
         // The demo logs in with the token of its login link, as a person does.
         support::register_token(demo.http, &demo.token());
         // Keep reading, so the demo never writes into a closed pipe.

@@ -66,12 +66,12 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
         eprintln!("skipped: cannot mount a tmpfs here (needs the privilege to mount)");
         return;
     };
-    let port = support::free_port();
     let mut hub = Hub::start(
         &disk.at.join("journal"),
-        support::Broker::Embedded { port },
+        support::Broker::Embedded { port: 0 },
         &dir.path().join("hub.log"),
     );
+    let port = hub.broker_port();
     let games = [
         Replay::new(1, "fide_world_cup_2025_rapid_15+10.pgn", 3, 16.0),
         Replay::new(2, "fide_womens_world_rapid_2024.pgn", 5, 16.0),

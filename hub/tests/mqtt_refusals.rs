@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::board::{Incident, TestBoard};
-use support::{free_port, Broker, Hub};
+use support::{Broker, Hub};
 
 const CONFIG: &str = r#"
 [event]
@@ -208,18 +208,18 @@ async fn an_mqtt5_listener_refuses_in_mqtt5_terms_and_serves_a_pager() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("event.toml");
     std::fs::write(&config, CONFIG).unwrap();
-    let (port, port5) = (free_port(), free_port());
     let hub = Hub::start_with(
         &dir.path().join("data"),
-        Broker::Embedded { port },
+        Broker::Embedded { port: 0 },
         &dir.path().join("hub.log"),
         vec![
             "--config".into(),
             config.display().to_string(),
             "--mqtt5".into(),
-            format!("127.0.0.1:{port5}"),
+            "127.0.0.1:0".into(),
         ],
     );
+    let (port, port5) = (hub.broker_port(), hub.mqtt5_port.expect("an MQTT 5 port"));
     let key = hub.technician_post(
         "/api/arbiters/enrol",
         &json!({"arbiter": "IA Eva"}).to_string(),

@@ -5,14 +5,14 @@ use crate::support;
 
 use std::time::Duration;
 
-use support::{free_port, hall, Broker};
+use support::{hall, Broker};
 
 #[test]
 fn a_hall_on_the_embedded_broker_loses_nothing_when_the_hub_and_a_node_are_killed() {
     let dir = tempfile::tempdir().unwrap();
     hall::run(
         dir.path(),
-        Broker::Embedded { port: free_port() },
+        Broker::Embedded { port: 0 },
         None,
         hall::Faults {
             kill_hub_at: [Duration::from_secs(3), Duration::from_secs(8)],

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{free_port, workspace_bin};
+use support::workspace_bin;
 
 /// A network namespace joined to this one by a veth pair: `host` is this side's address,
 /// `stranger` the namespace's. Removed when dropped.
@@ -172,21 +172,34 @@ fn a_stranger_on_another_address_reads_nothing_changes_nothing_and_cannot_take_i
     };
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let (http_port, mqtt_port) = (free_port(), free_port());
-    let log = std::fs::File::create(dir.path().join("hub.log")).unwrap();
+    let log_path = dir.path().join("hub.log");
+    let log = std::fs::File::create(&log_path).unwrap();
     let _hub = Killed(
         Command::new(workspace_bin("hub"))
             .args(["serve", "--data", &data.display().to_string()])
-            .args(["--http", &format!("{}:{http_port}", ns.host)])
-            .args(["--mqtt", &format!("{}:{mqtt_port}", ns.host)])
+            .args(["--http", &format!("{}:0", ns.host)])
+            .args(["--mqtt", &format!("{}:0", ns.host)])
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .unwrap(),
     );
+    // The ports it chose, as its log says once it is ready.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ready = loop {
+        if let Some(ready) = support::process::hub::ready_line(&log_path, 0) {
+            break ready;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the hub did not start: {}",
+            support::tail(&log_path)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (http_port, mqtt_port) = (ready.http.port(), ready.broker_port);
     let ca = data.join("hall-ca.pem");
     let base = format!("https://{}:{http_port}", ns.host);
-    let deadline = Instant::now() + Duration::from_secs(30);
     while curl_status(None, &ca, "GET", &format!("{base}/healthz"), &[], "") != 200 {
         assert!(
             Instant::now() < deadline,

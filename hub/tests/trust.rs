@@ -166,18 +166,22 @@ fn everything() -> Vec<String> {
 
 async fn a_hall_under_attack(kind: Kind) {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
     let data = dir.path().join("data");
+    // Mosquitto cannot say which port it took: it is given one nobody listens on.
+    let mosquitto_port = free_port();
     let mut mosquitto = (kind == Kind::Mosquitto).then(|| {
-        let mut mosquitto = Mosquitto::start(dir.path(), port);
+        let mut mosquitto = Mosquitto::start(dir.path(), mosquitto_port);
         mosquitto.load_users_from(&data);
         mosquitto
     });
     let broker = match kind {
-        Kind::Embedded => Broker::Embedded { port },
-        Kind::Mosquitto => Broker::External { port },
+        Kind::Embedded => Broker::Embedded { port: 0 },
+        Kind::Mosquitto => Broker::External {
+            port: mosquitto_port,
+        },
     };
     let hub = Hub::start(&data, broker, &dir.path().join("hub.log"));
+    let port = hub.broker_port();
     let games: Vec<Replay> = (1..=3)
         .map(|board| Replay::new(board, FILE, usize::from(board) + 3, 20.0))
         .collect();

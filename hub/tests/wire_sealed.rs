@@ -64,13 +64,13 @@ fn api_through(sniffer: &Sniffer, hub: &Hub) -> u16 {
 #[test]
 fn on_the_embedded_broker_nothing_crosses_the_wire_in_clear() {
     let dir = tempfile::tempdir().unwrap();
-    let port = support::free_port();
     let hub = Hub::start_with(
         &dir.path().join("data"),
-        Broker::Embedded { port },
+        Broker::Embedded { port: 0 },
         &dir.path().join("hub.log"),
         vec!["--tls".into(), "on".into()],
     );
+    let port = hub.broker_port();
     let enrolment = hub.enrol("replay-1", 1, dir.path());
     let ca = dir.path().join("hall-ca.pem");
     let answer = hub.technician_post(

@@ -4,7 +4,7 @@
 
 pub mod bare_session;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use board_node::source::{Reading, Timed};
@@ -19,11 +19,8 @@ use protocol::{ClockReport, Color};
 
 const GAMES: &[u8] = include_bytes!("../../demo/world-cup-2025-rapid.pgn");
 
-pub fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-}
+/// Where a process is asked to listen: a port of its choosing, which it then reports.
+const ANY_PORT: &str = "127.0.0.1:0";
 
 /// Each node's events: the readings of a real game, as the replay source reports them.
 pub fn node_events(board: u16, events: usize) -> Vec<UplinkBody> {
@@ -224,7 +221,7 @@ pub async fn start_hub(
     let data = tempfile::tempdir().expect("temp dir");
     let broker = match external {
         Some(port) => BrokerChoice::External(BrokerAddr::plain("127.0.0.1", port).into()),
-        None => BrokerChoice::Embedded(free_addr()),
+        None => BrokerChoice::Embedded(ANY_PORT.parse().unwrap()),
     };
     let config = ServeConfig {
         data: data.path().join("journal"),
@@ -274,13 +271,12 @@ impl HubProcess {
     /// [`HubProcess::start`] with more of `hub serve`'s flags.
     pub async fn start_with(event: &str, external: Option<u16>, more: &[&str]) -> HubProcess {
         let dir = tempfile::tempdir().expect("temp dir");
-        let (http, mqtt) = (free_addr(), free_addr());
         let mut args = vec![
             "serve".to_owned(),
             "--data".into(),
             dir.path().join("journal").display().to_string(),
             "--http".into(),
-            http.to_string(),
+            ANY_PORT.into(),
             "--event".into(),
             event.into(),
             "--arbiter-token".into(),
@@ -289,20 +285,24 @@ impl HubProcess {
             "--broadcast-delay-s".into(),
             "0".into(),
         ];
-        let port = match external {
-            Some(port) => {
-                args.extend(["--broker".into(), format!("mqtt://127.0.0.1:{port}")]);
-                port
-            }
-            None => {
-                args.extend(["--mqtt".into(), mqtt.to_string()]);
-                mqtt.port()
-            }
-        };
+        match external {
+            Some(port) => args.extend(["--broker".into(), format!("mqtt://127.0.0.1:{port}")]),
+            None => args.extend(["--mqtt".into(), ANY_PORT.into()]),
+        }
         args.extend(more.iter().map(|a| (*a).to_owned()));
         let tls = more.windows(2).any(|w| w == ["--tls", "on"]);
         let log = dir.path().join("hub.log");
-        let child = spawn_hub(&args, &log);
+        let mut child = spawn_hub(&args, &log);
+        // The ports it chose, from its `hub ready` line; a respawn asks for the same.
+        let (http, port) = ready_line(&mut child, &log).await;
+        for (flag, addr) in [
+            ("--http", http),
+            ("--mqtt", SocketAddr::from(([127, 0, 0, 1], port))),
+        ] {
+            if let Some(at) = args.iter().position(|a| a == flag) {
+                args[at + 1] = addr.to_string();
+            }
+        }
         let mut hub = HubProcess {
             child,
             http,
@@ -455,6 +455,36 @@ impl Drop for HubProcess {
     }
 }
 
+/// The HTTP address and the broker's port a hub started with `log` says in its `hub ready`
+/// line (`… hub ready http=127.0.0.1:P broker=mqtt://127.0.0.1:Q event=…`).
+async fn ready_line(child: &mut std::process::Child, log: &std::path::Path) -> (SocketAddr, u16) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let field = |line: &str, name: &str| {
+            line.split_whitespace()
+                .find_map(|word| word.strip_prefix(name))
+                .map(str::to_owned)
+        };
+        let ready = text
+            .lines()
+            .find(|l| l.contains("hub ready"))
+            .and_then(|line| {
+                let http = field(line, "http=")?.parse().ok()?;
+                let broker = field(line, "broker=")?;
+                Some((http, broker.rsplit_once(':')?.1.parse().ok()?))
+            });
+        if let Some(ready) = ready {
+            return ready;
+        }
+        assert!(
+            child.try_wait().ok().flatten().is_none() && std::time::Instant::now() < deadline,
+            "the hub did not start: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 fn spawn_hub(args: &[String], log: &std::path::Path) -> std::process::Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
@@ -477,12 +507,23 @@ pub struct BrokerProcess {
 
 impl BrokerProcess {
     pub async fn start() -> BrokerProcess {
-        let mqtt = free_addr();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_hub"))
-            .args(["broker", "--mqtt", &mqtt.to_string()])
-            .stdout(std::process::Stdio::null())
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hub"))
+            .args(["broker", "--mqtt", ANY_PORT])
+            .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("starting hub broker");
+        // It says where it listens: `{"mqtt": "127.0.0.1:P", "connections": N}`.
+        let mut said = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().expect("its stdout")),
+            &mut said,
+        )
+        .expect("the broker's first line");
+        let said: serde_json::Value = serde_json::from_str(&said).expect("the broker's JSON");
+        let mqtt: SocketAddr = said["mqtt"]
+            .as_str()
+            .and_then(|a| a.parse().ok())
+            .expect("its address");
         let broker = BrokerAddr::plain("127.0.0.1", mqtt.port());
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while tokio::net::TcpStream::connect(mqtt).await.is_err() {

@@ -76,7 +76,9 @@ pub fn recorded_game(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// A port nobody listens on now.
+/// A port nobody listens on now: for the peers that cannot say which port they took
+/// (Mosquitto, nats-server's routes) and for an address nothing is to answer on. A hub
+/// chooses its own ports and says them ([`Hub::start_with`]).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

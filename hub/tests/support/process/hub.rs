@@ -56,6 +56,10 @@ pub struct Hub {
     args: Vec<String>,
     /// The arbiters' token: its configuration's, else the one it made at its first start.
     pub token: String,
+    /// The embedded broker's MQTT 5 port, when `--mqtt5` asked for one.
+    pub mqtt5_port: Option<u16>,
+    /// Where in `log` this run of the process began: its `hub ready` line is after.
+    log_from: u64,
 }
 
 /// A node enrolled with the hub: what its `--hardware-id` and `--key-file` say.
@@ -79,7 +83,7 @@ impl Enrolment {
         let mut options = link::LinkOptions::new(format!(
             "{}{}",
             protocol::identity::node_client_prefix("default", board),
-            free_port()
+            rand::random::<u32>()
         ));
         options.credentials = Some((
             protocol::identity::node_user(board),
@@ -94,8 +98,11 @@ impl Hub {
         Hub::start_with(data, broker, log, Vec::new())
     }
 
+    /// A hub on ports of its own choosing (HTTP, and an embedded broker's `port: 0`), read
+    /// from its `hub ready` line: no port is picked for it beforehand, so none is raced for.
     pub fn start_with(data: &Path, broker: Broker, log: &Path, args: Vec<String>) -> Hub {
-        let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let http = SocketAddr::from(([127, 0, 0, 1], 0));
+        let log_from = log_length(log);
         let mut hub = Hub {
             child: spawn_hub(data, &broker, http, log, &args),
             http,
@@ -103,7 +110,9 @@ impl Hub {
             broker,
             log: log.to_owned(),
             token: String::new(),
+            mqtt5_port: None,
             args,
+            log_from,
         };
         hub.wait_ready();
         hub
@@ -197,12 +206,12 @@ impl Hub {
     /// A hub with its embedded broker on a free port, data and log in `dir`; returns the
     /// broker's port too.
     pub fn embedded(dir: &Path) -> (Hub, u16) {
-        let port = free_port();
         let hub = Hub::start(
             &dir.join("data"),
-            Broker::Embedded { port },
+            Broker::Embedded { port: 0 },
             &dir.join("hub.log"),
         );
+        let port = hub.broker_port();
         (hub, port)
     }
 
@@ -211,17 +220,36 @@ impl Hub {
     pub fn configured(dir: &Path, config: &str) -> (Hub, u16) {
         let path = dir.join("event.toml");
         std::fs::write(&path, config).expect("writing the configuration");
-        let port = free_port();
         let hub = Hub::start_with(
             &dir.join("data"),
-            Broker::Embedded { port },
+            Broker::Embedded { port: 0 },
             &dir.join("hub.log"),
             vec!["--config".into(), path.display().to_string()],
         );
+        let port = hub.broker_port();
         (hub, port)
     }
 
     pub fn wait_ready(&mut self) {
+        // Where it listens, as it says once ready (a restart keeps the ports it had).
+        let (log, from) = (self.log.clone(), self.log_from);
+        let mut ready = None;
+        wait_for(
+            "hub's ready line",
+            &mut self.child,
+            &self.log,
+            Duration::from_secs(30),
+            || {
+                ready = ready_line(&log, from);
+                ready.is_some()
+            },
+        );
+        let ready = ready.expect("waited for");
+        self.http = ready.http;
+        if let Broker::Embedded { port } = &mut self.broker {
+            *port = ready.broker_port;
+        }
+        self.mqtt5_port = ready.mqtt5_port;
         let http = self.http;
         if self
             .args
@@ -274,6 +302,7 @@ impl Hub {
 
     pub fn restart(&mut self) {
         self.kill();
+        self.log_from = log_length(&self.log);
         self.child = spawn_hub(&self.data, &self.broker, self.http, &self.log, &self.args);
         self.wait_ready();
     }
@@ -326,6 +355,43 @@ fn configured_token(args: &[String]) -> Option<String> {
         .get("arbiter_token")?
         .as_str()
         .map(str::to_owned)
+}
+
+/// What a hub's log says once it is ready: its `hub ready` line, and an embedded broker's
+/// MQTT 5 port from the line before.
+pub struct Ready {
+    pub http: SocketAddr,
+    pub broker_port: u16,
+    pub mqtt5_port: Option<u16>,
+}
+
+fn log_length(log: &Path) -> u64 {
+    std::fs::metadata(log).map_or(0, |m| m.len())
+}
+
+/// The `hub ready` line written to `log` after byte `from`, if any yet.
+pub fn ready_line(log: &Path, from: u64) -> Option<Ready> {
+    use std::io::{Read, Seek};
+    let mut file = std::fs::File::open(log).ok()?;
+    file.seek(std::io::SeekFrom::Start(from)).ok()?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).ok()?;
+    let field = |line: &str, name: &str| {
+        line.split_whitespace()
+            .find_map(|word| word.strip_prefix(name))
+            .map(str::to_owned)
+    };
+    let port = |addr: String| addr.rsplit_once(':').and_then(|(_, p)| p.parse().ok());
+    let ready = text.lines().find(|l| l.contains("hub ready"))?;
+    let mqtt5 = text
+        .lines()
+        .find(|l| l.contains("embedded MQTT broker listening"))
+        .and_then(|l| field(l, "mqtt5="));
+    Some(Ready {
+        http: field(ready, "http=")?.parse().ok()?,
+        broker_port: port(field(ready, "broker=")?)?,
+        mqtt5_port: mqtt5.and_then(port),
+    })
 }
 
 /// Whether `args` say the broadcast's delay: the flag, or `delay_s` in the `--config` file.
