@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use support::{http_get, Hub};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// One HTTP/1.1 request from `source` (any 127.0.0.0/8 address reaches the hub on
-/// loopback); the status and the `Retry-After` header, if any.
+/// One request from `source` (any 127.0.0.0/8 address reaches the hub on loopback), on a
+/// connection of its own; the status and the `Retry-After` header, if any.
 async fn request_from(
     source: IpAddr,
     hub: SocketAddr,
@@ -24,31 +23,24 @@ async fn request_from(
     headers: &[(&str, String)],
     body: &str,
 ) -> (u16, Option<u64>) {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::new(source, 0)).unwrap();
-    let mut stream = socket.connect(hub).await.unwrap();
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {hub}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
+    let client = reqwest::Client::builder()
+        .local_address(source)
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let mut request = client
+        .request(method, format!("http://{hub}{path}"))
+        .body(body.to_owned());
     for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
+        request = request.header(*name, value);
     }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    let _ = stream.read_to_end(&mut response).await;
-    let text = String::from_utf8_lossy(&response);
-    let status = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let retry_after = text
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("retry-after: ")
-                .or(l.strip_prefix("Retry-After: "))
-        })
-        .and_then(|v| v.trim().parse().ok());
-    (status, retry_after)
+    let response = request.send().await.unwrap();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok()?.trim().parse().ok());
+    (response.status().as_u16(), retry_after)
 }
 
 /// The `i`th guess of a flood: each door in turn, a wrong token each time.

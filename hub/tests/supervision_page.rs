@@ -5,8 +5,8 @@
 
 use crate::support;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Read;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -61,33 +61,19 @@ arbiter_token = "{TOKEN}"
 
 /// The status and the first event of a server-sent event stream.
 fn first_event(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n");
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    stream
-        .write_all(format!("{request}\r\n").as_bytes())
-        .unwrap();
+    let mut stream = support::stranger_stream(addr, path, headers).unwrap();
+    let status = stream.status().as_u16();
     let mut seen = Vec::new();
     let mut chunk = [0u8; 65536];
-    let status = loop {
+    // A refusal has no events; an answer's first is read as it comes.
+    let mut reading = status == 200;
+    while reading {
         let n = stream.read(&mut chunk).unwrap_or(0);
         seen.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&seen).to_string();
-        let status: u16 = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
-        if n == 0 || (status != 200 && text.contains("\r\n\r\n")) {
-            break status;
-        }
-        if text.contains("event: hall")
-            && text[text.find("event: hall").unwrap()..].contains("\n\n")
-        {
-            break status;
-        }
-    };
+        let text = String::from_utf8_lossy(&seen);
+        let hall = text.find("event: hall");
+        reading = n > 0 && !hall.is_some_and(|at| text[at..].contains("\n\n"));
+    }
     let text = String::from_utf8_lossy(&seen).to_string();
     let data = text
         .lines()

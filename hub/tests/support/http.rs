@@ -1,8 +1,7 @@
-//! The tests' HTTP client: plain or TLS (the hall CA pinned), as an arbiter (the hub's token)
-//! or as a stranger, for the hubs the tests started.
+//! The tests' HTTP client (reqwest's blocking one): plain or TLS (the hall CA pinned), as an
+//! arbiter (the hub's token) or as a stranger, for the hubs the tests started.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// A value for each hub the tests started, by its HTTP address.
@@ -43,6 +42,7 @@ static HTTPS_CAS: PerHub = PerHub::new();
 /// From now on, requests to `http` go over TLS, trusting `ca_pem`.
 pub fn register_https(http: SocketAddr, ca_pem: &str) {
     HTTPS_CAS.set(http, ca_pem);
+    CLIENTS.forget(http);
 }
 
 /// The hall CA a hub the tests started with HTTPS pins, by its HTTP address.
@@ -65,6 +65,7 @@ pub fn token_of(http: SocketAddr) -> Option<String> {
 pub fn forget_hub(http: SocketAddr) {
     ARBITER_TOKENS.forget(http);
     HTTPS_CAS.forget(http);
+    CLIENTS.forget(http);
 }
 
 /// A plain HTTP/1.1 GET; returns the status and the body.
@@ -112,10 +113,6 @@ pub fn http_request(
     }
 }
 
-/// A connection to read and write, plain or TLS.
-trait ReadWrite: Read + Write {}
-impl<T: Read + Write> ReadWrite for T {}
-
 /// One HTTP/1.1 request with exactly the headers given (no token): a stranger's, or one
 /// whose credentials are its own.
 pub fn stranger_request(
@@ -133,7 +130,9 @@ pub fn stranger_request(
 /// arbiters' and the technician's requests from 127.0.0.1.
 pub const STRANGER: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 66));
 
-/// [`stranger_request`] from `source` (127.0.0.N on loopback), or the default address.
+/// [`stranger_request`] from `source` (127.0.0.N on loopback), or the default address:
+/// reqwest's blocking client, one per hub and source, over TLS with the hall CA pinned where
+/// the hub is HTTPS, following no redirect.
 pub fn request_from(
     source: Option<std::net::IpAddr>,
     addr: SocketAddr,
@@ -142,91 +141,111 @@ pub fn request_from(
     headers: &[(&str, &str)],
     body: &str,
 ) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
-    let mut tcp = match source {
-        None => TcpStream::connect_timeout(&addr, Duration::from_secs(2))?,
-        Some(source) => {
-            let socket = socket2::Socket::new(
-                socket2::Domain::for_address(addr),
-                socket2::Type::STREAM,
-                None,
-            )?;
-            socket.bind(&SocketAddr::new(source, 0).into())?;
-            socket.connect_timeout(&addr.into(), Duration::from_secs(2))?;
-            socket.into()
-        }
+    let request = request(source, addr, method, path, headers, body)?;
+    // On a thread of its own: the blocking client may not wait inside an async test's
+    // runtime (many tests are async).
+    let response = std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                let response = request.send()?;
+                let status = response.status().as_u16();
+                let headers = response
+                    .headers()
+                    .iter()
+                    .map(|(name, value)| {
+                        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                        (name.as_str().to_owned(), value)
+                    })
+                    .collect();
+                let body = String::from_utf8_lossy(&response.bytes()?).into_owned();
+                Ok::<_, reqwest::Error>((status, headers, body))
+            })
+            .join()
+            .expect("the request's thread")
+    });
+    response.map_err(std::io::Error::other)
+}
+
+/// A GET with exactly the headers given whose answer is read as it comes (a server-sent
+/// event stream), from a test's own thread (not an async test's runtime).
+pub fn stranger_stream(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> std::io::Result<reqwest::blocking::Response> {
+    request(None, addr, "GET", path, headers, "")?
+        .send()
+        .map_err(std::io::Error::other)
+}
+
+/// The request, on the client of `addr` and `source`.
+fn request(
+    source: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<reqwest::blocking::RequestBuilder> {
+    let client = CLIENTS.of(addr, source)?;
+    let scheme = if https_ca_of(addr).is_some() {
+        "https"
+    } else {
+        "http"
     };
-    tcp.set_read_timeout(Some(Duration::from_secs(10)))?;
-    // Over TLS where the hub is HTTPS, with its hall CA pinned, as a browser that trusts it.
-    let mut tls_stream;
-    let stream: &mut dyn ReadWrite = match https_ca_of(addr) {
-        None => &mut tcp,
-        Some(ca) => {
-            let config = link::tls::client_config(ca.as_bytes()).expect("the hall CA");
-            let name = rustls::pki_types::ServerName::IpAddress(addr.ip().into());
-            let connection =
-                rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
-            tls_stream = rustls::StreamOwned::new(connection, tcp);
-            &mut tls_stream
-        }
-    };
-    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-    if !headers
-        .iter()
-        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
-    {
-        request.push_str(&format!("Host: {addr}\r\n"));
-    }
+    let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(std::io::Error::other)?;
+    let mut request = client.request(method.clone(), format!("{scheme}://{addr}{path}"));
     for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
+        request = request.header(*name, *value);
     }
-    if !body.is_empty() || method != "GET" {
-        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    if !body.is_empty() || method != reqwest::Method::GET {
+        request = request.body(body.to_owned());
     }
-    request.push_str("\r\n");
-    request.push_str(body);
-    let mut response = Vec::new();
-    match stream.write_all(request.as_bytes()) {
-        Ok(()) => {}
-        // A server that refuses a body (413) answers before it has read it and closes: the
-        // answer is there to read, as a browser or curl reads it.
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
-            ) => {}
-        Err(e) => return Err(e),
-    }
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        match stream.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => response.extend_from_slice(&buf[..n]),
-            // The connection reset after the answer came (the body it never read), or a TLS
-            // peer closed without its close_notify.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof
-                ) && !response.is_empty() =>
-            {
-                break
-            }
-            Err(e) => return Err(e),
+    Ok(request)
+}
+
+/// A test's client: the hub it asks, and the address it connects from (`None`: any).
+type ClientKey = (SocketAddr, Option<std::net::IpAddr>);
+
+/// The tests' HTTP clients, one per hub (its CA pinned) and source address.
+struct Clients(std::sync::Mutex<Vec<(ClientKey, reqwest::blocking::Client)>>);
+
+static CLIENTS: Clients = Clients(std::sync::Mutex::new(Vec::new()));
+
+impl Clients {
+    fn of(
+        &self,
+        addr: SocketAddr,
+        source: Option<std::net::IpAddr>,
+    ) -> std::io::Result<reqwest::blocking::Client> {
+        let mut clients = self.0.lock().unwrap();
+        if let Some((_, client)) = clients.iter().find(|(key, _)| *key == (addr, source)) {
+            return Ok(client.clone());
         }
+        let mut builder = reqwest::blocking::Client::builder()
+            .connect_timeout(Duration::from_secs(2))
+            .timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
+            .local_address(source);
+        if let Some(ca) = https_ca_of(addr) {
+            let ca =
+                reqwest::Certificate::from_pem(ca.as_bytes()).map_err(std::io::Error::other)?;
+            builder = builder
+                .tls_built_in_root_certs(false)
+                .add_root_certificate(ca);
+        }
+        // Built on a thread of its own, as it is used (see `request_from`).
+        let client = std::thread::scope(|scope| scope.spawn(|| builder.build()).join())
+            .expect("the client's thread")
+            .map_err(std::io::Error::other)?;
+        clients.push(((addr, source), client.clone()));
+        Ok(client)
     }
-    let response = String::from_utf8_lossy(&response);
-    let status = response
-        .get(9..12)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    let headers = head
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_once(": "))
-        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
-        .collect();
-    Ok((status, headers, body.to_owned()))
+
+    /// The hub at `addr` changed (gone, or HTTPS now): its clients are made again.
+    fn forget(&self, addr: SocketAddr) {
+        self.0.lock().unwrap().retain(|((a, _), _)| *a != addr);
+    }
 }
 
 pub fn http_json(addr: SocketAddr, path: &str) -> serde_json::Value {
