@@ -127,12 +127,102 @@ pub enum Penalty {
     WinClaimable,
 }
 
-/// An article of the Laws as the edition numbers it (`"6.9"`, `"A.4c"`): the hub's own are
-/// static text; one read back from the journal's archived games is owned.
-pub type Article = std::borrow::Cow<'static, str>;
+/// An article of the Laws as the edition numbers it (`"6.9"`, `"A.4c"`): text the rules
+/// hold, copied freely (a clock's deviations and rulings are made on every press and carry
+/// one). One read back from the journal's archived games is found among the articles read
+/// before: they are a few dozen, each kept once for the life of the process.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Article(&'static str);
+
+/// At most this many different articles are read back; more is not a hub's journal.
+const MAX_ARTICLES_READ: usize = 1_000;
+
+impl Article {
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// The article `text` names, as read back: the same text read before is that one.
+    fn read_back(text: String) -> Option<Article> {
+        static READ: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+            std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let mut read = READ
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(known) = read.get(text.as_str()) {
+            return Some(Article(known));
+        }
+        if read.len() >= MAX_ARTICLES_READ {
+            return None;
+        }
+        let kept: &'static str = Box::leak(text.into_boxed_str());
+        read.insert(kept);
+        Some(Article(kept))
+    }
+}
+
+impl From<&'static str> for Article {
+    fn from(text: &'static str) -> Article {
+        Article(text)
+    }
+}
+
+impl std::ops::Deref for Article {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl AsRef<str> for Article {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+impl PartialEq<str> for Article {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Article {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl fmt::Debug for Article {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl fmt::Display for Article {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl Serialize for Article {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Article {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Article, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Article::read_back(text).ok_or_else(|| {
+            serde::de::Error::custom(format_args!(
+                "more than {MAX_ARTICLES_READ} different articles"
+            ))
+        })
+    }
+}
 
 /// The ruling the hub proposes to the arbiter.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IllegalMoveRuling {
     pub penalty: Penalty,
     pub article: Article,
@@ -238,6 +328,19 @@ mod tests {
 
     fn tc(text: &str) -> TimeControl {
         text.parse().unwrap()
+    }
+
+    #[test]
+    fn an_article_read_back_is_its_text_kept_once() {
+        let read = |json: &str| serde_json::from_str::<Article>(json).unwrap();
+        let (first, again) = (read(r#""7.5.5""#), read(r#""7.5.5""#));
+        assert_eq!(first, Article::from("7.5.5"));
+        assert!(std::ptr::eq(first.as_str(), again.as_str()), "kept once");
+        assert_eq!(serde_json::to_string(&first).unwrap(), r#""7.5.5""#);
+        assert!(
+            serde_json::from_str::<Article>("7").is_err(),
+            "an article is text"
+        );
     }
 
     #[test]

@@ -57,7 +57,7 @@ impl PlayedGame {
         let mut detail = self.detail.clone();
         detail.summary.status = self.standing.status;
         detail.summary.result = self.standing.result;
-        detail.summary.article = self.standing.article.clone();
+        detail.summary.article = self.standing.article;
         detail.summary.round = self.round;
         detail
     }
@@ -182,7 +182,7 @@ mod tests {
         let standing = Standing {
             status: detail.summary.status,
             result: detail.summary.result,
-            article: detail.summary.article.clone(),
+            article: detail.summary.article,
         };
         let mut game = PlayedGame {
             round: RoundNo(3),

@@ -394,7 +394,7 @@ impl BoardState {
                     let adjustment = Adjustment {
                         ms: i64::from(seconds) * 1000,
                         kind: DeviationKind::PenaltyApplied,
-                        article: illegal.ruling.article.clone(),
+                        article: illegal.ruling.article,
                     };
                     self.clock
                         .expect_adjustment(illegal.by.other().into(), adjustment);
@@ -482,7 +482,7 @@ impl BoardState {
         let flag = self.flag_ruling.as_ref()?;
         Some(Ruling {
             result: flag.result?,
-            article: flag.article.clone(),
+            article: flag.article,
             cause: "flag_fall".into(),
         })
     }

@@ -32,7 +32,7 @@ pub enum DeviationKind {
 }
 
 /// A change of a clock's time the hub expects because the Laws or the arbiter prescribe it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Adjustment {
     pub ms: i64,
     /// [`DeviationKind::PenaltyApplied`] or [`DeviationKind::CorrectionApplied`].
@@ -165,7 +165,7 @@ impl BoardClock {
             Verdict::Flagged
         } else if let Some(adjustment) = adjusted {
             raised.push(Deviation {
-                article: adjustment.article.clone(),
+                article: adjustment.article,
                 ..deviation(adjustment.kind)
             });
             Verdict::Adjusted

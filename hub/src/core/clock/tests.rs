@@ -381,7 +381,7 @@ fn an_arbiters_adjustment_replaces_what_was_due_and_the_mover_may_show_it() {
         Color::White,
         Adjustment {
             ms: 60_000,
-            ..correction.clone()
+            ..correction
         },
     );
     clock.set_adjustment(Color::White, correction);

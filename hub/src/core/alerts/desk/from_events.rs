@@ -77,12 +77,7 @@ impl AlertDesk {
                     .until_opponents_next_move
                     .then_some(Deadline::OpponentsNextMove);
                 let occurrence = Occurrence::illegal_move(illegal.ply, illegal.nth);
-                let draft = self.draft(
-                    board,
-                    kind,
-                    occurrence,
-                    Some(illegal.ruling.article.clone()),
-                );
+                let draft = self.draft(board, kind, occurrence, Some(illegal.ruling.article));
                 changes.extend(self.raise(
                     now,
                     Draft {
@@ -253,12 +248,11 @@ impl AlertDesk {
                     result: ruling.result,
                     ..Facts::default()
                 };
-                let mut draft =
-                    self.draft(board, kind, Occurrence::ONLY, Some(ruling.article.clone()));
+                let mut draft = self.draft(board, kind, Occurrence::ONLY, Some(ruling.article));
                 if !ruling.arbiter_calls {
                     // 2009/2014 unsupervised rapid: only a player's claim counts.
                     draft.severity = Severity::Info;
-                    draft.article = Some(ruling.arbiter_article.clone());
+                    draft.article = Some(ruling.arbiter_article);
                 }
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
                 let forecast = |a: &Alert| a.kind == AlertKind::FlagForecast;
@@ -332,7 +326,7 @@ impl AlertDesk {
                     board,
                     AlertKind::ClockSetWrong,
                     occurrence,
-                    Some(deviation.article.clone()),
+                    Some(deviation.article),
                 );
                 changes.extend(self.raise(now, Draft { facts, ..draft }));
             }

@@ -209,7 +209,7 @@ impl AlertDesk {
             zone: draft.zone,
             kind: draft.incident.kind,
             severity: draft.severity,
-            article: draft.article.map(Article::into_owned),
+            article: draft.article.map(|a| a.to_string()),
             facts: draft.facts,
             text,
             action,
