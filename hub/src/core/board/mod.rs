@@ -268,15 +268,15 @@ impl BoardState {
                 (Vec::new(), Some(article))
             }
         };
-        self.decisions.push(AuditEntry {
-            record: record.clone(),
-            article: article.map(Into::into),
-            clock_expects_ms: expects.as_ref().map(|(_, a)| a.ms),
-            clock_side: expects.as_ref().map(|(side, _)| *side),
-        });
         if let Some((side, adjustment)) = expects {
             self.clock.set_adjustment(side.into(), adjustment);
         }
+        self.decisions.push(AuditEntry {
+            record: record.clone(),
+            article: article.map(Into::into),
+            clock_expects_ms: expects.map(|(_, a)| a.ms),
+            clock_side: expects.map(|(side, _)| side),
+        });
         Ok(events.into_iter().map(BoardEvent::Game).collect())
     }
 

@@ -274,7 +274,7 @@ impl BoardClock {
     /// (the penalty of an illegal move, 7.5.5): a jump by that much is then expected, not a
     /// deviation.
     pub fn expect_adjustment(&mut self, side: Color, adjustment: Adjustment) {
-        let due = self.adjustment_due[side].as_ref().map_or(0, |a| a.ms);
+        let due = self.adjustment_due[side].map_or(0, |a| a.ms);
         self.adjustment_due[side] = Some(Adjustment {
             ms: due + adjustment.ms,
             ..adjustment
@@ -288,8 +288,8 @@ impl BoardClock {
     }
 
     /// The adjustment still expected on `side`'s clock.
-    pub fn adjustment_due(&self, side: Color) -> Option<&Adjustment> {
-        self.adjustment_due[side].as_ref()
+    pub fn adjustment_due(&self, side: Color) -> Option<Adjustment> {
+        self.adjustment_due[side]
     }
 
     /// The arbiter reinstated the position after `ply` completed moves, `moves` of them by

@@ -85,11 +85,10 @@ impl BoardClock {
         shown: u64,
         expected: u64,
     ) -> Option<Adjustment> {
-        let due = self.adjustment_due[side].as_ref()?;
-        if !near(shown, expected.saturating_add_signed(due.ms)) {
-            return None;
-        }
-        self.adjustment_due[side].take()
+        let due = self.adjustment_due[side]
+            .filter(|due| near(shown, expected.saturating_add_signed(due.ms)))?;
+        self.adjustment_due[side] = None;
+        Some(due)
     }
 
     pub(super) fn check_base(&mut self, reading: &Reading) -> Vec<ClockEvent> {

@@ -129,7 +129,6 @@ impl Game {
                 }
             }
         });
-        let lapses = ruling.until_opponents_next_move && kind == IllegalKind::IllegalMove;
         let record = IllegalMove {
             ply: self.moves.len(),
             by: by.into(),
@@ -143,11 +142,14 @@ impl Game {
             at: at.0,
             stood: false,
         };
-        self.lapsing = lapses.then(|| Lapsing {
-            by,
-            board: board.clone(),
-            index: self.illegal_moves.len(),
-        });
+        self.lapsing =
+            (ruling.until_opponents_next_move && kind == IllegalKind::IllegalMove).then(|| {
+                Lapsing {
+                    by,
+                    board: board.clone(),
+                    index: self.illegal_moves.len(),
+                }
+            });
         self.illegal_moves.push(record.clone());
         GameEvent::IllegalMove(Box::new(record))
     }

@@ -284,7 +284,7 @@ fn rapid_without_full_supervision_rules_only_before_the_opponents_next_move() {
         };
         let mut game = Game::new(Chess::default(), rules);
         let events = white_illegal_press(&mut game);
-        let ruling = &only_illegal(&events).ruling;
+        let ruling = only_illegal(&events).ruling;
         assert_eq!(
             (
                 ruling.penalty,
