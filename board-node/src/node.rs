@@ -337,7 +337,10 @@ struct Sender {
 }
 
 impl Sender {
-    /// Publishes the outbox events the window has room for.
+    /// Publishes the outbox events the window has room for, at QoS 0: the hub's Ack is the
+    /// acknowledgement that counts (the outbox keeps every event until it, and resends), so
+    /// the broker's PUBACK, and a clustered gateway's synchronous store before it, would be
+    /// one packet and one wait an event for nothing (as Sparkplug B sends its data).
     fn send_window(&mut self, outbox: &Outbox) -> Result<(), OutboxError> {
         let now = std::time::Instant::now();
         let Some(window) = self.delivery.poll_window(now, outbox.acked()?) else {
@@ -347,7 +350,7 @@ impl Sender {
             let frame = seal::seal_uplink_bytes(self.key.as_ref(), &self.event, bytes);
             if let Err(e) =
                 self.client
-                    .try_publish(self.topic.clone(), QoS::AtLeastOnce, false, frame)
+                    .try_publish(self.topic.clone(), QoS::AtMostOnce, false, frame)
             {
                 // The request queue is full: the rest goes out with the next window.
                 tracing::debug!(error = %e, seq = seq.0, "publish not queued");

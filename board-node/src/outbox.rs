@@ -1,9 +1,10 @@
 //! The durable outbox: every event is stored with its sequence number before it is
 //! published, and kept until the hub acknowledges that its journal holds it.
 //!
-//! MQTT QoS 1 alone cannot promise that nothing is lost (a PUBACK means "in the broker's
-//! memory", and rumqttc drops its pending queue on a clean reconnect), so the node resends
-//! from here until the hub's application-level `Ack` arrives.
+//! MQTT's QoS cannot promise that nothing is lost (a PUBACK means "in the broker's memory",
+//! and rumqttc drops its pending queue on a clean reconnect), so the node resends from here
+//! until the hub's application-level `Ack` arrives; events go at QoS 0, as that `Ack` is the
+//! only acknowledgement that means anything.
 //!
 //! Layout in one sled tree: `e` + seq (8 bytes, big-endian) → the encoded wire message;
 //! `m:…` → counters. An event and the counters that move with it are written in one atomic

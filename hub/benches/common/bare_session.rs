@@ -1,5 +1,6 @@
 //! A simulated node's MQTT 3.1.1 session, reduced to what a board node does: connect with its
-//! login, subscribe to its downlinks, publish its events at QoS 1, read what the broker sends.
+//! login, subscribe to its downlinks, publish its events at QoS 0 (as a node does: the hub's Ack
+//! acknowledges them), read what the broker sends.
 //!
 //! Ten thousand `link` sessions (rumqttc's event loop, a channel each way, a task each) cost
 //! this process more than a core, and it shares the machine with the hub it measures. Here a
@@ -214,10 +215,10 @@ impl BareSession {
         Ok(session)
     }
 
-    /// Queues `payload` on `topic` at QoS 1; [`Self::flush`] sends it.
+    /// Queues `payload` on `topic` at QoS 0, as a node sends its events; [`Self::flush`]
+    /// sends it.
     pub fn publish(&mut self, topic: &str, payload: &[u8]) {
-        let mut publish = Publish::new(topic, QoS::AtLeastOnce, payload.to_vec());
-        publish.pkid = self.pkid();
+        let publish = Publish::new(topic, QoS::AtMostOnce, payload.to_vec());
         self.queue(&Packet::Publish(publish));
     }
 

@@ -368,7 +368,13 @@ impl Shell {
                 let now = self.clock.now();
                 self.intake.message(&mut self.hub, now, &topic, &payload);
             }
-            LinkEvent::Connected => tracing::info!("connected to the broker, subscribed"),
+            LinkEvent::Connected => {
+                tracing::info!("connected to the broker, subscribed");
+                if self.journal.takes_nothing().is_none() {
+                    let now = self.clock.now();
+                    self.hub.handle_session_up(now);
+                }
+            }
             LinkEvent::Disconnected => tracing::warn!("lost the broker; reconnecting"),
             // The link warned (at a falling rate); `/healthz` says it after a moment.
             LinkEvent::Unreachable { .. } => {}

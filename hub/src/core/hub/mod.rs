@@ -34,6 +34,8 @@ mod publishing;
 mod restore;
 mod rounds;
 mod streams;
+#[cfg(test)]
+mod tests;
 mod timers;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -228,6 +230,28 @@ impl Hub {
         };
         let changes = self.desk.on_strangers_records(now, first);
         self.record_alerts(changes, None);
+    }
+
+    /// The hub's broker session is up (at a start, a reconnect, a takeover): events the
+    /// nodes sent meanwhile went nowhere (uplinks travel at QoS 0; the hub's Ack is their
+    /// only acknowledgement), so every board's node is asked at once for what follows the
+    /// hub's last event of it, instead of after its resend timer. A node with nothing
+    /// unacknowledged sends nothing.
+    pub fn handle_session_up(&mut self, now: HubMs) {
+        self.now = self.now.max(now);
+        let heard = self.hall.boards();
+        let enrolled = self.access.trust.boards().map(|(board, _)| board);
+        let boards: std::collections::BTreeSet<BoardNo> =
+            heard.into_iter().chain(enrolled).collect();
+        for board in boards {
+            let accepted = self.hall.board(board).map_or(0, |b| b.last_seq().0);
+            self.downlink(
+                board,
+                DownlinkBody::ResendFrom {
+                    seq: protocol::Seq(accepted + 1),
+                },
+            );
+        }
     }
 
     /// A board's event to be taken as it is: from the wire once its seal held, or from a
