@@ -172,6 +172,7 @@ pub async fn serve(
                 &secrets,
                 &hall_tls,
                 admission.users().cloned(),
+                None,
                 &metrics,
             )?;
             (broker, session, None)
@@ -185,8 +186,10 @@ pub async fn serve(
             let connect = {
                 let (config, hall_tls, metrics) =
                     (config.clone(), hall_tls.clone(), metrics.clone());
+                let nats = link.nats.clone();
                 Box::new(move || {
-                    startup::connect_broker(&config, &secrets, &hall_tls, None, &metrics)
+                    let nats = Some(nats.clone());
+                    startup::connect_broker(&config, &secrets, &hall_tls, None, nats, &metrics)
                         .map(|(_, session)| session)
                 })
             };

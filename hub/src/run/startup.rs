@@ -143,12 +143,14 @@ pub(super) fn broker_users(config: &ServeConfig) -> Option<broker::Users> {
 }
 
 /// The hub's link to its broker: the embedded one started here, or an external one the
-/// hub logs in to. Returns where nodes and pagers reach the broker.
+/// hub logs in to (a clustered hall's gateway, with `cluster`: the boards then travel on
+/// the cluster). Returns where nodes and pagers reach the broker.
 pub(super) fn connect_broker(
     config: &ServeConfig,
     secrets: &Secrets,
     hall_tls: &hall_ca::HallTls,
     users: Option<broker::Users>,
+    cluster: Option<async_nats::Client>,
     metrics: &std::sync::Arc<Metrics>,
 ) -> anyhow::Result<(BrokerAddr, (HubLink, Incoming))> {
     let event = &config.hub.event;
@@ -209,8 +211,15 @@ pub(super) fn connect_broker(
                 }
                 (true, None) => Some(link::tls::client_config(hall_tls.ca_pem.as_bytes())?),
             };
-            let session =
-                client::connect(brokers, event, &client_id, hub_login, tls, metrics.clone());
+            let session = client::connect(
+                brokers,
+                event,
+                &client_id,
+                hub_login,
+                tls,
+                cluster,
+                metrics.clone(),
+            );
             Ok((brokers.first().clone(), session))
         }
     }

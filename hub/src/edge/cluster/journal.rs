@@ -57,6 +57,9 @@ pub struct ClusterLink {
     pub writes: mpsc::UnboundedSender<(Position, Write)>,
     pub news: mpsc::UnboundedReceiver<ClusterNews>,
     pub status: tokio::sync::watch::Receiver<Status>,
+    /// The hub's client of the cluster: the active hub's boards travel on it
+    /// ([`super::boards`]).
+    pub nats: async_nats::Client,
 }
 
 struct Task {
@@ -125,6 +128,7 @@ pub fn start(
     let (writes_tx, writes) = mpsc::unbounded_channel();
     let (news, news_rx) = mpsc::unbounded_channel();
     let (status, status_rx) = tokio::sync::watch::channel(role.status());
+    let nats = cluster.client.clone();
     let task = Task {
         cluster,
         seal,
@@ -141,6 +145,7 @@ pub fn start(
         writes: writes_tx,
         news: news_rx,
         status: status_rx,
+        nats,
     }
 }
 

@@ -9,7 +9,10 @@
 //!   time in its tests.
 //! - [`lease`]: the lease in the bucket, read, taken and renewed.
 //! - [`journal`]: the role's driver: the active hub's appends and the standby's tail.
+//! - [`boards`]: the boards' events and downlinks as core NATS messages of the MQTT
+//!   gateway's subjects.
 
+pub mod boards;
 pub mod journal;
 pub mod lease;
 pub mod nats;

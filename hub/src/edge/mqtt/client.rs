@@ -10,8 +10,11 @@
 //! would at QoS 1.
 //!
 //! With an external broker it is a `link` session (rumqttc), persistent (`clean_session =
-//! false`), so the broker queues the boards' events while the hub restarts; whatever it does
-//! not keep, the board nodes resend.
+//! false`); what the broker does not keep for it while the hub restarts (the boards' events
+//! travel at QoS 0), the board nodes resend, asked at once when the session is up.
+//!
+//! On a clustered hall's gateway the MQTT session carries the pagers' messages only: the
+//! boards' events and downlinks are core NATS messages ([`crate::edge::cluster::boards`]).
 
 use std::sync::Arc;
 
@@ -23,6 +26,7 @@ use rumqttd::Notification;
 use tokio::sync::mpsc;
 
 use super::reach::BrokerReach;
+use crate::edge::cluster::boards::{self, Downlinks, Feed};
 use crate::metrics::Metrics;
 
 /// Messages from the broker waiting for the hub's loop.
@@ -39,6 +43,9 @@ pub struct HubLink {
 enum Session {
     /// A client of an external broker.
     Client(AsyncClient),
+    /// A client of a clustered hall's MQTT gateway, for the pagers; the boards' downlinks go
+    /// on the cluster.
+    Gateway(AsyncClient, Downlinks),
     /// The embedded broker's in-process link, and whether packets wait in its buffer for
     /// the router to be told.
     Local(LinkTx, bool),
@@ -51,6 +58,8 @@ enum Session {
 pub enum Incoming {
     /// From the external broker's session (a `link` task).
     Client(mpsc::Receiver<LinkEvent>),
+    /// From a clustered hall's gateway session and the boards' subscription on the cluster.
+    Gateway(GatewayIncoming),
     /// Straight off the embedded broker's router; `connected` until said.
     Local { rx: LinkRx, connected: bool },
     /// Nothing ever arrives (a standby hub's).
@@ -67,33 +76,67 @@ pub fn client_id(event: &str, session_secret: &str) -> String {
     )
 }
 
+/// A clustered hall's session and the boards' subscription, as one stream of messages.
+pub struct GatewayIncoming {
+    mqtt: mpsc::Receiver<LinkEvent>,
+    boards: mpsc::Receiver<Feed>,
+    /// Whether the boards' subscription is in place (and still open).
+    subscribed: bool,
+    boards_open: bool,
+    /// The session connected before the boards' subscription was in place: said once it is,
+    /// so that the nodes asked to resend are heard.
+    connected_held: bool,
+}
+
 /// Connects (and keeps reconnecting) to the external broker at `brokers` as the hub
 /// (`client_id`, and `login`: its MQTT username and password); incoming messages arrive on
-/// the receiver.
+/// the receiver. On a cluster (`cluster`: the hub's NATS client) the boards' events and
+/// downlinks go on the cluster, and the session subscribes to the pagers' commands only.
 pub fn connect(
     brokers: &Brokers,
     event: &str,
     client_id: &str,
     login: (String, String),
     tls: Option<Arc<rustls::ClientConfig>>,
+    cluster: Option<async_nats::Client>,
     metrics: Arc<Metrics>,
 ) -> (HubLink, Incoming) {
     let mut options = LinkOptions::new(client_id);
     options.credentials = Some(login);
     options.tls = tls;
     options.clean_session = false;
-    options.subscribe = subscriptions(event);
+    options.subscribe = match cluster {
+        Some(_) => vec![topic::pager_command(event)],
+        None => subscriptions(event),
+    };
     options.request_capacity = INCOMING;
     options.inflight = 1_000;
     options.backoff_max = std::time::Duration::from_secs(2);
     let (client, events) = link::start_any(brokers, options);
+    let (session, incoming) = match cluster {
+        None => (Session::Client(client), Incoming::Client(events)),
+        Some(nats) => {
+            let (downlinks, boards) = boards::open(nats, event);
+            let incoming = GatewayIncoming {
+                mqtt: events,
+                boards,
+                subscribed: false,
+                boards_open: true,
+                connected_held: false,
+            };
+            (
+                Session::Gateway(client, downlinks),
+                Incoming::Gateway(incoming),
+            )
+        }
+    };
     let link = HubLink {
-        session: Session::Client(client),
+        session,
         event: event.to_owned(),
         metrics,
         reach: BrokerReach::connecting(),
     };
-    (link, Incoming::Client(events))
+    (link, incoming)
 }
 
 /// The hub's session on the embedded broker's in-process `local` link
@@ -132,6 +175,7 @@ impl Incoming {
     pub async fn recv(&mut self) -> Option<LinkEvent> {
         match self {
             Incoming::Client(events) => events.recv().await,
+            Incoming::Gateway(gateway) => gateway.recv().await,
             Incoming::Detached => std::future::pending().await,
             Incoming::Local { rx, connected } => {
                 if !*connected {
@@ -158,6 +202,7 @@ impl Incoming {
     pub fn try_recv(&mut self) -> Option<LinkEvent> {
         match self {
             Incoming::Client(events) => events.try_recv().ok(),
+            Incoming::Gateway(gateway) => gateway.try_recv(),
             Incoming::Detached => None,
             Incoming::Local { rx, .. } => loop {
                 // A deadline now: what the router handed over, if anything.
@@ -190,6 +235,66 @@ impl Incoming {
     fn closed(e: &rumqttd::local::LinkError) -> Option<LinkEvent> {
         tracing::error!(error = %e, "the embedded broker's link to the hub closed");
         None
+    }
+}
+
+impl GatewayIncoming {
+    /// The next message of either; `None` once the session is gone for good. Cancel-safe.
+    async fn recv(&mut self) -> Option<LinkEvent> {
+        loop {
+            tokio::select! {
+                event = self.mqtt.recv() => match self.on_session(event?) {
+                    Some(event) => return Some(event),
+                    None => continue,
+                },
+                feed = self.boards.recv(), if self.boards_open => match self.on_feed(feed) {
+                    Some(event) => return Some(event),
+                    None => continue,
+                },
+            }
+        }
+    }
+
+    fn try_recv(&mut self) -> Option<LinkEvent> {
+        while let Ok(event) = self.mqtt.try_recv() {
+            if let Some(event) = self.on_session(event) {
+                return Some(event);
+            }
+        }
+        while self.boards_open {
+            let Ok(feed) = self.boards.try_recv() else {
+                return None;
+            };
+            if let Some(event) = self.on_feed(Some(feed)) {
+                return Some(event);
+            }
+        }
+        None
+    }
+
+    fn on_session(&mut self, event: LinkEvent) -> Option<LinkEvent> {
+        match event {
+            LinkEvent::Connected if !self.subscribed => {
+                self.connected_held = true;
+                None
+            }
+            event => Some(event),
+        }
+    }
+
+    fn on_feed(&mut self, feed: Option<Feed>) -> Option<LinkEvent> {
+        match feed {
+            Some(Feed::Message { topic, payload }) => Some(LinkEvent::Message { topic, payload }),
+            Some(Feed::Subscribed) => {
+                self.subscribed = true;
+                std::mem::take(&mut self.connected_held).then_some(LinkEvent::Connected)
+            }
+            None => {
+                tracing::error!("the boards' subscription on the cluster ended");
+                self.boards_open = false;
+                None
+            }
+        }
     }
 }
 
@@ -242,7 +347,12 @@ impl HubLink {
         } else {
             QoS::AtLeastOnce
         };
-        match self.publish(topic::downlink(&self.event, board), qos, false, frame) {
+        let topic = topic::downlink(&self.event, board);
+        let sent = match &self.session {
+            Session::Gateway(_, downlinks) => downlinks.send(&topic, frame),
+            _ => self.publish(topic, qos, false, frame),
+        };
+        match sent {
             Ok(()) if ack => self.metrics.ack_sent(),
             Ok(()) => {}
             Err(e) => tracing::debug!(board = board.0, error = %e, "downlink not queued"),
@@ -257,7 +367,7 @@ impl HubLink {
         payload: Vec<u8>,
     ) -> Result<(), String> {
         match &mut self.session {
-            Session::Client(client) => client
+            Session::Client(client) | Session::Gateway(client, _) => client
                 .try_publish(topic, qos, retain, payload)
                 .map_err(|e| e.to_string()),
             Session::Local(tx, waiting) => {
