@@ -156,6 +156,10 @@ pub async fn run<S: Source>(
         rand::random::<u64>()
     ));
     options.subscribe = vec![topic::downlink(&config.event, config.board)];
+    // QoS 0: every downlink is made good without the broker (a lost Ack by the next or by a
+    // resend, a lost ResendFrom by the resend timer, a ContinueAt sent again). A QoS 1
+    // subscription costs a clustered gateway a replicated consumer for each board.
+    options.subscribe_qos = QoS::AtMostOnce;
     options.seed = u64::from(config.board.0) ^ unix_ms();
     options.credentials = config.mqtt_credentials();
     options.tls = config.tls.clone();

@@ -186,8 +186,10 @@ pub struct LinkOptions {
     /// `false` asks the broker to keep the subscription and queue QoS 1 messages while this
     /// client is away (the hub does this with an external broker).
     pub clean_session: bool,
-    /// The topic filters to subscribe to, at QoS 1, after every connect.
+    /// The topic filters to subscribe to, after every connect, …
     pub subscribe: Vec<String>,
+    /// … at this QoS (1 by default).
+    pub subscribe_qos: QoS,
     /// Capacity of the request channel to the event loop (publishes queued before sending).
     pub request_capacity: usize,
     /// Outgoing QoS 1 messages in flight before rumqttc waits for PUBACKs.
@@ -211,6 +213,7 @@ impl LinkOptions {
             client_id: client_id.into(),
             clean_session: true,
             subscribe: Vec::new(),
+            subscribe_qos: QoS::AtLeastOnce,
             request_capacity: 1024,
             inflight: 100,
             backoff_base: Duration::from_millis(100),
@@ -318,7 +321,7 @@ async fn drive(
                 }
                 failures = 0;
                 for filter in &options.subscribe {
-                    if let Err(e) = client.try_subscribe(filter.clone(), QoS::AtLeastOnce) {
+                    if let Err(e) = client.try_subscribe(filter.clone(), options.subscribe_qos) {
                         tracing::warn!(error = %e, "subscribe request not queued");
                     }
                 }

@@ -3,7 +3,7 @@
 //! ```text
 //! zeitnot/{event}/board/{n}/up     node → hub: postcard-encoded Uplink, QoS 0 (the hub's Ack
 //!                                  acknowledges it; the node resends until then)
-//! zeitnot/{event}/board/{n}/down   hub → node: postcard-encoded Downlink, QoS 1 (Ack: QoS 0)
+//! zeitnot/{event}/board/{n}/down   hub → node: postcard-encoded Downlink, QoS 0
 //! zeitnot/{event}/alerts/{zone}       hub → pagers: each change of an alert, JSON, QoS 1
 //! zeitnot/{event}/alerts/{zone}/open  hub → pagers: the zone's open alerts, JSON, retained
 //! zeitnot/{event}/pager/command       pagers → hub: acknowledge or resolve, JSON, QoS 1

@@ -145,7 +145,8 @@ pub struct BareSession {
 }
 
 impl BareSession {
-    /// CONNECT with `login` if any (CONNACK accepted), SUBSCRIBE to `filters` at QoS 1 (SUBACK read),
+    /// CONNECT with `login` if any (CONNACK accepted), SUBSCRIBE to `filters` at QoS 0 as a
+    /// node does (SUBACK read),
     /// within [`CONNECT_TIMEOUT`] as a client gives up on a broker that does not answer.
     pub async fn connect(
         broker: SocketAddr,
@@ -200,9 +201,10 @@ impl BareSession {
             other => return Err(std::io::Error::other(format!("refused: {other:?}"))),
         }
         if !filters.is_empty() {
-            let mut subscribe = Subscribe::new_many(filters.iter().map(|f| {
-                rumqttc::mqttbytes::v4::SubscribeFilter::new(f.clone(), QoS::AtLeastOnce)
-            }));
+            let mut subscribe =
+                Subscribe::new_many(filters.iter().map(|f| {
+                    rumqttc::mqttbytes::v4::SubscribeFilter::new(f.clone(), QoS::AtMostOnce)
+                }));
             subscribe.pkid = session.pkid();
             session.queue(&Packet::Subscribe(subscribe));
             session.flush().await?;

@@ -335,22 +335,19 @@ impl HubLink {
         }
     }
 
-    /// Queues a downlink's sealed `frame`. An acknowledgement goes at QoS 0: it is
-    /// cumulative, and a lost one is made good by the next, or by the node's resend, which
-    /// the hub answers with the acknowledgement again (QoS 1 would add two packets an event
-    /// through the broker for nothing). When the queue is full the downlink is dropped, and
-    /// the same holds.
+    /// Queues a downlink's sealed `frame`, at QoS 0 (the nodes subscribe at QoS 0): each is
+    /// made good without the broker. An acknowledgement is cumulative, and a lost one is made
+    /// good by the next, or by the node's resend, which the hub answers with the
+    /// acknowledgement again; a lost `ResendFrom` by the node's resend timer; a `ContinueAt`
+    /// is sent again while the other node's events come. QoS 1 would add two packets an
+    /// event through the broker for nothing. When the queue is full the downlink is dropped,
+    /// and the same holds.
     pub fn send(&mut self, board: BoardNo, body: DownlinkBody, frame: Vec<u8>) {
         let ack = matches!(body, DownlinkBody::Ack { .. });
-        let qos = if ack {
-            QoS::AtMostOnce
-        } else {
-            QoS::AtLeastOnce
-        };
         let topic = topic::downlink(&self.event, board);
         let sent = match &self.session {
             Session::Gateway(_, downlinks) => downlinks.send(&topic, frame),
-            _ => self.publish(topic, qos, false, frame),
+            _ => self.publish(topic, QoS::AtMostOnce, false, frame),
         };
         match sent {
             Ok(()) if ack => self.metrics.ack_sent(),
