@@ -282,7 +282,7 @@ impl Shell {
                     self.link.publish_json(topic, payload, true);
                 }
                 Output::LiveMove { topic, message } => match serde_json::to_vec(&message) {
-                    Ok(payload) => self.link.publish_json(topic, payload, true),
+                    Ok(payload) => self.link.publish_move(topic, payload),
                     Err(e) => tracing::error!(error = %e, "a live move not written"),
                 },
                 Output::Reply(request, reply) => self.reply(request, reply),

@@ -43,9 +43,15 @@ pub struct HubLink {
 enum Session {
     /// A client of an external broker.
     Client(AsyncClient),
-    /// A client of a clustered hall's MQTT gateway, for the pagers; the boards' downlinks go
-    /// on the cluster.
-    Gateway(AsyncClient, Downlinks),
+    /// Clients of a clustered hall's MQTT gateway: the pagers' session and the live moves'
+    /// (the gateway stores every retained message in a stream before it reads the
+    /// session's next packet: an alert does not wait behind the hall's moves); the boards'
+    /// downlinks go on the cluster.
+    Gateway {
+        pagers: AsyncClient,
+        moves: AsyncClient,
+        downlinks: Downlinks,
+    },
     /// The embedded broker's in-process link, and whether packets wait in its buffer for
     /// the router to be told.
     Local(LinkTx, bool),
@@ -112,10 +118,21 @@ pub fn connect(
     options.request_capacity = INCOMING;
     options.inflight = 1_000;
     options.backoff_max = std::time::Duration::from_secs(2);
+    let moves = cluster.is_some().then(|| {
+        let mut moves = options.clone();
+        moves.client_id = format!("{client_id}-moves");
+        moves.clean_session = true;
+        moves.subscribe = Vec::new();
+        moves
+    });
     let (client, events) = link::start_any(brokers, options);
-    let (session, incoming) = match cluster {
-        None => (Session::Client(client), Incoming::Client(events)),
-        Some(nats) => {
+    let (session, incoming) = match (cluster, moves) {
+        (None, _) | (_, None) => (Session::Client(client), Incoming::Client(events)),
+        (Some(nats), Some(moves)) => {
+            let (moves, mut news) = link::start_any(brokers, moves);
+            // The link warns of its own trouble; the pagers' session is the one `/healthz`
+            // follows.
+            tokio::spawn(async move { while news.recv().await.is_some() {} });
             let (downlinks, boards) = boards::open(nats, event);
             let incoming = GatewayIncoming {
                 mqtt: events,
@@ -124,10 +141,12 @@ pub fn connect(
                 boards_open: true,
                 connected_held: false,
             };
-            (
-                Session::Gateway(client, downlinks),
-                Incoming::Gateway(incoming),
-            )
+            let session = Session::Gateway {
+                pagers: client,
+                moves,
+                downlinks,
+            };
+            (session, Incoming::Gateway(incoming))
         }
     };
     let link = HubLink {
@@ -327,11 +346,31 @@ impl HubLink {
         self.reach.trouble(std::time::Instant::now())
     }
 
-    /// Queues a JSON message (pagers, the live feed; QoS 1 on an external broker); `retain`
+    /// Queues a JSON message for the pagers (QoS 1 on an external broker, 0 on a clustered
+    /// hall's gateway, which would store each in a stream before the session's next packet:
+    /// a pager that was away reads the retained lists, as on the embedded broker); `retain`
     /// for what a client that connects later must see at once.
     pub fn publish_json(&mut self, topic: String, payload: Vec<u8>, retain: bool) {
-        if let Err(e) = self.publish(topic, QoS::AtLeastOnce, retain, payload) {
+        let qos = match self.session {
+            Session::Gateway { .. } => QoS::AtMostOnce,
+            _ => QoS::AtLeastOnce,
+        };
+        if let Err(e) = self.publish(topic, qos, retain, payload) {
             tracing::warn!(error = %e, "JSON message not queued");
+        }
+    }
+
+    /// Queues a live move (retained: a screen that connects later sees each board's last);
+    /// on a clustered hall's gateway on the moves' own session, at QoS 0.
+    pub fn publish_move(&mut self, topic: String, payload: Vec<u8>) {
+        let queued = match &self.session {
+            Session::Gateway { moves, .. } => moves
+                .try_publish(topic, QoS::AtMostOnce, true, payload)
+                .map_err(|e| e.to_string()),
+            _ => self.publish(topic, QoS::AtLeastOnce, true, payload),
+        };
+        if let Err(e) = queued {
+            tracing::warn!(error = %e, "a live move not queued");
         }
     }
 
@@ -346,7 +385,7 @@ impl HubLink {
         let ack = matches!(body, DownlinkBody::Ack { .. });
         let topic = topic::downlink(&self.event, board);
         let sent = match &self.session {
-            Session::Gateway(_, downlinks) => downlinks.send(&topic, frame),
+            Session::Gateway { downlinks, .. } => downlinks.send(&topic, frame),
             _ => self.publish(topic, QoS::AtMostOnce, false, frame),
         };
         match sent {
@@ -364,7 +403,7 @@ impl HubLink {
         payload: Vec<u8>,
     ) -> Result<(), String> {
         match &mut self.session {
-            Session::Client(client) | Session::Gateway(client, _) => client
+            Session::Client(client) | Session::Gateway { pagers: client, .. } => client
                 .try_publish(topic, qos, retain, payload)
                 .map_err(|e| e.to_string()),
             Session::Local(tx, waiting) => {
