@@ -30,10 +30,23 @@
 //! hub never acknowledged, or asked for again after acknowledging them) and, the independent
 //! check, every board's moves on the hub's API against the source PGN.
 //!
+//! With `--cluster` the hall is a clustered one: three `nats-server` processes (JetStream R3
+//! with `sync_interval: always`, the MQTT gateway; as `hall_throughput --cluster`), the hub
+//! `hub serve --cluster` with its journal in the replicated stream, the nodes and the pager
+//! on the gateway, and the baseline's round trips through the same gateway. The killed hub,
+//! started again, joins as a standby and takes the hall over once its own old lease is
+//! stale (3 s): `recovered_s` includes that wait. `--stop-leader-at T` also stops the
+//! server leading the journal stream (SIGSTOP) at T seconds for `--stop-for` seconds (12):
+//! the line `leader` says how many board sessions were lost meanwhile (a gateway that
+//! waits on JetStream for a board's publish closes its session after 5 s).
+//!
 //! `cargo bench -p zeitnot-hub --bench hall_day -- [--boards N] [--seconds S] [--kill-at K]
-//! [--down D] [--speed X] [--flags F]`
+//! [--down D] [--speed X] [--flags F] [--cluster [--stop-leader-at T] [--stop-for S]]`
 
 mod common;
+#[path = "../tests/support/process/nats.rs"]
+#[allow(dead_code)]
+mod nats_cluster;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -72,6 +85,11 @@ struct Args {
     /// Every clock reading sent, as before nodes left out those that tell nothing
     /// (`board_node::clock_news`): the hall's old load.
     every_reading: bool,
+    /// A clustered hall on three NATS servers started here.
+    cluster: bool,
+    /// When the journal stream's leader is stopped, and for how long (a clustered hall).
+    stop_leader_at: Option<f64>,
+    stop_for: f64,
 }
 
 fn args() -> Args {
@@ -83,11 +101,18 @@ fn args() -> Args {
         speed: 2.0,
         flags: 100,
         every_reading: false,
+        cluster: false,
+        stop_leader_at: None,
+        stop_for: 12.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "--every-reading" {
             args.every_reading = true;
+            continue;
+        }
+        if flag == "--cluster" {
+            args.cluster = true;
             continue;
         }
         let mut value = || it.next().and_then(|v| v.parse::<f64>().ok());
@@ -98,6 +123,8 @@ fn args() -> Args {
             "--down" => args.down = value().unwrap_or(args.down),
             "--speed" => args.speed = value().unwrap_or(args.speed),
             "--flags" => args.flags = value().map_or(args.flags, |v| v as u16),
+            "--stop-leader-at" => args.stop_leader_at = value(),
+            "--stop-for" => args.stop_for = value().unwrap_or(args.stop_for),
             _ => {} // cargo bench passes --bench
         }
     }
@@ -299,8 +326,9 @@ struct NodeReport {
     resends: u64,
     /// Sessions opened again after one was lost.
     reconnects: u64,
-    /// Sessions lost, and attempts to open one that failed.
+    /// Sessions lost (and when), and attempts to open one that failed.
     sessions_lost: u64,
+    lost_at: Vec<Instant>,
     failed_connects: u64,
     connected_at_end: bool,
     /// When the last event went out for the first time (a flag board's flag).
@@ -470,6 +498,7 @@ async fn node(
         if let Some(s) = session.as_mut() {
             if lost_session || s.flush().await.is_err() {
                 report.sessions_lost += 1;
+                report.lost_at.push(Instant::now());
                 session = None;
                 reconnect_at = Instant::now() + backoff.next_wait();
             }
@@ -480,22 +509,24 @@ async fn node(
 }
 
 /// The baseline: round trips through the bare broker, prober -> broker -> echo -> broker ->
-/// prober, `rate` a second until `until`.
-async fn broker_round_trips(broker: &BrokerProcess, rate: f64, until: Instant) -> Vec<Duration> {
+/// prober, `rate` a second until `until`, at QoS 0 as the nodes' events and the hub's Acks.
+async fn broker_round_trips(broker: &link::BrokerAddr, rate: f64, until: Instant) -> Vec<Duration> {
     let mut echo_options = LinkOptions::new("hall-day-echo");
     echo_options.subscribe = vec!["probe/ping".into()];
-    let (echo, mut echo_events) = link::start(&broker.broker, echo_options);
+    echo_options.subscribe_qos = QoS::AtMostOnce;
+    let (echo, mut echo_events) = link::start(broker, echo_options);
     connected(&mut echo_events).await;
     tokio::spawn(async move {
         while let Some(event) = echo_events.recv().await {
             if let LinkEvent::Message { payload, .. } = event {
-                let _ = echo.try_publish("probe/pong", QoS::AtLeastOnce, false, payload);
+                let _ = echo.try_publish("probe/pong", QoS::AtMostOnce, false, payload);
             }
         }
     });
     let mut options = LinkOptions::new("hall-day-prober");
     options.subscribe = vec!["probe/pong".into()];
-    let (prober, mut events) = link::start(&broker.broker, options);
+    options.subscribe_qos = QoS::AtMostOnce;
+    let (prober, mut events) = link::start(broker, options);
     connected(&mut events).await;
     common::settle().await;
     let origin = Instant::now();
@@ -505,7 +536,7 @@ async fn broker_round_trips(broker: &BrokerProcess, rate: f64, until: Instant) -
         tokio::select! {
             _ = tick.tick() => {
                 let sent = origin.elapsed().as_micros() as u64;
-                let _ = prober.try_publish("probe/ping", QoS::AtLeastOnce, false, sent.to_be_bytes().to_vec());
+                let _ = prober.try_publish("probe/ping", QoS::AtMostOnce, false, sent.to_be_bytes().to_vec());
             }
             Some(LinkEvent::Message { payload, .. }) = events.recv() => {
                 if let Ok(sent) = <[u8; 8]>::try_from(payload.as_slice()) {
@@ -541,9 +572,41 @@ fn main() {
             args.down
         );
         let games = classical_games();
-        let bare = BrokerProcess::start().await;
-        let mut hub =
-            HubProcess::start_with(EVENT, None, &["--time-control", CLASSICAL_TIME_CONTROL]).await;
+        let nats_dir = tempfile::tempdir().expect("a directory for the NATS servers");
+        let nats = args.cluster.then(|| {
+            println!("cluster   three nats-server on loopback (JetStream R3, sync_interval: always; MQTT gateway, stream_replicas 3); the hub's journal in the stream, the nodes on the gateway");
+            nats_cluster::NatsCluster::start(nats_dir.path())
+        });
+        // The baseline's broker: the bare broker the hub embeds, or the cluster's gateway.
+        let (_bare, baseline_broker) = match &nats {
+            None => {
+                let bare = BrokerProcess::start().await;
+                let broker = bare.broker.clone();
+                (Some(bare), broker)
+            }
+            Some(nats) => (
+                None,
+                link::BrokerAddr::plain("127.0.0.1", nats.nodes[0].mqtt),
+            ),
+        };
+        let mut hub = match &nats {
+            None => {
+                HubProcess::start_with(EVENT, None, &["--time-control", CLASSICAL_TIME_CONTROL])
+                    .await
+            }
+            Some(nats) => {
+                let urls = nats.urls(0);
+                let flags = [
+                    "--time-control",
+                    CLASSICAL_TIME_CONTROL,
+                    "--cluster",
+                    urls.as_str(),
+                    "--hub-name",
+                    "bench",
+                ];
+                HubProcess::start_with(EVENT, Some(nats.nodes[0].mqtt), &flags).await
+            }
+        };
         tokio::time::sleep(Duration::from_secs(1)).await;
         let idle_rss = hub.rss_kib();
 
@@ -621,9 +684,21 @@ fn main() {
         }
         let baseline = tokio::spawn({
             let until = run.end;
-            async move { broker_round_trips(&bare, 50.0, until).await }
+            async move { broker_round_trips(&baseline_broker, 50.0, until).await }
         });
 
+        // The journal stream's leader stopped, if asked: a machine that freezes.
+        let mut leader_stop = None;
+        if let (Some(at), Some(nats)) = (args.stop_leader_at, &nats) {
+            tokio::time::sleep_until((began + Duration::from_secs_f64(at)).into()).await;
+            let stream = format!("ZEITNOT_JOURNAL_{EVENT}");
+            let leader = nats.wait_leader(&stream, Duration::from_secs(5));
+            let stopped = Instant::now();
+            nats.signal(leader, "STOP");
+            tokio::time::sleep(Duration::from_secs_f64(args.stop_for)).await;
+            nats.signal(leader, "CONT");
+            leader_stop = Some((nats.nodes[leader].name.clone(), stopped));
+        }
         // The steady hall, then the kill.
         tokio::time::sleep_until((began + Duration::from_secs(20)).into()).await;
         let me = std::process::id();
@@ -771,6 +846,19 @@ fn main() {
             "          nodes caught up after the restart: {}",
             line(&since_back)
         );
+        if let Some((server, stopped)) = &leader_stop {
+            // Lost while it was stopped, or within 10 s of its waking.
+            let window = *stopped..*stopped + Duration::from_secs_f64(args.stop_for + 10.0);
+            let lost_sessions: usize = reports
+                .iter()
+                .map(|r| r.lost_at.iter().filter(|at| window.contains(*at)).count())
+                .sum();
+            println!(
+                "leader    the journal stream's leader ({server}) stopped (SIGSTOP) at {:.0} s for {:.0} s: {lost_sessions} board sessions lost meanwhile (or within 10 s after)",
+                (*stopped - began).as_secs_f64(),
+                args.stop_for
+            );
+        }
         let asked_again: u64 = reports.iter().map(|r| r.asked_again).sum();
         let unacked_boards = reports.iter().filter(|r| r.acked < r.produced).count();
         println!(

@@ -161,6 +161,20 @@ impl NatsCluster {
         }
     }
 
+    /// Sends server `i` the process `signal` (`STOP`, `CONT`): a machine that freezes and
+    /// wakes again.
+    pub fn signal(&self, i: usize, signal: &str) {
+        let Some(child) = &self.nodes[i].child else {
+            return;
+        };
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill -{signal}");
+    }
+
     /// Server `i` again, with its store: the machine is back.
     pub fn restart(&mut self, i: usize) {
         self.kill(i);
