@@ -6,6 +6,8 @@
 //! (a) the active hub and its machine's NATS server are SIGKILLed together;
 //! (b) the new active hub freezes (SIGSTOP) longer than the lease and wakes (SIGCONT) after
 //!     the other took over: the zombie must write nothing and step down;
+//! (d) the journal stream's leader freezes (SIGSTOP) for 12 s: no gateway that stays up
+//!     closes a board's session (the nodes' events and downlinks wait on no JetStream);
 //! (c) the journal stream's leader is killed alone.
 //! At the end every game equals its PGN, every node exited with all its events
 //! acknowledged, and every decision, acknowledgement and round start made before a failure
@@ -319,6 +321,52 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     done.kept_by(&hub_a, "(b)");
     done.decide(&hub_a, 3, "IA Carlsen");
     done.acknowledge(&hub_a);
+
+    // (d) The journal stream's leader freezes for 12 s during play, longer than the 5 s a
+    // gateway waits on JetStream for a QoS 1 publish before it closes the session (before
+    // issue 51 the gateways that stayed up closed four boards' sessions of six so). The
+    // nodes publish at QoS 0 and the hub takes their events off core NATS: the appends wait
+    // for the election, no board's session is closed. The gateways' own monitoring counts.
+    let leader = nats.wait_leader(STREAM, Duration::from_secs(10));
+    let others: Vec<usize> = (0..3).filter(|i| *i != leader).collect();
+    // The boards' sessions on the gateways that stay up, as the freeze begins.
+    let open: Vec<(usize, u64)> = others
+        .iter()
+        .flat_map(|&i| {
+            nats.board_sessions(i, "open")
+                .into_iter()
+                .map(move |(cid, _, _)| (i, cid))
+        })
+        .collect();
+    assert!(
+        !open.is_empty(),
+        "(d) no board session on the gateways that stay up"
+    );
+    nats.signal(leader, "STOP");
+    std::thread::sleep(Duration::from_secs(12));
+    nats.signal(leader, "CONT");
+    std::thread::sleep(Duration::from_secs(2));
+    // Those sessions closed since, by the gateway or (`Client Closed`) by the node itself: a
+    // node that hears no acknowledgement for two resends makes its session anew
+    // (`board_node::delivery::RECONNECT_AFTER`), as the appends wait for the election.
+    let (by_node, by_gateway): (Vec<_>, Vec<_>) = others
+        .iter()
+        .flat_map(|&i| {
+            nats.board_sessions(i, "closed")
+                .into_iter()
+                .filter(|(cid, _, _)| open.contains(&(i, *cid)))
+                .collect::<Vec<_>>()
+        })
+        .partition(|(_, _, reason)| reason == "Client Closed");
+    assert!(
+        by_gateway.is_empty(),
+        "(d) board sessions the gateways that stayed up closed while the journal's leader was frozen: {by_gateway:?}"
+    );
+    eprintln!(
+        "(d) the journal stream's leader (server {leader}) frozen 12 s: of the {} board sessions on the other gateways none closed by a gateway, {} made anew by their node",
+        open.len(),
+        by_node.len()
+    );
 
     // (c) The journal stream's leader dies alone (never hub A's own server: the active hub
     // keeps the leaders off it).

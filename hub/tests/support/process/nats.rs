@@ -175,6 +175,36 @@ impl NatsCluster {
         assert!(status.success(), "kill -{signal}");
     }
 
+    /// The MQTT sessions of board nodes (`zeitnot-node-…` client ids) on server `i`'s
+    /// gateway, `open` or `closed`, as its own monitoring lists them (`/connz`): each as its
+    /// connection id, client id and the reason it was closed (empty while open). Empty when
+    /// the server does not answer.
+    pub fn board_sessions(&self, i: usize, state: &str) -> Vec<(u64, String, String)> {
+        let path = format!("/connz?state={state}&limit=100000");
+        let Some(body) = monitor_get(self.nodes[i].monitor, &path) else {
+            return Vec::new();
+        };
+        let Ok(connz) = serde_json::from_str::<serde_json::Value>(&body) else {
+            return Vec::new();
+        };
+        connz["connections"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| {
+                c["mqtt_client"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with("zeitnot-node-"))
+            })
+            .filter_map(|c| {
+                let cid = c["cid"].as_u64()?;
+                let client = c["mqtt_client"].as_str()?.to_owned();
+                let reason = c["reason"].as_str().unwrap_or_default().to_owned();
+                Some((cid, client, reason))
+            })
+            .collect()
+    }
+
     /// Server `i` again, with its store: the machine is back.
     pub fn restart(&mut self, i: usize) {
         self.kill(i);
