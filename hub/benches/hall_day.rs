@@ -486,6 +486,9 @@ async fn node(
                         }
                         DownlinkBody::Ack { .. } => {}
                         DownlinkBody::ResendFrom { seq } => {
+                            // A node asked on a session that stayed up (a clustered hall's)
+                            // with nothing owed is up to date now, not at its next event.
+                            caught_up(&mut report, Instant::now());
                             report.asked_again += report.acked.saturating_sub(seq.0.saturating_sub(1));
                             outbox.sent_up_to = seq.0.saturating_sub(1).max(report.acked);
                             outbox.send(s, &topic, &steps, &mut report);
