@@ -23,9 +23,9 @@
 //! passes as an event and its acknowledgement.
 //!
 //! Prints the acknowledgement percentiles beside the baseline's (all outside the restart, and
-//! those of the steady hall, after the round's start), the pager's, the hub's CPU
-//! share and memory per board (`rss_per_board_kib`: the hub's RSS with the hall, less an idle
-//! hub's, per board), the restart (`ready_s`: the journal replayed and the hub answering;
+//! those of the steady hall, after the round's start), the pager's, the hub's CPU share in
+//! the steady hall (`hub_cpu_pct`) and memory per board (`rss_per_board_kib`: the hub's RSS
+//! with the hall, less an idle hub's, per board), the restart (`ready_s`: the journal replayed and the hub answering;
 //! `recovered_s`: every node acknowledged up to date), `lost` (events a node produced that the
 //! hub never acknowledged, or asked for again after acknowledging them) and, the independent
 //! check, every board's moves on the hub's API against the source PGN.
@@ -827,10 +827,11 @@ fn main() {
             line(&alerts)
         );
         println!(
-            "cpu       hub process {:.0} % of a core in the steady hall (20 s to the kill), {:.0} % from the restart to the end; the simulated nodes (this process) {:.0} %",
+            "cpu       hub process {:.0} % of a core in the steady hall (20 s to the kill), {:.0} % from the restart to the end; the simulated nodes (this process) {:.0} %; hub_cpu_pct {:.0}",
             steady_cpu * 100.0,
             cpu_after * 100.0,
-            nodes_cpu * 100.0
+            nodes_cpu * 100.0,
+            steady_cpu * 100.0
         );
         println!(
             "memory    hub RSS idle {} KiB, with the hall {} KiB before the kill, {} KiB at the end; rss_per_board_kib {:.1}",
