@@ -86,7 +86,7 @@ pub fn client_id(event: &str, session_secret: &str) -> String {
 pub struct GatewayIncoming {
     mqtt: mpsc::Receiver<LinkEvent>,
     boards: mpsc::Receiver<Feed>,
-    /// Whether the boards' subscription is in place (and still open).
+    /// Whether the boards' subscription is in place, and whether its task still runs.
     subscribed: bool,
     boards_open: bool,
     /// The session connected before the boards' subscription was in place: said once it is,
@@ -118,36 +118,12 @@ pub fn connect(
     options.request_capacity = INCOMING;
     options.inflight = 1_000;
     options.backoff_max = std::time::Duration::from_secs(2);
-    let moves = cluster.is_some().then(|| {
-        let mut moves = options.clone();
-        moves.client_id = format!("{client_id}-moves");
-        moves.clean_session = true;
-        moves.subscribe = Vec::new();
-        moves
-    });
-    let (client, events) = link::start_any(brokers, options);
-    let (session, incoming) = match (cluster, moves) {
-        (None, _) | (_, None) => (Session::Client(client), Incoming::Client(events)),
-        (Some(nats), Some(moves)) => {
-            let (moves, mut news) = link::start_any(brokers, moves);
-            // The link warns of its own trouble; the pagers' session is the one `/healthz`
-            // follows.
-            tokio::spawn(async move { while news.recv().await.is_some() {} });
-            let (downlinks, boards) = boards::open(nats, event);
-            let incoming = GatewayIncoming {
-                mqtt: events,
-                boards,
-                subscribed: false,
-                boards_open: true,
-                connected_held: false,
-            };
-            let session = Session::Gateway {
-                pagers: client,
-                moves,
-                downlinks,
-            };
-            (session, Incoming::Gateway(incoming))
+    let (session, incoming) = match cluster {
+        None => {
+            let (client, events) = link::start_any(brokers, options);
+            (Session::Client(client), Incoming::Client(events))
         }
+        Some(nats) => gateway(brokers, event, options, nats),
     };
     let link = HubLink {
         session,
@@ -156,6 +132,38 @@ pub fn connect(
         reach: BrokerReach::connecting(),
     };
     (link, incoming)
+}
+
+/// A clustered hall's sessions: the pagers' (`options`), the live moves' beside it, and the
+/// boards on the cluster.
+fn gateway(
+    brokers: &Brokers,
+    event: &str,
+    options: LinkOptions,
+    nats: async_nats::Client,
+) -> (Session, Incoming) {
+    let mut moves = options.clone();
+    moves.client_id = format!("{}-moves", options.client_id);
+    moves.clean_session = true;
+    moves.subscribe = Vec::new();
+    let (pagers, events) = link::start_any(brokers, options);
+    let (moves, mut news) = link::start_any(brokers, moves);
+    // The link warns of its own trouble; the pagers' session is the one `/healthz` follows.
+    tokio::spawn(async move { while news.recv().await.is_some() {} });
+    let (downlinks, boards) = boards::open(nats, event);
+    let incoming = GatewayIncoming {
+        mqtt: events,
+        boards,
+        subscribed: false,
+        boards_open: true,
+        connected_held: false,
+    };
+    let session = Session::Gateway {
+        pagers,
+        moves,
+        downlinks,
+    };
+    (session, Incoming::Gateway(incoming))
 }
 
 /// The hub's session on the embedded broker's in-process `local` link
