@@ -78,6 +78,11 @@ pub fn uplink_filter(event: &str) -> String {
     format!("{ROOT}/{event}/board/+/up")
 }
 
+/// Every board's downlink (each node subscribes to its own): how a broker names them all.
+pub fn downlink_filter(event: &str) -> String {
+    format!("{ROOT}/{event}/board/+/down")
+}
+
 /// The board number of an uplink topic of `event`, or `None` if the topic is not one.
 pub fn parse_uplink(event: &str, topic: &str) -> Option<BoardNo> {
     let rest = topic.strip_prefix(ROOT)?.strip_prefix('/')?;

@@ -209,13 +209,21 @@ pub fn start(
             // 160,000 events (15 s of a 10,000-board hall), about 64 MB. (With 10 × 1 MiB
             // and the hub on TCP, an 800-board burst once lost 17% of its messages; the
             // nodes resend whatever a log drops.)
-            // Every other filter (a node's downlinks above all) keeps what a slow subscriber
-            // needs, no more, so that 10,000 nodes' acknowledgements do not pile up
-            // (acknowledgements are cumulative; a lost one is made good by the next).
+            // Every other filter keeps what a slow subscriber needs, no more, a node's
+            // downlinks least of all, so that 10,000 nodes' acknowledgements do not pile up.
             // A topic that no filter matches is kept in no log at all.
             max_segment_size: SMALL_SEGMENT,
             max_segment_count: 2,
             custom_segment: Some(HashMap::from([
+                // A node reads its downlinks as they come, and each makes good the ones
+                // before it (acknowledgements are cumulative, requests are sent again).
+                (
+                    protocol::topic::downlink_filter("+"),
+                    SegmentConfig {
+                        max_segment_size: DOWNLINK_SEGMENT,
+                        max_segment_count: 2,
+                    },
+                ),
                 (
                     protocol::topic::uplink_filter("+"),
                     SegmentConfig {
@@ -336,11 +344,15 @@ pub struct Started {
     pub listening: Listening,
 }
 
-/// A log segment of a filter that is not the hall's uplinks, alerts or live moves: 1 KiB of
-/// messages (rumqttd's smallest), some ten acknowledgements of about 100 bytes, each kept in
-/// an entry of about 300 bytes (rumqttd's publish with its properties). Two of them are a
-/// node's share of the broker's memory, about 8 KB at most (with 16 KiB segments it was 100 KB).
+/// A log segment of a filter that is not the hall's uplinks or downlinks, alerts or live
+/// moves (the pagers' commands, the hub's status): 1 KiB of messages.
 const SMALL_SEGMENT: usize = 1024;
+
+/// A log segment of a node's downlinks: 128 bytes, three or four sealed acknowledgements of
+/// about 40 bytes, each kept in an entry of about 260 bytes (rumqttd's publish with its
+/// properties) beside its topic and payload. With 1 KiB segments a node's two held some fifty
+/// of them: 20 KiB a board, a third of a 10,000-board hall's memory (`heaptrack`, 2026-11-28).
+const DOWNLINK_SEGMENT: usize = 128;
 
 /// The readiness probe's one-time identity, removed once the broker answered it.
 const PROBE_USER: &str = "zeitnot-probe";

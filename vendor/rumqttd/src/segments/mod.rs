@@ -63,8 +63,10 @@ where
     /// Create a new `CommitLog` with the given contraints. If `max_mem_segments` is 0, then only
     /// the active segment is maintained.
     pub fn new(max_segment_size: usize, max_mem_segments: usize) -> io::Result<Self> {
-        if max_segment_size < 1024 {
-            panic!("given max_segment_size {max_segment_size} bytes < 1KB");
+        // Zeitnot's patch (vendor/README.md): segments down to 64 bytes (upstream: 1 KiB), so
+        // that a node's downlink log keeps a few acknowledgements rather than some fifty.
+        if max_segment_size < 64 {
+            panic!("given max_segment_size {max_segment_size} bytes < 64 bytes");
         }
 
         if max_mem_segments < 1 {
