@@ -50,7 +50,9 @@ fn effects(board: BoardNo, events: Vec<BoardEvent>) -> Vec<Effect> {
 
 #[derive(Debug)]
 pub struct Hall {
-    boards: BTreeMap<BoardNo, BoardState>,
+    /// Boxed: a B-tree's nodes are half full after boards arrive in order, and a board's
+    /// state is over a kilobyte; a box costs the tree's slack a pointer, not a board.
+    boards: BTreeMap<BoardNo, Box<BoardState>>,
     /// Each board's rules and time control.
     sections: Sections,
     /// Which round each section plays: a board first heard of begins in its section's.
@@ -90,7 +92,7 @@ impl Hall {
             node,
             mark,
         );
-        self.boards.insert(board, state);
+        self.boards.insert(board, Box::new(state));
     }
 
     /// `board`, if never heard of, begins in `round` (a restart: the round its first event
@@ -105,7 +107,7 @@ impl Hall {
                 section.time_control.clone(),
                 self.debounce_ms,
             );
-            self.boards.insert(board, state);
+            self.boards.insert(board, Box::new(state));
         }
     }
 
@@ -172,7 +174,7 @@ impl Hall {
                     .of_board(&self.sections, board)
                     .unwrap_or(RoundNo::FIRST)
             },
-            BoardState::round,
+            |b| b.round(),
         )
     }
 
@@ -273,7 +275,7 @@ impl Hall {
     }
 
     pub fn board(&self, board: BoardNo) -> Option<&BoardState> {
-        self.boards.get(&board)
+        self.boards.get(&board).map(|b| &**b)
     }
 
     pub fn len(&self) -> usize {
