@@ -51,10 +51,12 @@ impl<P: Protocol> Network<P> {
     ) -> Network<P> {
         Network {
             socket,
-            // Zeitnot's patch (vendor/README.md): 1 KiB each to start, grown as a packet needs
-            // (upstream: 10 KiB each for every connection).
+            // Zeitnot's patch (vendor/README.md): 1 KiB to read (a smaller buffer reads a
+            // node's event in several calls) and nothing to write, each grown as a packet
+            // needs (upstream: 10 KiB each for every connection). What a node is sent is
+            // mostly its acknowledgements, some 60 bytes.
             read: BytesMut::with_capacity(1024),
-            write: BytesMut::with_capacity(1024),
+            write: BytesMut::new(),
             max_incoming_size,
             max_connection_buffer_len,
             // Overwritten by keepalive value in connect packet, otherwise we
