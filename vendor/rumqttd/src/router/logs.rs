@@ -23,7 +23,9 @@ const MAX_CACHED_TOPICS: usize = 100_000;
 #[derive(Clone)]
 pub struct PublishData {
     pub publish: Publish,
-    pub properties: Option<PublishProperties>,
+    /// Zeitnot's patch (vendor/README.md): boxed. Inline, MQTT 5's properties (absent from
+    /// every MQTT 3.1.1 publish) made each entry of every filter's log some 260 bytes.
+    pub properties: Option<Box<PublishProperties>>,
     pub timestamp: Instant,
 }
 
@@ -31,7 +33,7 @@ impl From<PubWithProp> for PublishData {
     fn from((publish, properties): PubWithProp) -> Self {
         PublishData {
             publish,
-            properties,
+            properties: properties.map(Box::new),
             timestamp: Instant::now(),
         }
     }
@@ -261,7 +263,7 @@ impl DataLog {
         // no need to include timestamp when returning
         let o = o
             .into_iter()
-            .map(|(pubdata, offset)| ((pubdata.publish, pubdata.properties), offset))
+            .map(|(pubdata, offset)| ((pubdata.publish, pubdata.properties.map(|p| *p)), offset))
             .collect();
 
         Ok((next, o))
@@ -269,7 +271,7 @@ impl DataLog {
 
     pub fn shadow(&mut self, filter: &str) -> Option<PubWithProp> {
         let data = self.native.get_mut(*self.filter_indexes.get(filter)?)?;
-        data.log.last().map(|p| (p.publish, p.properties))
+        data.log.last().map(|p| (p.publish, p.properties.map(|p| *p)))
     }
 
     /// This method is called when the subscriber has caught up with the commit log. In which case,
@@ -345,7 +347,7 @@ impl DataLog {
         self.retained_publishes
             .iter()
             .filter(|(topic, _)| matches(topic, filter))
-            .map(|(_, p)| (p.publish.clone(), p.properties.clone()))
+            .map(|(_, p)| (p.publish.clone(), p.properties.clone().map(|p| *p)))
             .collect()
     }
 }
