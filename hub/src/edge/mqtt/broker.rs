@@ -202,7 +202,7 @@ pub fn start(
             max_outgoing_packet_count: 500,
             // rumqttd keeps each subscription filter's messages in an in-memory log of this
             // many segments and drops the oldest segment when it needs a new one, even if a
-            // subscriber has not read it; it keeps each message in an entry of about 300
+            // subscriber has not read it; it keeps each message in an entry of about 100
             // bytes beside its own bytes. The hub's one wildcard filter carries the whole
             // hall, and the hub takes its messages as the router forwards them (an
             // in-process link), so its log has only to hold a burst: 8 × 2 MiB, about
@@ -349,9 +349,10 @@ pub struct Started {
 const SMALL_SEGMENT: usize = 1024;
 
 /// A log segment of a node's downlinks: 128 bytes, three or four sealed acknowledgements of
-/// about 40 bytes, each kept in an entry of about 260 bytes (rumqttd's publish with its
-/// properties) beside its topic and payload. With 1 KiB segments a node's two held some fifty
-/// of them: 20 KiB a board, a third of a 10,000-board hall's memory (`heaptrack`, 2026-11-28).
+/// about 40 bytes, each kept in an entry of about 100 bytes (rumqttd's publish) beside its
+/// topic and payload. With 1 KiB segments (and entries of 260 bytes, their properties
+/// inline) a node's two held some fifty of them: 20 KiB a board, a third of a 10,000-board
+/// hall's memory (`heaptrack`, 2026-11-28).
 const DOWNLINK_SEGMENT: usize = 128;
 
 /// The readiness probe's one-time identity, removed once the broker answered it.
