@@ -254,10 +254,25 @@ async fn the_public_login_reads_and_writes_no_journal() {
 struct Shipped {
     ip: String,
     ports: [u16; 4],
+    log: std::path::PathBuf,
     _server: Server,
 }
 
 impl Shipped {
+    /// Waits until its monitoring port answers: a server started on a busy machine may take
+    /// a while; one that never answers fails the test with its log.
+    fn wait_running(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while self.routez().is_none() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server does not run: {}",
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     fn routez(&self) -> Option<serde_json::Value> {
         use std::io::{Read, Write};
         let mut tcp = std::net::TcpStream::connect((self.ip.as_str(), self.ports[3])).ok()?;
@@ -318,7 +333,8 @@ fn start_shipped(
         .iter()
         .map(|(ip, port)| format!("nats-route://zeitnot-route:{route_password}@{ip}:{port}"))
         .collect();
-    let log = std::fs::File::create(dir.join(format!("nats-{name}.log"))).unwrap();
+    let log_path = dir.join(format!("nats-{name}.log"));
+    let log = std::fs::File::create(&log_path).unwrap();
     let server = Server(
         Command::new(nats_server_bin())
             .arg("-c")
@@ -334,6 +350,7 @@ fn start_shipped(
     Shipped {
         ip,
         ports,
+        log: log_path,
         _server: server,
     }
 }
@@ -411,6 +428,9 @@ fn only_the_halls_servers_join_the_cluster() {
     let fresh = || port_quads(1)[0];
     let own_ca = start_shipped(&own, "rogue-ca", 4, &to_a, password, fresh());
     let no_password = start_shipped(&copied, "rogue-login", 5, &to_a, "a-guess", fresh());
+    own_ca.wait_running();
+    no_password.wait_running();
+    // Time for their routes to be tried and refused.
     std::thread::sleep(Duration::from_secs(5));
     for rogue in [&own_ca, &no_password] {
         assert!(rogue.routez().is_some(), "the stranger's server runs");
