@@ -321,6 +321,12 @@ pub struct RouterConfig {
 pub struct SegmentConfig {
     pub max_segment_size: usize,
     pub max_segment_count: usize,
+    /// Zeitnot's patch (vendor/README.md): drop the sealed segments once every connected
+    /// subscriber of the filter has read them all (each at QoS 0, none in a shared group),
+    /// so that the log holds only a burst that is not read yet. A subscriber that is not
+    /// connected then finds nothing of what came while it was away.
+    #[serde(default)]
+    pub drop_read: bool,
 }
 
 type ReloadHandle = Handle<EnvFilter, Layered<Layer<Registry, Pretty, Format<Pretty>>, Registry>>;

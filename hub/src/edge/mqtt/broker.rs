@@ -205,10 +205,12 @@ pub fn start(
             // subscriber has not read it; it keeps each message in an entry of about 100
             // bytes beside its own bytes. The hub's one wildcard filter carries the whole
             // hall, and the hub takes its messages as the router forwards them (an
-            // in-process link), so its log has only to hold a burst: 8 × 2 MiB, about
-            // 160,000 events (15 s of a 10,000-board hall), about 64 MB. (With 10 × 1 MiB
-            // and the hub on TCP, an 800-board burst once lost 17% of its messages; the
-            // nodes resend whatever a log drops.)
+            // in-process link), so its log has only to hold a burst the hub has not read:
+            // up to 32 × 512 KiB, about 160,000 events, and the segments the hub has read
+            // are dropped (`drop_read`, vendor/README.md), so a hall the hub keeps up with
+            // holds one segment, not 64 MB of what it read long ago. (With 10 × 1 MiB and the
+            // hub on TCP, an 800-board burst once lost 17% of its messages; the nodes
+            // resend whatever a log drops.)
             // Every other filter keeps what a slow subscriber needs, no more, a node's
             // downlinks least of all, so that 10,000 nodes' acknowledgements do not pile up.
             // A topic that no filter matches is kept in no log at all.
@@ -222,13 +224,15 @@ pub fn start(
                     SegmentConfig {
                         max_segment_size: DOWNLINK_SEGMENT,
                         max_segment_count: 2,
+                        drop_read: false,
                     },
                 ),
                 (
                     protocol::topic::uplink_filter("+"),
                     SegmentConfig {
-                        max_segment_size: 2 * 1024 * 1024,
-                        max_segment_count: 8,
+                        max_segment_size: UPLINK_SEGMENT,
+                        max_segment_count: UPLINK_SEGMENTS,
+                        drop_read: true,
                     },
                 ),
                 // Alert changes carry their texts in six languages; a pager that falls a
@@ -238,6 +242,7 @@ pub fn start(
                     SegmentConfig {
                         max_segment_size: 1024 * 1024,
                         max_segment_count: 2,
+                        drop_read: false,
                     },
                 ),
                 // A screen following the live moves gets a whole burst of them.
@@ -246,6 +251,7 @@ pub fn start(
                     SegmentConfig {
                         max_segment_size: 1024 * 1024,
                         max_segment_count: 2,
+                        drop_read: false,
                     },
                 ),
             ])),
@@ -347,6 +353,13 @@ pub struct Started {
 /// A log segment of a filter that is not the hall's uplinks or downlinks, alerts or live
 /// moves (the pagers' commands, the hub's status): 1 KiB of messages.
 const SMALL_SEGMENT: usize = 1024;
+
+/// A log segment of the hall's uplinks, and how many the log holds at most: 16 MiB, the
+/// saturated burst of `hall_throughput -- --nodes 1000` (a window of 51 events a node) with
+/// room to spare; 4 MiB lost a third of it. Small, so that the one segment a hall that is
+/// read holds is small.
+const UPLINK_SEGMENT: usize = 512 * 1024;
+const UPLINK_SEGMENTS: usize = 32;
 
 /// A log segment of a node's downlinks: 128 bytes, three or four sealed acknowledgements of
 /// about 40 bytes, each kept in an entry of about 100 bytes (rumqttd's publish) beside its

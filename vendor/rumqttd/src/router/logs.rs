@@ -289,6 +289,27 @@ impl DataLog {
         data.waiters.register(id, request);
     }
 
+    /// Zeitnot's patch (vendor/README.md): for a filter configured with `drop_read`, drops the
+    /// sealed segments of its log once all its `subscribers` wait for more. A request is
+    /// parked only when it has read to the end, and every append wakes all of them, so
+    /// waiters as many as the subscribers means each has read everything.
+    pub fn drop_read(&mut self, filter_idx: FilterIdx, subscribers: usize) {
+        let Some(data) = self.native.get_mut(filter_idx) else {
+            return;
+        };
+        if !data.drop_read || data.log.len() < 2 {
+            return;
+        }
+        let waiters = data.waiters.waiters();
+        let all_read = waiters.len() == subscribers
+            && waiters
+                .iter()
+                .all(|(_, request)| request.qos == 0 && request.group.is_none());
+        if all_read {
+            data.log.drop_sealed();
+        }
+    }
+
     /// Cleanup a connection from all the waiters
     pub fn clean(&mut self, id: ConnectionId) -> Vec<DataRequest> {
         let mut inflight = Vec::new();
@@ -355,6 +376,8 @@ impl DataLog {
 pub struct Data<T> {
     filter: Filter,
     pub log: CommitLog<T>,
+    /// Zeitnot's patch: `SegmentConfig::drop_read`.
+    drop_read: bool,
     pub waiters: Waiters<DataRequest>,
     meter: SubscriptionMeter,
 }
@@ -366,6 +389,7 @@ where
     pub fn new(filter: &str, router_config: &RouterConfig) -> Data<T> {
         let mut max_segment_size = router_config.max_segment_size;
         let mut max_mem_segments = router_config.max_segment_count;
+        let mut drop_read = false;
 
         // Override segment config for selected filter
         if let Some(config) = &router_config.custom_segment {
@@ -374,6 +398,7 @@ where
                     info!("Overriding segment config for filter: {}", filter);
                     max_segment_size = segment_config.max_segment_size;
                     max_mem_segments = segment_config.max_segment_count;
+                    drop_read = segment_config.drop_read;
                 }
             }
         }
@@ -386,6 +411,7 @@ where
         Data {
             filter: filter.to_owned(),
             log,
+            drop_read,
             waiters,
             meter: metrics,
         }
@@ -521,6 +547,75 @@ mod test {
         data.matches("topic/a");
 
         assert_eq!(data.publish_filters.get("topic/a").unwrap().len(), 1);
+    }
+
+    /// Zeitnot's patch: a `drop_read` filter's sealed segments go once every subscriber waits
+    /// at the end of its log at QoS 0, not while one of them has not read them or reads at
+    /// QoS 1; a subscriber reads on from the end after the drop.
+    #[test]
+    fn read_segments_are_dropped_once_every_subscriber_waits_at_the_end() {
+        use crate::protocol::Publish;
+        use crate::router::DataRequest;
+        use crate::SegmentConfig;
+        let config = RouterConfig {
+            max_segment_size: 1024,
+            max_connections: 10,
+            max_segment_count: 10,
+            max_outgoing_packet_count: 1024,
+            custom_segment: Some(std::collections::HashMap::from([(
+                "up/+".to_owned(),
+                SegmentConfig {
+                    max_segment_size: 64,
+                    max_segment_count: 100,
+                    drop_read: true,
+                },
+            )])),
+            initialized_filters: None,
+            shared_subscriptions_strategy: Strategy::RoundRobin,
+        };
+        let mut data = DataLog::new(config).unwrap();
+        let (idx, _) = data.next_native_offset("up/+");
+        let mut notifications = std::collections::VecDeque::new();
+        let mut append = |data: &mut DataLog, payload: &'static str| {
+            let publish = Publish::new("up/1", payload, false);
+            data.native[idx].append((publish, None).into(), &mut notifications);
+        };
+        for _ in 0..20 {
+            append(&mut data, "an event of thirty-odd bytes");
+        }
+        let segments = |data: &DataLog| data.native[idx].log.len();
+        assert!(segments(&data) > 2, "the events fill several segments");
+        let at_the_end = |data: &DataLog, qos| DataRequest {
+            filter: "up/+".to_owned(),
+            filter_idx: idx,
+            qos,
+            cursor: data.native[idx].log.next_offset(),
+            read_count: 0,
+            max_count: 100,
+            forward_retained: false,
+            group: None,
+        };
+
+        // Two subscribers, one waiting: the other has not read.
+        data.park(1, at_the_end(&data, 0));
+        data.drop_read(idx, 2);
+        assert!(segments(&data) > 2, "dropped what a subscriber has not read");
+        // Both waiting, one at QoS 1 (its unacknowledged messages are read again).
+        data.park(2, at_the_end(&data, 1));
+        data.drop_read(idx, 2);
+        assert!(segments(&data) > 2, "dropped what a QoS 1 subscriber may need again");
+        // Both waiting at QoS 0: only the active segment stays.
+        data.native[idx].waiters.remove(2);
+        data.park(2, at_the_end(&data, 0));
+        data.drop_read(idx, 2);
+        assert_eq!(segments(&data), 1);
+
+        // A waiter's cursor still reads what comes next.
+        let cursor = data.native[idx].waiters.waiters()[0].1.cursor;
+        append(&mut data, "the next event");
+        let (_, read) = data.native_readv(idx, cursor, 10).unwrap();
+        let payloads: Vec<_> = read.iter().map(|((p, _), _)| p.payload.clone()).collect();
+        assert_eq!(payloads, ["the next event"]);
     }
 
     /// Zeitnot's patch: the indexed matching equals comparing every topic with every

@@ -1107,7 +1107,13 @@ impl Router {
                     // When all the data in the log is caught up, current request is
                     // registered in waiters and not added back to the tracker. This
                     // ensures that tracker.next() stops when all the requests are done
+                    let filter_idx = request.filter_idx;
+                    let subscribers = self
+                        .subscription_map
+                        .get(filter)
+                        .map_or(usize::MAX, HashSet::len);
                     datalog.park(id, request);
+                    datalog.drop_read(filter_idx, subscribers);
                 }
                 ConsumeStatus::PartialRead => {
                     requests.push_back(request);

@@ -164,6 +164,15 @@ where
         }
     }
 
+    /// Zeitnot's patch (vendor/README.md): drops every sealed segment, keeping the active one,
+    /// for a log whose readers have all read it to the end.
+    pub fn drop_sealed(&mut self) {
+        while self.segments.len() > 1 {
+            self.segments.pop_front();
+            self.head += 1;
+        }
+    }
+
     #[inline]
     pub fn last(&self) -> Option<T> {
         self.active_segment().last()
