@@ -329,6 +329,7 @@ impl<P: Protocol> RemoteLink<P> {
                                     Judgement::Answer(answer) => answers.extend(answer),
                                 }
                             }
+                            crate::router::iobufs::keep_room_for_one(&mut read);
                             acl.read = read;
                             if !answers.is_empty() {
                                 self.network.writev(answers).await?;
@@ -361,6 +362,7 @@ impl<P: Protocol> RemoteLink<P> {
                         }
 
                     }
+                    crate::router::iobufs::keep_room_for_one(&mut self.notifications);
                     self.network.writev(packets).await?;
                     if unscheduled {
                         self.link_rx.wake().await?;

@@ -16,6 +16,16 @@ use crate::{
 use super::{Forward, IncomingMeter, OutgoingMeter};
 
 const MAX_INFLIGHT: usize = 100;
+
+/// Zeitnot's patch (vendor/README.md): a drained queue of a connection goes back to room for
+/// one entry. A node's queues carry one packet, notification or acknowledgement at a time,
+/// but entries are large (a packet 392 bytes, a notification 248, an acknowledgement 232)
+/// and a queue grows to four at its first two: kept grown, they were some 4 KB a board.
+pub(crate) fn keep_room_for_one<T>(queue: &mut VecDeque<T>) {
+    if queue.len() <= 1 && queue.capacity() > 1 {
+        queue.shrink_to(1);
+    }
+}
 const MAX_PKID: u16 = MAX_INFLIGHT as u16;
 
 #[derive(Debug)]
@@ -217,6 +227,23 @@ impl Outgoing {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    /// Zeitnot's patch: a drained queue keeps room for one, a queue still holding two keeps
+    /// what it has.
+    #[test]
+    fn a_drained_queue_keeps_room_for_one() {
+        let mut queue: VecDeque<Notification> = VecDeque::new();
+        queue.extend([Notification::Unschedule, Notification::Unschedule]);
+        assert!(queue.capacity() >= 2);
+        keep_room_for_one(&mut queue);
+        assert!(queue.capacity() >= 2, "dropped room a queue uses");
+        queue.drain(..);
+        keep_room_for_one(&mut queue);
+        assert_eq!(queue.capacity(), 1);
+        queue.push_back(Notification::Unschedule);
+        keep_room_for_one(&mut queue);
+        assert_eq!((queue.len(), queue.capacity()), (1, 1));
+    }
 
     #[test]
     fn retransmission_map_is_calculated_accurately() {

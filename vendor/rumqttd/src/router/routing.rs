@@ -104,9 +104,6 @@ pub struct Router {
     last_wills: HashMap<String, (LastWill, Option<LastWillProperties>)>,
 }
 
-/// Zeitnot's patch: the room for packets the router's exchange buffer keeps when it goes on
-/// to another connection.
-const CACHED_PACKETS: usize = 8;
 
 impl Router {
     pub fn new(router_id: RouterId, config: RouterConfig) -> Router {
@@ -903,15 +900,13 @@ impl Router {
             }
         }
 
-        // Zeitnot's patch (vendor/README.md): a connection's buffer goes back to a few
-        // packets' room. The buffers circulate between this cache and the connections
+        // Zeitnot's patch (vendor/README.md): a connection's buffer goes back to one
+        // packet's room. The buffers circulate between this cache and the connections
         // (`exchange`): every turn of the hub's, grown to its publishes, went on to a node
         // that reads one packet at a time, until every node held room for some twenty (4.7
         // KB a board), and one burst of the hub's (a request to each of 10,000 boards when
         // its session is up) left a buffer of 16,384 packets passed on for good.
-        if packets.capacity() > CACHED_PACKETS {
-            packets.shrink_to(CACHED_PACKETS);
-        }
+        super::iobufs::keep_room_for_one(&mut packets);
         self.cache = Some(packets);
 
         // Prepare AcksRequest in tracker if router is operating in a
@@ -1427,6 +1422,7 @@ fn ack_device_data(ackslog: &mut AckLog, outgoing: &mut Outgoing) -> bool {
         count += 1;
     }
 
+    super::iobufs::keep_room_for_one(acks);
     debug!(acks_count = count, "Acks sent to device");
     outgoing.handle.try_send(()).ok();
     true

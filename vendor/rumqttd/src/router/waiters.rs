@@ -24,6 +24,11 @@ impl<T> Waiters<T> {
 
     /// Pushes a request to current wait queue
     pub fn register(&mut self, id: ConnectionId, request: T) {
+        // Zeitnot's patch (vendor/README.md): a node's filter has one waiter, so room for one
+        // at first, not four (`take` leaves an empty queue at every append).
+        if self.current.capacity() == 0 {
+            self.current.reserve_exact(1);
+        }
         let request = (id, request);
         self.current.push_back(request);
     }
