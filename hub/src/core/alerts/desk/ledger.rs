@@ -234,7 +234,7 @@ impl AlertDesk {
             }],
         };
         self.incidents.insert(alert.incident, id);
-        self.open.insert(id);
+        self.open.insert(id, alert.board);
         self.schedule_escalation(&alert);
         self.alerts.insert(id, alert.clone());
         Some(AlertChange {
@@ -298,7 +298,7 @@ impl AlertDesk {
             alert.outcome = None;
             alert.reopened_by = Some(withdrawal);
             let alert = alert.clone();
-            self.open.insert(id);
+            self.open.insert(id, alert.board);
             if alert.state == AlertState::Raised {
                 self.schedule_escalation(&alert);
             }
@@ -344,7 +344,8 @@ impl AlertDesk {
                 at: now.0,
             });
         }
-        self.open.remove(&id);
+        let board = alert.board;
+        self.open.remove(id, board);
         self.watched.remove(id);
         let change = if state == AlertState::Resolved {
             Change::Resolved
@@ -375,10 +376,7 @@ impl AlertDesk {
     }
 
     pub(super) fn open_at(&self, board: BoardNo) -> impl Iterator<Item = &Alert> {
-        self.open
-            .iter()
-            .filter_map(|id| self.alerts.get(id))
-            .filter(move |a| a.board == Some(board))
+        self.open.at(board).filter_map(|id| self.alerts.get(id))
     }
 
     /// Records `change` in the alert's history and hands out the new state.

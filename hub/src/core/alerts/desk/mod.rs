@@ -16,6 +16,7 @@
 
 mod from_events;
 mod ledger;
+mod open;
 mod watchers;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -205,7 +206,7 @@ pub struct AlertDesk {
     alerts: BTreeMap<AlertId, Alert>,
     /// Every incident that has had an alert.
     incidents: HashMap<Incident, AlertId>,
-    open: BTreeSet<AlertId>,
+    open: open::OpenAlerts,
     /// The open alert of each watched condition.
     watched: WatchedAlerts,
     next_id: AlertId,
@@ -246,7 +247,7 @@ impl AlertDesk {
             rules,
             alerts: BTreeMap::new(),
             incidents: HashMap::new(),
-            open: BTreeSet::new(),
+            open: open::OpenAlerts::default(),
             watched: WatchedAlerts::default(),
             next_id: AlertId(1),
             players: BTreeMap::new(),
@@ -358,7 +359,7 @@ impl AlertDesk {
                 self.incidents.insert(*repeat, alert.id);
             }
             if alert.state.is_open() {
-                self.open.insert(alert.id);
+                self.open.insert(alert.id, alert.board);
                 if let Some(key) = watched_key(&alert) {
                     self.watched.insert(key, alert.id);
                 }
