@@ -20,7 +20,7 @@ const MAX_INFLIGHT: usize = 100;
 /// Zeitnot's patch (vendor/README.md): a drained queue of a connection goes back to room for
 /// one entry. A node's queues carry one packet, notification or acknowledgement at a time,
 /// but entries are large (a packet 392 bytes, a notification 248, an acknowledgement 232)
-/// and a queue grows to four at its first two: kept grown, they were some 4 KB a board.
+/// and a queue grows to four at its first two: kept grown, they were some 7 KB a board.
 pub(crate) fn keep_room_for_one<T>(queue: &mut VecDeque<T>) {
     if queue.len() <= 1 && queue.capacity() > 1 {
         queue.shrink_to(1);

@@ -11,7 +11,7 @@ use crate::{ConnectionId, Filter, Offset, RouterConfig, Topic};
 
 use crate::segments::{CommitLog, Position};
 use crate::Storage;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::time::Instant;
 
@@ -290,16 +290,22 @@ impl DataLog {
     }
 
     /// Zeitnot's patch (vendor/README.md): for a filter configured with `drop_read`, drops the
-    /// sealed segments of its log once all its `subscribers` wait for more. A request is
-    /// parked only when it has read to the end, and every append wakes all of them, so
-    /// waiters as many as the subscribers means each has read everything.
-    pub fn drop_read(&mut self, filter_idx: FilterIdx, subscribers: usize) {
+    /// sealed segments of its log once all its subscribers (`subscriptions` by filter) wait
+    /// for more. A request is parked only when it has read to the end, and every append wakes
+    /// all of them, so waiters as many as the subscribers means each has read everything.
+    /// Called at every park: the filters that do not drop cost one flag's test.
+    pub fn drop_read(
+        &mut self,
+        filter_idx: FilterIdx,
+        subscriptions: &HashMap<Filter, HashSet<ConnectionId>>,
+    ) {
         let Some(data) = self.native.get_mut(filter_idx) else {
             return;
         };
         if !data.drop_read || data.log.len() < 2 {
             return;
         }
+        let subscribers = subscriptions.get(&data.filter).map_or(usize::MAX, HashSet::len);
         let waiters = data.waiters.waiters();
         let all_read = waiters.len() == subscribers
             && waiters
@@ -596,18 +602,22 @@ mod test {
             group: None,
         };
 
+        let subscribed = std::collections::HashMap::from([(
+            "up/+".to_owned(),
+            std::collections::HashSet::from([1, 2]),
+        )]);
         // Two subscribers, one waiting: the other has not read.
         data.park(1, at_the_end(&data, 0));
-        data.drop_read(idx, 2);
+        data.drop_read(idx, &subscribed);
         assert!(segments(&data) > 2, "dropped what a subscriber has not read");
         // Both waiting, one at QoS 1 (its unacknowledged messages are read again).
         data.park(2, at_the_end(&data, 1));
-        data.drop_read(idx, 2);
+        data.drop_read(idx, &subscribed);
         assert!(segments(&data) > 2, "dropped what a QoS 1 subscriber may need again");
         // Both waiting at QoS 0: only the active segment stays.
         data.native[idx].waiters.remove(2);
         data.park(2, at_the_end(&data, 0));
-        data.drop_read(idx, 2);
+        data.drop_read(idx, &subscribed);
         assert_eq!(segments(&data), 1);
 
         // A waiter's cursor still reads what comes next.

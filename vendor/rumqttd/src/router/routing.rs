@@ -1103,12 +1103,8 @@ impl Router {
                     // registered in waiters and not added back to the tracker. This
                     // ensures that tracker.next() stops when all the requests are done
                     let filter_idx = request.filter_idx;
-                    let subscribers = self
-                        .subscription_map
-                        .get(filter)
-                        .map_or(usize::MAX, HashSet::len);
                     datalog.park(id, request);
-                    datalog.drop_read(filter_idx, subscribers);
+                    datalog.drop_read(filter_idx, &self.subscription_map);
                 }
                 ConsumeStatus::PartialRead => {
                     requests.push_back(request);
