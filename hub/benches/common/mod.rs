@@ -22,16 +22,41 @@ const GAMES: &[u8] = include_bytes!("../../demo/world-cup-2025-rapid.pgn");
 /// Where a process is asked to listen: a port of its choosing, which it then reports.
 const ANY_PORT: &str = "127.0.0.1:0";
 
-/// Each node's events: the readings of a real game, as the replay source reports them.
+/// Each node's first `events` events: the readings of a real game, as the replay source
+/// reports them. A game with fewer readings has its clock's running readings added between
+/// them, spread over the game, as many as make up the number (a DGT clock reports its
+/// display every second, [`with_running_clock`]). Before 2026-11-29 a short game was sent
+/// again from its start, so that every third board showed the start position in a game in
+/// play: an alert storm (illegal moves, a clock out of sync) that no hall sends. Only a
+/// number beyond even one reading a second sends the game again.
 pub fn node_events(board: u16, events: usize) -> Vec<UplinkBody> {
     let games = pgn::read_games(GAMES).expect("demo games");
     let game = &games[usize::from(board) % games.len()];
-    replay::script(game, None)
+    filled_to(replay::script(game, None), events)
         .into_iter()
         .map(|t| t.reading.body())
         .cycle()
         .take(events)
         .collect()
+}
+
+/// `script` with running clock readings added, evenly over the game, until it has at least
+/// `events` readings or has one a second.
+fn filled_to(script: Vec<Timed>, events: usize) -> Vec<Timed> {
+    const EVERY_SECOND: u64 = 1_000;
+    let missing = events.saturating_sub(script.len()) as u64;
+    if missing == 0 {
+        return script;
+    }
+    let played_ms = script.last().map_or(0, |t| t.game_ms);
+    let mut every_ms = (played_ms / missing).max(EVERY_SECOND);
+    loop {
+        let filled = with_running_clock(script.clone(), every_ms);
+        if filled.len() >= events || every_ms == EVERY_SECOND {
+            return filled;
+        }
+        every_ms = (every_ms * 3 / 4).max(EVERY_SECOND);
+    }
 }
 
 /// `script` with a clock reading every `every_ms` while a clock runs, as a DGT clock
