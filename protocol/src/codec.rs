@@ -43,9 +43,25 @@ impl fmt::Display for DecodeError {
 #[cfg(feature = "std")]
 impl std::error::Error for DecodeError {}
 
+/// Room for an uplink on the stack: every uplink a board sends in play fits (a placement
+/// takes about 40 bytes); a larger one is encoded into a growing Vec.
+pub const UPLINK_ON_STACK: usize = 256;
+
 pub fn encode_uplink(message: &Uplink) -> Vec<u8> {
-    // Serializing these types into a Vec cannot fail: no maps, no unsized sequences.
-    postcard::to_allocvec(message).expect("uplink encodes")
+    // Through the stack, then one allocation of the right size: postcard's growing Vec
+    // reallocates four or five times for a placement, on the hub's path of every event.
+    let mut buf = [0u8; UPLINK_ON_STACK];
+    match encode_uplink_into(message, &mut buf) {
+        Some(bytes) => bytes.to_vec(),
+        // Serializing these types into a Vec cannot fail: no maps, no unsized sequences.
+        None => postcard::to_allocvec(message).expect("uplink encodes"),
+    }
+}
+
+/// `message` encoded into `buf`, as [`encode_uplink`] encodes it; `None` when it does not
+/// fit.
+pub fn encode_uplink_into<'a>(message: &Uplink, buf: &'a mut [u8]) -> Option<&'a [u8]> {
+    postcard::to_slice(message, buf).ok().map(|bytes| &*bytes)
 }
 
 pub fn encode_downlink(message: &Downlink) -> Vec<u8> {

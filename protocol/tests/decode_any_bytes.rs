@@ -2,7 +2,10 @@
 //! survives a round trip.
 
 use proptest::prelude::*;
-use protocol::codec::{decode_downlink, decode_uplink, encode_downlink, encode_uplink};
+use protocol::codec::{
+    decode_downlink, decode_uplink, encode_downlink, encode_uplink, encode_uplink_into,
+    UPLINK_ON_STACK,
+};
 use protocol::{
     BoardNo, ClockReport, Color, DecodeError, Downlink, DownlinkBody, Hello, NodeMs, Piece,
     Placement, Role, Seq, Square, Uplink, UplinkBody, PROTOCOL_VERSION,
@@ -79,6 +82,17 @@ proptest! {
     fn uplinks_round_trip(board in 1..=BoardNo::MAX.0, seq in 0..Seq::LIMIT.0, ms in 0..NodeMs::LIMIT.0, body in body()) {
         let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(ms), body);
         prop_assert_eq!(decode_uplink(&encode_uplink(&message)), Ok(message));
+    }
+
+    #[test]
+    fn uplinks_encode_into_a_buffer_as_into_a_vec(board in 1..=BoardNo::MAX.0, seq in 0..Seq::LIMIT.0, ms in 0..NodeMs::LIMIT.0, body in body()) {
+        let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(ms), body);
+        let encoded = encode_uplink(&message);
+        let mut room = [0u8; UPLINK_ON_STACK];
+        prop_assert_eq!(encode_uplink_into(&message, &mut room), Some(encoded.as_slice()));
+        // One byte short: it does not fit, and says so.
+        let mut short = vec![0u8; encoded.len() - 1];
+        prop_assert_eq!(encode_uplink_into(&message, &mut short), None);
     }
 
     #[test]

@@ -42,7 +42,11 @@ pub struct Streams {
 }
 
 fn print(event: &Uplink) -> u64 {
-    fnv1a(&codec::encode_uplink(event))
+    let mut buf = [0u8; codec::UPLINK_ON_STACK];
+    match codec::encode_uplink_into(event, &mut buf) {
+        Some(bytes) => fnv1a(bytes),
+        None => fnv1a(&codec::encode_uplink(event)),
+    }
 }
 
 impl Streams {
