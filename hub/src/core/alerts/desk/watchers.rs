@@ -181,17 +181,18 @@ impl AlertDesk {
         changes
     }
 
-    /// The side in time trouble at `node_now`, if one is.
     /// Whether an alert of `kind` (`sub`: its side, or 0) is open at `board`.
     fn is_watched(&self, board: BoardNo, kind: AlertKind, sub: u8) -> bool {
-        self.watched
-            .get(&Watched {
-                board: Some(board),
-                zone: self.routing.zone_of(board).to_owned(),
-                kind,
-                sub,
-            })
-            .is_some()
+        self.watched.any_at(Some(board))
+            && self
+                .watched
+                .get(&Watched {
+                    board: Some(board),
+                    zone: self.routing.zone_of(board).to_owned(),
+                    kind,
+                    sub,
+                })
+                .is_some()
     }
 
     /// The player short of time at `node_now` (8.4); `in_trouble`: one already was. Out of
@@ -254,21 +255,27 @@ impl AlertDesk {
         }
         let node_now = state.node_now(now);
         let clock = state.clock();
-        let mut due = Vec::new();
+        // The earliest still to come (no list: this runs at every event of the hall).
+        let mut earliest: Option<HubMs> = None;
+        let mut due = |at: HubMs| {
+            if at > now {
+                earliest = Some(earliest.map_or(at, |e| e.min(at)));
+            }
+        };
         if let Some(heard) = state.last_heard() {
-            due.push(heard.plus_ms(self.settings.node_silent_ms));
+            due(heard.plus_ms(self.settings.node_silent_ms));
         }
         if let Some(reading) = clock.reading().filter(|r| r.running.is_some()) {
             if clock.streams() && clock.paused_since().is_none() {
                 let unreported = node_now.0.saturating_sub(reading.at.0);
                 let left = self.settings.clock_silent_ms.saturating_sub(unreported);
-                due.push(now.plus_ms(left));
+                due(now.plus_ms(left));
             }
         }
         if let Some((color, ms)) = clock.time_to_flag(node_now) {
             if bonus_free(state, color) {
                 let left = ms.saturating_sub(self.settings.flag_forecast_ms);
-                due.push(now.plus_ms(left));
+                due(now.plus_ms(left));
             }
         }
         // Time trouble begins when the running side's time goes under the limit; after a
@@ -279,16 +286,16 @@ impl AlertDesk {
         {
             let limit = self.settings.time_trouble_ms.unwrap_or(TIME_TROUBLE_MS);
             if shown[color] >= limit {
-                due.push(now.plus_ms(shown[color] - limit + 1));
+                due(now.plus_ms(shown[color] - limit + 1));
             }
         }
         if let (Some(lateness), Some((used, _))) = (
             self.settings.allowed_lateness_ms,
             self.before_first_move(state, node_now),
         ) {
-            due.push(now.plus_ms(lateness.saturating_sub(used) + 1));
+            due(now.plus_ms(lateness.saturating_sub(used) + 1));
         }
-        due.into_iter().filter(|at| *at > now).min()
+        earliest
     }
 
     /// The round's scheduled start (6.5): a board of the round whose clock has not run
@@ -400,6 +407,11 @@ impl AlertDesk {
             deadline,
             cleared,
         } = watch;
+        // Nothing open at the board and nothing to raise, as at nearly every event: answered
+        // without making the condition's key (its zone's name) and hashing it.
+        if !on && !self.watched.any_at(Some(board)) {
+            return None;
+        }
         let key = Watched {
             board: Some(board),
             zone: self.routing.zone_of(board).to_owned(),
