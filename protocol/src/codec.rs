@@ -44,24 +44,23 @@ impl fmt::Display for DecodeError {
 impl std::error::Error for DecodeError {}
 
 /// Room for an uplink on the stack: every uplink a board sends in play fits (a placement
-/// takes about 40 bytes); a larger one is encoded into a growing Vec.
-pub const UPLINK_ON_STACK: usize = 256;
+/// takes about 40 bytes).
+const UPLINK_ON_STACK: usize = 256;
 
 pub fn encode_uplink(message: &Uplink) -> Vec<u8> {
-    // Through the stack, then one allocation of the right size: postcard's growing Vec
-    // reallocates four or five times for a placement, on the hub's path of every event.
-    let mut buf = [0u8; UPLINK_ON_STACK];
-    match encode_uplink_into(message, &mut buf) {
-        Some(bytes) => bytes.to_vec(),
-        // Serializing these types into a Vec cannot fail: no maps, no unsized sequences.
-        None => postcard::to_allocvec(message).expect("uplink encodes"),
-    }
+    with_encoded_uplink(message, <[u8]>::to_vec)
 }
 
-/// `message` encoded into `buf`, as [`encode_uplink`] encodes it; `None` when it does not
-/// fit.
-pub fn encode_uplink_into<'a>(message: &Uplink, buf: &'a mut [u8]) -> Option<&'a [u8]> {
-    postcard::to_slice(message, buf).ok().map(|bytes| &*bytes)
+/// `f` given `message`'s bytes as [`encode_uplink`] makes them, encoded on the stack when
+/// they fit (a larger message into a growing Vec): postcard's growing Vec reallocates four or
+/// five times for a placement, on the hub's path of every event.
+pub fn with_encoded_uplink<R>(message: &Uplink, f: impl FnOnce(&[u8]) -> R) -> R {
+    let mut buf = [0u8; UPLINK_ON_STACK];
+    match postcard::to_slice(message, &mut buf) {
+        Ok(bytes) => f(bytes),
+        // Serializing these types into a Vec cannot fail: no maps, no unsized sequences.
+        Err(_) => f(&postcard::to_allocvec(message).expect("uplink encodes")),
+    }
 }
 
 pub fn encode_downlink(message: &Downlink) -> Vec<u8> {

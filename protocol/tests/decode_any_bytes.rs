@@ -3,8 +3,7 @@
 
 use proptest::prelude::*;
 use protocol::codec::{
-    decode_downlink, decode_uplink, encode_downlink, encode_uplink, encode_uplink_into,
-    UPLINK_ON_STACK,
+    decode_downlink, decode_uplink, encode_downlink, encode_uplink, with_encoded_uplink,
 };
 use protocol::{
     BoardNo, ClockReport, Color, DecodeError, Downlink, DownlinkBody, Hello, NodeMs, Piece,
@@ -84,15 +83,18 @@ proptest! {
         prop_assert_eq!(decode_uplink(&encode_uplink(&message)), Ok(message));
     }
 
+    /// Encoded on the stack or, too large for it (more strangers than the protocol takes),
+    /// on the heap: the bytes postcard itself makes.
     #[test]
-    fn uplinks_encode_into_a_buffer_as_into_a_vec(board in 1..=BoardNo::MAX.0, seq in 0..Seq::LIMIT.0, ms in 0..NodeMs::LIMIT.0, body in body()) {
+    fn uplinks_encode_on_the_stack_as_postcard_does(board in 1..=BoardNo::MAX.0, seq in 0..Seq::LIMIT.0, ms in 0..NodeMs::LIMIT.0, body in body(), crowd in 200usize..400) {
         let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(ms), body);
-        let encoded = encode_uplink(&message);
-        let mut room = [0u8; UPLINK_ON_STACK];
-        prop_assert_eq!(encode_uplink_into(&message, &mut room), Some(encoded.as_slice()));
-        // One byte short: it does not fit, and says so.
-        let mut short = vec![0u8; encoded.len() - 1];
-        prop_assert_eq!(encode_uplink_into(&message, &mut short), None);
+        let large = Uplink::new(BoardNo(board), Seq(seq), NodeMs(ms), UplinkBody::Strangers(vec![(1 << 14) - 1; crowd]));
+        prop_assert!(postcard::to_allocvec(&large).unwrap().len() > 256, "past the stack's room");
+        for message in [message, large] {
+            let postcard = postcard::to_allocvec(&message).unwrap();
+            prop_assert_eq!(with_encoded_uplink(&message, <[u8]>::to_vec), postcard.clone());
+            prop_assert_eq!(encode_uplink(&message), postcard);
+        }
     }
 
     #[test]

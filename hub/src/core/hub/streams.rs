@@ -42,11 +42,7 @@ pub struct Streams {
 }
 
 fn print(event: &Uplink) -> u64 {
-    let mut buf = [0u8; codec::UPLINK_ON_STACK];
-    match codec::encode_uplink_into(event, &mut buf) {
-        Some(bytes) => fnv1a(bytes),
-        None => fnv1a(&codec::encode_uplink(event)),
-    }
+    codec::with_encoded_uplink(event, fnv1a)
 }
 
 impl Streams {
