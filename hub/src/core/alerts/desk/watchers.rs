@@ -19,6 +19,7 @@ use crate::core::board::BoardState;
 use crate::core::clock::{READING_TOLERANCE_MS, TIME_TROUBLE_MS};
 use crate::core::ending::Status;
 use crate::core::hall::Hall;
+use crate::core::ids::AlertId;
 use crate::core::laws::GameType;
 use crate::core::side::Side;
 use crate::core::time::HubMs;
@@ -183,16 +184,26 @@ impl AlertDesk {
 
     /// Whether an alert of `kind` (`sub`: its side, or 0) is open at `board`.
     fn is_watched(&self, board: BoardNo, kind: AlertKind, sub: u8) -> bool {
-        self.watched.any_at(Some(board))
-            && self
-                .watched
-                .get(&Watched {
-                    board: Some(board),
-                    zone: self.routing.zone_of(board).to_owned(),
-                    kind,
-                    sub,
-                })
-                .is_some()
+        self.open_watch(board, kind, sub).is_some()
+    }
+
+    /// The open alert of `kind` (`sub`: its side, or 0) at `board`. Nearly every board has
+    /// none, answered without making the condition's key (its zone's name) and hashing it.
+    fn open_watch(&self, board: BoardNo, kind: AlertKind, sub: u8) -> Option<AlertId> {
+        if !self.watched.any_at(Some(board)) {
+            return None;
+        }
+        self.watched.get(&self.board_condition(board, kind, sub))
+    }
+
+    /// The key of a watched condition at `board`.
+    fn board_condition(&self, board: BoardNo, kind: AlertKind, sub: u8) -> Watched {
+        Watched {
+            board: Some(board),
+            zone: self.routing.zone_of(board).to_owned(),
+            kind,
+            sub,
+        }
     }
 
     /// The player short of time at `node_now` (8.4); `in_trouble`: one already was. Out of
@@ -407,18 +418,7 @@ impl AlertDesk {
             deadline,
             cleared,
         } = watch;
-        // Nothing open at the board and nothing to raise, as at nearly every event: answered
-        // without making the condition's key (its zone's name) and hashing it.
-        if !on && !self.watched.any_at(Some(board)) {
-            return None;
-        }
-        let key = Watched {
-            board: Some(board),
-            zone: self.routing.zone_of(board).to_owned(),
-            kind,
-            sub,
-        };
-        match (self.watched.get(&key), on) {
+        match (self.open_watch(board, kind, sub), on) {
             (None, false) => None,
             // Still on: the alert says how it started; no update per tick.
             (Some(_), true) => None,
@@ -442,7 +442,8 @@ impl AlertDesk {
                         ..draft
                     },
                 )?;
-                self.watched.insert(key, change.alert.id);
+                self.watched
+                    .insert(self.board_condition(board, kind, sub), change.alert.id);
                 Some(change)
             }
         }
