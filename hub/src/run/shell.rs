@@ -58,6 +58,8 @@ pub(super) struct Shell {
     pub(super) follower: feed::Follower,
     /// The feed's rendered games, for the API and the follower.
     pub(super) feed_cache: FeedCache,
+    /// The pagers' open lists, each listed alert's entry kept until it changes.
+    pub(super) open_lists: pager::OpenLists,
     /// The TRFs the results go back into.
     pub(super) trfs: Trfs,
     /// Whether the journal works, as last told to the pagers (`None`: not yet told).
@@ -100,6 +102,7 @@ impl Shell {
             phones: phones::Phones::default(),
             follower: feed::Follower::new(config.outlets),
             feed_cache: FeedCache::default(),
+            open_lists: pager::OpenLists::default(),
             trfs: config.trfs,
             told_journal_works: None,
             admission: parts.admission,
@@ -275,9 +278,10 @@ impl Shell {
                     topic,
                     zone,
                     at,
+                    open,
                     alerts,
                 } => {
-                    let list = pager::open_list(&zone, at.0, alerts.iter().collect());
+                    let list = self.open_lists.write(&zone, at.0, open, &alerts);
                     let payload = self.hub.signed(&topic, at, list);
                     self.link.publish_json(topic, payload, true);
                 }

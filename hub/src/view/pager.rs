@@ -8,10 +8,11 @@
 //!                                      "note": "…"}
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use protocol::seal::NodeKey;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::core::alerts::{Alert, AlertAction, AlertChange, AlertCommand, Change, Language};
 use crate::core::ids::AlertId;
@@ -65,42 +66,70 @@ struct OpenList<'a> {
     at: u64,
     /// How many alerts are open in the zone; `alerts` holds the most urgent of them.
     open: usize,
-    alerts: Vec<serde_json::Value>,
+    alerts: Vec<&'a RawValue>,
 }
 
-/// At most this many alerts in a retained open list: a pager's screen shows fewer, and an
-/// MQTT message must stay well under the packet size limit (256 KiB) whatever the hall does.
-pub const OPEN_LIST_LIMIT: usize = 100;
+/// The zones' retained lists of open alerts, each alert's entry kept while it does not
+/// change: a zone's list is written again every second while any of its alerts changes, and
+/// rendering its hundred alerts in every language each time held the hub's loop up for
+/// milliseconds, the acknowledgements of the events behind it with it. The shell keeps one.
+#[derive(Debug, Default)]
+pub struct OpenLists {
+    entries: HashMap<String, HashMap<AlertId, (Version, Box<RawValue>)>>,
+}
 
-/// The retained list of a zone's open alerts, the most urgent first (at most
-/// [`OPEN_LIST_LIMIT`]); each as its change message without the history (`GET
-/// /api/alerts/{id}` has it).
-pub fn open_list(zone: &str, at: u64, mut alerts: Vec<&Alert>) -> Vec<u8> {
-    alerts.sort_by(|a, b| crate::core::alerts::by_urgency(a, b));
-    let open = alerts.len();
-    let alerts = alerts
-        .into_iter()
-        .take(OPEN_LIST_LIMIT)
-        .map(|alert| {
-            let message = ChangeMessage {
-                change: alert.history.last().map_or(Change::Raised, |s| s.change),
-                alert,
-                texts: texts(alert),
-            };
-            let mut value = serde_json::to_value(&message).expect("an alert serializes");
-            if let Some(fields) = value.as_object_mut() {
-                fields.remove("history");
-            }
-            value
+/// An alert's version: every change adds a step to its history, numbered in the hall's
+/// order.
+type Version = (usize, u64);
+
+fn version(alert: &Alert) -> Version {
+    (
+        alert.history.len(),
+        alert.history.last().map_or(0, |s| s.seq),
+    )
+}
+
+impl OpenLists {
+    /// The retained list of `zone` at `at`: `open` alerts open, `alerts` the most urgent of
+    /// them in order (the core chooses them, [`crate::core::alerts::most_urgent`]), each as
+    /// its change message without the history (`GET /api/alerts/{id}` has it).
+    pub fn write(&mut self, zone: &str, at: u64, open: usize, alerts: &[Alert]) -> Vec<u8> {
+        let mut kept = self.entries.remove(zone).unwrap_or_default();
+        let entries: HashMap<_, _> = alerts
+            .iter()
+            .map(|alert| {
+                let version = version(alert);
+                let entry = match kept.remove(&alert.id) {
+                    Some((was, entry)) if was == version => entry,
+                    _ => listed(alert),
+                };
+                (alert.id, (version, entry))
+            })
+            .collect();
+        let list = serde_json::to_vec(&OpenList {
+            zone,
+            at,
+            open,
+            alerts: alerts.iter().map(|a| &*entries[&a.id].1).collect(),
         })
-        .collect();
-    serde_json::to_vec(&OpenList {
-        zone,
-        at,
-        open,
-        alerts,
-    })
-    .expect("alerts serialize")
+        .expect("alerts serialize");
+        self.entries.insert(zone.to_owned(), entries);
+        list
+    }
+}
+
+/// An alert's entry in an open list: its change message without the history.
+fn listed(alert: &Alert) -> Box<RawValue> {
+    let message = ChangeMessage {
+        change: alert.history.last().map_or(Change::Raised, |s| s.change),
+        alert,
+        texts: texts(alert),
+    };
+    let mut value = serde_json::to_value(&message).expect("an alert serializes");
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("history");
+    }
+    serde_json::value::to_raw_value(&value).expect("an alert serializes")
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -161,6 +190,7 @@ pub fn parse_command(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::alerts::{most_urgent, AlertState, Step, OPEN_LIST_LIMIT};
     use crate::core::pager_seal::verify_command;
 
     fn alert(id: u64) -> Alert {
@@ -171,14 +201,46 @@ mod tests {
     fn an_open_list_stays_far_under_the_mqtt_packet_limit_whatever_is_open() {
         // A whole hall in time trouble: 1,000 open alerts in one zone.
         let alerts: Vec<Alert> = (1..=1_000).map(alert).collect();
-        let list = open_list("hall", 0, alerts.iter().collect());
+        let (open, listed) = most_urgent(alerts.iter());
+        let list = OpenLists::default().write("hall", 0, open, &listed);
         assert!(list.len() < 256 * 1024 / 2, "{} bytes", list.len());
         let list: serde_json::Value = serde_json::from_slice(&list).unwrap();
         assert_eq!(list["open"], 1_000);
         assert_eq!(list["alerts"].as_array().unwrap().len(), OPEN_LIST_LIMIT);
-        // The newest first among equals; no history in the list.
         assert_eq!(list["alerts"][0]["id"], 1_000);
+        // No history in the list; the change is the last step's.
         assert!(list["alerts"][0].get("history").is_none());
+        assert_eq!(list["alerts"][0]["change"], "raised");
+    }
+
+    #[test]
+    fn a_listed_alert_is_written_again_once_it_changes() {
+        let mut lists = OpenLists::default();
+        let mut alerts: Vec<Alert> = (1..=3).map(alert).collect();
+        let first = lists.write("hall", 0, 3, &alerts);
+        assert_eq!(lists.write("hall", 0, 3, &alerts), first, "nothing changed");
+        // Board 2's alert is acknowledged: a step in its history, its text anew.
+        let acknowledged = &mut alerts[1];
+        acknowledged.state = AlertState::Acknowledged;
+        acknowledged.text = "Board 2: White is short of time: 5 s left.".into();
+        acknowledged.history.push(Step {
+            at: 5,
+            seq: 7,
+            change: Change::Acknowledged,
+            by: Some("ola".into()),
+            note: None,
+        });
+        let list: serde_json::Value =
+            serde_json::from_slice(&lists.write("hall", 5, 3, &alerts)).unwrap();
+        let entry = &list["alerts"][1];
+        assert_eq!(entry["change"], "acknowledged");
+        assert_eq!(entry["state"], "acknowledged");
+        assert_eq!(entry["text"], "Board 2: White is short of time: 5 s left.");
+        // Another zone keeps its own entries.
+        let other: serde_json::Value =
+            serde_json::from_slice(&lists.write("stage", 5, 1, &alerts[..1])).unwrap();
+        assert_eq!(other["alerts"][0]["id"], 1);
+        assert_eq!(other["zone"], "stage");
     }
 
     #[test]

@@ -273,6 +273,11 @@ pub struct AlertChange {
     pub alert: Alert,
 }
 
+/// At most this many alerts in a zone's retained open list: a pager's screen shows fewer,
+/// and an MQTT message must stay well under the packet size limit (256 KiB) whatever the hall
+/// does.
+pub const OPEN_LIST_LIMIT: usize = 100;
+
 /// The order pagers and screens show alerts in: the most urgent first, then those nobody
 /// acknowledged, then the newest.
 pub fn by_urgency(a: &Alert, b: &Alert) -> std::cmp::Ordering {
@@ -284,6 +289,17 @@ pub fn by_urgency(a: &Alert, b: &Alert) -> std::cmp::Ordering {
         )
     };
     key(a).cmp(&key(b))
+}
+
+/// How many of `alerts` there are, and the [`OPEN_LIST_LIMIT`] most urgent of them in
+/// [`by_urgency`] order: what a zone's open list holds. Only those are cloned: a hall in
+/// time trouble has hundreds open, and cloning every one each second held the hub's loop up
+/// for milliseconds.
+pub fn most_urgent<'a>(alerts: impl Iterator<Item = &'a Alert>) -> (usize, Vec<Alert>) {
+    let mut alerts: Vec<&Alert> = alerts.collect();
+    alerts.sort_by(|a, b| by_urgency(a, b));
+    let listed = alerts.iter().take(OPEN_LIST_LIMIT).copied().cloned();
+    (alerts.len(), listed.collect())
 }
 
 /// What an arbiter does to an alert.
@@ -342,5 +358,26 @@ pub(crate) fn sample(id: u64) -> Alert {
         result_decision: None,
         reopened_by: None,
         history: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zone_lists_its_most_urgent_alerts_and_counts_them_all() {
+        let mut alerts: Vec<Alert> = (1..=1_000).map(sample).collect();
+        alerts[499].severity = Severity::Urgent;
+        alerts[9].state = AlertState::Acknowledged;
+        let (open, listed) = most_urgent(alerts.iter());
+        assert_eq!(open, 1_000);
+        assert_eq!(listed.len(), OPEN_LIST_LIMIT);
+        // The urgent one first, then the newest of those nobody acknowledged.
+        let ids: Vec<u64> = listed.iter().take(3).map(|a| a.id.0).collect();
+        assert_eq!(ids, [500, 1_000, 999]);
+        assert!(listed.iter().all(|a| a.id != AlertId(10)));
+        let (open, listed) = most_urgent(alerts[..3].iter());
+        assert_eq!((open, listed.len()), (3, 3));
     }
 }

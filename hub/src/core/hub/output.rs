@@ -123,11 +123,13 @@ pub enum Output {
     /// A durable alert change: to the pagers of its zone and the supervision pages.
     AlertChanged(Box<AlertChange>),
     /// A zone's open alerts at `at`, for the pagers' retained list at `topic` (written as
-    /// `view::pager` writes it, and signed with [`super::Hub::signed`], by the shell).
+    /// `view::pager` writes it, and signed with [`super::Hub::signed`], by the shell): how
+    /// many are open, and the most urgent of them in order.
     OpenList {
         topic: String,
         zone: String,
         at: HubMs,
+        open: usize,
         alerts: Vec<Alert>,
     },
     /// The live feed's move after the broadcast delay, retained at `topic`.

@@ -9,7 +9,7 @@ use protocol::topic;
 use super::durable::Deferred;
 use super::output::{Count, Output, RequestId, Write};
 use super::{Hub, OPEN_LIST_EVERY_MS};
-use crate::core::alerts::{AlertChange, Change};
+use crate::core::alerts::{most_urgent, AlertChange, Change};
 use crate::core::effect::Effect;
 use crate::core::relay::public::LiveMove;
 use crate::core::time::HubMs;
@@ -68,12 +68,13 @@ impl Hub {
 
     pub(super) fn publish_open_lists(&mut self, zones: impl IntoIterator<Item = String>) {
         for zone in zones {
-            let alerts = self.desk.open_in_zone(&zone).cloned().collect();
+            let (open, alerts) = most_urgent(self.desk.open_in_zone(&zone));
             let topic = topic::open_alerts(&self.event, &zone);
             self.outputs.push_back(Output::OpenList {
                 topic,
                 zone,
                 at: self.now,
+                open,
                 alerts,
             });
         }
