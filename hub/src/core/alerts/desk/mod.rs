@@ -156,25 +156,37 @@ struct Watch {
 
 /// The open alert of each watched condition, found by condition, by alert and by board in
 /// constant time: a hall of 10,000 boards is watched board by board, and closing an alert
-/// or asking whether a board has one must not look at every other board's.
+/// or asking whether a board has one must not look at every other board's. A condition is
+/// found among its board's few (the zones' own among the zones'), compared where it lies:
+/// each event asks about five conditions at its board, and making each one's key (its
+/// zone's name) to hash it was a fifth of the watchers' time in a saturated hall.
 #[derive(Debug, Clone, Default)]
 struct WatchedAlerts {
-    by_condition: HashMap<Watched, AlertId>,
     by_alert: HashMap<AlertId, Watched>,
-    per_board: HashMap<Option<BoardNo>, usize>,
+    /// Each board's open watched conditions (`None`: the zones' own), never empty.
+    by_board: HashMap<Option<BoardNo>, Vec<(Watched, AlertId)>>,
 }
 
 impl WatchedAlerts {
     fn get(&self, condition: &Watched) -> Option<AlertId> {
-        self.by_condition.get(condition).copied()
+        self.find(condition.board, |c| c == condition)
+    }
+
+    /// The open alert of the condition at `board` that `is` picks.
+    fn find(&self, board: Option<BoardNo>, is: impl Fn(&Watched) -> bool) -> Option<AlertId> {
+        let watched = self.by_board.get(&board)?;
+        watched.iter().find(|(c, _)| is(c)).map(|(_, id)| *id)
     }
 
     fn insert(&mut self, condition: Watched, id: AlertId) {
-        let board = condition.board;
         self.by_alert.insert(id, condition.clone());
-        match self.by_condition.insert(condition, id) {
-            Some(replaced) => drop(self.by_alert.remove(&replaced)),
-            None => *self.per_board.entry(board).or_default() += 1,
+        let watched = self.by_board.entry(condition.board).or_default();
+        match watched.iter_mut().find(|(c, _)| *c == condition) {
+            Some((_, replaced)) => {
+                self.by_alert.remove(replaced);
+                *replaced = id;
+            }
+            None => watched.push((condition, id)),
         }
     }
 
@@ -183,18 +195,17 @@ impl WatchedAlerts {
         let Some(condition) = self.by_alert.remove(&id) else {
             return;
         };
-        self.by_condition.remove(&condition);
-        if let Some(count) = self.per_board.get_mut(&condition.board) {
-            *count -= 1;
-            if *count == 0 {
-                self.per_board.remove(&condition.board);
+        if let Some(watched) = self.by_board.get_mut(&condition.board) {
+            watched.retain(|(c, _)| *c != condition);
+            if watched.is_empty() {
+                self.by_board.remove(&condition.board);
             }
         }
     }
 
     /// Whether `board` has an open watched alert.
     fn any_at(&self, board: Option<BoardNo>) -> bool {
-        self.per_board.contains_key(&board)
+        self.by_board.contains_key(&board)
     }
 }
 

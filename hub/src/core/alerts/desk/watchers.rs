@@ -8,6 +8,8 @@
 //! and gives the time to the boards due, so a hall of 10,000 boards costs what its events
 //! cost, not a scan of every board four times a second.
 
+use std::collections::BTreeSet;
+
 use protocol::time_control::Bonus;
 use protocol::BoardNo;
 use shakmaty::Color;
@@ -187,13 +189,13 @@ impl AlertDesk {
         self.open_watch(board, kind, sub).is_some()
     }
 
-    /// The open alert of `kind` (`sub`: its side, or 0) at `board`. Nearly every board has
-    /// none, answered without making the condition's key (its zone's name) and hashing it.
+    /// The open alert of `kind` (`sub`: its side, or 0) at `board`, found without making
+    /// the condition's key.
     fn open_watch(&self, board: BoardNo, kind: AlertKind, sub: u8) -> Option<AlertId> {
-        if !self.watched.any_at(Some(board)) {
-            return None;
-        }
-        self.watched.get(&self.board_condition(board, kind, sub))
+        let zone = self.routing.zone_of(board);
+        self.watched.find(Some(board), |c| {
+            c.kind == kind && c.sub == sub && c.zone == zone
+        })
     }
 
     /// The key of a watched condition at `board`.
@@ -389,17 +391,23 @@ impl AlertDesk {
         board: BoardNo,
         in_trouble: bool,
     ) -> Option<AlertChange> {
-        let zone = self.routing.zone_of(board).to_owned();
-        let boards = self.in_trouble.entry(zone.clone()).or_default();
-        let changed = if in_trouble {
-            boards.insert(board)
-        } else {
-            boards.remove(&board)
+        // Looked up by name before a key is made: this runs at every event of the hall.
+        let zone = self.routing.zone_of(board);
+        let changed = match self.in_trouble.get_mut(zone) {
+            Some(boards) if in_trouble => boards.insert(board),
+            Some(boards) => boards.remove(&board),
+            None if in_trouble => {
+                self.in_trouble
+                    .insert(zone.to_owned(), BTreeSet::from([board]));
+                true
+            }
+            None => false,
         };
         if !changed {
             return None;
         }
-        let boards: Vec<BoardNo> = boards.iter().copied().collect();
+        let zone = zone.to_owned();
+        let boards: Vec<BoardNo> = self.in_trouble[&zone].iter().copied().collect();
         let on = boards.len() >= self.settings.zone_time_trouble_boards;
         let facts = Facts {
             boards,
