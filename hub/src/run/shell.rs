@@ -306,6 +306,9 @@ impl Shell {
         let (hub, restored) =
             restored_hub(&self.hub_config, journal, &self.metrics, &mut self.clock)?;
         self.hub = hub;
+        // The pagers' list entries were kept by the alerts' steps, and steps the journal
+        // lost are numbered again: none is kept across a rebuild.
+        self.open_lists = pager::OpenLists::default();
         self.requests.drop_all();
         self.admission.nodes(&self.hub);
         self.admission.arbiters(&self.access, &self.hub);
