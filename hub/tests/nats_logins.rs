@@ -262,15 +262,23 @@ impl Shipped {
     /// Waits until its monitoring port answers: a server started on a busy machine may take
     /// a while; one that never answers fails the test with its log.
     fn wait_running(&self) {
+        if let Err(log) = self.running() {
+            panic!("the server does not run: {log}");
+        }
+    }
+
+    /// Waits until its monitoring port answers; its log if it stopped (a fatal error, such
+    /// as a port another test's process took meanwhile) or never answered within 30 s.
+    fn running(&self) -> Result<(), String> {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while self.routez().is_none() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the server does not run: {}",
-                self.log_text()
-            );
+            let log = self.log_text();
+            if log.contains("[FTL]") || std::time::Instant::now() > deadline {
+                return Err(log);
+            }
             std::thread::sleep(Duration::from_millis(200));
         }
+        Ok(())
     }
 
     /// Its log, named, for a failure's message.
@@ -453,11 +461,21 @@ fn only_the_halls_servers_join_the_cluster() {
         std::fs::copy(etc.join(file), copied.join("etc").join(file)).unwrap();
     }
     let to_a = [(servers[0].ip.clone(), servers[0].ports[1])];
-    let fresh = || port_quads(1)[0];
-    let own_ca = start_shipped(&own, "rogue-ca", 4, &to_a, password, fresh());
-    let no_password = start_shipped(&copied, "rogue-login", 5, &to_a, "a-guess", fresh());
-    own_ca.wait_running();
-    no_password.wait_running();
+    // A server that lost its port to another test's process between the port's choice and
+    // its start: said in the output, and started once more on fresh ports, which must run.
+    let stranger = |dir: &std::path::Path, name: &str, n: u8, password: &str| {
+        let server = start_shipped(dir, name, n, &to_a, password, port_quads(1)[0]);
+        if let Err(log) = server.running() {
+            eprintln!("{name} did not run at the first start; its log:\n{log}");
+            drop(server);
+            let server = start_shipped(dir, name, n, &to_a, password, port_quads(1)[0]);
+            server.wait_running();
+            return server;
+        }
+        server
+    };
+    let own_ca = stranger(&own, "rogue-ca", 4, password);
+    let no_password = stranger(&copied, "rogue-login", 5, "a-guess");
     // Time for their routes to be tried and refused.
     std::thread::sleep(Duration::from_secs(5));
     for rogue in [&own_ca, &no_password] {
