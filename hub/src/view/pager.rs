@@ -95,7 +95,8 @@ impl OpenLists {
     /// its change message without the history (`GET /api/alerts/{id}` has it).
     pub fn write(&mut self, zone: &str, at: u64, open: usize, alerts: &[Alert]) -> Vec<u8> {
         let mut kept = self.entries.remove(zone).unwrap_or_default();
-        let entries: HashMap<_, _> = alerts
+        // In the list's order; kept by id for the next list.
+        let entries: Vec<_> = alerts
             .iter()
             .map(|alert| {
                 let version = version(alert);
@@ -110,10 +111,11 @@ impl OpenLists {
             zone,
             at,
             open,
-            alerts: alerts.iter().map(|a| &*entries[&a.id].1).collect(),
+            alerts: entries.iter().map(|(_, (_, entry))| &**entry).collect(),
         })
         .expect("alerts serialize");
-        self.entries.insert(zone.to_owned(), entries);
+        self.entries
+            .insert(zone.to_owned(), entries.into_iter().collect());
         list
     }
 }
