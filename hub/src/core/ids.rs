@@ -9,6 +9,12 @@ use serde::{Deserialize, Serialize};
 pub use super::time::HubMs;
 pub use protocol::{BoardNo, NodeMs, Seq};
 
+/// A map keyed by the hall's numbers (boards, alerts) and looked up at every event: hashed
+/// with FxHash (rustc-hash), not std's SipHash, which took a twentieth of the hub's loop in
+/// a saturated hall. The keys are small bounded numbers, not a stranger's strings: there is
+/// no flood of one bucket to defend against.
+pub type IdMap<K, V> = rustc_hash::FxHashMap<K, V>;
+
 /// Every board of a range of them (a zone's, a section's), in order.
 pub fn boards_of(range: &std::ops::RangeInclusive<BoardNo>) -> impl Iterator<Item = BoardNo> {
     (range.start().0..=range.end().0).map(BoardNo)

@@ -7,13 +7,13 @@
 //! there. Refusals are counted per board; a board refused again and again within
 //! [`FORGERY_WINDOW_MS`] gets one technician alert per window.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use protocol::seal::{NodeKey, Sealed};
 use protocol::Uplink;
 
 use super::bindings::Bindings;
-use super::ids::{BoardNo, HardwareId, HubMs};
+use super::ids::{BoardNo, HardwareId, HubMs, IdMap};
 
 /// Refusals in one window that raise the alert: one forged message can be a stray, three
 /// are someone at work.
@@ -49,9 +49,9 @@ pub struct Trust {
     /// Every enrolled hardware's key.
     keys: BTreeMap<HardwareId, NodeKey>,
     /// The key of the hardware bound to each board, rebuilt when bindings or keys change.
-    by_board: HashMap<BoardNo, NodeKey>,
+    by_board: IdMap<BoardNo, NodeKey>,
     /// Per board: the window's start and the refusals in it.
-    refusals: HashMap<BoardNo, (HubMs, u32)>,
+    refusals: IdMap<BoardNo, (HubMs, u32)>,
     /// Per board: every refusal so far, and the last one's time, for the technician.
     refused: BTreeMap<BoardNo, (u64, HubMs)>,
     /// The boards paged for forgeries in the current window, in order, with when.

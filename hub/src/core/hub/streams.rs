@@ -7,11 +7,10 @@
 //! per board (its window of duplicates arrives in a burst), and is never acknowledged: that
 //! would make it forget events the hub does not have.
 
-use std::collections::HashMap;
-
 use protocol::{codec, BoardNo, Seq, Uplink};
 
 use crate::core::fingerprint::fnv1a;
+use crate::core::ids::IdMap;
 use crate::core::time::HubMs;
 
 /// How often the same board's node is told again to continue at the same point.
@@ -36,9 +35,9 @@ struct Stream {
 
 #[derive(Debug, Default)]
 pub struct Streams {
-    journaled: HashMap<BoardNo, Stream>,
+    journaled: IdMap<BoardNo, Stream>,
     /// The last `ContinueAt` sent to each board, and when.
-    continued: HashMap<BoardNo, (Seq, HubMs)>,
+    continued: IdMap<BoardNo, (Seq, HubMs)>,
 }
 
 fn print(event: &Uplink) -> u64 {

@@ -2,9 +2,9 @@
 //! (its node falls silent, its clock runs down). The hub gives the time to the boards due,
 //! not to every board. [`Timer`] names everything else the hub waits for.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
-use crate::core::ids::BoardNo;
+use crate::core::ids::{BoardNo, IdMap};
 use crate::core::time::HubMs;
 
 /// What the hub waits for without an event: [`super::Hub::poll_timeout`] is the earliest.
@@ -39,7 +39,7 @@ impl Timer {
 #[derive(Debug, Default)]
 pub struct Timers {
     by_time: BTreeSet<(HubMs, BoardNo)>,
-    of_board: HashMap<BoardNo, HubMs>,
+    of_board: IdMap<BoardNo, HubMs>,
 }
 
 impl Timers {

@@ -27,7 +27,7 @@ use super::catalogue::{AlertKind, Severity};
 use super::routing::Routing;
 use super::{Alert, AlertChange, AlertState, Deadline, Facts, Incident};
 use crate::core::arbiter::Decision;
-use crate::core::ids::{AlertId, BoardNo, RoundNo};
+use crate::core::ids::{AlertId, BoardNo, IdMap, RoundNo};
 use crate::core::laws::{Article, Rules};
 use crate::core::time::HubMs;
 
@@ -162,9 +162,9 @@ struct Watch {
 /// (its zone's name) to hash it the watchers took half the time in a saturated hall.
 #[derive(Debug, Clone, Default)]
 struct WatchedAlerts {
-    by_alert: HashMap<AlertId, Watched>,
+    by_alert: IdMap<AlertId, Watched>,
     /// Each board's open watched conditions (`None`: the zones' own), never empty.
-    by_board: HashMap<Option<BoardNo>, Vec<(Watched, AlertId)>>,
+    by_board: IdMap<Option<BoardNo>, Vec<(Watched, AlertId)>>,
 }
 
 impl WatchedAlerts {
