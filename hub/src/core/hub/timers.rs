@@ -45,12 +45,19 @@ pub struct Timers {
 impl Timers {
     /// `board` is next due at `at` (`None`: not until an event).
     pub fn set(&mut self, board: BoardNo, at: Option<HubMs>) {
-        if let Some(old) = self.of_board.remove(&board) {
+        // One lookup of the board: this runs at every event of the hall.
+        let old = match at {
+            Some(at) => self.of_board.insert(board, at),
+            None => self.of_board.remove(&board),
+        };
+        if old == at {
+            return;
+        }
+        if let Some(old) = old {
             self.by_time.remove(&(old, board));
         }
         if let Some(at) = at {
             self.by_time.insert((at, board));
-            self.of_board.insert(board, at);
         }
     }
 
