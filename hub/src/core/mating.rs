@@ -8,7 +8,7 @@
 //! Both analyses are bounded by node counts, not by time, so the same position always gets
 //! the same answer: a replayed journal reaches the same conclusions.
 
-use shakmaty::fen::Fen;
+use crate::core::game::fen_of;
 use shakmaty::{Chess, Color, EnPassantMode};
 
 /// The answer of the full analysis.
@@ -24,10 +24,7 @@ pub enum MatingChances {
 
 fn to_chess_board(position: &Chess) -> Option<chess::Board> {
     // The two libraries meet in FEN; a legal shakmaty position is always a valid one there.
-    Fen::from_position(position, EnPassantMode::Legal)
-        .to_string()
-        .parse()
-        .ok()
+    fen_of(position).parse().ok()
 }
 
 fn to_chess_color(color: Color) -> chess::Color {

@@ -48,6 +48,14 @@ use super::mating;
 use super::repetition::Repetitions;
 use super::sensed;
 
+/// `position` in FEN, written into a string of its size at once: the live feed writes one
+/// at every move of the hall, and formatting grew the string character by character.
+pub fn fen_of(position: &Chess) -> String {
+    let mut fen = String::with_capacity(90);
+    Fen::from_position(position, EnPassantMode::Legal).append_to_string(&mut fen);
+    fen
+}
+
 /// A completed move.
 #[derive(Debug, Clone)]
 pub struct CompletedMove {
@@ -335,12 +343,11 @@ impl Game {
 
     /// The FEN after `ply` completed moves (0: the start); `None` past the last move.
     pub fn fen_after(&self, ply: usize) -> Option<String> {
-        let position = self.history.get(ply)?;
-        Some(Fen::from_position(position, EnPassantMode::Legal).to_string())
+        self.history.get(ply).map(fen_of)
     }
 
     pub fn fen(&self) -> String {
-        Fen::from_position(&self.position, EnPassantMode::Legal).to_string()
+        fen_of(&self.position)
     }
 
     /// The board reports its pieces. Only a placement that ends the game completes a move

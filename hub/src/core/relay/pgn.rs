@@ -10,13 +10,12 @@
 use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
-use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
-use shakmaty::{Chess, Color, EnPassantMode, Position};
+use shakmaty::{Chess, Color, Position};
 
 use crate::core::arbiter::GameResult;
 use crate::core::clock::MoveCheck;
-use crate::core::game::Game;
+use crate::core::game::{fen_of, Game};
 use crate::core::side::Side;
 
 /// A player as the feed names one.
@@ -90,11 +89,10 @@ pub struct PgnGame {
 impl PgnGame {
     /// `game` with `checks[i]` the clock at move `i + 1`.
     pub fn of(game: &Game, checks: &[MoveCheck]) -> PgnGame {
-        let fen = |position: &Chess| Fen::from_position(position, EnPassantMode::Legal).to_string();
         let starts: Vec<(usize, String)> = game
             .starts()
             .iter()
-            .map(|(from, position)| (*from, fen(position)))
+            .map(|(from, position)| (*from, fen_of(position)))
             .collect();
         let moves = game.moves();
         let mut out = Vec::with_capacity(moves.len());
