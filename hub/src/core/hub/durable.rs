@@ -52,12 +52,12 @@ impl Pending {
 
     /// Everything whose write is durable by `up_to`, in journal order.
     pub fn durable(&mut self, up_to: Position) -> Vec<Deferred> {
-        let mut done = Vec::new();
-        while self.waiting.front().is_some_and(|(at, _)| *at <= up_to) {
-            let (_, deferred) = self.waiting.pop_front().expect("a front");
-            done.push(deferred);
-        }
-        done
+        // Counted first, so that a saturated hall's flush of hundreds is one allocation.
+        let durable = self.waiting.partition_point(|(at, _)| *at <= up_to);
+        self.waiting
+            .drain(..durable)
+            .map(|(_, deferred)| deferred)
+            .collect()
     }
 }
 
