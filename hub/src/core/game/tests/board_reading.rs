@@ -234,6 +234,47 @@ fn chess960_start_from_the_board_and_castling_onto_the_rooks_square() {
     ));
 }
 
+#[test]
+fn chess960_castling_with_the_king_staying_on_its_square() {
+    // Guidelines II.3: king g1 and rook h1 castle short by the rook alone going to f1; the
+    // king's square shows the same piece before and after, and the move is still read.
+    let rules = Rules {
+        chess960: true,
+        ..Rules::default()
+    };
+    let mut game = Game::new(Chess::default(), rules);
+    let steps = [
+        ("rnbbqnkr/pppppppp/8/8/8/8/PPPPPPPP/RNBBQNKR", None),
+        (
+            "rnbbqnkr/pppppppp/8/8/8/4N3/PPPPPPPP/RNBBQ1KR",
+            Some(SensedColor::White),
+        ),
+        (
+            "rnbbq1kr/pppppppp/4n3/8/8/4N3/PPPPPPPP/RNBBQ1KR",
+            Some(SensedColor::Black),
+        ),
+        (
+            "rnbbq1kr/pppppppp/4n3/8/8/4N3/PPPPPPPP/RNBBQRK1",
+            Some(SensedColor::White),
+        ),
+    ];
+    let mut events = Vec::new();
+    for (at, (board, pressed)) in (0..).step_by(2).zip(steps) {
+        let board = Board::from_ascii_board_fen(board.as_bytes()).unwrap();
+        game.placement(NodeMs(at), &placement_of(&board));
+        if let Some(by) = pressed {
+            events = game.clock(NodeMs(at + 1), &press(by));
+        }
+    }
+    assert_eq!(
+        events,
+        [GameEvent::MoveCompleted {
+            ply: 3,
+            san: "O-O".into()
+        }]
+    );
+}
+
 /// The board after `ucis` from the start, and the game that has seen none of them.
 fn moves_ahead(ucis: &[&str]) -> (Game, Board) {
     let game = Game::default();

@@ -432,3 +432,26 @@ fn a_piece_cleared_from_the_centre_for_the_kings_still_signals() {
         assert_eq!(game.result_signal(), signal, "{cleared}");
     }
 }
+
+#[test]
+fn every_legal_move_is_read_from_the_board_it_leaves() {
+    // Captures, en passant, promotions with and without a capture, both castlings: the
+    // board after each legal move is read as a move that leaves exactly that board
+    // (Chess960's castling: `chess960_start_from_the_board_and_castling_onto_the_rooks_square`).
+    let fens = [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "r3k2r/pPp2ppp/8/3pP3/8/8/P1P2PPP/R3K2R w KQkq d6 0 1",
+        "r3k2r/8/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
+    ];
+    for fen in fens {
+        let game = game_from(fen, Rules::default());
+        for m in game.position().legal_moves() {
+            let mut after = game.position().clone();
+            after.play_unchecked(m);
+            let read = game.successor_with(after.board());
+            let mut replayed = game.position().clone();
+            replayed.play_unchecked(read.unwrap_or_else(|| panic!("{fen}: {m} not read")));
+            assert_eq!(replayed.board(), after.board(), "{fen}: {m}");
+        }
+    }
+}
