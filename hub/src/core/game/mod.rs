@@ -540,7 +540,7 @@ impl Game {
         }
         // A move other than castling changes what stands on its square of departure and on
         // its square of arrival: only the moves that do are played to compare (playing every
-        // legal move took a tenth of the hub's loop in a saturated hall).
+        // legal move took a quarter of the hub's loop's instructions in a saturated hall).
         let differ = squares_that_differ(before, board);
         let may_be = |m: &Move| {
             m.is_castle()

@@ -437,7 +437,8 @@ fn a_piece_cleared_from_the_centre_for_the_kings_still_signals() {
 fn every_legal_move_is_read_from_the_board_it_leaves() {
     // Captures, en passant, promotions with and without a capture, both castlings: the
     // board after each legal move is read as a move that leaves exactly that board
-    // (Chess960's castling: `chess960_start_from_the_board_and_castling_onto_the_rooks_square`).
+    // (Chess960's castling: `chess960_castling_with_the_king_staying_on_its_square` and
+    // `chess960_start_from_the_board_and_castling_onto_the_rooks_square`).
     let fens = [
         "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
         "r3k2r/pPp2ppp/8/3pP3/8/8/P1P2PPP/R3K2R w KQkq d6 0 1",
