@@ -6,7 +6,8 @@
 //! everything is durable. Only then may the hub acknowledge an event, publish an alert or
 //! confirm a decision (the core's one queue of what waits, `core::hub`). A single thread
 //! calling the blocking `flush()` also avoids the deadlocks reported for concurrent
-//! `flush_async` calls (sled issues 1308, 1357).
+//! `flush_async` calls (sled issues 1308, 1357). The vendored sled writes a flushed buffer
+//! on this thread too, without waking its IO pool (vendor/README.md).
 //!
 //! The appends are this thread's work, not the hub's loop's: at 10,000 boards sled's
 //! inserts (a board's page found, its delta chain consolidated, its leaf split) took half the
@@ -22,7 +23,7 @@
 //! at a start (a crash in the middle of archiving).
 //!
 //! Flushes are at least [`MIN_INTERVAL`] apart: a hall of 10,000 boards appends an event
-//! every 100 µs, and a flush each (a write and its wake-ups of sled's IO threads) would cost
+//! every 100 µs, and a flush each (a `pwrite`, a `sync_file_range` and the wake-ups) would cost
 //! more than the rules.
 
 use std::sync::mpsc::{self, Receiver, Sender};
