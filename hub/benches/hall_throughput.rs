@@ -5,10 +5,14 @@
 //! broker alone (`hub broker`), each in a process of its own; the nodes are in this one.
 //!
 //! `cargo bench -p zeitnot-hub --bench hall_throughput -- [--nodes N] [--events M] [--window W]
-//! [--rate R] [--external-port P] [--cluster]`
+//! [--rate R] [--rounds K] [--external-port P] [--cluster]`
 //!
 //! Prints events/s for both, their ratio, and latency percentiles: publish → hub
-//! acknowledgement for the hub, publish → delivery for the baseline. On the embedded broker
+//! acknowledgement for the hub, publish → delivery for the baseline. The saturated phase runs
+//! the baseline and the hub in turn K times (default 3), each round on a line of its own; the
+//! `baseline` and `hub` lines are each side's median round and the ratio theirs. On a shared
+//! machine one round of either swings by half from minute to minute (the bare broker's
+//! 175,000-306,000 events/s within one minute on 2026-11-29), so one pair is not a figure. On the embedded broker
 //! the hub runs a third time with TLS (`--tls on`, every node's session over TLS pinning the
 //! hall CA, enrolment over HTTPS): the cost of TLS per event, in the same run.
 //!
@@ -59,6 +63,8 @@ struct Args {
     external: Option<u16>,
     /// Run the hub of a clustered hall too, on three NATS servers started here.
     cluster: bool,
+    /// Saturated rounds, the baseline and the hub in turn.
+    rounds: u32,
 }
 
 /// Which hub a phase runs through.
@@ -78,6 +84,7 @@ fn args() -> Args {
         rate: 800.0,
         external: None,
         cluster: false,
+        rounds: 3,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -89,6 +96,7 @@ fn args() -> Args {
             "--rate" => args.rate = value().map_or(args.rate, |v| v as f64),
             "--external-port" => args.external = value().map(|v| v as u16),
             "--cluster" => args.cluster = true,
+            "--rounds" => args.rounds = value().map_or(args.rounds, |v| v.max(1) as u32),
             _ => {} // cargo bench passes --bench
         }
     }
@@ -129,6 +137,13 @@ fn send_time(began: Instant, pace: Option<Duration>, n: u16, nodes: u16, index: 
             began + offset + pace * index as u32
         }
     }
+}
+
+/// The round of median events/s (of an even number, the lower of the middle two), with its
+/// latencies.
+fn median_round(mut rounds: Vec<(f64, Vec<Duration>)>) -> (f64, Vec<Duration>) {
+    rounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+    rounds.swap_remove((rounds.len() - 1) / 2)
 }
 
 /// Baseline: N publishers → one subscriber on the bare embedded broker.
@@ -450,15 +465,34 @@ fn main() {
         };
         let ms = |lat: &[Duration], p| percentile(lat, p).as_secs_f64() * 1e3;
 
-        println!("-- saturated: every node sends as fast as its window allows");
-        let (base_rate, base_lat) = baseline(&base_broker, &args, &bodies, None, "burst").await;
+        println!(
+            "-- saturated: every node sends as fast as its window allows; the bare broker and the hub in turn, {} rounds, the median of each below",
+            args.rounds
+        );
+        let mut base_rounds = Vec::new();
+        let mut hub_rounds = Vec::new();
+        for round in 1..=args.rounds {
+            let phase = match round {
+                1 => "burst".to_string(),
+                _ => format!("burst-{round}"),
+            };
+            let (base_rate, base_lat) = baseline(&base_broker, &args, &bodies, None, &phase).await;
+            let (hub_rate, hub_lat) =
+                through_hub(&args, &bodies, None, &phase, Through::Alone { tls: false }).await;
+            println!(
+                "round {round}   bare broker {base_rate:>9.0} events/s   hub {hub_rate:>9.0} events/s   hub / bare broker {:.2}",
+                hub_rate / base_rate
+            );
+            base_rounds.push((base_rate, base_lat));
+            hub_rounds.push((hub_rate, hub_lat));
+        }
+        let (base_rate, base_lat) = median_round(base_rounds);
+        let (hub_rate, hub_lat) = median_round(hub_rounds);
         println!(
             "baseline  bare broker pass-through (QoS 0, N publishers -> 1 subscriber): {base_rate:>9.0} events/s   publish->delivery p50 {:>8.2} ms  p99 {:>8.2} ms",
             ms(&base_lat, 0.50),
             ms(&base_lat, 0.99)
         );
-        let (hub_rate, hub_lat) =
-            through_hub(&args, &bodies, None, "burst", Through::Alone { tls: false }).await;
         println!(
             "hub       broker -> rules -> sled journal -> flush -> ack:                  {hub_rate:>9.0} events/s   publish->ack      p50 {:>8.2} ms  p99 {:>8.2} ms",
             ms(&hub_lat, 0.50),
