@@ -538,23 +538,51 @@ impl Game {
         if changed > 4 || board == before {
             return None;
         }
-        // A move other than castling changes what stands on its square of departure and on
-        // its square of arrival: only the moves that do are played to compare (playing every
-        // legal move took a quarter of the hub's loop's instructions in a saturated hall).
+        // Every move changes what stands on two squares at least: a piece lifted (one
+        // square) is no move, and no move is generated for it.
         let differ = squares_that_differ(before, board);
-        let may_be = |m: &Move| {
-            m.is_castle()
-                || (m.from().is_some_and(|from| differ.contains(from)) && differ.contains(m.to()))
+        if differ.count() < 2 {
+            return None;
+        }
+        let shows = |m: &Move| {
+            let mut after = self.position.clone();
+            after.play_unchecked(*m);
+            after.board() == board
         };
-        self.position
-            .legal_moves()
-            .into_iter()
-            .filter(may_be)
-            .find(|m| {
-                let mut after = self.position.clone();
-                after.play_unchecked(*m);
-                after.board() == board
-            })
+        let turn = self.position.turn();
+        // Castling moves the king or a rook with castling rights (in Chess960 either may
+        // stay on its square): only then are all legal moves played to compare.
+        let castling_pieces = before.kings() & before.by_color(turn)
+            | self.position.castles().castling_rights() & before.by_color(turn);
+        if (differ & castling_pieces).any() {
+            // A move other than castling changes what stands on its square of departure
+            // and on its square of arrival: only the moves that do are played.
+            let may_be = |m: &Move| {
+                m.is_castle()
+                    || (m.from().is_some_and(|from| differ.contains(from))
+                        && differ.contains(m.to()))
+            };
+            return self
+                .position
+                .legal_moves()
+                .into_iter()
+                .filter(may_be)
+                .find(shows);
+        }
+        // Otherwise the move ends on a changed square that shows a piece of the side to
+        // move: the moves of that piece's kind to it (a pawn's too, on the last rank: a
+        // promotion) are the only ones played. Generating all legal moves at every lift and
+        // placement took a seventh of the hub's loop's instructions in a saturated hall.
+        (differ & board.by_color(turn)).into_iter().find_map(|to| {
+            let role = board.role_at(to)?;
+            let promoted_from =
+                (Bitboard::BACKRANKS.contains(to) && role != Role::Pawn).then_some(Role::Pawn);
+            std::iter::once(role)
+                .chain(promoted_from)
+                .flat_map(|role| self.position.san_candidates(role, to))
+                .filter(|m| m.from().is_some_and(|from| differ.contains(from)))
+                .find(shows)
+        })
     }
 
     fn complete(&mut self, at: NodeMs, m: Move) -> Vec<GameEvent> {

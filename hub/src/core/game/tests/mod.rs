@@ -434,6 +434,79 @@ fn a_piece_cleared_from_the_centre_for_the_kings_still_signals() {
 }
 
 #[test]
+fn every_legal_move_is_read_in_random_games() {
+    // The press reads the move from the board without generating every legal move: this
+    // plays random games, standard and Chess960 (castling with king or rook staying), and
+    // at every position reads the board after each legal move (checks, pins, en passant,
+    // promotions and castling come up as the games go).
+    let starts = [
+        (
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            false,
+        ),
+        (
+            "nrbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/NRBKQBRN w BGbg - 0 1",
+            true,
+        ),
+        (
+            "rkrbbqnn/pppppppp/8/8/8/8/PPPPPPPP/RKRBBQNN w ACac - 0 1",
+            true,
+        ),
+        (
+            "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w FHfh - 0 1",
+            true,
+        ),
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut random = move |below: usize| {
+        // xorshift64: the same games in every run.
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % below as u64) as usize
+    };
+    let mut read = 0;
+    for (fen, chess960) in starts {
+        let mode = if chess960 {
+            shakmaty::CastlingMode::Chess960
+        } else {
+            shakmaty::CastlingMode::Standard
+        };
+        let start: Chess = Fen::from_ascii(fen.as_bytes())
+            .unwrap()
+            .into_position(mode)
+            .unwrap();
+        let rules = Rules {
+            chess960,
+            ..Rules::default()
+        };
+        for _ in 0..25 {
+            let mut game = Game::new(start.clone(), rules);
+            for _ in 0..150 {
+                let moves = game.position().legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                for m in &moves {
+                    let mut after = game.position().clone();
+                    after.play_unchecked(*m);
+                    let found = game
+                        .successor_with(after.board())
+                        .unwrap_or_else(|| panic!("{}: {m} not read", game.fen()));
+                    let mut replayed = game.position().clone();
+                    replayed.play_unchecked(found);
+                    assert_eq!(replayed.board(), after.board(), "{}: {m}", game.fen());
+                    read += 1;
+                }
+                let m = moves[random(moves.len())];
+                game.position.play_unchecked(m);
+            }
+        }
+    }
+    assert!(read > 100_000, "{read} moves read");
+}
+
+#[test]
 fn every_legal_move_is_read_from_the_board_it_leaves() {
     // Captures, en passant, promotions with and without a capture, both castlings: the
     // board after each legal move is read as a move that leaves exactly that board
