@@ -43,9 +43,9 @@ impl fmt::Display for DecodeError {
 #[cfg(feature = "std")]
 impl std::error::Error for DecodeError {}
 
-/// Room for an uplink on the stack: every uplink a board sends in play fits (a placement
-/// takes about 40 bytes).
-const UPLINK_ON_STACK: usize = 256;
+/// Room for a message on the stack: every uplink a board sends in play fits (a placement
+/// takes about 40 bytes), and every downlink (a few bytes each).
+const MESSAGE_ON_STACK: usize = 256;
 
 pub fn encode_uplink(message: &Uplink) -> Vec<u8> {
     with_encoded_uplink(message, <[u8]>::to_vec)
@@ -55,7 +55,7 @@ pub fn encode_uplink(message: &Uplink) -> Vec<u8> {
 /// they fit (a larger message into a growing Vec): postcard's growing Vec reallocates four or
 /// five times for a placement, on the hub's path of every event.
 pub fn with_encoded_uplink<R>(message: &Uplink, f: impl FnOnce(&[u8]) -> R) -> R {
-    let mut buf = [0u8; UPLINK_ON_STACK];
+    let mut buf = [0u8; MESSAGE_ON_STACK];
     match postcard::to_slice(message, &mut buf) {
         Ok(bytes) => f(bytes),
         // Serializing these types into a Vec cannot fail: no maps, no unsized sequences.
@@ -63,8 +63,19 @@ pub fn with_encoded_uplink<R>(message: &Uplink, f: impl FnOnce(&[u8]) -> R) -> R
     }
 }
 
+/// A downlink's bytes, in a Vec with room for the seal's tag after them. Encoded on the
+/// stack when they fit: postcard's growing Vec reallocated three times for an Ack and the
+/// tag a fourth, on the hub's path of every acknowledgement.
 pub fn encode_downlink(message: &Downlink) -> Vec<u8> {
-    postcard::to_allocvec(message).expect("downlink encodes")
+    let mut buf = [0u8; MESSAGE_ON_STACK];
+    match postcard::to_slice(message, &mut buf) {
+        Ok(bytes) => {
+            let mut encoded = Vec::with_capacity(bytes.len() + crate::seal::TAG_LEN);
+            encoded.extend_from_slice(bytes);
+            encoded
+        }
+        Err(_) => postcard::to_allocvec(message).expect("downlink encodes"),
+    }
 }
 
 /// Decodes an uplink and holds it to the protocol's bounds, so that nothing a node (or a
