@@ -309,6 +309,9 @@ impl Shell {
         // The pagers' list entries were kept by the alerts' steps, and steps the journal
         // lost are numbered again: none is kept across a rebuild.
         self.open_lists = pager::OpenLists::default();
+        // The feed's games were kept by their moves, results and clock checks as the old core
+        // had them, some of which the journal lost: rendered again from the rebuilt core.
+        self.feed_cache = FeedCache::default();
         self.requests.drop_all();
         self.admission.nodes(&self.hub);
         self.admission.arbiters(&self.access, &self.hub);
