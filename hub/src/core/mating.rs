@@ -8,8 +8,7 @@
 //! Both analyses are bounded by node counts, not by time, so the same position always gets
 //! the same answer: a replayed journal reaches the same conclusions.
 
-use crate::core::game::fen_of;
-use shakmaty::{Chess, Color, EnPassantMode};
+use shakmaty::{Chess, Color, EnPassantMode, Position, Role, Square};
 
 /// The answer of the full analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,9 +21,71 @@ pub enum MatingChances {
     Undetermined,
 }
 
+/// The position as the `chess` crate has it, as its FEN parser would read shakmaty's X-FEN
+/// of it (`None` where it refuses it: in Chess960, castling rights it cannot represent).
+/// Built square by square: writing and parsing the FEN took a twentieth of the hub's loop's
+/// instructions, for the dead-position check after every capture and pawn move.
 fn to_chess_board(position: &Chess) -> Option<chess::Board> {
-    // The two libraries meet in FEN; a legal shakmaty position is always a valid one there.
-    fen_of(position).parse().ok()
+    let board = position.board();
+    let mut builder = chess::BoardBuilder::new();
+    for (square, piece) in board {
+        builder.piece(
+            chess_square(square),
+            chess_piece(piece.role),
+            to_chess_color(piece.color),
+        );
+    }
+    builder.side_to_move(to_chess_color(position.turn()));
+    for color in Color::ALL {
+        builder.castle_rights(to_chess_color(color), castle_rights(position, color));
+    }
+    builder.en_passant(
+        position
+            .ep_square(EnPassantMode::Legal)
+            .map(|square| chess::File::from_index(square.file() as usize)),
+    );
+    chess::Board::try_from(&builder).ok()
+}
+
+fn chess_square(square: Square) -> chess::Square {
+    chess::Square::make_square(
+        chess::Rank::from_index(square.rank() as usize),
+        chess::File::from_index(square.file() as usize),
+    )
+}
+
+fn chess_piece(role: Role) -> chess::Piece {
+    match role {
+        Role::Pawn => chess::Piece::Pawn,
+        Role::Knight => chess::Piece::Knight,
+        Role::Bishop => chess::Piece::Bishop,
+        Role::Rook => chess::Piece::Rook,
+        Role::Queen => chess::Piece::Queen,
+        Role::King => chess::Piece::King,
+    }
+}
+
+/// `color`'s castling rights as X-FEN writes them `K` and `Q` (the outermost rook beside
+/// the king on its back rank): the only ones the `chess` crate reads.
+fn castle_rights(position: &Chess, color: Color) -> chess::CastleRights {
+    let board = position.board();
+    let king = board
+        .king_of(color)
+        .filter(|king| king.rank() == color.backrank());
+    let rooks = board.by_piece(color.rook()) & color.backrank();
+    let rights = position.castles().castling_rights() & color.backrank();
+    let king_side = rights
+        .into_iter()
+        .any(|rook| Some(rook) == rooks.last() && king.is_some_and(|king| king < rook));
+    let queen_side = rights
+        .into_iter()
+        .any(|rook| Some(rook) == rooks.first() && king.is_some_and(|king| rook < king));
+    match (king_side, queen_side) {
+        (true, true) => chess::CastleRights::Both,
+        (true, false) => chess::CastleRights::KingSide,
+        (false, true) => chess::CastleRights::QueenSide,
+        (false, false) => chess::CastleRights::NoRights,
+    }
 }
 
 fn to_chess_color(color: Color) -> chess::Color {
@@ -53,7 +114,6 @@ pub fn is_dead_position(position: &Chess) -> bool {
 /// middlegame's piece moves are most moves; `tests/dead_positions.rs` holds the skipped
 /// ones to the search over every real game).
 pub fn may_become_dead(before: &Chess, m: &shakmaty::Move) -> bool {
-    use shakmaty::Position;
     let rights_after = {
         let mut after = before.clone();
         after.play_unchecked(*m);
@@ -81,8 +141,73 @@ pub fn mating_chances(position: &Chess, color: Color) -> MatingChances {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::game::fen_of;
     use crate::core::position;
-    use shakmaty::Position;
+    use shakmaty::fen::Fen;
+    use shakmaty::CastlingMode;
+
+    #[test]
+    fn the_board_handed_to_the_analysis_is_the_one_its_fen_parser_reads() {
+        // `to_chess_board` builds the position square by square; the `chess` crate's own
+        // FEN parser on shakmaty's X-FEN is the reference. Random games from standard and
+        // Chess960 starts (castling rights on outer and inner rooks, en passant, promotions).
+        let starts = [
+            (
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                false,
+            ),
+            (
+                "r3k2r/pPp2ppp/8/3pP3/8/8/P1P2PPP/R3K2R w KQkq d6 0 1",
+                false,
+            ),
+            (
+                "nrbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/NRBKQBRN w BGbg - 0 1",
+                true,
+            ),
+            (
+                "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w FHfh - 0 1",
+                true,
+            ),
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut random = move |below: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % below as u64) as usize
+        };
+        let (mut compared, mut refused) = (0, 0);
+        for (fen, chess960) in starts {
+            let mode = if chess960 {
+                CastlingMode::Chess960
+            } else {
+                CastlingMode::Standard
+            };
+            let start: Chess = Fen::from_ascii(fen.as_bytes())
+                .unwrap()
+                .into_position(mode)
+                .unwrap();
+            for _ in 0..20 {
+                let mut game = start.clone();
+                for _ in 0..120 {
+                    let parsed: Option<chess::Board> = fen_of(&game).parse().ok();
+                    assert_eq!(to_chess_board(&game), parsed, "{}", fen_of(&game));
+                    compared += 1;
+                    refused += usize::from(parsed.is_none());
+                    let moves = game.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    game.play_unchecked(moves[random(moves.len())]);
+                }
+            }
+        }
+        assert!(compared > 5_000, "{compared} positions");
+        assert!(
+            refused > 0,
+            "some Chess960 castling rights the crate cannot take"
+        );
+    }
 
     #[test]
     fn a_blocked_pawn_wall_is_dead_though_material_is_not_insufficient() {
