@@ -143,8 +143,6 @@ mod tests {
     use super::*;
     use crate::core::game::fen_of;
     use crate::core::position;
-    use shakmaty::fen::Fen;
-    use shakmaty::CastlingMode;
 
     #[test]
     fn the_board_handed_to_the_analysis_is_the_one_its_fen_parser_reads() {
@@ -169,39 +167,13 @@ mod tests {
                 true,
             ),
         ];
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut random = move |below: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % below as u64) as usize
-        };
         let (mut compared, mut refused) = (0, 0);
-        for (fen, chess960) in starts {
-            let mode = if chess960 {
-                CastlingMode::Chess960
-            } else {
-                CastlingMode::Standard
-            };
-            let start: Chess = Fen::from_ascii(fen.as_bytes())
-                .unwrap()
-                .into_position(mode)
-                .unwrap();
-            for _ in 0..20 {
-                let mut game = start.clone();
-                for _ in 0..120 {
-                    let parsed: Option<chess::Board> = fen_of(&game).parse().ok();
-                    assert_eq!(to_chess_board(&game), parsed, "{}", fen_of(&game));
-                    compared += 1;
-                    refused += usize::from(parsed.is_none());
-                    let moves = game.legal_moves();
-                    if moves.is_empty() {
-                        break;
-                    }
-                    game.play_unchecked(moves[random(moves.len())]);
-                }
-            }
-        }
+        crate::core::random_games(&starts, 20, 120, |position, _| {
+            let parsed: Option<chess::Board> = fen_of(position).parse().ok();
+            assert_eq!(to_chess_board(position), parsed, "{}", fen_of(position));
+            compared += 1;
+            refused += usize::from(parsed.is_none());
+        });
         assert!(compared > 5_000, "{compared} positions");
         assert!(
             refused > 0,

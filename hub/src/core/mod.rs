@@ -70,6 +70,47 @@ pub mod time;
 pub mod timebase;
 pub mod trust;
 
+/// Random games for the core's tests, the same in every run: from each start (a FEN, and
+/// whether it is Chess960) `games` games of up to `plies` random legal moves. `visit` sees
+/// every position on the way, each start's included, and whether it is Chess960.
+#[cfg(test)]
+pub(crate) fn random_games(
+    starts: &[(&str, bool)],
+    games: usize,
+    plies: usize,
+    mut visit: impl FnMut(&shakmaty::Chess, bool),
+) {
+    use shakmaty::{CastlingMode, Position};
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for &(fen, chess960) in starts {
+        let mode = if chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        };
+        let start: shakmaty::Chess = fen
+            .parse::<shakmaty::fen::Fen>()
+            .expect("a FEN")
+            .into_position(mode)
+            .expect("a legal position");
+        for _ in 0..games {
+            let mut game = start.clone();
+            for _ in 0..plies {
+                visit(&game, chess960);
+                let moves = game.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                // xorshift64
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                game.play_unchecked(moves[(seed % moves.len() as u64) as usize]);
+            }
+        }
+    }
+}
+
 /// Positions for the core's tests, from FEN.
 #[cfg(test)]
 pub(crate) fn position(fen: &str) -> shakmaty::Chess {

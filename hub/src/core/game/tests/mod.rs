@@ -457,52 +457,25 @@ fn every_legal_move_is_read_in_random_games() {
             true,
         ),
     ];
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut random = move |below: usize| {
-        // xorshift64: the same games in every run.
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % below as u64) as usize
-    };
     let mut read = 0;
-    for (fen, chess960) in starts {
-        let mode = if chess960 {
-            shakmaty::CastlingMode::Chess960
-        } else {
-            shakmaty::CastlingMode::Standard
-        };
-        let start: Chess = Fen::from_ascii(fen.as_bytes())
-            .unwrap()
-            .into_position(mode)
-            .unwrap();
+    crate::core::random_games(&starts, 25, 150, |position, chess960| {
         let rules = Rules {
             chess960,
             ..Rules::default()
         };
-        for _ in 0..25 {
-            let mut game = Game::new(start.clone(), rules);
-            for _ in 0..150 {
-                let moves = game.position().legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                for m in &moves {
-                    let mut after = game.position().clone();
-                    after.play_unchecked(*m);
-                    let found = game
-                        .successor_with(after.board())
-                        .unwrap_or_else(|| panic!("{}: {m} not read", game.fen()));
-                    let mut replayed = game.position().clone();
-                    replayed.play_unchecked(found);
-                    assert_eq!(replayed.board(), after.board(), "{}: {m}", game.fen());
-                    read += 1;
-                }
-                let m = moves[random(moves.len())];
-                game.position.play_unchecked(m);
-            }
+        let game = Game::new(position.clone(), rules);
+        for m in position.legal_moves() {
+            let mut after = position.clone();
+            after.play_unchecked(m);
+            let found = game
+                .successor_with(after.board())
+                .unwrap_or_else(|| panic!("{}: {m} not read", game.fen()));
+            let mut replayed = position.clone();
+            replayed.play_unchecked(found);
+            assert_eq!(replayed.board(), after.board(), "{}: {m}", game.fen());
+            read += 1;
         }
-    }
+    });
     assert!(read > 100_000, "{read} moves read");
 }
 
