@@ -152,13 +152,18 @@ fn run(
         e
     };
     let mut flushed_at: Option<Instant> = None;
-    while let Ok(first) = handed.recv() {
-        let mut batch = Taken::default();
-        batch.take(journal, first).map_err(failed)?;
-        // Writes that come meanwhile share this flush.
+    loop {
+        // The interval is slept out before the next write is waited for, not after it came:
+        // in a busy hall the writes handed over meanwhile are there when it ends, and the hub
+        // that hands them over does not wake this thread only for it to sleep again (a
+        // wake-up per flush saved; a quiet hall's first write still finds it waiting).
         if let Some(wait) = flushed_at.and_then(|at| MIN_INTERVAL.checked_sub(at.elapsed())) {
             std::thread::sleep(wait);
         }
+        let Ok(first) = handed.recv() else { break };
+        let mut batch = Taken::default();
+        batch.take(journal, first).map_err(failed)?;
+        // Writes that came meanwhile share this flush.
         while let Ok(next) = handed.try_recv() {
             batch.take(journal, next).map_err(failed)?;
         }
