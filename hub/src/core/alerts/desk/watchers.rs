@@ -42,7 +42,7 @@ impl AlertDesk {
             return changes;
         };
         self.seen(state);
-        changes.extend(self.watch_clock_start(now, hall, board));
+        self.watch_clock_start(now, hall, board, &mut changes);
         if state.game().status() != Status::Playing || state.last_seq().0 == 0 {
             // What only matters while the game is played: expired with the game.
             if self.watched.any_at(Some(board)) {
@@ -59,7 +59,7 @@ impl AlertDesk {
             seconds: Some(silent_ms / 1000),
             ..Facts::default()
         };
-        changes.extend(self.watch(
+        self.watch(
             now,
             board,
             Watch {
@@ -70,7 +70,8 @@ impl AlertDesk {
                 deadline: None,
                 cleared: "the node is heard again",
             },
-        ));
+            &mut changes,
+        );
         // A running clock that reports as it runs, and stopped reporting.
         let clock = state.clock();
         let unreported = clock
@@ -82,7 +83,7 @@ impl AlertDesk {
             seconds: Some(unreported / 1000),
             ..Facts::default()
         };
-        changes.extend(self.watch(
+        self.watch(
             now,
             board,
             Watch {
@@ -93,7 +94,8 @@ impl AlertDesk {
                 deadline: None,
                 cleared: "the clock reports again",
             },
-        ));
+            &mut changes,
+        );
         let Some(shown) = clock.shown_at(node_now) else {
             return changes;
         };
@@ -127,7 +129,7 @@ impl AlertDesk {
                 ..Facts::default()
             };
             let deadline = Some(Deadline::At(now.0 + ms));
-            changes.extend(self.watch(
+            self.watch(
                 now,
                 board,
                 Watch {
@@ -138,7 +140,8 @@ impl AlertDesk {
                     deadline,
                     cleared: "the player has time again",
                 },
-            ));
+                &mut changes,
+            );
         }
         // Time trouble (8.4, 12.3): in standard games only. In rapid and blitz the players
         // need not record the moves at all (A.2, B.2), so 8.4 says nothing, and the
@@ -150,7 +153,7 @@ impl AlertDesk {
             seconds: trouble.map(|c| shown[c] / 1000),
             ..Facts::default()
         };
-        changes.extend(self.watch(
+        self.watch(
             now,
             board,
             Watch {
@@ -161,7 +164,8 @@ impl AlertDesk {
                 deadline: None,
                 cleared: "both players have time again",
             },
-        ));
+            &mut changes,
+        );
         changes.extend(self.count_trouble(now, board, trouble.is_some()));
         // Late arrival (6.7.1): a clock that ran past the allowed lateness before the
         // player's first move.
@@ -318,7 +322,7 @@ impl AlertDesk {
     pub fn watch_round_start(&mut self, now: HubMs, hall: &Hall) -> Vec<AlertChange> {
         let mut changes = Vec::new();
         for board in self.round_boards.clone() {
-            changes.extend(self.watch_clock_start(now, hall, board));
+            self.watch_clock_start(now, hall, board, &mut changes);
         }
         changes
     }
@@ -334,10 +338,13 @@ impl AlertDesk {
         now: HubMs,
         hall: &Hall,
         board: BoardNo,
-    ) -> Option<AlertChange> {
-        let start = self.round_start?;
+        changes: &mut Vec<AlertChange>,
+    ) {
+        let Some(start) = self.round_start else {
+            return;
+        };
         if !self.round_boards.contains(&board) {
-            return None;
+            return;
         }
         let due = now.0 >= start.0 + self.settings.clock_start_ms;
         let started = hall.board(board).is_some_and(|state| {
@@ -361,7 +368,8 @@ impl AlertDesk {
                 deadline: None,
                 cleared: "the clock runs",
             },
-        )
+            changes,
+        );
     }
 
     /// The round is finished once every game of it has a result: the chief arbiter checks
@@ -416,8 +424,10 @@ impl AlertDesk {
         self.watch_zone(now, &zone, on, facts)
     }
 
-    /// Raises, updates or expires the alert watching a condition at `board`.
-    fn watch(&mut self, now: HubMs, board: BoardNo, watch: Watch) -> Option<AlertChange> {
+    /// Raises, updates or expires the alert watching a condition at `board`, into `changes`
+    /// (pushed there, not returned: a change is large, and this runs several times at every
+    /// event of the hall, nearly always with nothing to say).
+    fn watch(&mut self, now: HubMs, board: BoardNo, watch: Watch, changes: &mut Vec<AlertChange>) {
         let Watch {
             kind,
             sub,
@@ -427,12 +437,15 @@ impl AlertDesk {
             cleared,
         } = watch;
         match (self.open_watch(board, kind, sub), on) {
-            (None, false) => None,
             // Still on: the alert says how it started; no update per tick.
-            (Some(_), true) => None,
-            (Some(id), false) => {
-                self.close(now, id, AlertState::Expired, None, Some(cleared.to_owned()))
-            }
+            (None, false) | (Some(_), true) => {}
+            (Some(id), false) => changes.extend(self.close(
+                now,
+                id,
+                AlertState::Expired,
+                None,
+                Some(cleared.to_owned()),
+            )),
             (None, true) => {
                 let occurrence = Occurrence::watched(now, sub);
                 let edition = self.rules_of(board).edition;
@@ -442,17 +455,16 @@ impl AlertDesk {
                     occurrence,
                     kind.article(edition).map(Into::into),
                 );
-                let change = self.raise(
-                    now,
-                    Draft {
-                        facts,
-                        deadline,
-                        ..draft
-                    },
-                )?;
-                self.watched
-                    .insert(self.board_condition(board, kind, sub), change.alert.id);
-                Some(change)
+                let draft = Draft {
+                    facts,
+                    deadline,
+                    ..draft
+                };
+                if let Some(change) = self.raise(now, draft) {
+                    self.watched
+                        .insert(self.board_condition(board, kind, sub), change.alert.id);
+                    changes.push(change);
+                }
             }
         }
     }
