@@ -98,17 +98,15 @@ impl Hall {
     /// `board`, if never heard of, begins in `round` (a restart: the round its first event
     /// was in).
     pub fn ensure(&mut self, board: BoardNo, round: RoundNo) {
-        if !self.boards.contains_key(&board) {
-            let section = self.sections.of(board);
-            let state = BoardState::new(
-                board,
-                round,
-                section.rules,
-                section.time_control.clone(),
-                self.debounce_ms,
-            );
-            self.boards.insert(board, Box::new(state));
-        }
+        let Hall {
+            boards,
+            sections,
+            debounce_ms,
+            ..
+        } = self;
+        boards
+            .entry(board)
+            .or_insert_with(|| new_board(sections, *debounce_ms, board, round));
     }
 
     /// The hall's boards play in `sections`, each under its rules and time control.
@@ -294,9 +292,35 @@ impl Hall {
             .count()
     }
 
+    /// `board`, begun in the round in play if never heard of: one search of the boards, for
+    /// this runs twice at every event of the hall.
     fn board_mut(&mut self, board: BoardNo) -> &mut BoardState {
-        let round = self.round_of(board);
-        self.ensure(board, round);
-        self.boards.get_mut(&board).expect("ensured")
+        let Hall {
+            boards,
+            sections,
+            rounds,
+            debounce_ms,
+        } = self;
+        boards.entry(board).or_insert_with(|| {
+            let round = rounds.of_board(sections, board).unwrap_or(RoundNo::FIRST);
+            new_board(sections, *debounce_ms, board, round)
+        })
     }
+}
+
+/// A board never heard of, begun in `round` under its section's rules and time control.
+fn new_board(
+    sections: &Sections,
+    debounce_ms: Option<u64>,
+    board: BoardNo,
+    round: RoundNo,
+) -> Box<BoardState> {
+    let section = sections.of(board);
+    Box::new(BoardState::new(
+        board,
+        round,
+        section.rules,
+        section.time_control.clone(),
+        debounce_ms,
+    ))
 }
