@@ -73,7 +73,7 @@ impl NodeMs {
 }
 
 /// One event from a board node to the hub.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Uplink {
     /// Always [`PROTOCOL_VERSION`] when built by this crate.
     pub version: u16,

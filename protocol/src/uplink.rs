@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::{Color, Piece, Seq};
 
 /// The body of a [`crate::Uplink`]. Variants are only ever appended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum UplinkBody {
     /// The node (re)started or (re)connected.
     Hello(Hello),
@@ -44,7 +44,7 @@ impl UplinkBody {
 }
 
 /// What a node reports of its connections to the e-board and the clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NodeHealth {
     /// The e-board answers on its serial line.
     pub board_connected: bool,
@@ -58,7 +58,7 @@ pub struct NodeHealth {
 }
 
 /// Sent by a node when it starts and after each reconnect.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Hello {
     /// The node's software version, e.g. `"board-node 0.1.0"`. Each of the three texts is at
     /// most [`Hello::MAX_TEXT`] bytes.
@@ -79,7 +79,7 @@ impl Hello {
 }
 
 /// What a clock shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ClockReport {
     /// White's remaining time as displayed, in milliseconds.
     pub white_ms: u32,
@@ -141,7 +141,7 @@ impl fmt::Display for Square {
 /// This is the unchecked view (like shakmaty's `Setup`): two white kings or a pawn on the
 /// first rank are representable, because a player can put them there. Encoded as 32 bytes,
 /// two squares per byte (low nibble first), each nibble a piece code (0 = empty).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
     squares: [Option<Piece>; 64],
 }
@@ -223,13 +223,32 @@ impl Default for Placement {
 
 const PACKED_LEN: usize = 32;
 
+impl Placement {
+    /// The 32 bytes it is encoded as, two squares a byte (low nibble first).
+    fn packed(&self) -> [u8; PACKED_LEN] {
+        let mut packed = [0; PACKED_LEN];
+        for (byte, pair) in packed.iter_mut().zip(self.squares.chunks_exact(2)) {
+            let low = pair[0].map_or(0, Piece::code);
+            let high = pair[1].map_or(0, Piece::code);
+            *byte = low | (high << 4);
+        }
+        packed
+    }
+}
+
+/// Hashed as its 32 packed bytes in one write, not square by square: the hub fingerprints
+/// every event it journals.
+impl core::hash::Hash for Placement {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        state.write(&self.packed());
+    }
+}
+
 impl Serialize for Placement {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut tuple = serializer.serialize_tuple(PACKED_LEN)?;
-        for pair in self.squares.chunks_exact(2) {
-            let low = pair[0].map_or(0, Piece::code);
-            let high = pair[1].map_or(0, Piece::code);
-            tuple.serialize_element(&(low | (high << 4)))?;
+        for byte in self.packed() {
+            tuple.serialize_element(&byte)?;
         }
         tuple.end()
     }

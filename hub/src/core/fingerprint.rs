@@ -1,4 +1,4 @@
-//! FNV-1a: a fast, stable 64-bit fingerprint (the feed's `ETag`s, a node's events).
+//! FNV-1a: a fast, stable 64-bit fingerprint (the feed's `ETag`s).
 
 /// The FNV-1a hash of `bytes`.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
