@@ -167,11 +167,7 @@ impl Hall {
     /// section's.
     pub fn round_of(&self, board: BoardNo) -> RoundNo {
         self.boards.get(&board).map_or_else(
-            || {
-                self.rounds
-                    .of_board(&self.sections, board)
-                    .unwrap_or(RoundNo::FIRST)
-            },
+            || round_in_play(&self.rounds, &self.sections, board),
             |b| b.round(),
         )
     }
@@ -302,10 +298,15 @@ impl Hall {
             debounce_ms,
         } = self;
         boards.entry(board).or_insert_with(|| {
-            let round = rounds.of_board(sections, board).unwrap_or(RoundNo::FIRST);
+            let round = round_in_play(rounds, sections, board);
             new_board(sections, *debounce_ms, board, round)
         })
     }
+}
+
+/// The round a board never heard of begins in: its section's round in play, else the first.
+fn round_in_play(rounds: &RoundBook, sections: &Sections, board: BoardNo) -> RoundNo {
+    rounds.of_board(sections, board).unwrap_or(RoundNo::FIRST)
 }
 
 /// A board never heard of, begun in `round` under its section's rules and time control.
