@@ -99,6 +99,31 @@ impl<'a> LinkBuilder<'a> {
     }
 
     pub fn build(self) -> Result<(LinkTx, LinkRx, Notification), LinkError> {
+        let (router_tx, event, link_rx, buffers) = self.connect_event();
+        router_tx.send((0, event))?;
+        link_rx.recv()?;
+        connected(router_tx, link_rx, buffers)
+    }
+
+    /// Zeitnot's patch (vendor/README.md): [`Self::build`] without blocking the thread,
+    /// for a connection served on the router's own thread.
+    pub async fn build_async(self) -> Result<(LinkTx, LinkRx, Notification), LinkError> {
+        let (router_tx, event, link_rx, buffers) = self.connect_event();
+        router_tx.send_async((0, event)).await?;
+        link_rx.recv_async().await?;
+        connected(router_tx, link_rx, buffers)
+    }
+
+    /// The router's event that connects this link, and where the router answers.
+    #[allow(clippy::type_complexity)]
+    fn connect_event(
+        self,
+    ) -> (
+        Sender<(ConnectionId, Event)>,
+        Event,
+        Receiver<()>,
+        LinkBuffers,
+    ) {
         // Connect to router
         // Local connections to the router shall have access to all subscriptions
         let mut connection = Connection::new(
@@ -113,31 +138,44 @@ impl<'a> LinkBuilder<'a> {
             .topic_alias_max(self.topic_alias_max);
         let incoming = Incoming::new(connection.client_id.to_owned());
         let (outgoing, link_rx) = Outgoing::new(connection.client_id.to_owned());
-        let outgoing_data_buffer = outgoing.buffer();
-        let incoming_data_buffer = incoming.buffer();
+        let buffers = LinkBuffers {
+            outgoing: outgoing.buffer(),
+            incoming: incoming.buffer(),
+        };
 
         let event = Event::Connect {
             connection,
             incoming,
             outgoing,
         };
-
-        self.router_tx.send((0, event))?;
-
-        link_rx.recv()?;
-        let notification = outgoing_data_buffer.lock().pop_front().unwrap();
-
-        // Right now link identifies failure with dropped rx in router,
-        // which is probably ok. We need this here to get id assigned by router
-        let id = match notification {
-            Notification::DeviceAck(Ack::ConnAck(id, ..)) => id,
-            _message => return Err(LinkError::NotConnectionAck),
-        };
-
-        let tx = LinkTx::new(id, self.router_tx.clone(), incoming_data_buffer);
-        let rx = LinkRx::new(id, self.router_tx, link_rx, outgoing_data_buffer);
-        Ok((tx, rx, notification))
+        (self.router_tx, event, link_rx, buffers)
     }
+}
+
+/// A link's two buffers, shared with the router.
+struct LinkBuffers {
+    outgoing: Arc<Mutex<VecDeque<Notification>>>,
+    incoming: Arc<Mutex<VecDeque<Packet>>>,
+}
+
+/// The link once the router has answered its connection.
+fn connected(
+    router_tx: Sender<(ConnectionId, Event)>,
+    link_rx: Receiver<()>,
+    buffers: LinkBuffers,
+) -> Result<(LinkTx, LinkRx, Notification), LinkError> {
+    let notification = buffers.outgoing.lock().pop_front().unwrap();
+
+    // Right now link identifies failure with dropped rx in router,
+    // which is probably ok. We need this here to get id assigned by router
+    let id = match notification {
+        Notification::DeviceAck(Ack::ConnAck(id, ..)) => id,
+        _message => return Err(LinkError::NotConnectionAck),
+    };
+
+    let tx = LinkTx::new(id, router_tx.clone(), buffers.incoming);
+    let rx = LinkRx::new(id, router_tx, link_rx, buffers.outgoing);
+    Ok((tx, rx, notification))
 }
 
 pub struct LinkTx {

@@ -271,7 +271,9 @@ impl<P: Protocol> RemoteLink<P> {
             .last_will_properties(lastwill_props)
             .dynamic_filters(dynamic_filters)
             .topic_alias_max(topic_alias_max.unwrap_or(0))
-            .build()?;
+            // Zeitnot's patch (vendor/README.md): the router runs on this thread.
+            .build_async()
+            .await?;
 
         let id = link_rx.id();
         Span::current().record("connection_id", id);

@@ -67,6 +67,29 @@ pub enum Error {
 pub struct Broker {
     config: Arc<Config>,
     router_tx: Sender<(ConnectionId, Event)>,
+    /// Zeitnot's patch (vendor/README.md): the runtime of the one thread that runs the
+    /// router and serves every listener's connections.
+    network: tokio::runtime::Handle,
+}
+
+/// Zeitnot's patch (vendor/README.md): a thread with a runtime of its own, running what is
+/// spawned on the handle returned, for the life of the process.
+fn network_thread() -> tokio::runtime::Handle {
+    let (handle_tx, handle_rx) = std::sync::mpsc::channel();
+    thread::Builder::new()
+        .name("mqtt-network".to_owned())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("the broker's network runtime");
+            let _ = handle_tx.send(runtime.handle().clone());
+            runtime.block_on(std::future::pending::<()>());
+        })
+        .expect("the broker's network thread");
+    handle_rx
+        .recv()
+        .expect("the broker's network thread started")
 }
 
 impl Broker {
@@ -74,6 +97,7 @@ impl Broker {
         let config = Arc::new(config);
         let router_config = config.router.clone();
         let router: Router = Router::new(config.id, router_config);
+        let network = network_thread();
 
         // Setup cluster if cluster settings are configured.
         match config.cluster.clone() {
@@ -85,13 +109,21 @@ impl Broker {
                 // Broker::setup_remote_cluster(&mut router, node_id, &mut cluster);
 
                 // Start router first and then cluster in the background
-                let router_tx = router.spawn();
+                let router_tx = router.spawn_on(&network);
                 // cluster.spawn();
-                Broker { config, router_tx }
+                Broker {
+                    config,
+                    router_tx,
+                    network,
+                }
             }
             None => {
-                let router_tx = router.spawn();
-                Broker { config, router_tx }
+                let router_tx = router.spawn_on(&network);
+                Broker {
+                    config,
+                    router_tx,
+                    network,
+                }
             }
         }
     }
@@ -204,36 +236,26 @@ impl Broker {
         // Spawn servers in a separate thread.
         if let Some(v4_config) = &self.config.v4 {
             for (_, config) in v4_config.clone() {
-                let server_thread = thread::Builder::new().name(config.name.clone());
                 let mut server = Server::new(config, self.router_tx.clone(), V4);
-                let handle = server_thread.spawn(move || {
-                    let mut runtime = tokio::runtime::Builder::new_current_thread();
-                    let runtime = runtime.enable_all().build().unwrap();
-
-                    runtime.block_on(async {
-                        if let Err(e) = server.start(LinkType::Remote).await {
-                            error!(error=?e, "Server error - V4");
-                        }
-                    });
-                })?;
+                // Zeitnot's patch (vendor/README.md): served on the router's thread.
+                let handle = self.network.spawn(async move {
+                    if let Err(e) = server.start(LinkType::Remote).await {
+                        error!(error=?e, "Server error - V4");
+                    }
+                });
                 server_thread_handles.push(handle)
             }
         }
 
         if let Some(v5_config) = &self.config.v5 {
             for (_, config) in v5_config.clone() {
-                let server_thread = thread::Builder::new().name(config.name.clone());
                 let mut server = Server::new(config, self.router_tx.clone(), V5);
-                let handle = server_thread.spawn(move || {
-                    let mut runtime = tokio::runtime::Builder::new_current_thread();
-                    let runtime = runtime.enable_all().build().unwrap();
-
-                    runtime.block_on(async {
-                        if let Err(e) = server.start(LinkType::Remote).await {
-                            error!(error=?e, "Server error - V5");
-                        }
-                    });
-                })?;
+                // Zeitnot's patch (vendor/README.md): served on the router's thread.
+                let handle = self.network.spawn(async move {
+                    if let Err(e) = server.start(LinkType::Remote).await {
+                        error!(error=?e, "Server error - V5");
+                    }
+                });
                 server_thread_handles.push(handle)
             }
         }
@@ -246,19 +268,14 @@ impl Broker {
         #[cfg(feature = "websocket")]
         if let Some(ws_config) = &self.config.ws {
             for (_, config) in ws_config.clone() {
-                let server_thread = thread::Builder::new().name(config.name.clone());
                 //TODO: Add support for V5 procotol with websockets. Registered in config or on ServerSettings
                 let mut server = Server::new(config, self.router_tx.clone(), V4);
-                let handle = server_thread.spawn(move || {
-                    let mut runtime = tokio::runtime::Builder::new_current_thread();
-                    let runtime = runtime.enable_all().build().unwrap();
-
-                    runtime.block_on(async {
-                        if let Err(e) = server.start(LinkType::Websocket).await {
-                            error!(error=?e, "Server error - WS");
-                        }
-                    });
-                })?;
+                // Zeitnot's patch (vendor/README.md): served on the router's thread.
+                let handle = self.network.spawn(async move {
+                    if let Err(e) = server.start(LinkType::Websocket).await {
+                        error!(error=?e, "Server error - WS");
+                    }
+                });
                 server_thread_handles.push(handle)
             }
         }
@@ -324,7 +341,7 @@ impl Broker {
         server_thread_handles.into_iter().for_each(|handle| {
             // join() might panic in case the thread panics
             // we just ignore it
-            let _ = handle.join();
+            let _ = self.network.block_on(handle);
         });
 
         Ok(())
@@ -806,7 +823,8 @@ async fn remote<P: Protocol>(
     if send_disconnect {
         let disconnect = Event::Disconnect;
         let message = (connection_id, disconnect);
-        router_tx.send(message).ok();
+        // Zeitnot's patch (vendor/README.md): never a blocking send on the router's thread.
+        router_tx.send_async(message).await.ok();
     }
 
     // this is important to stop the connection
@@ -834,6 +852,6 @@ async fn remote<P: Protocol>(
         // might be using this connection ID!
         // It won't matter in this case as we don't use it
         // but might affect logs?
-        router_tx.send((connection_id, message)).ok();
+        router_tx.send_async((connection_id, message)).await.ok();
     }
 }
