@@ -233,11 +233,11 @@ impl Broker {
             })?;
         }
 
-        // Spawn servers in a separate thread.
+        // Zeitnot's patch (vendor/README.md): every server is a task on the router's thread
+        // (`network_thread`), not a thread of its own.
         if let Some(v4_config) = &self.config.v4 {
             for (_, config) in v4_config.clone() {
                 let mut server = Server::new(config, self.router_tx.clone(), V4);
-                // Zeitnot's patch (vendor/README.md): served on the router's thread.
                 let handle = self.network.spawn(async move {
                     if let Err(e) = server.start(LinkType::Remote).await {
                         error!(error=?e, "Server error - V4");
@@ -250,7 +250,6 @@ impl Broker {
         if let Some(v5_config) = &self.config.v5 {
             for (_, config) in v5_config.clone() {
                 let mut server = Server::new(config, self.router_tx.clone(), V5);
-                // Zeitnot's patch (vendor/README.md): served on the router's thread.
                 let handle = self.network.spawn(async move {
                     if let Err(e) = server.start(LinkType::Remote).await {
                         error!(error=?e, "Server error - V5");
@@ -270,7 +269,6 @@ impl Broker {
             for (_, config) in ws_config.clone() {
                 //TODO: Add support for V5 procotol with websockets. Registered in config or on ServerSettings
                 let mut server = Server::new(config, self.router_tx.clone(), V4);
-                // Zeitnot's patch (vendor/README.md): served on the router's thread.
                 let handle = self.network.spawn(async move {
                     if let Err(e) = server.start(LinkType::Websocket).await {
                         error!(error=?e, "Server error - WS");
@@ -336,10 +334,10 @@ impl Broker {
         }
 
         // in ideal case, where server doesn't crash, join() will never resolve
-        // we still try to join threads so that we don't return from function
+        // we still try to join the servers' tasks so that we don't return from function
         // unless everything crashes.
         server_thread_handles.into_iter().for_each(|handle| {
-            // join() might panic in case the thread panics
+            // a task that panicked is an error here
             // we just ignore it
             let _ = self.network.block_on(handle);
         });
