@@ -118,6 +118,10 @@ impl Timers {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -132,9 +136,6 @@ mod tests {
         timers.set(BoardNo(3), None);
         assert_eq!(timers.next(), None);
     }
-
-    use proptest::prelude::*;
-    use std::collections::BTreeMap;
 
     #[derive(Debug, Clone)]
     enum Step {
