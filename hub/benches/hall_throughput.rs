@@ -14,7 +14,10 @@
 //! machine one round of either swings by half from minute to minute (the bare broker's
 //! 175,000-306,000 events/s within one minute on 2026-11-29), so one pair is not a figure. On the embedded broker
 //! the hub runs a third time with TLS (`--tls on`, every node's session over TLS pinning the
-//! hall CA, enrolment over HTTPS): the cost of TLS per event, in the same run.
+//! hall CA, enrolment over HTTPS): the cost of TLS per event, in the same run. Each saturated
+//! run of either side also prints what an event cost in CPU: the bare broker's process or
+//! the hub's, and the load generator (this process) beside it, for the ratio is a split of
+//! shared cores.
 //!
 //! Saturated, each node keeps up to W events unacknowledged (by default 51,200 / N, between 4
 //! and 256: the hall's events in flight stay about the same at every size, so that an
@@ -49,7 +52,8 @@ mod nats_cluster;
 
 use common::bare_session::{connect_all, socket_addr, Login};
 use common::{
-    connected, node_events, percentile, print_hub_counters, settle, BrokerProcess, HubProcess,
+    connected, cpu_seconds, node_events, percentile, print_hub_counters, settle, BrokerProcess,
+    HubProcess,
 };
 
 #[derive(Clone, Copy)]
@@ -149,6 +153,7 @@ fn median_round(mut rounds: Vec<(f64, Vec<Duration>)>) -> (f64, Vec<Duration>) {
 /// Baseline: N publishers → one subscriber on the bare embedded broker.
 async fn baseline(
     broker: &BrokerAddr,
+    broker_pid: Option<u32>,
     args: &Args,
     bodies: &[Vec<UplinkBody>],
     pace: Option<Duration>,
@@ -209,6 +214,7 @@ async fn baseline(
         .collect();
     let sessions = connect_all(&logins).await;
     let began = Instant::now();
+    let cpu_before = (broker_pid.map(cpu_seconds), cpu_seconds(std::process::id()));
     let nodes = args.nodes;
     let window = args.window as usize;
     let mut tasks = Vec::new();
@@ -277,6 +283,16 @@ async fn baseline(
     };
     let mut latencies = subscriber.await.expect("subscriber task");
     latencies.sort();
+    if let (Some(pid), Some(broker_before), None) = (broker_pid, cpu_before.0, pace) {
+        let seconds = (finished - began).as_secs_f64();
+        let broker_cpu = cpu_seconds(pid) - broker_before;
+        println!(
+            "          the bare broker's process: {:.0} % of a core, {:.1} µs of CPU an event; the load (this process): {:.1} µs an event",
+            broker_cpu / seconds * 100.0,
+            broker_cpu / total as f64 * 1e6,
+            (cpu_seconds(std::process::id()) - cpu_before.1) / total as f64 * 1e6
+        );
+    }
     (total as f64 / (finished - began).as_secs_f64(), latencies)
 }
 
@@ -327,6 +343,7 @@ async fn through_hub(
     let sessions = connect_all(&logins).await;
     let began = Instant::now();
     let cpu_before = hub.cpu_s();
+    let load_before = cpu_seconds(std::process::id());
     let mut tasks = Vec::new();
     for ((n, mut session), key) in (1..=args.nodes).zip(sessions).zip(keys) {
         let bodies = bodies[usize::from(n) - 1].clone();
@@ -403,10 +420,23 @@ async fn through_hub(
         task.await.expect("node task");
     }
     let elapsed = began.elapsed();
+    let events = (usize::from(args.nodes) * args.events) as f64;
+    let hub_cpu = hub.cpu_s() - cpu_before;
+    // Paced, the CPU is mostly the idle hall's (sessions, timers): an event's share says
+    // nothing there.
+    let per_event = if pace.is_none() {
+        format!(
+            ", {:.1} µs of CPU an event; the load (this process): {:.1} µs an event",
+            hub_cpu / events * 1e6,
+            (cpu_seconds(std::process::id()) - load_before) / events * 1e6
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "          the hub process: {:.0} % of a core, RSS {} KiB",
-        (hub.cpu_s() - cpu_before) / elapsed.as_secs_f64() * 100.0,
-        hub.rss_kib()
+        "          the hub process: {:.0} % of a core, RSS {} KiB{per_event}",
+        hub_cpu / elapsed.as_secs_f64() * 100.0,
+        hub.rss_kib(),
     );
     print_hub_counters(
         hub.http,
@@ -452,15 +482,15 @@ fn main() {
         // 10,000 nodes' connections in this process.
         common::many_open_files(u64::from(args.nodes) * 2 + 4_096);
         let broker_process;
-        let base_broker = match args.external {
+        let (base_broker, base_pid) = match args.external {
             Some(port) => {
                 println!("broker: external, 127.0.0.1:{port}");
-                BrokerAddr::plain("127.0.0.1", port)
+                (BrokerAddr::plain("127.0.0.1", port), None)
             }
             None => {
                 println!("broker: rumqttd as the hub embeds it; the baseline's alone (hub broker), the hub's in hub serve");
                 broker_process = BrokerProcess::start().await;
-                broker_process.broker.clone()
+                (broker_process.broker.clone(), Some(broker_process.pid()))
             }
         };
         let ms = |lat: &[Duration], p| percentile(lat, p).as_secs_f64() * 1e3;
@@ -476,7 +506,8 @@ fn main() {
                 1 => "burst".to_string(),
                 _ => format!("burst-{round}"),
             };
-            let (base_rate, base_lat) = baseline(&base_broker, &args, &bodies, None, &phase).await;
+            let (base_rate, base_lat) =
+                baseline(&base_broker, base_pid, &args, &bodies, None, &phase).await;
             let (hub_rate, hub_lat) =
                 through_hub(&args, &bodies, None, &phase, Through::Alone { tls: false }).await;
             println!(
@@ -534,7 +565,7 @@ fn main() {
         if let Some((_, nats)) = &nats {
             let gateway = BrokerAddr::plain("127.0.0.1", nats.nodes[0].mqtt);
             let (gate_rate, gate_lat) =
-                baseline(&gateway, &args, &bodies, None, "burst-gateway").await;
+                baseline(&gateway, None, &args, &bodies, None, "burst-gateway").await;
             println!(
                 "gateway   bare NATS MQTT gateway pass-through (QoS 0):                     {gate_rate:>9.0} events/s   publish->delivery p50 {:>8.2} ms  p99 {:>8.2} ms",
                 ms(&gate_lat, 0.50),
@@ -575,6 +606,7 @@ fn main() {
         );
         let (_, base_lat) = baseline(
             &base_broker,
+            None,
             &args_with(&args, paced_events),
             &paced,
             Some(pace),
