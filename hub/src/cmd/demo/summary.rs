@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::core::relay::pgn::clock;
+use crate::edge::http::connections::KEEP_ALIVE_ANNOUNCED;
 
 /// How often the line is printed.
 const EVERY: Duration = Duration::from_secs(10);
@@ -63,11 +64,11 @@ pub async fn print_every_while(http: SocketAddr, token: String) {
         .parse()
         .expect("a token is a header value");
     auth.insert(reqwest::header::AUTHORIZATION, bearer);
-    // The hub closes a connection that sends no request for 10 s (`HEADER_TIMEOUT`); one
-    // kept idle from one summary to the next would be reused just as it is closed.
+    // A connection idle longer than the hub announces (`Keep-Alive: timeout=5`) is retired,
+    // as the hub asks: reqwest reads no `Keep-Alive` header of its own accord.
     let client = reqwest::Client::builder()
         .default_headers(auth)
-        .pool_idle_timeout(EVERY / 2)
+        .pool_idle_timeout(KEEP_ALIVE_ANNOUNCED - Duration::from_secs(1))
         .build()
         .expect("an HTTP client");
     let base = format!("http://{http}");

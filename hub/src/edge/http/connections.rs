@@ -2,7 +2,16 @@
 //! [`MAX_CONNECTIONS`] in all and [`PER_CLIENT`] per address, a request head within
 //! [`HEADER_TIMEOUT`] and its body within [`BODY_TIMEOUT`] after it (OWASP's slow-HTTP
 //! advice: a deadline for the whole request, not only its head), and no connection kept
-//! open for more requests after [`MAX_IDLE_AGE`].
+//! open for more requests after [`MAX_CONNECTION_AGE`].
+//!
+//! A kept-alive connection is closed only where no client can be sending on it, so no
+//! request dies on a connection the hub chose to close (RFC 9112 §9.6):
+//! - idle: every response says `Keep-Alive: timeout=5` ([`KEEP_ALIVE_ANNOUNCED`]), and the
+//!   hub closes a connection only after [`HEADER_TIMEOUT`] without a request head, twice
+//!   that (nginx's `keepalive_timeout` with its header). A client that retires its idle
+//!   connections as told never sends on one the hub is closing.
+//! - aged: the first response after [`MAX_CONNECTION_AGE`] carries `Connection: close`
+//!   and the connection ends once it is written, never under a request.
 //!
 //! A request's body is read whole (at most [`MAX_BODY_BYTES`]) before the request is
 //! routed: a body that stalls is answered 408 and its connection closed, and holds no
@@ -19,7 +28,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
@@ -43,9 +53,15 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest request body the API reads: a decision, a note, a binding are a few hundred
 /// bytes. Nothing needs more.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
-/// A connection takes no new request after this; the one under way (a page's live stream)
-/// goes on.
-pub const MAX_IDLE_AGE: Duration = Duration::from_secs(60);
+/// A connection takes no new request after this: its next response says `Connection:
+/// close`. The one under way (a page's live stream) goes on.
+pub const MAX_CONNECTION_AGE: Duration = Duration::from_secs(60);
+/// How long a client may keep a connection idle, as every kept-alive response tells it
+/// (`Keep-Alive: timeout=5`). The hub closes an idle connection only after
+/// [`HEADER_TIMEOUT`] (hyper's deadline for the next request's head, which runs from the
+/// end of the last response): the margin covers a client's timer and the network.
+pub const KEEP_ALIVE_ANNOUNCED: Duration = Duration::from_secs(5);
+const _: () = assert!(KEEP_ALIVE_ANNOUNCED.as_secs() * 2 <= HEADER_TIMEOUT.as_secs());
 
 /// Serves `router` on `listener` until the task is dropped: HTTPS with `tls`, else plain.
 pub async fn serve(
@@ -126,9 +142,13 @@ async fn connection<I>(
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let spoke = registry.clone();
+    // Set once the connection is older than MAX_CONNECTION_AGE: the next response is its last.
+    let aged_out = Arc::new(AtomicBool::new(false));
+    let last = aged_out.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let router = router.clone();
         let spoke = spoke.clone();
+        let last = last.clone();
         async move {
             let (mut parts, body) = request.into_parts();
             let body = match whole_body(body).await {
@@ -142,7 +162,9 @@ async fn connection<I>(
             spoke.spoke(id);
             parts.extensions.insert(ConnectInfo(peer));
             let request = hyper::Request::from_parts(parts, body);
-            Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|e| match e {}))
+            let mut response = router.oneshot(request).await.unwrap_or_else(|e| match e {});
+            say_how_long_it_lives(&mut response, last.load(Ordering::Relaxed));
+            Ok::<_, Infallible>(response)
         }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -155,9 +177,9 @@ async fn connection<I>(
         .serve_connection(TokioIo::new(stream), service)
         .with_upgrades();
     let mut conn = std::pin::pin!(conn);
-    let aged = tokio::time::sleep(MAX_IDLE_AGE);
+    let aged = tokio::time::sleep(MAX_CONNECTION_AGE);
     let mut aged = std::pin::pin!(aged);
-    let mut winding_down = false;
+    let mut is_aged = false;
     // Once the connection has spoken its sender is dropped: no eviction can come any more.
     let mut silent = true;
     loop {
@@ -175,13 +197,40 @@ async fn connection<I>(
                 }
                 silent = false;
             }
-            () = &mut aged, if !winding_down => {
-                conn.as_mut().graceful_shutdown();
-                winding_down = true;
+            // Not closed here: an idle connection may have a request on its way. Its next
+            // response closes it; hyper's idle deadline closes it if none comes.
+            () = &mut aged, if !is_aged => {
+                aged_out.store(true, Ordering::Relaxed);
+                is_aged = true;
             }
         }
     }
 }
+
+/// Tells the client how long the connection lives: `Connection: close` on its last
+/// response, else `Keep-Alive: timeout=N`. A response that closes or upgrades the connection
+/// already says so.
+fn say_how_long_it_lives(response: &mut axum::response::Response, last: bool) {
+    use hyper::header::{HeaderValue, CONNECTION};
+    if response.status() == hyper::StatusCode::SWITCHING_PROTOCOLS
+        || response.headers().contains_key(CONNECTION)
+    {
+        return;
+    }
+    if last {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    } else {
+        static ANNOUNCED: LazyLock<HeaderValue> = LazyLock::new(|| {
+            HeaderValue::from_str(&format!("timeout={}", KEEP_ALIVE_ANNOUNCED.as_secs()))
+                .expect("a number is a header value")
+        });
+        response.headers_mut().insert(KEEP_ALIVE, ANNOUNCED.clone());
+    }
+}
+
+const KEEP_ALIVE: hyper::header::HeaderName = hyper::header::HeaderName::from_static("keep-alive");
 
 /// A request's body, read whole within [`BODY_TIMEOUT`] and [`MAX_BODY_BYTES`]; else the
 /// answer: 408 (and the connection closed) or 413.
