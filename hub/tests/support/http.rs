@@ -147,7 +147,7 @@ pub fn request_from(
     let response = std::thread::scope(|scope| {
         scope
             .spawn(move || {
-                let response = request.send()?;
+                let response = send_retrying_once(request)?;
                 let status = response.status().as_u16();
                 let headers = response
                     .headers()
@@ -164,6 +164,52 @@ pub fn request_from(
             .expect("the request's thread")
     });
     response.map_err(std::io::Error::other)
+}
+
+/// Sends `request`; an idempotent one is sent once more if its connection closed before any
+/// byte of the answer came (RFC 9112 §9.3.1), as browsers do. The tests' client retires
+/// idle connections before the hub's announced `Keep-Alive: timeout`, so this covers a
+/// connection that broke by other means, never one the hub closed as it said it would
+/// (`keep_alive::` checks that without retrying).
+fn send_retrying_once(
+    request: reqwest::blocking::RequestBuilder,
+) -> reqwest::Result<reqwest::blocking::Response> {
+    let again = request.try_clone();
+    let idempotent = request
+        .try_clone()
+        .and_then(|r| r.build().ok())
+        .is_some_and(|r| r.method().is_idempotent());
+    match request.send() {
+        Err(e) if idempotent && closed_before_answer(&e) => match again {
+            Some(again) => {
+                eprintln!("the connection closed before the answer ({e}); sent once more");
+                again.send()
+            }
+            None => Err(e),
+        },
+        answered => answered,
+    }
+}
+
+/// Whether `e` says the connection closed before the answer began: hyper's incomplete
+/// message, or a reset or broken pipe under it.
+pub fn closed_before_answer(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(e);
+    while let Some(e) = cause {
+        if let Some(e) = e.downcast_ref::<hyper::Error>() {
+            if e.is_incomplete_message() {
+                return true;
+            }
+        }
+        if let Some(e) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+            if matches!(e.kind(), ConnectionReset | ConnectionAborted | BrokenPipe) {
+                return true;
+            }
+        }
+        cause = e.source();
+    }
+    false
 }
 
 /// A GET with exactly the headers given whose answer is read as it comes (a server-sent
@@ -223,6 +269,9 @@ impl Clients {
             return Ok(client.clone());
         }
         let mut builder = reqwest::blocking::Client::builder()
+            // A good client retires an idle connection before the hub's `Keep-Alive:
+            // timeout=5` says it may close it.
+            .pool_idle_timeout(Duration::from_secs(4))
             .connect_timeout(Duration::from_secs(2))
             .timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())
