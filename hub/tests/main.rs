@@ -32,6 +32,7 @@ mod door_locked;
 mod forged_messages;
 mod journal_damaged;
 mod journal_full;
+mod keep_alive;
 mod laws_table;
 mod live_boards;
 mod login_flood;
