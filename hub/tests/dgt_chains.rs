@@ -14,7 +14,7 @@ use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use protocol::time_control::TimeControl;
@@ -84,24 +84,23 @@ impl ChainGame {
     }
 }
 
-/// Watches `GET /api/nodes` on a thread: for each board, whether it was ever seen
-/// disconnected.
-fn watch_nodes(hub: &Hub, stop: Arc<AtomicBool>) -> Arc<Mutex<BTreeMap<u64, bool>>> {
-    let seen = Arc::new(Mutex::new(BTreeMap::new()));
+/// Watches `GET /api/nodes` on a thread until `stop`: for each board, whether it was ever
+/// seen disconnected. Joined, it gives what it saw, or fails the test with its cause.
+fn watch_nodes(hub: &Hub, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<BTreeMap<u64, bool>> {
     let http = hub.http;
-    let record = seen.clone();
     std::thread::spawn(move || {
+        let mut seen = BTreeMap::new();
         while !stop.load(Ordering::Relaxed) {
             let nodes = http_json(http, "/api/nodes");
             for view in nodes["nodes"].as_array().into_iter().flatten() {
                 let board = view["board"].as_u64().unwrap_or(0);
                 let down = view["board_connected"] == false;
-                *record.lock().unwrap().entry(board).or_insert(false) |= down;
+                *seen.entry(board).or_insert(false) |= down;
             }
             std::thread::sleep(Duration::from_millis(150));
         }
-    });
-    seen
+        seen
+    })
 }
 
 /// The first `n` games of 40 to 100 plies of the World Cup's 15+10 rapid.
@@ -336,7 +335,9 @@ fn two_chains_of_twelve_boards_read_by_one_node_lose_no_move_through_faults() {
         g.assert_final_clocks(&shown);
     }
     stop_watching.store(true, Ordering::Relaxed);
-    let seen_down = seen_down.lock().unwrap().clone();
+    let seen_down = seen_down
+        .join()
+        .unwrap_or_else(|cause| std::panic::resume_unwind(cause));
     assert_eq!(
         seen_down.get(&u64::from(pulled.board)),
         Some(&true),
