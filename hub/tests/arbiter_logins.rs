@@ -320,9 +320,9 @@ fn write(dir: &std::path::Path, name: &str, json: &Value) -> std::path::PathBuf 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_arbiters_pager_on_mosquitto_reads_the_alerts_until_revoked() {
     let dir = tempfile::tempdir().unwrap();
-    let port = support::free_port();
     let data = dir.path().join("data");
-    let mut mosquitto = support::Mosquitto::start(dir.path(), port);
+    let mut mosquitto = support::Mosquitto::start(dir.path());
+    let port = mosquitto.port();
     mosquitto.load_users_from(&data);
     let hub = Hub::start(
         &data,

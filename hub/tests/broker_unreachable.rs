@@ -36,7 +36,7 @@ fn a_hub_without_its_broker_warns_turns_healthz_503_and_recovers_when_it_comes()
     // The broker's users, made as the technician does before the first start (deploy/
     // mosquitto/users.sh with the hub's data directory); the broker itself not started.
     drop({
-        let mut setup = Mosquitto::start(dir.path(), free_port());
+        let mut setup = Mosquitto::start(dir.path());
         setup.load_users_from(&data);
         setup
     });
@@ -70,7 +70,7 @@ fn a_hub_without_its_broker_warns_turns_healthz_503_and_recovers_when_it_comes()
     assert!(!logs.contains("\u{1b}["), "no colour codes in a log file");
 
     // The broker comes: the hub connects, healthz and the gauge turn back.
-    let _mosquitto = Mosquitto::start(dir.path(), port);
+    let _mosquitto = Mosquitto::start_on(dir.path(), port);
     wait_until("/healthz 200", Duration::from_secs(20), || {
         matches!(http_get(hub.http, "/healthz"), Ok((200, _)))
     });

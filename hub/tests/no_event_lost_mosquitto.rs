@@ -5,13 +5,13 @@ use crate::support;
 
 use std::time::Duration;
 
-use support::{free_port, hall, Broker, Mosquitto};
+use support::{hall, Broker, Mosquitto};
 
 #[test]
 fn a_hall_on_mosquitto_loses_nothing_when_broker_hub_and_a_node_are_killed() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mosquitto = Mosquitto::start(dir.path(), port);
+    let mosquitto = Mosquitto::start(dir.path());
+    let port = mosquitto.port();
     hall::run(
         dir.path(),
         Broker::External { port },

@@ -21,7 +21,7 @@ use protocol::{
 };
 use rumqttc::QoS;
 use serde_json::Value;
-use support::{free_port, http_get, http_json, Broker, Hub, Mosquitto, Node, Replay};
+use support::{http_get, http_json, Broker, Hub, Mosquitto, Node, Replay};
 
 const FILE: &str = "fide_world_cup_2025_rapid_15+10.pgn";
 
@@ -167,17 +167,15 @@ fn everything() -> Vec<String> {
 async fn a_hall_under_attack(kind: Kind) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    // Mosquitto cannot say which port it took: it is given one nobody listens on.
-    let mosquitto_port = free_port();
     let mut mosquitto = (kind == Kind::Mosquitto).then(|| {
-        let mut mosquitto = Mosquitto::start(dir.path(), mosquitto_port);
+        let mut mosquitto = Mosquitto::start(dir.path());
         mosquitto.load_users_from(&data);
         mosquitto
     });
-    let broker = match kind {
-        Kind::Embedded => Broker::Embedded { port: 0 },
-        Kind::Mosquitto => Broker::External {
-            port: mosquitto_port,
+    let broker = match &mosquitto {
+        None => Broker::Embedded { port: 0 },
+        Some(mosquitto) => Broker::External {
+            port: mosquitto.port(),
         },
     };
     let hub = Hub::start(&data, broker, &dir.path().join("hub.log"));

@@ -159,10 +159,10 @@ fn without_tls_the_same_sniffer_reads_everything() {
 fn on_mosquitto_with_the_shipped_tls_listener_nothing_crosses_in_clear() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let (plain, tls) = (support::free_port(), support::free_port());
     // As the technician sets the hall up: the broker's certificate from the hall CA, the
     // users, then the hub on the broker's TLS listener.
-    let mut mosquitto = Mosquitto::start_with(dir.path(), plain, Some((tls, &data)));
+    let mut mosquitto = Mosquitto::start_with(dir.path(), Some(&data));
+    let tls = mosquitto.tls_port().expect("its TLS listener");
     mosquitto.load_users_from(&data);
     let hub = Hub::start_with(
         &data,

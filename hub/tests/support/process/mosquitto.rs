@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::super::*;
 
@@ -14,6 +14,7 @@ pub struct Mosquitto {
     config: PathBuf,
     log: PathBuf,
     port: u16,
+    tls_port: Option<u16>,
     /// Its password file.
     users: PathBuf,
 }
@@ -50,16 +51,50 @@ impl Mosquitto {
         std::thread::sleep(Duration::from_millis(300));
     }
 
-    /// Mosquitto with the shipped configuration, its plain (loopback) listener on `port`
-    /// and no TLS listener.
-    pub fn start(dir: &Path, port: u16) -> Mosquitto {
-        Mosquitto::start_with(dir, port, None)
+    /// Mosquitto with the shipped configuration, its plain (loopback) listener on a port
+    /// of its own ([`Mosquitto::port`]) and no TLS listener.
+    pub fn start(dir: &Path) -> Mosquitto {
+        Mosquitto::start_with(dir, None)
     }
 
-    /// Mosquitto with the shipped configuration, TLS listener included: on `tls.0`, with a
-    /// certificate `hub broker-cert` issued from the hall CA in the hub's data directory
-    /// `tls.1`.
-    pub fn start_with(dir: &Path, port: u16, tls: Option<(u16, &Path)>) -> Mosquitto {
+    /// Mosquitto with the shipped configuration on ports of its own, the TLS listener too
+    /// where `tls` names the hub's data directory: a certificate `hub broker-cert` issues
+    /// from its hall CA. Mosquitto cannot be told to take any free port and say which, so
+    /// a port is chosen here and bound a moment later: one that another process took in
+    /// between makes it exit, and it is started again on new ports.
+    pub fn start_with(dir: &Path, tls: Option<&Path>) -> Mosquitto {
+        const ATTEMPTS: usize = 4;
+        for attempt in 1..=ATTEMPTS {
+            let ports = super::nats::distinct_ports(2);
+            let tls = tls.map(|data| (ports[1], data));
+            match Mosquitto::try_start(dir, ports[0], tls) {
+                Ok(mosquitto) => return mosquitto,
+                Err(why) if attempt < ATTEMPTS => {
+                    eprintln!("Mosquitto, attempt {attempt}: {why}; again on new ports");
+                }
+                Err(why) => panic!("{why}"),
+            }
+        }
+        unreachable!("the last attempt panics")
+    }
+
+    /// Mosquitto with the shipped configuration on `port`, which a hub was already given:
+    /// a broker that comes up after the hub.
+    pub fn start_on(dir: &Path, port: u16) -> Mosquitto {
+        Mosquitto::try_start(dir, port, None).unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// The port of its plain listener.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The port of its TLS listener, where it has one.
+    pub fn tls_port(&self) -> Option<u16> {
+        self.tls_port
+    }
+
+    fn try_start(dir: &Path, port: u16, tls: Option<(u16, &Path)>) -> Result<Mosquitto, String> {
         let certs = dir.join("mosquitto-certs");
         if let Some((_, hub_data)) = tls {
             std::fs::create_dir_all(&certs).unwrap();
@@ -164,21 +199,45 @@ impl Mosquitto {
             config: path,
             log,
             port,
+            tls_port: tls.map(|(tls_port, _)| tls_port),
             users,
         };
-        mosquitto.wait_listening();
-        mosquitto
+        mosquitto.wait_listening()?;
+        Ok(mosquitto)
     }
 
-    fn wait_listening(&mut self) {
+    /// Waits until this Mosquitto listens on its ports: its log says it opened them (so
+    /// what answers there is this process, not one that took the port first) and a
+    /// connection is taken. Its exit or 10 s without that is an error with the log's end.
+    fn wait_listening(&mut self) -> Result<(), String> {
         let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
-        wait_for(
-            "mosquitto",
-            &mut self.child,
-            &self.log,
-            Duration::from_secs(10),
-            || TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok(),
-        );
+        let ports: Vec<u16> = std::iter::once(self.port).chain(self.tls_port).collect();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "mosquitto exited with {status}: {}",
+                    tail(&self.log)
+                ));
+            }
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let opened = ports.iter().all(|port| {
+                log.lines()
+                    .rev()
+                    .take_while(|l| !l.contains("starting"))
+                    .any(|l| l.contains(&format!("listen socket on port {port}.")))
+            });
+            if opened && TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "mosquitto not listening on {ports:?} within 10 s: {}",
+                    tail(&self.log)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// SIGKILL, then start again on the same port and configuration.
@@ -186,7 +245,7 @@ impl Mosquitto {
         let _ = self.child.kill();
         let _ = self.child.wait();
         self.child = spawn_mosquitto(&self.config, &self.log);
-        self.wait_listening();
+        self.wait_listening().unwrap_or_else(|why| panic!("{why}"));
     }
 }
 

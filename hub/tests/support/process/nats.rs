@@ -101,11 +101,13 @@ impl NatsCluster {
     }
 
     /// Waits until server `i` answers its JetStream health check (a leader elected, its
-    /// streams current). A server of the cluster that exits meanwhile (its port taken) or
-    /// a wait past 60 s is an error naming the server and the end of its log.
+    /// streams current) and its monitoring says it is this server on its client port (not
+    /// a process that took the port first). A server of the cluster that exits meanwhile
+    /// (its port taken) or a wait past 60 s is an error naming the server and the end of
+    /// its log.
     fn wait_ready(&mut self, i: usize) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(60);
-        while monitor_get(self.nodes[i].monitor, "/healthz").is_none() {
+        while !self.is_ready(i) {
             for node in &mut self.nodes {
                 let Some(child) = node.child.as_mut() else {
                     continue;
@@ -130,6 +132,16 @@ impl NatsCluster {
             std::thread::sleep(Duration::from_millis(50));
         }
         Ok(())
+    }
+
+    fn is_ready(&self, i: usize) -> bool {
+        let node = &self.nodes[i];
+        monitor_get(node.monitor, "/healthz").is_some()
+            && monitor_get(node.monitor, "/varz")
+                .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok())
+                .is_some_and(|varz| {
+                    varz["server_name"] == node.name.as_str() && varz["port"] == node.client
+                })
     }
 
     /// `nats://127.0.0.1:PORT,…` of the servers, starting with server `first`.
