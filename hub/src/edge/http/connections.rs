@@ -53,6 +53,9 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest request body the API reads: a decision, a note, a binding are a few hundred
 /// bytes. Nothing needs more.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
+/// How much of a body past [`MAX_BODY_BYTES`] is read and thrown away so that its client
+/// reads the 413 instead of a reset; a larger one is cut off there.
+pub const MAX_DRAINED_BYTES: usize = 4 * 1024 * 1024;
 /// A connection takes no new request after this: its next response says `Connection:
 /// close`. The one under way (a page's live stream) goes on.
 pub const MAX_CONNECTION_AGE: Duration = Duration::from_secs(60);
@@ -233,24 +236,54 @@ fn say_how_long_it_lives(response: &mut axum::response::Response, last: bool) {
 const KEEP_ALIVE: hyper::header::HeaderName = hyper::header::HeaderName::from_static("keep-alive");
 
 /// A request's body, read whole within [`BODY_TIMEOUT`] and [`MAX_BODY_BYTES`]; else the
-/// answer: 408 (and the connection closed) or 413.
+/// answer: 408 or 413, and the connection closed after it.
+///
+/// A body past the limit is read on and thrown away, up to [`MAX_DRAINED_BYTES`], before
+/// the 413 goes out (nginx's lingering close): a connection closed with the client's bytes
+/// unread is reset, and a client still sending its body would meet the reset before it
+/// read why.
 async fn whole_body(body: Incoming) -> Result<axum::body::Body, axum::response::Response> {
     use axum::response::IntoResponse;
+    use futures_util::StreamExt;
     use hyper::body::Body as _;
     if body.is_end_stream() {
         return Ok(axum::body::Body::empty());
     }
-    let read = axum::body::to_bytes(axum::body::Body::new(body), MAX_BODY_BYTES);
+    let read = async {
+        let mut chunks = axum::body::Body::new(body).into_data_stream();
+        let mut kept = Vec::new();
+        let mut seen = 0usize;
+        while let Some(chunk) = chunks.next().await {
+            // A body that breaks off (the client went) is never routed in part.
+            let chunk = chunk.map_err(|_| hyper::StatusCode::BAD_REQUEST)?;
+            seen += chunk.len();
+            if seen <= MAX_BODY_BYTES {
+                kept.extend_from_slice(&chunk);
+            } else if seen > MAX_DRAINED_BYTES {
+                break;
+            }
+        }
+        if seen <= MAX_BODY_BYTES {
+            Ok(kept)
+        } else {
+            Err(hyper::StatusCode::PAYLOAD_TOO_LARGE)
+        }
+    };
+    let close = [(hyper::header::CONNECTION, "close")];
     match tokio::time::timeout(BODY_TIMEOUT, read).await {
         Ok(Ok(bytes)) => Ok(axum::body::Body::from(bytes)),
+        Ok(Err(status)) if status == hyper::StatusCode::BAD_REQUEST => {
+            Err((status, close, "the request's body broke off\n").into_response())
+        }
         Ok(Err(_)) => Err((
             hyper::StatusCode::PAYLOAD_TOO_LARGE,
+            close,
             format!("a request body is at most {MAX_BODY_BYTES} bytes\n"),
         )
             .into_response()),
         Err(_) => Err((
             hyper::StatusCode::REQUEST_TIMEOUT,
-            [(hyper::header::CONNECTION, "close")],
+            close,
             format!(
                 "the request's body did not arrive within {} s of its head\n",
                 BODY_TIMEOUT.as_secs()
