@@ -89,6 +89,9 @@ pub struct Metrics {
     live_bytes: AtomicU64,
     logins_refused: AtomicU64,
     http_connections_refused: AtomicU64,
+    http_connections_evicted: AtomicU64,
+    http_connections_open: AtomicU64,
+    http_requests_over_budget: AtomicU64,
     http_requests_refused: AtomicU64,
     flushes: AtomicU64,
     flush_us_sum: AtomicU64,
@@ -190,6 +193,20 @@ impl Metrics {
         self.http_connections_refused.fetch_add(1, Relaxed);
     }
 
+    /// An idle or silent HTTP connection closed to make room for another.
+    pub fn http_connection_evicted(&self) {
+        self.http_connections_evicted.fetch_add(1, Relaxed);
+    }
+
+    pub fn http_connections_open(&self, open: usize) {
+        self.http_connections_open.store(open as u64, Relaxed);
+    }
+
+    /// A request past its address's budget, answered 429.
+    pub fn http_request_over_budget(&self) {
+        self.http_requests_over_budget.fetch_add(1, Relaxed);
+    }
+
     pub fn flushed(&self, took: Duration) {
         let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         self.flushes.fetch_add(1, Relaxed);
@@ -288,8 +305,18 @@ impl Metrics {
         );
         counter(
             "zeitnot_http_connections_refused_total",
-            "HTTP connections closed at once: too many in all or from one address.",
+            "HTTP connections closed at once: too many in all or from one address, all busy.",
             self.http_connections_refused.load(Relaxed),
+        );
+        counter(
+            "zeitnot_http_connections_evicted_total",
+            "Silent or idle HTTP connections closed to make room for another.",
+            self.http_connections_evicted.load(Relaxed),
+        );
+        counter(
+            "zeitnot_http_requests_over_budget_total",
+            "HTTP requests without a credential past their address's budget (429).",
+            self.http_requests_over_budget.load(Relaxed),
         );
         counter(
             "zeitnot_http_requests_refused_total",
@@ -309,6 +336,14 @@ impl Metrics {
                 count.load(Relaxed)
             );
         }
+        let _ = writeln!(
+            out,
+            "# HELP zeitnot_http_connections_open HTTP connections open now (at most {}, {} per address).\n\
+             # TYPE zeitnot_http_connections_open gauge\nzeitnot_http_connections_open {}",
+            crate::edge::http::places::MAX_CONNECTIONS,
+            crate::edge::http::places::PER_CLIENT,
+            self.http_connections_open.load(Relaxed)
+        );
         let _ = writeln!(
             out,
             "# HELP zeitnot_connected_nodes Boards whose node was heard within 15 s.\n\

@@ -252,7 +252,7 @@ pub fn presented_credential(headers: &HeaderMap, auth_param: Option<&str>) -> Op
 }
 
 /// ntfy's `auth` parameter of a query string, as it stands.
-fn auth_param(query: Option<&str>) -> Option<&str> {
+pub fn auth_param(query: Option<&str>) -> Option<&str> {
     query?
         .split('&')
         .find_map(|pair| pair.strip_prefix("auth="))

@@ -1,8 +1,12 @@
-//! The HTTP listener's connections, bounded as nginx bounds them: at most
-//! [`MAX_CONNECTIONS`] in all and [`PER_CLIENT`] per address, a request head within
-//! [`HEADER_TIMEOUT`] and its body within [`BODY_TIMEOUT`] after it (OWASP's slow-HTTP
-//! advice: a deadline for the whole request, not only its head), and no connection kept
-//! open for more requests after [`MAX_CONNECTION_AGE`].
+//! The HTTP listener's connections: at most [`MAX_CONNECTIONS`] in all and [`PER_CLIENT`]
+//! per address, room made by closing silent or idle ones ([`super::places`]); a request
+//! head within [`HEADER_TIMEOUT`] and its body within [`BODY_TIMEOUT`] after it (OWASP's
+//! slow-HTTP advice: a deadline for the whole request, not only its head); at most
+//! [`MAX_REQUESTS_PER_CONNECTION`] requests and [`MAX_CONNECTION_AGE`] a connection.
+//!
+//! A request's body is read whole (at most [`MAX_BODY_BYTES`]) before the request is
+//! routed: a body that stalls is answered 408 and its connection closed, and holds no
+//! handler while it stalls.
 //!
 //! A kept-alive connection is closed only where no client can be sending on it, so no
 //! request dies on a connection the hub chose to close (RFC 9112 §9.6):
@@ -10,26 +14,18 @@
 //!   hub closes a connection only after [`HEADER_TIMEOUT`] without a request head, twice
 //!   that (nginx's `keepalive_timeout` with its header). A client that retires its idle
 //!   connections as told never sends on one the hub is closing.
-//! - aged: the first response after [`MAX_CONNECTION_AGE`] carries `Connection: close`
-//!   and the connection ends once it is written, never under a request.
-//!
-//! A request's body is read whole (at most [`MAX_BODY_BYTES`]) before the request is
-//! routed: a body that stalls is answered 408 and its connection closed, and holds no
-//! handler while it stalls.
-//!
-//! When a cap is reached, the oldest connection that has not sent a whole request yet is
-//! closed to make room: a browser or a script sends its request at once, so a silent
-//! connection (or one whose body stalls) is the likeliest to be held open to use up the
-//! places. That keeps `/healthz` and the arbiters'
-//! page answering even when a stranger shares their address (behind a reverse proxy, an SSH
-//! tunnel or NAT everyone is one address). Only when every connection has spoken is a new one
-//! refused.
+//! - aged or used up: the first response after [`MAX_CONNECTION_AGE`] or the
+//!   [`MAX_REQUESTS_PER_CONNECTION`]th carries `Connection: close` and the connection ends
+//!   once it is written, never under a request.
+//! - to make room at a cap: an idle connection is shut gracefully (a request already on its
+//!   way is answered first); only a hall under a flood sees that.
 
-use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
@@ -40,12 +36,10 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tower::ServiceExt;
 
+use super::places::{Evicted, Places};
 use crate::metrics::Metrics;
 
-/// Connections held at once: every arbiter's and spectator's page, the broadcasters' polls.
-pub const MAX_CONNECTIONS: usize = 2_048;
-/// Connections one address holds at once.
-pub const PER_CLIENT: usize = 256;
+pub use super::places::{MAX_CONNECTIONS, PER_CLIENT};
 /// A request's head must arrive within this (slowloris).
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request's body must arrive within this after its head (slow POST).
@@ -65,16 +59,20 @@ pub const MAX_CONNECTION_AGE: Duration = Duration::from_secs(60);
 /// end of the last response): the margin covers a client's timer and the network.
 pub const KEEP_ALIVE_ANNOUNCED: Duration = Duration::from_secs(5);
 const _: () = assert!(KEEP_ALIVE_ANNOUNCED.as_secs() * 2 <= HEADER_TIMEOUT.as_secs());
+/// Requests one connection serves (nginx's `keepalive_requests`): its last answer says
+/// `Connection: close`.
+pub const MAX_REQUESTS_PER_CONNECTION: u32 = 1_000;
 
-/// Serves `router` on `listener` until the task is dropped: HTTPS with `tls`, else plain.
+/// Serves `router` on `listener` until the task is dropped, its connections held in
+/// `places`: HTTPS with `tls`, else plain.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
+    places: Places,
     metrics: Arc<Metrics>,
     tls: Option<Arc<rustls::ServerConfig>>,
 ) {
     let tls = tls.map(tokio_rustls::TlsAcceptor::from);
-    let registry = Registry::default();
     let mut backoff = Duration::ZERO;
     let mut last_failure_logged: Option<std::time::Instant> = None;
     loop {
@@ -94,24 +92,17 @@ pub async fn serve(
                 continue;
             }
         };
-        let Some(place) = registry.admit(peer.ip()) else {
+        let Some(place) = places.admit(peer.ip()) else {
             metrics.http_connection_refused();
             continue;
         };
-        if place.evicted_another {
-            metrics.http_connection_refused();
-        }
         let _ = stream.set_nodelay(true);
-        let (router, tls) = (router.clone(), tls.clone());
+        let (router, tls, places) = (router.clone(), tls.clone(), places.clone());
         tokio::spawn(async move {
-            let Place {
-                id,
-                registry,
-                mut evicted,
-                ..
-            } = place;
+            let id = place.id;
+            let mut evicted = place.evicted;
             match tls {
-                None => connection(stream, peer, router, id, &registry, &mut evicted).await,
+                None => connection(stream, peer, router, id, &places, &mut evicted).await,
                 Some(tls) => {
                     // The handshake within the time a request's head has, closed early
                     // like a silent connection.
@@ -119,7 +110,7 @@ pub async fn serve(
                     tokio::select! {
                         done = handshake => match done {
                             Ok(Ok(stream)) => {
-                                connection(stream, peer, router, id, &registry, &mut evicted).await;
+                                connection(stream, peer, router, id, &places, &mut evicted).await;
                             }
                             Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                             Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
@@ -128,30 +119,32 @@ pub async fn serve(
                     }
                 }
             }
-            registry.leave(id);
+            places.leave(id);
         });
     }
 }
 
-/// One connection: HTTP/1.1 with its timeouts, closed early if evicted while silent.
+/// One connection: HTTP/1.1 with its timeouts and budgets, closed early to make room.
 async fn connection<I>(
     stream: I,
     peer: SocketAddr,
     router: Router,
     id: u64,
-    registry: &Registry,
-    evicted: &mut oneshot::Receiver<()>,
+    places: &Places,
+    evicted: &mut oneshot::Receiver<Evicted>,
 ) where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let spoke = registry.clone();
+    let serving = places.clone();
     // Set once the connection is older than MAX_CONNECTION_AGE: the next response is its last.
     let aged_out = Arc::new(AtomicBool::new(false));
     let last = aged_out.clone();
+    let served = Arc::new(AtomicU32::new(0));
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let router = router.clone();
-        let spoke = spoke.clone();
+        let places = serving.clone();
         let last = last.clone();
+        let served = served.clone();
         async move {
             let (mut parts, body) = request.into_parts();
             let body = match whole_body(body).await {
@@ -161,13 +154,17 @@ async fn connection<I>(
                     return Ok(refusal);
                 }
             };
-            // A whole request: the connection is no longer silent, nor evicted to make room.
-            spoke.spoke(id);
+            // A whole request: the connection is busy until its answer is written.
+            places.spoke(id);
+            let used_up = served.fetch_add(1, Ordering::Relaxed) + 1 >= MAX_REQUESTS_PER_CONNECTION;
             parts.extensions.insert(ConnectInfo(peer));
             let request = hyper::Request::from_parts(parts, body);
             let mut response = router.oneshot(request).await.unwrap_or_else(|e| match e {});
-            say_how_long_it_lives(&mut response, last.load(Ordering::Relaxed));
-            Ok::<_, Infallible>(response)
+            say_how_long_it_lives(&mut response, used_up || last.load(Ordering::Relaxed));
+            let idle = Answered { places, id };
+            Ok::<_, Infallible>(
+                response.map(|body| axum::body::Body::new(Tracked { body, _idle: idle })),
+            )
         }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -183,8 +180,7 @@ async fn connection<I>(
     let aged = tokio::time::sleep(MAX_CONNECTION_AGE);
     let mut aged = std::pin::pin!(aged);
     let mut is_aged = false;
-    // Once the connection has spoken its sender is dropped: no eviction can come any more.
-    let mut silent = true;
+    let mut told_to_close = false;
     loop {
         tokio::select! {
             result = conn.as_mut() => {
@@ -193,12 +189,20 @@ async fn connection<I>(
                 }
                 break;
             }
-            closed = &mut *evicted, if silent => {
-                if closed.is_ok() {
-                    tracing::debug!(%peer, "silent HTTP connection closed to make room");
-                    break;
+            closed = &mut *evicted, if !told_to_close => {
+                told_to_close = true;
+                match closed {
+                    Ok(Evicted::Silent) => {
+                        tracing::debug!(%peer, "silent HTTP connection closed to make room");
+                        break;
+                    }
+                    // Between requests: a request already on its way is answered first.
+                    Ok(Evicted::Idle) => {
+                        tracing::debug!(%peer, "idle HTTP connection closed to make room");
+                        conn.as_mut().graceful_shutdown();
+                    }
+                    Err(_) => {}
                 }
-                silent = false;
             }
             // Not closed here: an idle connection may have a request on its way. Its next
             // response closes it; hyper's idle deadline closes it if none comes.
@@ -207,6 +211,44 @@ async fn connection<I>(
                 is_aged = true;
             }
         }
+    }
+}
+
+/// Marks the connection idle when its answer's body is written whole, or dropped.
+struct Answered {
+    places: Places,
+    id: u64,
+}
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        self.places.answered(self.id);
+    }
+}
+
+/// An answer's body, with what marks its connection idle once it is done.
+struct Tracked {
+    body: axum::body::Body,
+    _idle: Answered,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<bytes::Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -290,155 +332,5 @@ async fn whole_body(body: Incoming) -> Result<axum::body::Body, axum::response::
             ),
         )
             .into_response()),
-    }
-}
-
-/// The connections open now.
-#[derive(Debug, Clone, Default)]
-struct Registry(Arc<Mutex<Open>>);
-
-#[derive(Debug, Default)]
-struct Open {
-    next: u64,
-    total: usize,
-    by_client: HashMap<IpAddr, usize>,
-    /// Connections that have not sent a request yet, oldest first, with a way to close each.
-    silent: BTreeMap<u64, (IpAddr, oneshot::Sender<()>)>,
-    clients: HashMap<u64, IpAddr>,
-}
-
-/// A connection's place; it is given back by [`Registry::leave`].
-struct Place {
-    id: u64,
-    registry: Registry,
-    evicted: oneshot::Receiver<()>,
-    /// Admitting it closed a silent connection.
-    evicted_another: bool,
-}
-
-impl Registry {
-    /// A place for a connection from `client`; `None` when the caps are reached and every
-    /// connection in the way has spoken.
-    fn admit(&self, client: IpAddr) -> Option<Place> {
-        let mut open = self.0.lock().expect("connections lock");
-        let mut evicted_another = false;
-        if open.by_client.get(&client).copied().unwrap_or(0) >= PER_CLIENT {
-            evicted_another |= open.evict_oldest_silent(Some(client))?;
-        }
-        if open.total >= MAX_CONNECTIONS {
-            evicted_another |= open.evict_oldest_silent(None)?;
-        }
-        let id = open.next;
-        open.next += 1;
-        open.total += 1;
-        *open.by_client.entry(client).or_insert(0) += 1;
-        let (close, evicted) = oneshot::channel();
-        open.silent.insert(id, (client, close));
-        open.clients.insert(id, client);
-        Some(Place {
-            id,
-            registry: self.clone(),
-            evicted,
-            evicted_another,
-        })
-    }
-
-    /// Connection `id` sent a request: it is no longer closed to make room.
-    fn spoke(&self, id: u64) {
-        let mut open = self.0.lock().expect("connections lock");
-        open.silent.remove(&id);
-    }
-
-    fn leave(&self, id: u64) {
-        let mut open = self.0.lock().expect("connections lock");
-        open.silent.remove(&id);
-        if let Some(client) = open.clients.remove(&id) {
-            open.total -= 1;
-            if let Some(n) = open.by_client.get_mut(&client) {
-                *n -= 1;
-                if *n == 0 {
-                    open.by_client.remove(&client);
-                }
-            }
-        }
-    }
-}
-
-impl Open {
-    /// Closes the oldest silent connection (of `client`, if given), and counts it gone at
-    /// once so its place is free; `None` if there is none.
-    fn evict_oldest_silent(&mut self, client: Option<IpAddr>) -> Option<bool> {
-        let id = self
-            .silent
-            .iter()
-            .find(|(_, (from, _))| client.is_none_or(|c| c == *from))
-            .map(|(id, _)| *id)?;
-        let (from, close) = self.silent.remove(&id)?;
-        let _ = close.send(());
-        self.clients.remove(&id);
-        self.total -= 1;
-        if let Some(n) = self.by_client.get_mut(&from) {
-            *n -= 1;
-            if *n == 0 {
-                self.by_client.remove(&from);
-            }
-        }
-        Some(true)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_full_address_makes_room_by_closing_its_oldest_silent_connection() {
-        let registry = Registry::default();
-        let client: IpAddr = "127.0.0.1".parse().unwrap();
-        let mut places: Vec<Place> = (0..PER_CLIENT)
-            .map(|_| registry.admit(client).unwrap())
-            .collect();
-        // The first one spoke; the second is the oldest silent one.
-        registry.spoke(places[0].id);
-        let newest = registry.admit(client).expect("room made");
-        assert!(newest.evicted_another);
-        assert!(
-            places[1].evicted.try_recv().is_ok(),
-            "the oldest silent one closed"
-        );
-        assert!(
-            places[0].evicted.try_recv().is_err(),
-            "one that spoke stays"
-        );
-        assert_eq!(registry.0.lock().unwrap().by_client[&client], PER_CLIENT);
-        // When every connection has spoken, a new one is refused.
-        for place in &places {
-            registry.spoke(place.id);
-        }
-        registry.spoke(newest.id);
-        assert!(registry.admit(client).is_none());
-        // Places come back when connections end (an evicted one was counted out already).
-        registry.leave(places[1].id);
-        registry.leave(places[2].id);
-        assert!(registry.admit(client).is_some());
-        places.clear();
-    }
-
-    #[test]
-    fn the_hub_wide_cap_takes_a_silent_connection_of_any_address() {
-        let registry = Registry::default();
-        let mut n = 0u32;
-        let mut places = Vec::new();
-        while places.len() < MAX_CONNECTIONS {
-            let client = IpAddr::from(n.to_be_bytes());
-            n += 1;
-            for _ in 0..8 {
-                places.push(registry.admit(client).unwrap());
-            }
-        }
-        let other: IpAddr = "10.9.9.9".parse().unwrap();
-        let admitted = registry.admit(other).expect("room made");
-        assert!(admitted.evicted_another);
-        assert_eq!(registry.0.lock().unwrap().total, MAX_CONNECTIONS);
     }
 }

@@ -3,8 +3,9 @@
 //! - [`routes`]: the JSON API, health and metrics; [`rounds`]: the rounds' part of it;
 //!   [`api`]: how handlers ask the loop that owns the hall (queries and answers);
 //!   [`path`]: the board and round numbers of the paths, typed.
-//! - [`connections`]: the listener's connections, capped, timed out, evicted when silent;
-//!   [`slots`]: the cap on live streams per client and overall.
+//! - [`connections`]: the listener's connections, timed out, kept alive without racing
+//!   their clients; [`places`]: who holds them, whom to close to make room, each
+//!   address's request budget; [`slots`]: the cap on live streams per client and overall.
 //! - [`page`]: the supervision page, its login and its live streams; [`phone_page`]: the
 //!   arbiter's phone; [`ntfy`]: ntfy's protocol for the phones' apps.
 //! - [`credential`]: who a request comes from; [`access`]: what each login may see and
@@ -24,6 +25,7 @@ pub mod ntfy;
 pub mod page;
 pub mod path;
 pub mod phone_page;
+pub mod places;
 pub mod rounds;
 pub mod routes;
 pub mod sessions;

@@ -45,6 +45,7 @@ pub async fn bind(
     standby: super::standby_door::Standby,
 ) -> anyhow::Result<(SocketAddr, impl std::future::Future<Output = ()>)> {
     let access = access.with_secure_cookies(tls.is_some());
+    let places = super::places::Places::new(metrics.clone());
     // The hall's keys: the chief arbiter's token only, never an arbiter's own login.
     let keys = Router::new()
         .route("/api/nodes/bind", post(bind_node))
@@ -104,6 +105,10 @@ pub async fn bind(
             access::guessers_slowed,
         ))
         .layer(axum::middleware::from_fn_with_state(
+            (places.clone(), access.clone()),
+            super::places::budgeted,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
             metrics.clone(),
             access::same_origin_changes,
         ))
@@ -128,7 +133,7 @@ pub async fn bind(
     let local = listener.local_addr()?;
     Ok((
         local,
-        super::connections::serve(listener, router, metrics, tls),
+        super::connections::serve(listener, router, places, metrics, tls),
     ))
 }
 
