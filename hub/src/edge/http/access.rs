@@ -258,10 +258,10 @@ pub fn auth_param(query: Option<&str>) -> Option<&str> {
         .find_map(|pair| pair.strip_prefix("auth="))
 }
 
-/// Middleware of every route: a request presenting a credential (a script's Bearer, a
-/// phone's token) from a client that sent too many wrong ones waits (429 with
-/// `Retry-After`, in ntfy's JSON, which scripts read too); a wrong one is counted against
-/// its client ([`super::guesses`]) and the route answers it as it answers any wrong
+/// Middleware of every route: a request presenting a right credential (a script's Bearer,
+/// a phone's token) goes on; a wrong one from a client that sent too many wrong ones waits
+/// (429 with `Retry-After`, in ntfy's JSON, which scripts read too), else it is counted
+/// against its client ([`super::guesses`]) and the route answers it as it answers any wrong
 /// credential. The page's own login counts in its handler.
 pub async fn guessers_slowed(
     State((access, metrics)): State<(Access, Arc<Metrics>)>,
@@ -274,17 +274,20 @@ pub async fn guessers_slowed(
     let Some(credential) = presented else {
         return next.run(request).await;
     };
+    // A right credential goes through whatever its address's wrong ones did: every one
+    // the hub makes is random and long, so only wrong ones need slowing.
+    if access.login_of(&credential).is_some() || access.phone_of(&credential).is_some() {
+        return next.run(request).await;
+    }
     let now = std::time::Instant::now();
     if let Err(wait) = access.guesses.may_try(peer.ip(), now) {
         metrics.login_refused();
         return too_many_guesses(wait);
     }
-    if access.login_of(&credential).is_none() && access.phone_of(&credential).is_none() {
-        access.guesses.wrong(peer.ip(), now);
-        metrics.login_refused();
-        if let Some(left_out) = LOGGED.admit() {
-            tracing::warn!(client = %peer.ip(), path = %request.uri().path(), left_out, "a wrong token refused");
-        }
+    access.guesses.wrong(peer.ip(), now);
+    metrics.login_refused();
+    if let Some(left_out) = LOGGED.admit() {
+        tracing::warn!(client = %peer.ip(), path = %request.uri().path(), left_out, "a wrong token refused");
     }
     next.run(request).await
 }

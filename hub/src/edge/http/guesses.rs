@@ -3,11 +3,14 @@
 //! [`TRIES_PER_CLIENT`] wrong ones within [`WINDOW`] has one try checked a
 //! [`THROTTLED_EVERY`] until the window ends, the rest answered 429 unread.
 //!
-//! Per client only, never for the whole hub: a stranger with many addresses cannot lock the
-//! arbiters out, and an arbiter who shares a throttled address (a NAT) still gets in, one
-//! try a second. Guessing stays hopeless: a made token has 256 random bits, a configured
-//! one at least 16 characters, and a client guesses 10 a minute, then one a second. An IPv6
-//! client counts by its /64 (one machine picks any address in it).
+//! Only wrong credentials are throttled: a right one is recognised first and never refused
+//! for another's wrong ones (an arbiter behind a guesser's NAT gets in at once). Per client
+//! only, never for the whole hub: a stranger with many addresses cannot lock the arbiters
+//! out. Guessing stays hopeless: a made token has 256 random bits, a configured one at least
+//! 16 characters, and a client's wrong ones are checked 10 a minute, then one a second. When
+//! the table is full ([`MAX_CLIENTS`] clients within their window) it fails closed: a client
+//! it cannot remember has its wrong credentials checked one a second too. An IPv6 client
+//! counts by its /64 (one machine picks any address in it).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -23,7 +26,24 @@ pub const THROTTLED_EVERY: Duration = Duration::from_secs(1);
 const MAX_CLIENTS: usize = 10_000;
 
 #[derive(Debug, Clone, Default)]
-pub struct Guesses(Arc<Mutex<HashMap<Client, Tries>>>);
+pub struct Guesses(Arc<Mutex<HashMap<Client, Tries>>>, FullTable);
+
+/// The one check a second the clients a full table cannot remember share.
+#[derive(Debug, Clone, Default)]
+struct FullTable(Arc<Mutex<Option<Instant>>>);
+
+impl FullTable {
+    fn try_at(&self, now: Instant) -> Result<(), Duration> {
+        let mut last = self.0.lock().expect("full table lock");
+        match *last {
+            Some(at) if now < at + THROTTLED_EVERY => Err(at + THROTTLED_EVERY - now),
+            _ => {
+                *last = Some(now);
+                Ok(())
+            }
+        }
+    }
+}
 
 /// An IPv4 address, or an IPv6 /64.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,7 +71,14 @@ impl Guesses {
     /// Whether `client`'s credential is to be checked now; `Err` with how long it waits.
     pub fn may_try(&self, client: IpAddr, now: Instant) -> Result<(), Duration> {
         let mut clients = self.0.lock().expect("guesses lock");
+        let full = clients.len() >= MAX_CLIENTS;
         let Some(tries) = clients.get_mut(&Client::from(client)) else {
+            if full {
+                // Failing closed: one check a second for whoever it cannot remember (and
+                // then a look for clients whose window passed, so the table empties).
+                self.1.try_at(now)?;
+                clients.retain(|_, t| now < t.since + WINDOW);
+            }
             return Ok(());
         };
         if now >= tries.since + WINDOW || tries.wrong < TRIES_PER_CLIENT {
@@ -121,6 +148,23 @@ mod tests {
             }
         }
         assert!(guesses.may_try(ip("10.9.9.9"), now).is_ok());
+    }
+
+    #[test]
+    fn a_full_table_fails_closed() {
+        let guesses = Guesses::default();
+        let now = Instant::now();
+        for n in 0..MAX_CLIENTS as u32 {
+            guesses.wrong(IpAddr::from((0x0a00_0000 + n).to_be_bytes()), now);
+        }
+        // A client it cannot remember: one check a second, shared, until windows pass.
+        assert!(guesses.may_try(ip("192.0.2.1"), now).is_ok());
+        assert!(guesses.may_try(ip("192.0.2.2"), now).is_err());
+        assert!(guesses
+            .may_try(ip("192.0.2.2"), now + THROTTLED_EVERY)
+            .is_ok());
+        assert!(guesses.may_try(ip("192.0.2.3"), now + WINDOW).is_ok());
+        assert!(guesses.may_try(ip("192.0.2.4"), now + WINDOW).is_ok());
     }
 
     #[test]

@@ -109,17 +109,19 @@ async fn log_in(
     let guesses = &api.access.guesses;
     let now = Instant::now();
     let wall = std::time::SystemTime::now();
-    if let Err(wait) = guesses.may_try(peer.ip(), now) {
-        api.metrics.login_refused();
-        return (
-            StatusCode::TOO_MANY_REQUESTS,
-            [(header::RETRY_AFTER, (wait.as_secs() + 1).to_string())],
-            "too many wrong tokens from this address: try again in a second\n",
-        )
-            .into_response();
-    }
+    // A right token gets in whatever its address's wrong ones did (a NAT shared with a
+    // guesser); only a wrong one waits for the address's throttle.
     let Some((who, credential)) = api.access.login_of(&login.token) else {
         static LOGGED: super::log_throttle::Throttle = super::log_throttle::Throttle::new();
+        if let Err(wait) = guesses.may_try(peer.ip(), now) {
+            api.metrics.login_refused();
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, (wait.as_secs() + 1).to_string())],
+                "too many wrong tokens from this address: try again in a second\n",
+            )
+                .into_response();
+        }
         guesses.wrong(peer.ip(), now);
         api.metrics.login_refused();
         if let Some(left_out) = LOGGED.admit() {
