@@ -155,6 +155,7 @@ fn write_event(
                 section: None,
                 force: true,
                 by: "bench".into(),
+                login: None,
             };
             hub.handle_round_start(HubMs(now), RequestId(u64::from(round)), start);
             carry(&mut hub, now, &mut writes);

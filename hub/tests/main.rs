@@ -51,6 +51,7 @@ mod phone_view;
 mod real_clocks;
 mod real_games;
 mod real_games_processes;
+mod round_starts;
 mod rounds;
 mod sections;
 mod standby_hub;

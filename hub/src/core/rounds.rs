@@ -86,6 +86,17 @@ pub enum StartError {
     /// The pairing files could not be read again before the start.
     #[error("the pairings cannot be read: {0}")]
     Pairings(String),
+    /// Only the chief arbiter starts a round (the hall's token, or an arbiter the
+    /// configuration makes `chief`): a start ends every game it covers.
+    #[error("{0} may not start a round: only the chief arbiter (the hall's token, or an arbiter configured with chief = true) starts rounds")]
+    NotChief(String),
+    /// A round is started in order: the one after the round in play.
+    #[error("round {round} is not next: round {in_play} is in play, so round {next} starts next")]
+    NotNext {
+        round: RoundNo,
+        in_play: RoundNo,
+        next: RoundNo,
+    },
 }
 
 /// Boards as a person reads them: `2, 3, 5`.

@@ -37,6 +37,9 @@ pub struct StartRequest {
     pub force: bool,
     /// Who starts it.
     pub by: String,
+    /// The arbiter whose own login asks, held to their role; `None` for the hall's token
+    /// (and the schedule).
+    pub login: Option<String>,
 }
 
 /// Each board's round starts still to fold in on a restart: before the event after the
@@ -51,6 +54,9 @@ impl Hub {
     /// once with why not. Starting the round in play again changes nothing.
     pub fn handle_round_start(&mut self, now: HubMs, request: RequestId, start: StartRequest) {
         self.now = self.now.max(now);
+        if let Err(e) = self.may_start(&start) {
+            return self.reply(request, Reply::RoundStarted(Err(e)));
+        }
         match self.start_round(now, start) {
             Ok(Some(at)) => self.pending.wait(at, Deferred::RoundStarted(request)),
             Ok(None) => {
@@ -59,6 +65,34 @@ impl Hub {
             }
             Err(e) => self.reply(request, Reply::RoundStarted(Err(e))),
         }
+    }
+
+    /// Why a person's start may not go ahead: only the chief arbiter starts rounds (a start
+    /// ends every game it covers, forced or not), and only the round in play or the one
+    /// after it, in every section the start covers. Before any round started, any round
+    /// may (a hub that joins an event late).
+    fn may_start(&self, start: &StartRequest) -> Result<(), StartError> {
+        if let Some(name) = &start.login {
+            if !self.desk.routing().arbiter(name).is_some_and(|a| a.chief) {
+                return Err(StartError::NotChief(name.clone()));
+            }
+        }
+        let book = self.hall.rounds();
+        let covered: Vec<Option<String>> = match &start.section {
+            Some(section) => vec![Some(section.clone())],
+            None => self.section_names(),
+        };
+        for in_play in covered.iter().filter_map(|s| book.in_play(s.as_deref())) {
+            let next = RoundNo(in_play.0.saturating_add(1));
+            if start.round != in_play && start.round != next {
+                return Err(StartError::NotNext {
+                    round: start.round,
+                    in_play,
+                    next,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Starts a round: journaled, then every board it covers goes on to it. `Ok(None)` for
@@ -504,6 +538,7 @@ impl Hub {
             section: None,
             force: false,
             by: BY_SCHEDULE.to_owned(),
+            login: None,
         };
         match self.start_round(now, request) {
             Ok(_) => {}

@@ -283,6 +283,9 @@ impl IntoResponse for ApiError {
             ApiError::NotStarted(e @ StartError::NotARound(_)) => {
                 (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response()
             }
+            ApiError::NotStarted(e @ StartError::NotChief(_)) => {
+                (StatusCode::FORBIDDEN, format!("{e}\n")).into_response()
+            }
             ApiError::NotStarted(e) => (StatusCode::CONFLICT, format!("{e}\n")).into_response(),
             ApiError::NoTrf => (
                 StatusCode::NOT_FOUND,

@@ -10,9 +10,10 @@
 //! - `GET /api/rounds/{r}/byes`: its players without a board (`player`, `bye`: one of
 //!   `half_point_bye`, `full_point_bye`, `pairing_allocated_bye`, `zero_point_bye`,
 //!   `not_paired`; `points`, `section`).
-//! - `POST /api/rounds/{r}/start` (arbiters): `{"force": false, "section": null, "by": "…"}`,
-//!   all optional; idempotent; 409 while the round in play is still being played (unless
-//!   forced) or for a round started before.
+//! - `POST /api/rounds/{r}/start` (the chief arbiter: the hall's token, or an arbiter
+//!   configured `chief`): `{"force": false, "section": null, "by": "…"}`, all optional;
+//!   idempotent; 403 for another arbiter's login; 409 while the round in play is still
+//!   being played (unless forced), for a round started before, or for one that is not next.
 //! - `GET /api/rounds/{r}/boards/{n}` (arbiters): the board's game of that round, the fields
 //!   of `GET /api/boards/{n}`.
 //! - `POST /api/rounds/{r}/boards/{n}/decisions` (arbiters): a decision for that game; a
@@ -162,6 +163,7 @@ async fn start(
         section: body.section,
         force: body.force,
         by,
+        login: login.held_to_zones(),
     };
     api.ask(|reply| Query::StartRound(request, reply))
         .await?

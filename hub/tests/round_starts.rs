@@ -1,0 +1,101 @@
+//! Who may start a round: a start ends every game it covers, so only the chief arbiter
+//! (the hall's token, or an arbiter the configuration makes `chief`) starts one, and only
+//! the round after the round in play. The security review forced round 2 mid-play with a
+//! zone arbiter's login (every board's game archived) and round 40 was accepted too.
+
+use crate::support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{http_json, stranger_request, Hub, Node, Replay};
+
+const CONFIG: &str = r#"
+[[zones]]
+name = "A"
+boards = ["1-4"]
+
+[[zones]]
+name = "B"
+boards = ["5-8"]
+
+[[arbiters]]
+name = "IA Eva"
+chief = true
+"#;
+
+fn as_login(hub: &Hub, login: &str, path: &str, body: &str) -> (u16, String) {
+    let bearer = format!("Bearer {login}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Authorization", bearer.as_str()),
+    ];
+    let (status, _, answer) = stranger_request(hub.http, "POST", path, &headers, body).unwrap();
+    (status, answer)
+}
+
+fn board(hub: &Hub, n: u16) -> Value {
+    http_json(hub.http, &format!("/api/boards/{n}"))
+}
+
+#[test]
+fn only_the_chief_starts_a_round_and_only_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::configured(dir.path(), CONFIG);
+    let enrol = |name: &str, zones: &[&str]| -> String {
+        let body = serde_json::json!({ "arbiter": name, "zones": zones });
+        let answer = hub.technician_post("/api/arbiters/enrol", &body.to_string());
+        answer["login"].as_str().unwrap().to_owned()
+    };
+    let ola = enrol("IA Ola", &["B"]);
+    let eva = enrol("IA Eva", &[]);
+    // Board 5 (zone B) plays round 1, slowly enough to be mid-game throughout.
+    let game = Replay::new(5, "fide_world_cup_2025_rapid_15+10.pgn", 17, 120.0);
+    let node = Node::start(&game, &hub, dir.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let ply = || match support::http_get(hub.http, "/api/boards/5") {
+        Ok((200, body)) => serde_json::from_str::<Value>(&body).unwrap()["ply"]
+            .as_u64()
+            .unwrap_or(0),
+        _ => 0,
+    };
+    while ply() < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "board 5 began its game: {:?}\nthe node's log: {}\nthe hub's log: {}",
+            support::http_get(hub.http, "/api/boards/5"),
+            support::tail(
+                &dir.path()
+                    .join(format!("node-{}-outbox-{}.log", node.board, node.board))
+            ),
+            support::tail(&hub.log)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(board(&hub, 5)["round"], 1);
+
+    // A zone arbiter's own login: 403, forced or not, and nothing changes.
+    for body in [r#"{"force": true}"#, "{}"] {
+        let (status, why) = as_login(&hub, &ola, "/api/rounds/2/start", body);
+        assert_eq!(status, 403, "a zone arbiter starts round 2 ({body}): {why}");
+        assert!(why.contains("chief"), "{why}");
+    }
+    let five = board(&hub, 5);
+    assert_eq!(five["round"], 1, "{five}");
+    assert_eq!(five["result"], "*", "the game goes on: {five}");
+
+    // A round that is not next: 409 even from the hall's token, forced.
+    let (status, why) =
+        support::http_post(hub.http, "/api/rounds/40/start", r#"{"force": true}"#).unwrap();
+    assert_eq!(status, 409, "round 40 while round 1 is in play: {why}");
+    assert!(why.contains("round 2 starts next"), "{why}");
+    assert_eq!(board(&hub, 5)["round"], 1);
+
+    // The chief arbiter of the configuration, with their own login: the next round starts.
+    let (status, why) = as_login(&hub, &eva, "/api/rounds/2/start", r#"{"force": true}"#);
+    assert_eq!(status, 200, "the chief forces round 2: {why}");
+    assert_eq!(board(&hub, 5)["round"], 2);
+    let started = &http_json(hub.http, "/api/rounds/2")["started"][0];
+    assert_eq!(started["by"], "IA Eva", "{started}");
+    assert_eq!(started["forced"], true, "{started}");
+}
