@@ -14,19 +14,7 @@ use hub::core::ids::AlertId;
 use link::{BrokerAddr, LinkEvent, LinkOptions};
 use rumqttc::QoS;
 use serde_json::Value;
-use support::{http_json, stranger_request, Hub};
-
-/// `method path` with `login` as the bearer: status and body.
-fn as_login(hub: &Hub, login: &str, method: &str, path: &str, body: &str) -> (u16, String) {
-    let bearer = format!("Bearer {login}");
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Authorization", bearer.as_str()),
-    ];
-    let (status, _, answer) = stranger_request(hub.http, method, path, &headers, body)
-        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
-    (status, answer)
-}
+use support::{as_login, http_json, stranger_request, Hub};
 
 /// A session of `options`, if the embedded broker lets it in within 3 s (with its events,
 /// which keep it going).
@@ -102,7 +90,10 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     );
 
     // Berg's own login reads the arbiters' view, and holds none of the hall's keys.
-    assert_eq!(as_login(&hub, &berg_login, "GET", "/api/boards", "").0, 200);
+    assert_eq!(
+        as_login(hub.http, &berg_login, "GET", "/api/boards", "").0,
+        200
+    );
     for (method, path, body) in [
         (
             "POST",
@@ -118,7 +109,7 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
         ("POST", "/api/arbiters/revoke", r#"{"arbiter": "IA Dahl"}"#),
         ("GET", "/api/broker/users", ""),
     ] {
-        let (status, answer) = as_login(&hub, &berg_login, method, path, body);
+        let (status, answer) = as_login(hub.http, &berg_login, method, path, body);
         assert_eq!(status, 403, "{method} {path} as an arbiter: {answer}");
     }
     assert_eq!(
@@ -154,7 +145,7 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
 
     // Berg acknowledges it over the API and types another name: her own is kept.
     let (status, acked) = as_login(
-        &hub,
+        hub.http,
         &berg_login,
         "POST",
         &format!("/api/alerts/{id}/ack"),
@@ -203,7 +194,7 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     let answer = hub.technician_post("/api/arbiters/revoke", r#"{"arbiter": "IA Berg"}"#);
     assert_eq!(answer["arbiters"], serde_json::json!(["IA Dahl"]));
     assert_eq!(
-        as_login(&hub, &berg_login, "GET", "/api/boards", "").0,
+        as_login(hub.http, &berg_login, "GET", "/api/boards", "").0,
         401,
         "her login"
     );
@@ -260,11 +251,23 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     // roster is the journal's across a restart.
     let old_dahl = dahl["login"].as_str().unwrap().to_owned();
     let new_dahl = enrol("IA Dahl")["login"].as_str().unwrap().to_owned();
-    assert_eq!(as_login(&hub, &old_dahl, "GET", "/api/boards", "").0, 401);
+    assert_eq!(
+        as_login(hub.http, &old_dahl, "GET", "/api/boards", "").0,
+        401
+    );
     hub.restart();
-    assert_eq!(as_login(&hub, &new_dahl, "GET", "/api/boards", "").0, 200);
-    assert_eq!(as_login(&hub, &old_dahl, "GET", "/api/boards", "").0, 401);
-    assert_eq!(as_login(&hub, &berg_login, "GET", "/api/boards", "").0, 401);
+    assert_eq!(
+        as_login(hub.http, &new_dahl, "GET", "/api/boards", "").0,
+        200
+    );
+    assert_eq!(
+        as_login(hub.http, &old_dahl, "GET", "/api/boards", "").0,
+        401
+    );
+    assert_eq!(
+        as_login(hub.http, &berg_login, "GET", "/api/boards", "").0,
+        401
+    );
     assert_eq!(
         http_json(hub.http, "/api/arbiters")["arbiters"],
         serde_json::json!(["IA Dahl"])
@@ -290,8 +293,14 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     );
     hub.restart();
     assert_ne!(hub.token, old_token, "a new token was made");
-    assert_eq!(as_login(&hub, &old_token, "GET", "/api/boards", "").0, 401);
-    assert_eq!(as_login(&hub, &new_dahl, "GET", "/api/boards", "").0, 401);
+    assert_eq!(
+        as_login(hub.http, &old_token, "GET", "/api/boards", "").0,
+        401
+    );
+    assert_eq!(
+        as_login(hub.http, &new_dahl, "GET", "/api/boards", "").0,
+        401
+    );
     assert_eq!(
         http_json(hub.http, "/api/arbiters")["arbiters"],
         serde_json::json!([])

@@ -8,7 +8,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{http_json, stranger_request, Hub, Node, Replay};
+use support::{as_login, http_json, Hub, Node, Replay};
 
 const CONFIG: &str = r#"
 [[zones]]
@@ -23,16 +23,6 @@ boards = ["5-8"]
 name = "IA Eva"
 chief = true
 "#;
-
-fn as_login(hub: &Hub, login: &str, path: &str, body: &str) -> (u16, String) {
-    let bearer = format!("Bearer {login}");
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Authorization", bearer.as_str()),
-    ];
-    let (status, _, answer) = stranger_request(hub.http, "POST", path, &headers, body).unwrap();
-    (status, answer)
-}
 
 fn board(hub: &Hub, n: u16) -> Value {
     http_json(hub.http, &format!("/api/boards/{n}"))
@@ -76,7 +66,7 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
 
     // A zone arbiter's own login: 403, forced or not, and nothing changes.
     for body in [r#"{"force": true}"#, "{}"] {
-        let (status, why) = as_login(&hub, &ola, "/api/rounds/2/start", body);
+        let (status, why) = as_login(hub.http, &ola, "POST", "/api/rounds/2/start", body);
         assert_eq!(status, 403, "a zone arbiter starts round 2 ({body}): {why}");
         assert!(why.contains("chief"), "{why}");
     }
@@ -92,7 +82,13 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
     assert_eq!(board(&hub, 5)["round"], 1);
 
     // The chief arbiter of the configuration, with their own login: the next round starts.
-    let (status, why) = as_login(&hub, &eva, "/api/rounds/2/start", r#"{"force": true}"#);
+    let (status, why) = as_login(
+        hub.http,
+        &eva,
+        "POST",
+        "/api/rounds/2/start",
+        r#"{"force": true}"#,
+    );
     assert_eq!(status, 200, "the chief forces round 2: {why}");
     assert_eq!(board(&hub, 5)["round"], 2);
     let started = &http_json(hub.http, "/api/rounds/2")["started"][0];

@@ -302,3 +302,22 @@ pub fn http_json(addr: SocketAddr, path: &str) -> serde_json::Value {
     assert_eq!(status, 200, "GET {path}: {body}");
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
 }
+
+/// `method path` with `login` (an arbiter's own, or any token) as the bearer, as JSON:
+/// status and body.
+pub fn as_login(
+    http: SocketAddr,
+    login: &str,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String) {
+    let bearer = format!("Bearer {login}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Authorization", bearer.as_str()),
+    ];
+    let (status, _, answer) = stranger_request(http, method, path, &headers, body)
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    (status, answer)
+}
