@@ -706,7 +706,8 @@ async function loadRound(round) {
   // A round not started yet: its board list, to confirm before it starts.
   const states = await fetch("/api/rounds").then((r) => (r.ok ? r.json() : [])).catch(() => []);
   const inPlay = states.find((r) => r.in_play);
-  const startable = state.audience === "arbiters" && inPlay && round > inPlay.round;
+  // Only the round after the round in play starts (the hub says 403 to a login that is not the chief's).
+  const startable = state.audience === "arbiters" && inPlay && round === inPlay.round + 1;
   $("round-start-box").hidden = !startable;
   $("round-start-error").textContent = "";
   $("round-start").onclick = async () => {
