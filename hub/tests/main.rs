@@ -55,6 +55,7 @@ mod round_starts;
 mod rounds;
 mod sections;
 mod standby_hub;
+mod start_undone;
 mod stranger_off_loopback;
 mod supervision_page;
 mod team_round;

@@ -94,4 +94,38 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
     let started = &http_json(hub.http, "/api/rounds/2")["started"][0];
     assert_eq!(started["by"], "IA Eva", "{started}");
     assert_eq!(started["forced"], true, "{started}");
+    let archived = http_json(hub.http, "/api/rounds/1/boards/5");
+    let plies_then = archived["moves"].as_array().unwrap().len();
+    assert!(
+        plies_then >= 1,
+        "round 1's game archived with its moves: {archived}"
+    );
+
+    // The zone arbiter cannot take the start back; the chief can, while no move was made
+    // in round 2: board 5's game of round 1 is given back as the board went on with it.
+    let (status, why) = as_login(hub.http, &ola, "POST", "/api/rounds/2/undo-start", "{}");
+    assert_eq!(status, 403, "a zone arbiter undoes round 2's start: {why}");
+    let (status, why) = as_login(hub.http, &eva, "POST", "/api/rounds/2/undo-start", "{}");
+    assert_eq!(status, 200, "the chief undoes round 2's start: {why}");
+    let given = board(&hub, 5);
+    assert_eq!(given["round"], 1, "{given}");
+    assert_eq!(given["result"], "*", "{given}");
+    let plies = given["moves"].as_array().unwrap().len();
+    assert!(
+        plies >= plies_then,
+        "{plies} plies, {plies_then} when archived: {given}"
+    );
+    let undone = &http_json(hub.http, "/api/rounds/2")["started"][0]["undone"];
+    assert_eq!(undone["by"], "IA Eva", "{undone}");
+    let (status, why) = as_login(hub.http, &eva, "POST", "/api/rounds/2/undo-start", "{}");
+    assert_eq!(status, 409, "nothing left to undo: {why}");
+    assert!(why.contains("only that start can be undone"), "{why}");
+
+    // A restart folds the journal to the same: round 1 in play, the game with its moves.
+    let mut hub = hub;
+    hub.restart();
+    let after = board(&hub, 5);
+    assert_eq!(after["round"], 1, "{after}");
+    let moves = |b: &Value| b["moves"].as_array().unwrap()[..plies].to_vec();
+    assert_eq!(moves(&after), moves(&given), "the moves after a restart");
 }

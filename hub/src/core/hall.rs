@@ -27,8 +27,9 @@ use super::effect::Effect;
 use super::ids::RoundNo;
 use super::intake::Admission;
 use super::laws::Rules;
+use super::parked::Parked;
 use super::record::Record;
-use super::rounds::{RoundBook, RoundStart};
+use super::rounds::{RoundBook, RoundStart, UndoClosed};
 use super::sections::Sections;
 use super::time::HubMs;
 
@@ -60,6 +61,19 @@ pub struct Hall {
     /// Boards whose node reports no clock: how long a move must stand to count; `None`
     /// waits for presses that never come.
     debounce_ms: Option<u64>,
+    /// The games the last forced start took off its boards, while it may be undone.
+    parked: Parked,
+}
+
+/// A board given back its game when a forced start is undone.
+#[derive(Debug, Clone)]
+pub struct GivenBack {
+    pub board: BoardNo,
+    /// The round of the game given back.
+    pub round: RoundNo,
+    /// What the board's events since the start did in that game, each at its time: for the
+    /// relay, which has the game only as the start left it.
+    pub effects: Vec<(HubMs, Effect)>,
 }
 
 impl Default for Hall {
@@ -76,6 +90,7 @@ impl Hall {
             sections: Sections::one(rules, None),
             rounds: RoundBook::default(),
             debounce_ms: Some(DEFAULT_DEBOUNCE_MS),
+            parked: Parked::default(),
         }
     }
 
@@ -149,18 +164,109 @@ impl Hall {
     /// A round started: boards first heard of from now on begin in it. The boards in play
     /// go on to it one by one ([`Hall::new_game`]), where their events say.
     pub fn round_started(&mut self, start: RoundStart) {
+        if !start.forced {
+            self.parked.clear();
+        }
         self.rounds.push(start);
     }
 
-    /// `board` goes on to its game of `round`; `false` for a board never heard of.
+    /// `board` goes on to its game of `round`; `false` for a board never heard of. When the
+    /// last start, forced, moves it there, the game it leaves is kept in the shadow for an
+    /// undo ([`Parked`]).
     pub fn new_game(&mut self, board: BoardNo, round: RoundNo) -> bool {
+        let forced = self
+            .rounds
+            .last()
+            .filter(|s| s.forced && s.round == round && s.covers(&self.sections, board))
+            .map(|s| s.ordinal);
         match self.boards.get_mut(&board) {
             Some(state) => {
+                if let Some(ordinal) = forced {
+                    self.parked.park(ordinal, state);
+                }
                 state.new_game(round);
                 true
             }
             None => false,
         }
+    }
+
+    /// Whether `board` plays a game the last start, forced, began while it may be undone.
+    fn in_undoable_round(&self, board: BoardNo) -> bool {
+        self.parked.holds(board)
+            || self.rounds.last().is_some_and(|s| {
+                s.forced
+                    && self.parked.closed(s.ordinal).is_none()
+                    && s.covers(&self.sections, board)
+                    && self
+                        .boards
+                        .get(&board)
+                        .is_some_and(|b| b.round() == s.round)
+            })
+    }
+
+    /// An arbiter decided at `board` (its game in play or one archived): a forced start
+    /// that began its game can no longer be undone.
+    pub fn decided_at(&mut self, board: BoardNo) {
+        if self.in_undoable_round(board) {
+            self.parked.close(UndoClosed::Decided(board));
+        }
+    }
+
+    /// Why the last start, forced, can no longer be undone; `None` while it can.
+    pub fn undo_closed(&self, ordinal: u32) -> Option<UndoClosed> {
+        self.parked.closed(ordinal)
+    }
+
+    /// The forced start `record` names is taken back: every board it took a game off plays
+    /// that game again as its shadow kept it, and a board first heard of since plays its
+    /// game in the round before, as a restart folds them once the start is taken back.
+    pub fn round_undone(&mut self, record: RoundStart) -> Vec<GivenBack> {
+        let Some(start) = self
+            .rounds
+            .last()
+            .filter(|s| Some(s.ordinal) == record.undoes)
+            .cloned()
+        else {
+            return Vec::new();
+        };
+        let mut shadows = self.parked.take(start.ordinal);
+        self.rounds.undo(record);
+        let mut given = Vec::new();
+        for (number, state) in &mut self.boards {
+            if !start.covers(&self.sections, *number) || state.round() != start.round {
+                continue;
+            }
+            match shadows.remove(number) {
+                Some(shadow) => {
+                    **state = shadow.state;
+                    let effects = shadow
+                        .events
+                        .into_iter()
+                        .flat_map(|(at, event)| {
+                            effects(*number, vec![event])
+                                .into_iter()
+                                .map(move |e| (at, e))
+                        })
+                        .collect();
+                    given.push(GivenBack {
+                        board: *number,
+                        round: state.round(),
+                        effects,
+                    });
+                }
+                None => {
+                    let before = round_in_play(&self.rounds, &self.sections, *number);
+                    state.renumber(before);
+                    given.push(GivenBack {
+                        board: *number,
+                        round: before,
+                        effects: Vec::new(),
+                    });
+                }
+            }
+        }
+        given
     }
 
     /// The round `board` plays now: its game's, or for a board never heard of, its
@@ -181,13 +287,24 @@ impl Hall {
     /// The fold step: applies one journaled record.
     pub fn apply(&mut self, record: &Record) -> Vec<Effect> {
         let board = record.event.board;
-        match self.board_mut(board).apply(record) {
+        let effects = match self.board_mut(board).apply(record) {
             Some(events) => effects(board, events),
             None => vec![Effect::OutOfSequence {
                 board,
                 seq: record.event.seq,
             }],
+        };
+        if self.parked.is_open() {
+            self.parked.follow(record);
+            let moved = self
+                .boards
+                .get(&board)
+                .is_some_and(|b| !b.game().moves().is_empty());
+            if moved && self.in_undoable_round(board) {
+                self.parked.close(UndoClosed::Moved(board));
+            }
         }
+        effects
     }
 
     /// A board's event `seq` whose record the journal cannot read: the board's sequence goes
@@ -219,7 +336,9 @@ impl Hall {
             .get_mut(&board)
             .filter(|b| paired || b.last_seq().0 > 0)
             .ok_or(DecisionError::UnknownBoard(record.board))?;
-        Ok(effects(board, state.decide(record)?))
+        let events = state.decide(record)?;
+        self.decided_at(board);
+        Ok(effects(board, events))
     }
 
     /// The journal flushed `board`'s events up to `seq`.
@@ -296,6 +415,7 @@ impl Hall {
             sections,
             rounds,
             debounce_ms,
+            ..
         } = self;
         boards.entry(board).or_insert_with(|| {
             let round = round_in_play(rounds, sections, board);

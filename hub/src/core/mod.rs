@@ -55,6 +55,7 @@ pub mod mating;
 pub mod names;
 pub mod pager_seal;
 pub mod pairings;
+pub mod parked;
 pub mod phone;
 pub mod record;
 pub mod relay;

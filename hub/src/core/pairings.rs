@@ -143,6 +143,17 @@ pub struct Started {
     /// Started over games of the round before without a result, or without pairings.
     pub forced: bool,
     pub section: Option<String>,
+    /// The chief arbiter took this start back (a forced start by mistake): when, and who.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undone: Option<Undone>,
+}
+
+/// Who took a start back, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Undone {
+    /// Hub time, Unix ms.
+    pub at: u64,
+    pub by: String,
 }
 
 impl RoundState {

@@ -47,6 +47,11 @@ pub struct RoundStart {
     /// reading the events of the rounds before.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub nodes: BTreeMap<BoardNo, NodeState>,
+    /// This record takes back the start with this ordinal (the chief arbiter's undo of a
+    /// forced start): that start's boards play on the games it took off them, as if it had
+    /// never been made. `round` and `section` are the start's; `after` and `nodes` empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<u32>,
 }
 
 impl RoundStart {
@@ -90,6 +95,14 @@ pub enum StartError {
     /// configuration makes `chief`): a start ends every game it covers.
     #[error("{0} may not start a round: only the chief arbiter (the hall's token, or an arbiter configured with chief = true) starts rounds")]
     NotChief(String),
+    /// Only the last start is taken back, and only a forced one: a start made in order
+    /// ended no game in play.
+    #[error("round {0} is not the last round started by force: only that start can be undone")]
+    NotUndoable(RoundNo),
+    /// The forced start's boards went on: its games can no longer be given back as they
+    /// stood.
+    #[error("the start of round {round} can no longer be undone: {why}")]
+    UndoClosed { round: RoundNo, why: UndoClosed },
     /// A round is started in order: the one after the round in play.
     #[error("round {round} is not next: round {in_play} is in play, so round {next} starts next")]
     NotNext {
@@ -99,27 +112,63 @@ pub enum StartError {
     },
 }
 
+/// Why a forced start can no longer be undone (see [`super::parked`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum UndoClosed {
+    /// A move was made in a game the start began.
+    #[error("a move was made on board {0} in the new round")]
+    Moved(BoardNo),
+    /// An arbiter decided at a board in the new round.
+    #[error("an arbiter decided at board {0} in the new round")]
+    Decided(BoardNo),
+    /// More happened at a board since than the hub keeps to give back.
+    #[error("board {0} reported more since the start than the hub keeps to give it back")]
+    Full(BoardNo),
+}
+
 /// Boards as a person reads them: `2, 3, 5`.
 fn board_list(boards: &[BoardNo]) -> String {
     let numbers: Vec<String> = boards.iter().map(|b| b.0.to_string()).collect();
     numbers.join(", ")
 }
 
-/// Every round start, in order.
+/// Every round start in force, in order, and those taken back.
 #[derive(Debug, Clone, Default)]
 pub struct RoundBook {
     starts: Vec<RoundStart>,
+    /// Each start taken back, with the record that took it back.
+    undone: Vec<(RoundStart, RoundStart)>,
+    /// The highest ordinal of any record, start or undo.
+    last_ordinal: u32,
 }
 
 impl RoundBook {
-    /// The starts the journal holds, in order.
-    pub fn new(mut starts: Vec<RoundStart>) -> RoundBook {
-        starts.sort_by_key(|s| s.ordinal);
-        RoundBook { starts }
+    /// The records the journal holds: the starts and the undos, in order.
+    pub fn new(mut records: Vec<RoundStart>) -> RoundBook {
+        records.sort_by_key(|s| s.ordinal);
+        let mut book = RoundBook::default();
+        for record in records {
+            match record.undoes {
+                Some(_) => book.undo(record),
+                None => book.push(record),
+            }
+        }
+        book
     }
 
+    /// The starts in force, in order.
     pub fn starts(&self) -> &[RoundStart] {
         &self.starts
+    }
+
+    /// The last start in force: the only one that can be undone.
+    pub fn last(&self) -> Option<&RoundStart> {
+        self.starts.last()
+    }
+
+    /// The starts taken back, each with its undo.
+    pub fn undone(&self) -> &[(RoundStart, RoundStart)] {
+        &self.undone
     }
 
     pub fn is_empty(&self) -> bool {
@@ -128,11 +177,26 @@ impl RoundBook {
 
     /// The next start's ordinal.
     pub fn next_ordinal(&self) -> u32 {
-        self.starts.last().map_or(1, |s| s.ordinal + 1)
+        self.last_ordinal + 1
     }
 
     pub fn push(&mut self, start: RoundStart) {
+        self.last_ordinal = self.last_ordinal.max(start.ordinal);
         self.starts.push(start);
+    }
+
+    /// `record` takes back the start it names: the start leaves the book, kept with it.
+    pub fn undo(&mut self, record: RoundStart) {
+        self.last_ordinal = self.last_ordinal.max(record.ordinal);
+        let Some(at) = self
+            .starts
+            .iter()
+            .position(|s| Some(s.ordinal) == record.undoes)
+        else {
+            return;
+        };
+        let start = self.starts.remove(at);
+        self.undone.push((start, record));
     }
 
     /// The round `section` plays (`None`: the hall's own boards); `None` before any round
@@ -184,10 +248,16 @@ impl RoundBook {
 
     /// For a restart: where each board resumes without reading its events again: the last
     /// start that kept the board's node, its round, ordinal and mark. A board's events up to
-    /// the mark are its finished games', which the archive holds.
+    /// the mark are its finished games', which the archive holds. A forced start that is
+    /// the last may still be undone: its boards resume before it, so a restart rebuilds the
+    /// games it took off them, and the journal keeps the events before it in sled.
     pub fn resume_points(&self) -> BTreeMap<BoardNo, Resume> {
+        let settled = match self.starts.split_last() {
+            Some((last, before)) if last.forced => before,
+            _ => &self.starts[..],
+        };
         let mut points = BTreeMap::new();
-        for start in &self.starts {
+        for start in settled {
             for (board, node) in &start.nodes {
                 points.insert(
                     *board,
@@ -230,6 +300,7 @@ mod tests {
             forced: false,
             after: after.iter().map(|(b, s)| (BoardNo(*b), Seq(*s))).collect(),
             nodes: BTreeMap::new(),
+            undoes: None,
         }
     }
 

@@ -461,6 +461,7 @@ impl Shell {
             // A change cannot be made durable: its answer is dropped (503 to the client).
             if let Query::Decide(..)
             | Query::StartRound(..)
+            | Query::UndoStart(..)
             | Query::Bind(..)
             | Query::AlertCommand(..)
             | Query::PhoneCommand(..)
@@ -539,6 +540,10 @@ impl Shell {
                 }
                 let request = self.requests.request(Waiting::Rounds(reply));
                 self.hub.handle_round_start(now, request, start);
+            }
+            Query::UndoStart(undo, reply) => {
+                let request = self.requests.request(Waiting::Rounds(reply));
+                self.hub.handle_start_undo(now, request, undo);
             }
             Query::Nodes(reply) => drop(reply.send(hub.nodes_report(now))),
             Query::Bind(hardware, board, reply) => {

@@ -8,7 +8,9 @@ use hub::core::alerts::{AlertAction, AlertChange, AlertCommand};
 use hub::core::arbiter::{ArbiterAction, AuditEntry, DecisionError, DecisionRecord};
 use hub::core::hub::{Hub, HubConfig, Journaled, Output, Reply, RequestId, Write};
 use hub::core::ids::{AlertId, RoundNo};
+use hub::core::pairings::RoundState;
 use hub::core::record::Record;
+use hub::core::rounds::StartError;
 use hub::core::time::HubMs;
 use protocol::{BoardNo, DownlinkBody, Uplink};
 
@@ -26,7 +28,27 @@ pub struct TestHub {
 }
 
 impl TestHub {
+    /// A new hub on an empty journal, which it begins as `hub serve` does (the round it
+    /// begins in journaled).
     pub fn new(config: HubConfig) -> TestHub {
+        let mut hub = TestHub::unrestored(config);
+        let _ = hub.hub.restore(Journaled {
+            rounds: Vec::new(),
+            games: Vec::new(),
+            heads: Vec::new(),
+            records: Vec::<Record>::new(),
+            decisions: Vec::new(),
+            alerts: Vec::new(),
+            bindings: BTreeMap::new(),
+            enrolments: BTreeMap::new(),
+            arbiters: BTreeMap::new(),
+            hall_secret: None,
+        });
+        hub.settle(HubMs(0));
+        hub
+    }
+
+    fn unrestored(config: HubConfig) -> TestHub {
         TestHub {
             hub: Hub::new(config.clone()),
             config,
@@ -115,6 +137,39 @@ impl TestHub {
         }
     }
 
+    /// A round starts on `start`; the answer (the rounds, or why not).
+    pub fn start_round(
+        &mut self,
+        now: HubMs,
+        start: hub::core::hub::StartRequest,
+    ) -> Result<Vec<RoundState>, StartError> {
+        let request = self.request();
+        self.hub.handle_round_start(now, request, start);
+        self.rounds_answer(now, request)
+    }
+
+    /// The chief's undo of a forced start; the answer.
+    pub fn undo_start(
+        &mut self,
+        now: HubMs,
+        undo: hub::core::hub::UndoRequest,
+    ) -> Result<Vec<RoundState>, StartError> {
+        let request = self.request();
+        self.hub.handle_start_undo(now, request, undo);
+        self.rounds_answer(now, request)
+    }
+
+    fn rounds_answer(
+        &mut self,
+        now: HubMs,
+        request: RequestId,
+    ) -> Result<Vec<RoundState>, StartError> {
+        match self.settle(now).1.into_iter().find(|(r, _)| *r == request) {
+            Some((_, Reply::RoundStarted(answer))) => answer,
+            other => panic!("a round start's answer, not {other:?}"),
+        }
+    }
+
     /// An arbiter acknowledges alert `id`: the change, `None` when there was nothing to
     /// change, as the desk answers.
     pub fn acknowledge(
@@ -196,7 +251,7 @@ impl TestHub {
         }
         // The journal holds each board's events together, in sequence.
         records.sort_by_key(|r| (r.event.board, r.event.seq));
-        let mut restarted = TestHub::new(self.config.clone());
+        let mut restarted = TestHub::unrestored(self.config.clone());
         let now = self.hub.latest();
         let heads = records
             .iter()

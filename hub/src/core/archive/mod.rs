@@ -105,6 +105,11 @@ impl Archive {
         self.games.insert((game.round, game.board), game);
     }
 
+    /// Takes a game out: its board plays it again (a forced start undone).
+    pub fn remove(&mut self, round: RoundNo, board: BoardNo) -> Option<PlayedGame> {
+        self.games.remove(&(round, board))
+    }
+
     pub fn get(&self, round: RoundNo, board: BoardNo) -> Option<&PlayedGame> {
         self.games.get(&(round, board))
     }

@@ -362,6 +362,12 @@ impl BoardState {
         self.decisions.clear();
     }
 
+    /// The game in play is of `round`: a forced start taken back leaves a game begun since
+    /// in the round before, as a restart would have begun it.
+    pub fn renumber(&mut self, round: RoundNo) {
+        self.round = round;
+    }
+
     /// The arbiter's decisions at this board, in order.
     pub fn decisions(&self) -> &[AuditEntry] {
         &self.decisions

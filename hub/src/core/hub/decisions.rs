@@ -192,6 +192,7 @@ impl Hub {
             .ok_or(DecisionError::NoGame(record.board, round))?;
         let entry = game.decide(record, edition)?;
         let game = Box::new(game.clone());
+        self.hall.decided_at(record.board);
         self.archive_changes += 1;
         let _ = self.write(Write::Game(game));
         Ok(entry)

@@ -37,6 +37,7 @@ mod streams;
 #[cfg(test)]
 mod tests;
 mod timers;
+mod undo;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -54,6 +55,7 @@ pub use self::rounds::StartRequest;
 use self::streams::Streams;
 pub use self::streams::HEAD as STREAM_HEAD;
 use self::timers::{Timer, Timers};
+pub use self::undo::UndoRequest;
 use super::alerts::Routing;
 use super::alerts::{AlertChange, AlertDesk, AlertSettings};
 use super::arbiter::DecisionRecord;

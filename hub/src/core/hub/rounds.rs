@@ -21,7 +21,7 @@ use crate::core::arbiter::GameResult;
 use crate::core::archive::PlayedGame;
 use crate::core::board::BoardDetail;
 use crate::core::ids::{RoundNo, Seq};
-use crate::core::pairings::{Pairing, RoundState, Rounds, Started};
+use crate::core::pairings::{Pairing, RoundState, Rounds, Started, Undone};
 use crate::core::relay::public;
 use crate::core::rounds::{Resume, RoundStart, StartError, BY_CONFIGURATION, BY_SCHEDULE};
 use crate::core::time::HubMs;
@@ -72,11 +72,7 @@ impl Hub {
     /// after it, in every section the start covers. Before any round started, any round
     /// may (a hub that joins an event late).
     fn may_start(&self, start: &StartRequest) -> Result<(), StartError> {
-        if let Some(name) = &start.login {
-            if !self.desk.routing().arbiter(name).is_some_and(|a| a.chief) {
-                return Err(StartError::NotChief(name.clone()));
-            }
-        }
+        self.chief_only(start.login.as_deref())?;
         let book = self.hall.rounds();
         let covered: Vec<Option<String>> = match &start.section {
             Some(section) => vec![Some(section.clone())],
@@ -93,6 +89,17 @@ impl Hub {
             }
         }
         Ok(())
+    }
+
+    /// Only the chief arbiter starts a round or undoes a start: the hall's token (`login`
+    /// `None`), or an arbiter the configuration makes `chief`.
+    pub(super) fn chief_only(&self, login: Option<&str>) -> Result<(), StartError> {
+        match login {
+            Some(name) if !self.desk.routing().arbiter(name).is_some_and(|a| a.chief) => {
+                Err(StartError::NotChief(name.to_owned()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Starts a round: journaled, then every board it covers goes on to it. `Ok(None)` for
@@ -160,6 +167,7 @@ impl Hub {
                 .iter()
                 .filter_map(|b| Some((*b, self.hall.board(*b)?.node().clone())))
                 .collect(),
+            undoes: None,
         };
         tracing::warn!(round = start.round.0, section = ?start.section, by = %start.by, forced = start.forced, "round started");
         let at = self.write(Write::RoundStart(start.clone()));
@@ -302,6 +310,7 @@ impl Hub {
             forced: false,
             after: BTreeMap::new(),
             nodes: BTreeMap::new(),
+            undoes: None,
         }
     }
 
@@ -437,6 +446,8 @@ impl Hub {
     pub fn round_states(&self) -> Vec<RoundState> {
         let mut rounds: Vec<RoundNo> = self.rounds.pairings.keys().copied().collect();
         rounds.extend(self.hall.rounds().rounds());
+        // A start taken back stays listed, with who took it back.
+        rounds.extend(self.hall.rounds().undone().iter().map(|(s, _)| s.round));
         rounds.extend(self.archive.rounds());
         rounds.sort_unstable();
         rounds.dedup();
@@ -458,17 +469,27 @@ impl Hub {
                         RoundState::of(round, in_play, results.values().map(|r| r.code()))
                     }
                 };
-                state.started = self
-                    .hall
-                    .rounds()
+                let book = self.hall.rounds();
+                let undone = book.undone().iter().map(|(s, undo)| (s, Some(undo)));
+                let mut started: Vec<(&RoundStart, Option<&RoundStart>)> = book
                     .starts()
                     .iter()
-                    .filter(|s| s.round == round)
-                    .map(|s| Started {
+                    .map(|s| (s, None))
+                    .chain(undone)
+                    .filter(|(s, _)| s.round == round)
+                    .collect();
+                started.sort_by_key(|(s, _)| s.ordinal);
+                state.started = started
+                    .into_iter()
+                    .map(|(s, undo)| Started {
                         at: s.at.0,
                         by: s.by.clone(),
                         forced: s.forced,
                         section: s.section.clone(),
+                        undone: undo.map(|u| Undone {
+                            at: u.at.0,
+                            by: u.by.clone(),
+                        }),
                     })
                     .collect();
                 state

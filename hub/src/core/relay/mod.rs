@@ -129,8 +129,18 @@ impl Relay {
 
     /// `board`'s game is over for the relay (its round ended): its timeline, for the
     /// archive; the board's next game starts with none.
+    /// `board`'s game in play as the feed follows it.
+    pub fn timeline(&self, board: BoardNo) -> Option<&Timeline> {
+        self.timelines.get(&board)
+    }
+
     pub fn take(&mut self, board: BoardNo) -> Timeline {
         self.timelines.remove(&board).unwrap_or_default()
+    }
+
+    /// `board` plays again the game whose timeline [`Relay::take`] took.
+    pub fn put_back(&mut self, board: BoardNo, timeline: Timeline) {
+        self.timelines.insert(board, timeline);
     }
 }
 

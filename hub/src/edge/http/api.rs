@@ -13,7 +13,7 @@ use crate::core::alerts::{Alert, AlertCommand};
 use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
 use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
-use crate::core::hub::{ArbiterEnrolment, Enrolled, EnrolmentRefusal, StartRequest};
+use crate::core::hub::{ArbiterEnrolment, Enrolled, EnrolmentRefusal, StartRequest, UndoRequest};
 use crate::core::ids::{AlertId, HardwareId, RoundNo};
 use crate::core::pairings::{Bye, Pairing, RoundState};
 use crate::core::rounds::StartError;
@@ -99,6 +99,11 @@ pub enum Query {
     /// An arbiter starts a round; answered with the rounds once durable.
     StartRound(
         StartRequest,
+        oneshot::Sender<Result<Vec<RoundState>, StartError>>,
+    ),
+    /// The chief arbiter takes back a forced start; answered with the rounds once durable.
+    UndoStart(
+        UndoRequest,
         oneshot::Sender<Result<Vec<RoundState>, StartError>>,
     ),
     /// The technician binds a node's e-board hardware to a board (`None`: unbinds it);

@@ -14,6 +14,11 @@
 //!   configured `chief`): `{"force": false, "section": null, "by": "…"}`, all optional;
 //!   idempotent; 403 for another arbiter's login; 409 while the round in play is still
 //!   being played (unless forced), for a round started before, or for one that is not next.
+//! - `POST /api/rounds/{r}/undo-start` (the chief arbiter): `{"by": "…"}`, optional; takes
+//!   back round `r`'s start if it is the last start and was forced, while no move was made
+//!   in a game it began and no arbiter decided at one of its boards: every game it ended is
+//!   given back as its board went on. The start stays listed with `undone: {at, by}`. 403 for
+//!   another arbiter's login; 409 with the reason when it cannot be undone.
 //! - `GET /api/rounds/{r}/boards/{n}` (arbiters): the board's game of that round, the fields
 //!   of `GET /api/boards/{n}`.
 //! - `POST /api/rounds/{r}/boards/{n}/decisions` (arbiters): a decision for that game; a
@@ -31,7 +36,7 @@ use super::credential::Login;
 use super::path::{RoundBoardPath, RoundPath};
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
 use crate::core::board::BoardDetail;
-use crate::core::hub::StartRequest;
+use crate::core::hub::{StartRequest, UndoRequest};
 use crate::core::pairings::{Bye, Pairing, RoundState};
 use crate::view::tiles::Audience;
 
@@ -48,6 +53,7 @@ pub(super) fn public() -> Router<Api> {
 pub(super) fn arbiters() -> Router<Api> {
     Router::new()
         .route("/api/rounds/{r}/start", post(start))
+        .route("/api/rounds/{r}/undo-start", post(undo_start))
         .route("/api/rounds/{r}/boards/{n}", get(board))
         .route("/api/rounds/{r}/boards/{n}/decisions", post(decide))
         .route("/api/rounds/{r}/results.csv", get(results_csv))
@@ -150,14 +156,7 @@ async fn start(
     body: axum::body::Bytes,
 ) -> Result<Json<Vec<RoundState>>, ApiError> {
     let body: StartBody = optional_body(&body)?;
-    let by = login.signs(body.by);
-    if by.chars().count() > crate::core::arbiter::MAX_NAME_CHARS || by.chars().any(char::is_control)
-    {
-        return Err(ApiError::BadQuery(format!(
-            "\"by\": an arbiter's name of at most {} characters",
-            crate::core::arbiter::MAX_NAME_CHARS
-        )));
-    }
+    let by = signature(login.signs(body.by))?;
     let request = StartRequest {
         round,
         section: body.section,
@@ -169,6 +168,45 @@ async fn start(
         .await?
         .map(Json)
         .map_err(ApiError::NotStarted)
+}
+
+/// Body of `POST /api/rounds/{r}/undo-start`; optional.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoBody {
+    by: Option<String>,
+}
+
+async fn undo_start(
+    State(api): State<Api>,
+    Extension(login): Extension<Login>,
+    RoundPath(round): RoundPath,
+    body: axum::body::Bytes,
+) -> Result<Json<Vec<RoundState>>, ApiError> {
+    let body: UndoBody = optional_body(&body)?;
+    let by = signature(login.signs(body.by))?;
+    let request = UndoRequest {
+        round,
+        by,
+        login: login.held_to_zones(),
+    };
+    api.ask(|reply| Query::UndoStart(request, reply))
+        .await?
+        .map(Json)
+        .map_err(ApiError::NotStarted)
+}
+
+/// The name a start or an undo is signed with, as a person's name: bounded, no control
+/// characters.
+fn signature(by: String) -> Result<String, ApiError> {
+    if by.chars().count() > crate::core::arbiter::MAX_NAME_CHARS || by.chars().any(char::is_control)
+    {
+        return Err(ApiError::BadQuery(format!(
+            "\"by\": an arbiter's name of at most {} characters",
+            crate::core::arbiter::MAX_NAME_CHARS
+        )));
+    }
+    Ok(by)
 }
 
 async fn board(

@@ -315,6 +315,28 @@ impl AlertDesk {
         changes
     }
 
+    /// The forced start of `undone` is taken back: `board` plays its game of `round` again.
+    /// What was raised in the game the start began ends with it; what was watched in the
+    /// game given back is watched again.
+    pub fn start_undone(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        undone: RoundNo,
+        round: RoundNo,
+    ) -> Vec<AlertChange> {
+        let mut changes = self.close_where(
+            now,
+            board,
+            AlertState::Expired,
+            None,
+            "the round's forced start was undone",
+            |a| a.incident.round == undone,
+        );
+        changes.extend(self.new_game(now, board, round));
+        changes
+    }
+
     /// The round `board`'s incidents are of.
     pub(super) fn round_of(&self, board: BoardNo) -> RoundNo {
         self.board_rounds

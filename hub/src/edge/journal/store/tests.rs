@@ -222,6 +222,7 @@ fn round_start(ordinal: u32, after: &[(u16, u64)]) -> RoundStart {
             .iter()
             .map(|(b, _)| (BoardNo(*b), Default::default()))
             .collect(),
+        undoes: None,
     }
 }
 
