@@ -54,6 +54,7 @@ mod real_games_processes;
 mod round_starts;
 mod rounds;
 mod sections;
+mod shared_groups;
 mod standby_hub;
 mod start_undone;
 mod stranger_off_loopback;

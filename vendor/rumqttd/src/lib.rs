@@ -82,7 +82,8 @@ impl From<bool> for AuthAnswer {
 pub enum AclAction<'a> {
     /// A PUBLISH to `topic`.
     Publish { topic: &'a str, retain: bool },
-    /// A SUBSCRIBE to `filter` (a shared subscription's `$share/GROUP/` stripped).
+    /// A SUBSCRIBE to `filter`, as the client wrote it (a shared subscription with its
+    /// `$share/GROUP/`).
     Subscribe { filter: &'a str },
     /// The last will of its CONNECT.
     Will { topic: &'a str, retain: bool },

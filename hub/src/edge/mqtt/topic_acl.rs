@@ -8,6 +8,8 @@
 //! - An arbiter's pager (`pager-…`) reads the alerts, the open lists and the hub's status, the delayed broadcast
 //!   topics, and publishes its commands.
 //! - Nobody retains a message or leaves a last will: the hub's lists are retained by the hub.
+//! - Nobody takes a shared subscription (`$share/GROUP/…`, judged as written): no login
+//!   needs one, and every group is delivered apart.
 
 use protocol::{identity, topic, BoardNo};
 use rumqttd::{AclAction, AclRequest};
@@ -194,6 +196,19 @@ mod tests {
             "pager-0123456789abcdef",
             "zeitnot/ev/board/1/down"
         ));
+    }
+
+    /// The broker hands the ACL a shared subscription whole: no login of the hall needs one,
+    /// and each group would be delivered apart (issue 68).
+    #[test]
+    fn no_login_takes_a_shared_subscription() {
+        for (user, filter) in [
+            ("pager-0123456789abcdef", "$share/g/zeitnot/ev/alerts/+"),
+            ("pager-0123456789abcdef", "$share/g/zeitnot/ev/status"),
+            ("12", "$share/g/zeitnot/ev/board/12/down"),
+        ] {
+            assert!(!subscribe(user, filter), "{user}: {filter}");
+        }
     }
 
     #[test]

@@ -125,11 +125,11 @@ impl Acl {
             }
             // MQTT 3.1.1 §3.9.3: each filter is granted or refused by itself.
             Packet::Subscribe(subscribe, props) => {
-                let paths: Vec<&str> = subscribe
-                    .filters
-                    .iter()
-                    .map(|f| strip_share(&f.path))
-                    .collect();
+                // Zeitnot's patch: the ACL judges each filter as the client wrote it, and the
+                // cap counts it so: a shared subscription's `$share/GROUP/` included, for
+                // every group is delivered apart (20,000 groups of one filter were 20,000
+                // subscriptions past a cap that saw one).
+                let paths: Vec<&str> = subscribe.filters.iter().map(|f| f.path.as_str()).collect();
                 let allowed: Vec<bool> = paths
                     .iter()
                     .map(|filter| self.allows(AclAction::Subscribe { filter }))
@@ -172,7 +172,7 @@ impl Acl {
             }
             Packet::Unsubscribe(unsubscribe, _) => {
                 for filter in &unsubscribe.filters {
-                    self.subscriptions.remove(strip_share(filter));
+                    self.subscriptions.remove(filter.as_str());
                 }
                 Ok(Judgement::Pass)
             }
@@ -199,14 +199,6 @@ impl Acl {
             })
             .collect();
     }
-}
-
-/// A shared subscription's filter without its `$share/GROUP/`.
-fn strip_share(filter: &str) -> &str {
-    filter
-        .strip_prefix("$share/")
-        .and_then(|rest| rest.split_once('/'))
-        .map_or(filter, |(_, filter)| filter)
 }
 
 impl<P: Protocol> RemoteLink<P> {

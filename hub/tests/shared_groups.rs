@@ -1,0 +1,202 @@
+//! Shared subscriptions count in a login's cap of 8 filters (issue 68). The security review
+//! subscribed one pager login to 20,000 `$share/GROUP/` groups of its alerts filter: the
+//! cap saw one filter, each group was delivered apart, and the hub went from ~5 % to ~100 %
+//! of a core (40 MB/s) on both MQTT listeners. Now a group is a filter of its own: the
+//! cap counts it, and no login of the hall may take one: every group is refused in its
+//! SUBACK, on the MQTT 3.1.1 listener and on the MQTT 5 one, while the login's own filter
+//! is granted, and the hub's CPU stays low while a game is played.
+
+use crate::support;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{Broker, Hub, Node, Replay};
+
+/// The groups one login tries, as the review did.
+const GROUPS: usize = 20_000;
+/// Filters in one SUBSCRIBE: a packet of about 2 KB.
+const PER_PACKET: usize = 50;
+const ALERTS: &str = "zeitnot/default/alerts/+";
+
+/// The hub's CPU time so far (user and system), from `/proc`.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+/// What a listener answered: filters granted, refused, and SUBACKs read.
+#[derive(Debug, Default)]
+struct Answered {
+    granted: usize,
+    refused: usize,
+}
+
+/// The login subscribes to `filters` over MQTT 3.1.1 on one connection, `PER_PACKET` a
+/// SUBSCRIBE, each sent once the one before was answered.
+fn subscribe_v4(port: u16, login: &Login, filters: &[String]) -> Answered {
+    use rumqttc::{Client, Event, MqttOptions, Packet, QoS, SubscribeFilter, SubscribeReasonCode};
+    let mut options = MqttOptions::new(
+        format!("{}v4-{}", login.prefix, filters.len()),
+        "127.0.0.1",
+        port,
+    );
+    options.set_credentials(&login.user, &login.password);
+    options.set_max_packet_size(64 * 1024, 64 * 1024);
+    let (client, mut connection) = Client::new(options, 16);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for event in connection.iter() {
+            match event {
+                Ok(Event::Incoming(Packet::SubAck(ack))) => {
+                    let granted = ack
+                        .return_codes
+                        .iter()
+                        .filter(|c| matches!(c, SubscribeReasonCode::Success(_)))
+                        .count();
+                    if tx.send((granted, ack.return_codes.len())).is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                // Closed: by the test once done, or by the hub (no SUBACK then says so).
+                Err(_) => return,
+            }
+        }
+    });
+    let mut answered = Answered::default();
+    for packet in filters.chunks(PER_PACKET) {
+        let asked = packet
+            .iter()
+            .map(|f| SubscribeFilter::new(f.clone(), QoS::AtMostOnce));
+        client.subscribe_many(asked).unwrap();
+        let (granted, codes) = rx.recv_timeout(Duration::from_secs(10)).expect("a SUBACK");
+        assert_eq!(codes, packet.len(), "a code for every filter");
+        answered.granted += granted;
+        answered.refused += codes - granted;
+    }
+    drop(client.disconnect());
+    answered
+}
+
+/// As [`subscribe_v4`], over MQTT 5.
+fn subscribe_v5(port: u16, login: &Login, filters: &[String]) -> Answered {
+    use rumqttc::v5::mqttbytes::v5::{Filter, Packet, SubscribeReasonCode};
+    use rumqttc::v5::mqttbytes::QoS;
+    use rumqttc::v5::{Client, Event, MqttOptions};
+    let mut options = MqttOptions::new(
+        format!("{}v5-{}", login.prefix, filters.len()),
+        "127.0.0.1",
+        port,
+    );
+    options.set_credentials(&login.user, &login.password);
+    let (client, mut connection) = Client::new(options, 16);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for event in connection.iter() {
+            match event {
+                Ok(Event::Incoming(Packet::SubAck(ack))) => {
+                    let granted = ack
+                        .return_codes
+                        .iter()
+                        .filter(|c| matches!(c, SubscribeReasonCode::Success(_)))
+                        .count();
+                    if tx.send((granted, ack.return_codes.len())).is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    });
+    let mut answered = Answered::default();
+    for packet in filters.chunks(PER_PACKET) {
+        let asked: Vec<Filter> = packet
+            .iter()
+            .map(|f| Filter::new(f.clone(), QoS::AtMostOnce))
+            .collect();
+        client.subscribe_many(asked).unwrap();
+        let (granted, codes) = rx.recv_timeout(Duration::from_secs(10)).expect("a SUBACK");
+        assert_eq!(codes, packet.len(), "a code for every filter");
+        answered.granted += granted;
+        answered.refused += codes - granted;
+    }
+    drop(client.disconnect());
+    answered
+}
+
+/// A pager's MQTT login, as the enrolment hands it out.
+struct Login {
+    user: String,
+    password: String,
+    prefix: String,
+}
+
+#[test]
+fn twenty_thousand_shared_groups_are_refused_past_the_cap_on_both_listeners() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = Hub::start_with(
+        &dir.path().join("data"),
+        Broker::Embedded { port: 0 },
+        &dir.path().join("hub.log"),
+        vec!["--mqtt5".into(), "127.0.0.1:0".into()],
+    );
+    let (port, port5) = (hub.broker_port(), hub.mqtt5_port.expect("an MQTT 5 port"));
+    let key = hub.technician_post(
+        "/api/arbiters/enrol",
+        &json!({"arbiter": "IA Mallory"}).to_string(),
+    );
+    let field = |name: &str| key[name].as_str().unwrap().to_owned();
+    let login = Login {
+        user: field("mqtt_user"),
+        password: field("mqtt_password"),
+        prefix: field("mqtt_client_id_prefix"),
+    };
+    // A game goes on meanwhile: the hub's own work, which the flood must not swamp.
+    let game = Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 3, 25.0);
+    let node = Node::start(&game, &hub, dir.path());
+
+    let pid = hub.child.id();
+    let (cpu_before, started) = (cpu_seconds(pid), Instant::now());
+    let groups: Vec<String> = (0..GROUPS)
+        .map(|g| format!("$share/g{g}/{ALERTS}"))
+        .collect();
+    for (listener, subscribe) in [
+        (
+            "MQTT 3.1.1",
+            subscribe_v4 as fn(u16, &Login, &[String]) -> Answered,
+        ),
+        ("MQTT 5", subscribe_v5),
+    ] {
+        let port = if listener == "MQTT 5" { port5 } else { port };
+        // The login's own filter, as a pager subscribes: granted.
+        let plain = subscribe(port, &login, &[ALERTS.to_owned()]);
+        assert_eq!(plain.granted, 1, "{listener}: the alerts filter itself");
+        // 20,000 groups, 50 a SUBSCRIBE on one connection, as the review sent them: every
+        // one refused in its SUBACK (no login of the hall uses shared subscriptions, and
+        // the cap counts each group).
+        let flood_answer = subscribe(port, &login, &groups);
+        assert_eq!(
+            (flood_answer.granted, flood_answer.refused),
+            (0, GROUPS),
+            "{listener}: {flood_answer:?}"
+        );
+        println!("{listener}: {GROUPS} groups, {flood_answer:?}");
+    }
+    // Five seconds of the game after the floods.
+    std::thread::sleep(Duration::from_secs(5));
+    let busy = (cpu_seconds(pid) - cpu_before) / started.elapsed().as_secs_f64();
+    println!(
+        "the hub used {:.1} % of a core over the floods and 5 s after",
+        busy * 100.0
+    );
+    assert!(busy < 0.20, "the hub used {:.0} % of a core", busy * 100.0);
+    let report = node.finish(Duration::from_secs(120));
+    assert_eq!(report["acked"], report["events"], "{report}");
+}
