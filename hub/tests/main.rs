@@ -45,6 +45,7 @@ mod node_bindings;
 mod node_swap;
 mod ntfy_clients;
 mod pairing_engine_loop;
+mod pairing_files;
 mod pairings_api;
 mod pairings_page;
 mod phone_view;

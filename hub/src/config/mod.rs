@@ -57,6 +57,7 @@ use crate::core::relay::public::BroadcastSettings;
 use crate::edge::outlets::lichess::LichessTarget;
 use crate::pairings::{self, trf::Trf, Tournament};
 
+pub mod file;
 mod sections;
 
 /// What the public sees (the feed, the spectators' page, the broadcast topics, the LiveChess
@@ -319,7 +320,7 @@ pub enum ConfigError {
 
 /// Reads and checks the configuration at `path`.
 pub fn load(path: &Path) -> Result<EventConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let text = file::read_text(path).map_err(|source| ConfigError::Read {
         path: path.display().to_string(),
         source,
     })?;
@@ -413,7 +414,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
     };
     let read = |name: &Spanned<String>, field: &str| -> Result<String, ConfigError> {
         let file = base.join(name.get_ref());
-        std::fs::read_to_string(&file)
+        file::read_text(&file)
             .map_err(|e| invalid(name.span(), field, format!("{}: {e}", file.display())))
     };
     let trf = match &file.pairings.trf {

@@ -131,7 +131,7 @@ pub(super) fn read(
         };
         if let Some(file) = &table.pairings {
             let path = hall.base.join(file.get_ref());
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = super::file::read_text(&path).map_err(|e| {
                 invalid(
                     file.span(),
                     &field("pairings"),

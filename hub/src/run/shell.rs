@@ -180,6 +180,7 @@ impl Shell {
                     self.told_journal_works = None;
                 }
                 _ = pairings_changed.tick() => self.follow_pairings(),
+                done = pairings::next_read(&mut self.pairing_files) => self.on_pairings_read(done),
                 Some(query) = queries.recv() => self.answer(query),
                 () = &mut shutdown => break Ok(()),
             }
@@ -333,31 +334,41 @@ impl Shell {
             .reply(request, reply, || admission.arbiters(access, hub));
     }
 
-    /// The pairings as their files give them now; the hub keeps what it had if they cannot
-    /// be read.
-    pub(super) fn reload_pairings(&mut self) -> Result<(), crate::config::ConfigError> {
-        let Some(files) = &mut self.pairing_files else {
-            return Ok(());
-        };
-        let tournament = files.read()?;
-        self.hub_config.rounds = tournament.rounds.clone();
+    /// A read of the pairing files ended: the pairings as they give them now (the hub keeps
+    /// what it had if they cannot be read), then the round starts that waited for it.
+    fn on_pairings_read(&mut self, done: pairings::Done) {
         let now = self.clock.now();
-        self.hub.set_rounds(now, tournament.rounds);
-        self.trfs = tournament.trfs;
-        // The players' names are in every rendered game.
-        self.feed_cache = FeedCache::default();
-        Ok(())
+        match &done.tournament {
+            Ok(tournament) => {
+                self.hub_config.rounds = tournament.rounds.clone();
+                self.hub.set_rounds(now, tournament.rounds.clone());
+                self.trfs = tournament.trfs.clone();
+                // The players' names are in every rendered game.
+                self.feed_cache = FeedCache::default();
+                tracing::info!("pairings read again");
+            }
+            Err(why) => {
+                tracing::warn!(error = %why, "the pairing files cannot be read; the pairings stay as they were");
+            }
+        }
+        for (start, reply) in done.starts {
+            match &done.tournament {
+                Ok(_) => {
+                    let request = self.requests.request(Waiting::Rounds(reply));
+                    self.hub.handle_round_start(now, request, start);
+                }
+                Err(why) => drop(reply.send(Err(StartError::Pairings(why.clone())))),
+            }
+        }
+        if let Some(files) = self.pairing_files.as_mut().filter(|f| f.has_waiting()) {
+            files.begin();
+        }
     }
 
-    /// The pairing files changed: read again.
+    /// The pairing files changed: read again, off the loop.
     pub(super) fn follow_pairings(&mut self) {
-        if self.pairing_files.as_ref().is_some_and(|f| f.changed()) {
-            match self.reload_pairings() {
-                Ok(()) => tracing::info!("pairings read again: their files changed"),
-                Err(e) => {
-                    tracing::warn!(error = %e, "the pairing files changed but cannot be read; the pairings stay as they were")
-                }
-            }
+        if let Some(files) = self.pairing_files.as_mut().filter(|f| f.changed()) {
+            files.begin();
         }
     }
 
@@ -533,14 +544,14 @@ impl Shell {
                 Audience::Arbiters => hub.round_states(),
                 Audience::Spectators => public_rounds::round_states(hub, now),
             })),
-            Query::StartRound(start, reply) => {
+            Query::StartRound(start, reply) => match &mut self.pairing_files {
                 // The pairing program exported the round's pairings just before, perhaps.
-                if let Err(e) = self.reload_pairings() {
-                    return drop(reply.send(Err(StartError::Pairings(e.to_string()))));
+                Some(files) => files.wait_for_read((start, reply)),
+                None => {
+                    let request = self.requests.request(Waiting::Rounds(reply));
+                    self.hub.handle_round_start(now, request, start);
                 }
-                let request = self.requests.request(Waiting::Rounds(reply));
-                self.hub.handle_round_start(now, request, start);
-            }
+            },
             Query::UndoStart(undo, reply) => {
                 let request = self.requests.request(Waiting::Rounds(reply));
                 self.hub.handle_start_undo(now, request, undo);
