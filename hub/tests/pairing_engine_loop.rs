@@ -8,8 +8,8 @@
 //! After every round the engine accepts the hub's file as it is and its checker (`-c`)
 //! finds nothing, and every player's results in it are what this test played and entered
 //! (its own record, read with its own column reader, not the hub's parser). Between rounds
-//! 2 and 3 the pairing program corrects a result (an appeal): the file's word stands and
-//! the arbiters are told.
+//! 2 and 3 the pairing program corrects a result (an appeal): the hall's result waits with
+//! a high alert naming both, and stands until an arbiter declares the file's.
 
 use crate::support;
 
@@ -244,6 +244,26 @@ fn decide(hub: &Hub, round: usize, board: u64, result: &str, cause: Option<&str>
     serde_json::from_str(&answer).unwrap()
 }
 
+/// The open alert that a file's result contradicts `board`'s decided one, once the hub
+/// has read the file.
+fn pending_correction(hub: &Hub, board: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let alerts = http_json(hub.http, "/api/alerts");
+        let found = alerts.as_array().unwrap().iter().find(|a| {
+            a["kind"] == "result_corrected" && a["board"] == board && a["state"] == "raised"
+        });
+        if let Some(alert) = found {
+            return alert.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no result_corrected alert: {alerts}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Waits until the hub serves `round`'s pairings as `file` gives them.
 fn wait_for_pairings(hub: &Hub, round: usize, games: usize) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -329,6 +349,28 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             let (status, body) =
                 http_post(hub.http, &format!("/api/rounds/{round}/start"), "{}").unwrap();
             assert_eq!(status, 200, "round {round} starts: {body}");
+            if round == 3 {
+                // The file's result contradicts the one decided in the hall: it waits for
+                // an arbiter, who is alerted with both and declares the file's.
+                let (board, _, _, was): (u64, u32, u32, String) = corrected.clone().unwrap();
+                let file = if was == "1-0" { "0-1" } else { "1-0" };
+                let alert = pending_correction(&hub, board);
+                assert_eq!(alert["severity"], "high", "{alert}");
+                let text = alert.to_string();
+                assert!(text.contains(&was) && text.contains(file), "{text}");
+                let round2 = http_json(hub.http, "/api/rounds/2/pairings");
+                let game = round2
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p["board"] == board);
+                assert_eq!(
+                    game.unwrap()["result"],
+                    was.as_str(),
+                    "the hall's result waits"
+                );
+                decide(&hub, 2, board, file, Some("resignation"));
+            }
             pairs
         };
 
@@ -527,7 +569,11 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
         .find(|a| a["kind"] == "result_corrected");
     let told = told.unwrap_or_else(|| panic!("no result_corrected alert: {alerts}"));
     assert_eq!(told["board"], board);
-    assert_eq!(told["severity"], "info");
+    assert_eq!(told["severity"], "high");
+    assert_eq!(
+        told["state"], "resolved",
+        "the declaration answered it: {told}"
+    );
     let text = told.to_string();
     assert!(text.contains(&was), "{text}");
     let audit = http_json(hub.http, &format!("/api/rounds/2/boards/{board}"));
@@ -538,8 +584,14 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             .any(|d| d["arbiter"] == "IA Berg" && d["result"] == was.as_str()),
         "the hub's result stays in the audit trail: {audit}"
     );
+    // The file changed nothing by itself: the arbiter's second declaration took its result.
+    let declared: Vec<&Value> = decisions
+        .iter()
+        .filter(|d| d["decision"] == "result")
+        .collect();
+    assert_eq!(declared.len(), 2, "{audit}");
     assert!(
-        decisions.iter().any(|d| d["arbiter"] == "pairing program"),
+        declared.iter().all(|d| d["arbiter"] == "IA Berg"),
         "{audit}"
     );
 

@@ -68,8 +68,9 @@ pub enum AlertKind {
     /// Forged messages in the names of many boards at once (a flood): one alert for the
     /// hall instead of one per board, naming the boards.
     ForgedFlood,
-    /// The pairing program's file gives a game another result than the hub had (an appeal,
-    /// a correction entered there): the file's stands, the hub's stays in the audit trail.
+    /// The pairing program's file gives a game another result than the one decided in the
+    /// hall (an appeal, a correction entered there, or someone who can write the file): the
+    /// hub's stands until an arbiter declares a result at the game.
     ResultCorrected,
     /// A board's e-board shows a game the round's pairings do not give it (no pairing on
     /// that board, or one the list scored without play): its node is bound to the wrong
@@ -143,9 +144,8 @@ impl AlertKind {
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
             | ResultSignalled | JournalDamaged | ForgedMessage | ForgedFlood | UnpairedBoard
-            | StrangersRecords => Severity::High,
+            | StrangersRecords | ResultCorrected => Severity::High,
             TimeTrouble | RoundFinished => Severity::Normal,
-            ResultCorrected => Severity::Info,
         }
     }
 

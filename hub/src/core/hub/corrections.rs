@@ -1,27 +1,27 @@
-//! The pairing program's word on a result stands: a result corrected in its file (an
-//! appeal, a forfeit entered late, a typo put right) and exported again replaces the hub's,
-//! which stays in the board's audit trail, and the arbiters are told.
+//! A result the pairing program's file gives that contradicts the hub's waits for an
+//! arbiter: whoever can write the pairing files must not overturn a result decided in the
+//! hall (the security review's edited file overturned the chief's declared result in 7 s).
+//! The arbiters get a high alert with both results; declaring the file's result at the
+//! board takes it (an appeal, a forfeit entered late, a typo put right), resolving the
+//! alert keeps the hall's. Until then the hub's result stands in every output.
 //!
 //! ```text
 //!  the TRF read again ─► set_rounds ─► take_corrections: for every game whose file result
 //!                                      differs from the hub's decided one
-//!                                        ─► a decision in the pairing program's name
-//!                                        ─► an info alert naming both results
+//!                                        ─► a high alert naming both results (once)
+//!  an arbiter declares a result at that game ─► the alert is resolved by the decision
 //! ```
 //!
 //! A result the hub does not have yet (a board without an e-board) is simply the file's;
-//! only a contradiction needs a decision, so reading the same file again changes nothing.
+//! only a contradiction waits, so reading the same file again changes nothing.
 
 use super::Hub;
-use crate::core::arbiter::{ArbiterAction, Cause, Decision, GameResult};
+use crate::core::arbiter::GameResult;
 use crate::core::time::HubMs;
 
-/// Who decides when the file's result replaces the hub's.
-pub const PAIRING_PROGRAM: &str = "pairing program";
-
 impl Hub {
-    /// Takes every result the pairing files give that contradicts the hub's (see the
-    /// module's text).
+    /// Raises an alert for every result the pairing files give that contradicts the hub's
+    /// (see the module's text).
     pub fn take_corrections(&mut self, now: HubMs) {
         self.now = self.now.max(now);
         let rounds: Vec<_> = self.rounds.pairings.keys().copied().collect();
@@ -39,36 +39,13 @@ impl Hub {
                 if hub == file {
                     continue;
                 }
-                let cause = if file.is_forfeit() {
-                    Cause::Forfeit
-                } else {
-                    Cause::Correction
-                };
-                let action = ArbiterAction {
-                    arbiter: PAIRING_PROGRAM.to_owned(),
-                    decision: Decision::Result {
-                        result: file,
-                        cause: Some(cause),
-                    },
-                    note: Some(format!(
-                        "the pairing program's file gives {file}; the hub had {hub}"
-                    )),
-                    // The pairing program's word stands over the hub's own ruling.
-                    override_reason: Some("the pairing program's file".to_owned()),
-                };
-                let id = self.next_decision;
-                match self.decide(now, game.board, Some(round), action) {
-                    Ok(_) => {
-                        tracing::warn!(round = round.0, board = game.board.0, %hub, %file, "a result corrected in the pairing program's file: the file's stands");
-                        let changes =
-                            self.desk
-                                .on_result_corrected(now, game.board, round, id, (hub, file));
-                        self.record_alerts(changes, None);
-                    }
-                    Err(e) => {
-                        tracing::warn!(round = round.0, board = game.board.0, error = %e, "a result corrected in the pairing program's file could not be taken")
-                    }
+                let changes = self
+                    .desk
+                    .on_result_contradicted(now, game.board, round, (hub, file));
+                if !changes.is_empty() {
+                    tracing::warn!(round = round.0, board = game.board.0, %hub, %file, "the pairing program's file contradicts a result decided in the hall: it waits for an arbiter");
                 }
+                self.record_alerts(changes, None);
             }
         }
     }

@@ -12,7 +12,7 @@ use crate::core::effect::Effect;
 use crate::core::ending::Status;
 use crate::core::game::{GameEvent, IllegalKind};
 use crate::core::hall::Hall;
-use crate::core::ids::{AlertId, BoardNo, DecisionId, RoundNo, Seq};
+use crate::core::ids::{AlertId, BoardNo, RoundNo, Seq};
 use crate::core::laws::Penalty;
 use crate::core::side::Side;
 use crate::core::time::HubMs;
@@ -334,19 +334,19 @@ impl AlertDesk {
     }
 
     /// The pairing program's file gives `board`'s game of `round` the result `file` where
-    /// the hub had `hub`; the file's stands (decision `decision`). The arbiters are told.
-    pub fn on_result_corrected(
+    /// the hub decided `hub`: the hub's stands until an arbiter declares a result there.
+    /// Once for each result a file gives: the same file read again raises nothing.
+    pub fn on_result_contradicted(
         &mut self,
         now: HubMs,
         board: BoardNo,
         round: RoundNo,
-        decision: DecisionId,
         (hub, file): (GameResult, GameResult),
     ) -> Vec<AlertChange> {
         let mut draft = self.draft(
             board,
             AlertKind::ResultCorrected,
-            Occurrence(decision.0),
+            Occurrence(file as u64),
             None,
         );
         draft.incident.round = round;
@@ -465,6 +465,7 @@ impl AlertDesk {
                 LateArrival,
                 ResultSignalMismatch,
                 ResultSignalled,
+                ResultCorrected,
             ],
             Decision::Reinstate { .. } => &[
                 IllegalMove,
