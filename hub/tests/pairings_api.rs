@@ -109,7 +109,7 @@ fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
         dir.path().join("round-3.csv"),
         "board,white,white_title,white_rating,white_fide_id,black,black_rating\n\
          1,\"Carlsen, Magnus\",GM,2830,1503014,\"Nakamura, Hikaru\",2800\n\
-         2,Player A,,,,Player B,\n",
+         2,\"=cmd|' /C calc'!A0\",,,,Player B,\n",
     )
     .unwrap();
     let (hub, _) = Hub::configured(
@@ -157,6 +157,8 @@ fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
         ("*", "-+")
     );
     assert_eq!(back[0].white.fide_id, Some(1_503_014));
+    // A name a spreadsheet would run as a formula (OWASP's CSV injection) goes out as text.
+    assert_eq!(back[1].white.name, "'=cmd|' /C calc'!A0", "{csv}");
 }
 
 #[test]

@@ -167,11 +167,11 @@ pub fn write(games: &[Pairing]) -> String {
     for game in games {
         let mut row = vec![game.board.0.to_string()];
         for seat in [&game.white, &game.black] {
-            row.push(seat.name.clone());
-            row.push(seat.title.clone().unwrap_or_default());
+            row.push(text_cell(&seat.name));
+            row.push(text_cell(seat.title.as_deref().unwrap_or_default()));
             row.push(seat.rating.map(|r| r.to_string()).unwrap_or_default());
             row.push(seat.fide_id.map(|r| r.to_string()).unwrap_or_default());
-            row.push(seat.federation.clone().unwrap_or_default());
+            row.push(text_cell(seat.federation.as_deref().unwrap_or_default()));
         }
         row.push(game.result.clone());
         let _ = out.write_record(&row);
@@ -179,9 +179,56 @@ pub fn write(games: &[Pairing]) -> String {
     String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
+/// A text cell a spreadsheet shows as text (OWASP's CSV injection rule): a cell that begins
+/// with `=`, `+`, `-`, `@` or a tab is a formula to Excel and LibreOffice, so it gets a
+/// leading `'`; line breaks, which would start a row of the file's own, become spaces. The
+/// names come from files and forms anyone may have typed into; the results are the hub's
+/// own codes (`+-` included) and are written as they are.
+fn text_cell(text: &str) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if one_line.starts_with(['=', '+', '-', '@']) {
+        format!("'{one_line}")
+    } else {
+        one_line
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_a_spreadsheet_would_run_are_written_as_text_on_one_line() {
+        let text = "board,white,black,white_title,white_federation,result\n\
+                    1,\"=HYPERLINK(\"\"http://x\"\")\",@SUM(A1),\"GM\r\n=1+1\",-NOR,+-\n";
+        let written = write(&read(text).unwrap());
+        let row: Vec<String> = written
+            .lines()
+            .nth(1)
+            .map(|l| {
+                let mut reader = csv::ReaderBuilder::new()
+                    .has_headers(false)
+                    .from_reader(l.as_bytes());
+                reader
+                    .records()
+                    .next()
+                    .unwrap()
+                    .unwrap()
+                    .iter()
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap();
+        assert_eq!(written.lines().count(), 2, "one row a game: {written}");
+        assert_eq!(row[1], "'=HYPERLINK(\"http://x\")");
+        assert_eq!(row[2], "GM  =1+1");
+        assert_eq!(row[5], "'-NOR");
+        assert_eq!(row[6], "'@SUM(A1)");
+        assert_eq!(row[11], "+-", "a forfeit stays the hub's code");
+    }
 
     #[test]
     fn rows_read_by_their_header_with_quoted_names() {
