@@ -29,6 +29,7 @@ mod dgt_chains;
 mod dgt_streams;
 mod docs_paths;
 mod door_locked;
+mod door_lows;
 mod door_under_load;
 mod forged_messages;
 mod journal_damaged;

@@ -131,11 +131,17 @@ impl Access {
             return false;
         };
         let name = match host.strip_prefix('[') {
-            // An IPv6 literal: [::1]:8080.
+            // An IPv6 literal, then nothing or a port: [::1], [::1]:8080 (not
+            // [::1]evil.example).
             Some(v6) => {
-                return v6
-                    .split_once(']')
-                    .is_some_and(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().is_ok())
+                return v6.split_once(']').is_some_and(|(ip, rest)| {
+                    let port = rest.strip_prefix(':').unwrap_or(rest);
+                    ip.parse::<std::net::Ipv6Addr>().is_ok()
+                        && (rest.is_empty()
+                            || rest.starts_with(':')
+                                && !port.is_empty()
+                                && port.bytes().all(|b| b.is_ascii_digit()))
+                })
             }
             None => host.rsplit_once(':').map_or(host, |(name, port)| {
                 if port.bytes().all(|b| b.is_ascii_digit()) {
@@ -453,7 +459,7 @@ pub async fn same_origin_changes(
 }
 
 /// No `Origin`, or one whose host and port are the request's `Host`.
-fn is_same_origin(headers: &HeaderMap) -> bool {
+pub(super) fn is_same_origin(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return true;
     };
@@ -534,6 +540,7 @@ mod tests {
             "127.0.0.1:8080",
             "10.0.0.5",
             "[::1]:8080",
+            "[::1]",
             "localhost:8080",
             "HUB.local:80",
             "hub.local",
@@ -545,6 +552,10 @@ mod tests {
             "evil.example:8080",
             "hub.local.evil.example",
             "[nonsense]:80",
+            // The security review's: an IPv6 literal with a name after it.
+            "[::1]evil.example",
+            "[::1]:evil",
+            "[::1]:",
             "",
         ] {
             assert!(!access.is_own_host(Some(other)), "{other}");

@@ -534,6 +534,14 @@ async fn ws_stream(
     let Ok(upgrade) = upgrade else {
         return NOT_WEBSOCKET.into_response();
     };
+    // RFC 6455 §10.2: a browser names the page that opens a WebSocket; a page of another
+    // site must not read a phone's stream with the cookie of the hub's own page. ntfy's apps
+    // send no Origin.
+    if !super::access::is_same_origin(&headers) {
+        return FORBIDDEN
+            .saying("cross-site WebSocket refused: the Origin is not this hub")
+            .into_response();
+    }
     let params = params.with_headers(&headers);
     let stream = match subscribe(api, peer, &topic, &headers, &params).await {
         Ok(stream) => stream,
