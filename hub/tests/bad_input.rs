@@ -663,7 +663,18 @@ fn names_cannot_break_a_pgn_tag_or_pass_for_another() {
         "{feed}"
     );
     assert!(!feed.contains('\u{202e}'), "no override: {feed}");
-    for name in ["IA\nBerg", "IA \u{202e}greB", "chief", "Chief"] {
+    // The security review's (issue 68): the hub's own names, a zero-width space, a Cyrillic
+    // lookalike (Unicode TR 39).
+    for name in [
+        "IA\nBerg",
+        "IA \u{202e}greB",
+        "chief",
+        "Chief",
+        "pairing program",
+        "configuration",
+        "chi\u{200b}ef",
+        "\u{441}hief",
+    ] {
         let body = serde_json::json!({ "arbiter": name }).to_string();
         let (status, answer) = support::http_post(hub.http, "/api/arbiters/enrol", &body).unwrap();
         assert_eq!(status, 400, "{name:?} enrolled: {answer}");

@@ -10,6 +10,7 @@ use crate::core::alerts::desk::AlertError;
 use crate::core::alerts::{AlertAction, AlertCommand};
 use crate::core::arbiter::{self, ArbiterAction, Decision, DecisionError, DecisionRecord};
 use crate::core::ids::{AlertId, RoundNo, Seq};
+use crate::core::names;
 use crate::core::pager_seal;
 use crate::core::phone::PhoneAct;
 use crate::core::time::HubMs;
@@ -45,6 +46,13 @@ impl Hub {
         action: ArbiterAction,
     ) -> Result<(super::Position, arbiter::AuditEntry), DecisionError> {
         arbiter::check_signature(&action.arbiter, action.note.as_deref())?;
+        // Kept without invisible format characters: a note read backwards (U+202E) or two
+        // signatures that read alike.
+        let action = ArbiterAction {
+            arbiter: names::without_format(&action.arbiter),
+            note: action.note.as_deref().map(names::without_format),
+            ..action
+        };
         if let Some(reason) = &action.override_reason {
             arbiter::check_text("the override's reason", reason, arbiter::MAX_NOTE_CHARS)?;
         }
@@ -209,6 +217,11 @@ impl Hub {
         command: AlertCommand,
     ) {
         self.now = self.now.max(now);
+        let command = AlertCommand {
+            by: names::without_format(&command.by),
+            note: command.note.as_deref().map(names::without_format),
+            ..command
+        };
         let outcome = match arbiter::check_signature(&command.by, command.note.as_deref()) {
             Err(e) => Err(e.into()),
             Ok(()) => match command.action {

@@ -475,12 +475,17 @@ fn check_arbiter_name(name: &str) -> Result<(), ApiError> {
             "an arbiter's name holds no control character (a newline, an escape) and no bidirectional override".into(),
         ));
     }
-    // The chief arbiter's own place in the alerts' routing and on the pagers.
-    if name.trim().eq_ignore_ascii_case("chief") {
+    if name.chars().any(crate::core::names::is_format) {
         return Err(ApiError::BadQuery(
-            "\"chief\" is the chief arbiter's place, not a name: enrol the chief arbiter by name"
-                .into(),
+            "an arbiter's name holds no invisible format character (a zero-width space, a direction mark): two names that read alike must be one".into(),
         ));
+    }
+    // The chief arbiter's own place in the alerts' routing and on the pagers, and the names
+    // the hub signs with itself, however written (Unicode TR 39's confusables).
+    if let Some(reserved) = crate::core::names::reserved(name) {
+        return Err(ApiError::BadQuery(format!(
+            "{name:?} reads as {reserved:?}, a name the hub signs with itself: enrol the arbiter by their own name"
+        )));
     }
     Ok(())
 }
