@@ -684,6 +684,17 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
     .unwrap();
     assert_eq!(status, 200, "{body}");
     let decided = Instant::now();
+    // The next round starts at once (rapid rounds follow within the delay): the game goes
+    // to the archive, and its result still waits for the delay (issue 68).
+    let (status, _, body) = stranger_request(
+        hub.http,
+        "POST",
+        "/api/rounds/2/start",
+        &json,
+        r#"{"force": true}"#,
+    )
+    .unwrap();
+    assert_eq!(status, 200, "round 2 starts: {body}");
     let board_6 = |headers: &[(&str, &str)]| {
         let (_, _, body) =
             stranger_request(hub.http, "GET", "/api/rounds/1/pairings", headers, "").unwrap();

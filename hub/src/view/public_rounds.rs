@@ -19,16 +19,22 @@ pub fn pairings(
     section: Option<&str>,
 ) -> Option<Vec<Pairing>> {
     let mut games = hub.section_pairings(round, section)?;
+    let settings = hub.broadcast();
     for game in &mut games {
-        // A game the hall holds is released as its moves are; one it does not (archived,
-        // or scored without play: a forfeit, a bye) is shown as decided.
-        let Some(state) = hub.hall().board(game.board).filter(|s| s.round() == round) else {
-            continue;
+        // A game is released as its moves are: the hall's, or an archived one (the next
+        // round may start within the delay: rapid rounds follow each other). One scored
+        // without play (a forfeit, a bye) is shown as decided.
+        let held = match hub.hall().board(game.board).filter(|s| s.round() == round) {
+            Some(state) => {
+                let visible = hub.relay().visible(game.board, now, settings.delay_ms);
+                !shown_result(Some(state), visible, settings).is_decided()
+            }
+            None => hub.archive().get(round, game.board).is_some_and(|played| {
+                let visible = played.timeline.visible(now, settings.delay_ms);
+                !(visible.ended || visible.flagged && settings.flag_results_at_once)
+            }),
         };
-        let visible = hub
-            .relay()
-            .visible(game.board, now, hub.broadcast().delay_ms);
-        if !shown_result(Some(state), visible, hub.broadcast()).is_decided() {
+        if held {
             GameResult::Ongoing.code().clone_into(&mut game.result);
         }
     }

@@ -127,13 +127,13 @@ impl Relay {
             .copied()
     }
 
-    /// `board`'s game is over for the relay (its round ended): its timeline, for the
-    /// archive; the board's next game starts with none.
     /// `board`'s game in play as the feed follows it.
     pub fn timeline(&self, board: BoardNo) -> Option<&Timeline> {
         self.timelines.get(&board)
     }
 
+    /// `board`'s game is over for the relay (its round ended): its timeline, for the
+    /// archive; the board's next game starts with none.
     pub fn take(&mut self, board: BoardNo) -> Timeline {
         self.timelines.remove(&board).unwrap_or_default()
     }
