@@ -255,6 +255,19 @@ async fn an_mqtt5_listener_refuses_in_mqtt5_terms_and_serves_a_pager() {
         println!("MQTT 5: \"{line}\"");
         assert_ne!(sub.ended(Duration::from_secs(5)), 0);
     }
+    // Clients of other versions on either listener are told so in their own CONNACK and
+    // stop (issue 68): 3.1.1 and 3.1 on the MQTT 5 listener, 3.1 on the 3.1.1 one.
+    for (listen, version) in [(port5, "mqttv311"), (port5, "mqttv31"), (port, "mqttv31")] {
+        let mut sub = Sub::start_on(
+            listen,
+            &["-V", version, "-u", &user, "-P", &password, "-t", alerts],
+        );
+        let line = sub.wait_for(Duration::from_secs(5), |l| {
+            l.contains("unacceptable protocol version")
+        });
+        println!("{version} on port {listen}: \"{line}\"");
+        assert_ne!(sub.ended(Duration::from_secs(5)), 0);
+    }
     // The right login: the alerts granted, a board's uplink refused, each by itself.
     let login = Login {
         user: &user,

@@ -200,3 +200,115 @@ fn twenty_thousand_shared_groups_are_refused_past_the_cap_on_both_listeners() {
     let report = node.finish(Duration::from_secs(120));
     assert_eq!(report["acked"], report["events"], "{report}");
 }
+
+/// MQTT 5 topic aliases (issue 68): the broker announces none, so a publish under one is
+/// refused with DISCONNECT 0x94 and its reason, which the client reads, instead of being
+/// dropped unsaid (the ACL saw an empty topic).
+#[test]
+fn a_publish_under_a_topic_alias_is_refused_with_its_reason() {
+    use rumqttc::v5::mqttbytes::v5::{Packet, PublishProperties};
+    use rumqttc::v5::mqttbytes::QoS;
+    use rumqttc::v5::{Client, Event, MqttOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let hub = Hub::start_with(
+        &dir.path().join("data"),
+        Broker::Embedded { port: 0 },
+        &dir.path().join("hub.log"),
+        vec!["--mqtt5".into(), "127.0.0.1:0".into()],
+    );
+    let key = hub.technician_post(
+        "/api/arbiters/enrol",
+        &json!({"arbiter": "IA Ola"}).to_string(),
+    );
+    let field = |name: &str| key[name].as_str().unwrap().to_owned();
+    let mut options = MqttOptions::new(
+        format!("{}alias", field("mqtt_client_id_prefix")),
+        "127.0.0.1",
+        hub.mqtt5_port.unwrap(),
+    );
+    options.set_credentials(field("mqtt_user"), field("mqtt_password"));
+    let (client, mut connection) = Client::new(options, 16);
+    let properties = PublishProperties {
+        topic_alias: Some(1),
+        ..PublishProperties::default()
+    };
+    client
+        .publish_with_properties(
+            protocol::topic::pager_command("default"),
+            QoS::AtLeastOnce,
+            false,
+            "{}",
+            properties,
+        )
+        .unwrap();
+    // The CONNACK announces no topic alias maximum (0, MQTT 5 §3.2.2.3.8), and a client
+    // that reads it sends none: rumqttc refuses before anything is sent.
+    let mut announced = None;
+    let mut refused = None;
+    for event in connection.iter().take(10) {
+        match event {
+            Ok(Event::Incoming(Packet::ConnAck(ack))) => {
+                announced = Some(ack.properties.and_then(|p| p.topic_alias_max));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                refused = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    assert_eq!(announced, Some(None), "no topic alias maximum announced");
+    let refused = refused.expect("rumqttc keeps to the broker's maximum");
+    assert!(refused.contains("maximum of '0'"), "{refused}");
+
+    // A client that ignores it (raw bytes) is told in a DISCONNECT: 0x94, with the reason.
+    let mut socket = std::net::TcpStream::connect(("127.0.0.1", hub.mqtt5_port.unwrap())).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let string = |s: &str| [&(s.len() as u16).to_be_bytes()[..], s.as_bytes()].concat();
+    let packet = |kind: u8, body: Vec<u8>| {
+        let mut out = vec![kind];
+        let mut len = body.len();
+        loop {
+            let byte = (len % 128) as u8;
+            len /= 128;
+            out.push(if len > 0 { byte | 0x80 } else { byte });
+            if len == 0 {
+                break;
+            }
+        }
+        out.extend(body);
+        out
+    };
+    let connect = [
+        string("MQTT"),
+        vec![5, 0xC2, 0, 60, 0],
+        string(&format!("{}raw", field("mqtt_client_id_prefix"))),
+        string(&field("mqtt_user")),
+        string(&field("mqtt_password")),
+    ]
+    .concat();
+    let publish = [
+        string(&protocol::topic::pager_command("default")),
+        vec![3, 0x23, 0, 1],
+        b"{}".to_vec(),
+    ]
+    .concat();
+    let mut wire = packet(0x10, connect);
+    wire.extend(packet(0x30, publish));
+    std::io::Write::write_all(&mut socket, &wire).unwrap();
+    let mut answer = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut socket, &mut answer);
+    // The CONNACK (success), then the DISCONNECT.
+    assert_eq!(answer.first(), Some(&0x20), "{answer:?}");
+    let at = 2 + usize::from(answer[1]);
+    assert_eq!(answer.get(at), Some(&0xE0), "a DISCONNECT: {answer:?}");
+    assert_eq!(
+        answer.get(at + 2),
+        Some(&0x94),
+        "topic alias invalid: {answer:?}"
+    );
+    let text = String::from_utf8_lossy(&answer[at..]);
+    assert!(text.contains("this broker takes no topic alias"), "{text}");
+}

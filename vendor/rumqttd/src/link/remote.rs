@@ -3,8 +3,8 @@ use crate::link::network;
 use crate::link::network::Network;
 use crate::local::LinkBuilder;
 use crate::protocol::{
-    ConnAck, Connect, ConnectReturnCode, Login, Packet, Protocol, PubAck, PubAckReason, QoS, SubAck,
-    SubscribeReasonCode,
+    ConnAck, Connect, ConnectReturnCode, Disconnect, DisconnectProperties, DisconnectReasonCode,
+    Login, Packet, Protocol, PubAck, PubAckReason, QoS, SubAck, SubscribeReasonCode,
 };
 use crate::router::{Event, Notification};
 use crate::{AclAction, AclHandler, AclRequest, AuthAnswer, ConnectionId, ConnectionSettings};
@@ -50,6 +50,9 @@ pub enum Error {
     TrySend(#[from] TrySendError<(ConnectionId, Event)>),
     #[error("Link error = {0}")]
     Link(#[from] LinkError),
+    /// Zeitnot's patch: a PUBLISH under a topic alias, which the broker does not take.
+    #[error("a topic alias, which this broker does not take (topic alias maximum 0)")]
+    TopicAlias,
 }
 
 /// Orchestrates between Router and Network.
@@ -87,6 +90,8 @@ enum Judgement {
     Replace(Packet),
     /// Not to the router: the broker answers (or drops it) here.
     Answer(Option<Packet>),
+    /// The connection ends with this DISCONNECT (MQTT 5), for `Error`'s reason.
+    Close(Packet, Error),
 }
 
 impl Acl {
@@ -101,6 +106,24 @@ impl Acl {
     /// What becomes of a packet read: passed on, passed on changed, or answered here.
     fn judge(&mut self, packet: &Packet) -> Result<Judgement, Error> {
         match packet {
+            // Zeitnot's patch: the broker announces no topic alias maximum (0, MQTT 5
+            // §3.2.2.3.8), so a client may not send one (§3.3.2.3.4); the ACL could not
+            // judge the empty topic and the publish was dropped unsaid. Refused with
+            // DISCONNECT 0x94 (topic alias invalid), which the client reads.
+            Packet::Publish(_, Some(props)) if props.topic_alias.is_some() => {
+                let disconnect = Packet::Disconnect(
+                    Disconnect {
+                        reason_code: DisconnectReasonCode::TopicAliasInvalid,
+                    },
+                    Some(DisconnectProperties {
+                        session_expiry_interval: None,
+                        reason_string: Some("this broker takes no topic alias".to_owned()),
+                        user_properties: Vec::new(),
+                        server_reference: None,
+                    }),
+                );
+                Ok(Judgement::Close(disconnect, Error::TopicAlias))
+            }
             Packet::Publish(publish, _) => {
                 let topic = std::str::from_utf8(&publish.topic).unwrap_or("");
                 let action = AclAction::Publish {
@@ -316,12 +339,22 @@ impl<P: Protocol> RemoteLink<P> {
                             self.network.readv(&mut read)?;
                             let mut answers = VecDeque::new();
                             let mut passed = VecDeque::new();
+                            let mut closed = None;
                             for packet in read.drain(..) {
                                 match acl.judge(&packet)? {
                                     Judgement::Pass => passed.push_back(packet),
                                     Judgement::Replace(packet) => passed.push_back(packet),
                                     Judgement::Answer(answer) => answers.extend(answer),
+                                    Judgement::Close(disconnect, why) => {
+                                        answers.push_back(disconnect);
+                                        closed = Some(why);
+                                        break;
+                                    }
                                 }
+                            }
+                            if let Some(why) = closed {
+                                self.network.writev(answers).await?;
+                                return Err(why);
                             }
                             crate::router::iobufs::keep_room_for_one(&mut read);
                             acl.read = read;

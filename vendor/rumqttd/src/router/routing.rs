@@ -434,10 +434,10 @@ impl Router {
             code: ConnectReturnCode::Success,
         };
 
-        let properties = ConnAckProperties {
-            topic_alias_max: Some(TOPIC_ALIAS_MAX),
-            ..Default::default()
-        };
+        // Zeitnot's patch: no topic alias maximum (0): the broker takes no alias from a
+        // client (link/remote.rs refuses one with DISCONNECT 0x94), for the topic ACL
+        // judges a publish by its topic, and an alias map is memory a client could fill.
+        let properties = ConnAckProperties::default();
 
         let ackslog = self.ackslog.get_mut(connection_id).unwrap();
         ackslog.connack(connection_id, ack, Some(properties));

@@ -33,6 +33,11 @@ pub fn read(
     let protocol_name = read_mqtt_bytes(&mut bytes)?;
     let protocol_name = std::str::from_utf8(&protocol_name)?.to_owned();
     let protocol_level = read_u8(&mut bytes)?;
+    // Zeitnot's patch: MQTT 3.1 ("MQIsdp", level 3) is another version, told so in its
+    // CONNACK like any other (remote.rs), not a stranger's bytes dropped without a word.
+    if protocol_name == "MQIsdp" {
+        return Err(Error::InvalidProtocolLevel(protocol_level));
+    }
     if protocol_name != "MQTT" {
         return Err(Error::InvalidProtocol);
     }

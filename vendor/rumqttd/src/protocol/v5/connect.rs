@@ -23,6 +23,11 @@ pub fn read(
     // Variable header
     let protocol_name = read_mqtt_string(&mut bytes)?;
     let protocol_level = read_u8(&mut bytes)?;
+    // Zeitnot's patch: MQTT 3.1 ("MQIsdp", level 3) is another version, told so in its
+    // CONNACK like any other (remote.rs), not a stranger's bytes dropped without a word.
+    if protocol_name == "MQIsdp" {
+        return Err(Error::InvalidProtocolLevel(protocol_level));
+    }
     if protocol_name != "MQTT" {
         return Err(Error::InvalidProtocol);
     }
