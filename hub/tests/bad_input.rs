@@ -824,6 +824,21 @@ fn a_live_stream_ends_with_its_login() {
     let cookie = headers["set-cookie"].split(';').next().unwrap().to_owned();
     let mut by_session = open_live(&format!("Cookie: {cookie}"));
     let mut by_token = open_live(&format!("Authorization: Bearer {login}"));
+    // Her phone's stream, opened by the page with its cookie (issue 68: it went on after
+    // log-out, on the phone's own token).
+    let topic = enrolled["phone"]["ntfy"]["topic"].as_str().unwrap();
+    let mut phone_by_session = {
+        let mut stream = std::net::TcpStream::connect(hub.http).unwrap();
+        let request = format!(
+            "GET /{topic}/json HTTP/1.1\r\nHost: {}\r\nCookie: {cookie}\r\n\r\n",
+            hub.http
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        stream
+    };
     assert!(
         !ends_within(&mut by_session, Duration::from_secs(3)),
         "the session's stream runs"
@@ -831,6 +846,10 @@ fn a_live_stream_ends_with_its_login() {
     assert!(
         !ends_within(&mut by_token, Duration::from_millis(500)),
         "the token's stream runs"
+    );
+    assert!(
+        !ends_within(&mut phone_by_session, Duration::from_millis(500)),
+        "the phone stream the page opened runs"
     );
     // She logs out of the page: its stream ends, the token's goes on.
     let with_cookie = [("Cookie", cookie.as_str())];
@@ -843,6 +862,14 @@ fn a_live_stream_ends_with_its_login() {
     assert!(
         ends_within(&mut by_session, Duration::from_secs(6)),
         "the logged-out stream ended"
+    );
+    // The phone's stream ends at its next keepalive (25 s).
+    assert!(
+        ends_within(
+            &mut phone_by_session,
+            hub::edge::http::ntfy::KEEPALIVE + Duration::from_secs(5)
+        ),
+        "the phone stream the page opened ended with its session"
     );
     assert!(!ends_within(&mut by_token, Duration::from_millis(500)));
     // The chief revokes her: her token's stream ends.

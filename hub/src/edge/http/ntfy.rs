@@ -316,6 +316,8 @@ struct PhoneStream {
     /// The subscription's filters: the messages that fail them are not sent.
     filter: PhoneFilter,
     keepalive: tokio::time::Interval,
+    /// The page session the stream was opened with (no token of its own): it ends with it.
+    session: Option<String>,
     _slot: Slot,
 }
 
@@ -371,6 +373,11 @@ impl PhoneStream {
                         tracing::info!(arbiter = %self.phone.arbiter.escape_debug(), "phone stream ended: the arbiter was revoked");
                         return None;
                     }
+                    let now = std::time::SystemTime::now();
+                    if self.session.as_ref().is_some_and(|id| !self.api.access.sessions.is_open(id, now)) {
+                        tracing::info!(arbiter = %self.phone.arbiter.escape_debug(), "phone stream ended: the page's session ended");
+                        return None;
+                    }
                     return Some(phone::keepalive_event(&self.links(), now_s()));
                 }
             }
@@ -406,6 +413,11 @@ async fn open_stream(
         .map_err(Refusal::Api)?
         .ok_or(UNAUTHORIZED)?;
     let token = presented_credential(headers, params.auth.as_deref()).unwrap_or_default();
+    // Opened by the page's session, not a token: it ends at log-out.
+    let session = token
+        .is_empty()
+        .then(|| super::access::session_cookie(headers).map(str::to_owned))
+        .flatten();
     let mut keepalive = tokio::time::interval(KEEPALIVE);
     keepalive.reset();
     let mut feed = feed;
@@ -420,6 +432,7 @@ async fn open_stream(
         keepalive,
         token,
         feed,
+        session,
         _slot: slot,
     };
     // The phone's own token is in its buttons; a page session's phone gets the arbiter's.
