@@ -42,7 +42,11 @@ quote() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
   echo "authorization {"
   echo "  users = ["
   # The hubs' JetStream login: the journal stream, the lease, leaders moved off a machine.
-  printf '    { user: "zeitnot-cluster", password: %s, permissions: { publish: ">", subscribe: ">" } }\n' "$(quote "$cluster")"
+  # Never a stream's deletion, purge, change or restore: whoever holds this login could
+  # otherwise delete the journal and refill it with saved records, rolling the hall back
+  # for a hub that joins afterwards. The hubs never ask for any of them.
+  deny='["$JS.API.STREAM.DELETE.>", "$JS.API.STREAM.PURGE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.MSG.DELETE.>", "$JS.API.STREAM.RESTORE.>"]'
+  printf '    { user: "zeitnot-cluster", password: %s, permissions: { publish: { allow: ">", deny: %s }, subscribe: ">" } }\n' "$(quote "$cluster")" "$deny"
   while IFS=: read -r user password; do
     [ -n "$user" ] || continue
     case $user in

@@ -212,6 +212,27 @@ async fn the_public_login_reads_and_writes_no_journal() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let info = stream.info().await.unwrap();
     assert_eq!(info.state.messages, 1, "only the cluster's login appends");
+    // Nor can the cluster's own login take the journal back (issue 68): delete the stream
+    // to refill it with saved records, purge it, change it or restore a snapshot over it.
+    assert!(
+        js.delete_stream("ZEITNOT_JOURNAL_default").await.is_err(),
+        "the cluster's login deleted the journal"
+    );
+    assert!(
+        stream.purge().await.is_err(),
+        "the cluster's login purged the journal"
+    );
+    for api in ["UPDATE", "RESTORE", "MSG.DELETE"] {
+        let asked = cluster
+            .request(
+                format!("$JS.API.STREAM.{api}.ZEITNOT_JOURNAL_default"),
+                "{}".into(),
+            )
+            .await;
+        assert!(asked.is_err(), "{api} answered: {asked:?}");
+    }
+    let info = stream.info().await.unwrap();
+    assert_eq!(info.state.messages, 1, "the journal stands");
 
     // The legitimate path: the delayed broadcast reaches the public login.
     let mut broadcast = public
