@@ -165,49 +165,75 @@ impl Drop for Killed {
     }
 }
 
+/// `hub serve` on the hall's side of `ns`, as the unit runs it (TLS by default), answering.
+struct Hall {
+    _hub: Killed,
+    data: std::path::PathBuf,
+    ca: std::path::PathBuf,
+    /// `https://HOST:PORT`.
+    base: String,
+    mqtt_port: u16,
+    log_path: std::path::PathBuf,
+}
+
+impl Hall {
+    fn serve(ns: &Namespace, dir: &Path) -> Hall {
+        let data = dir.join("data");
+        let log_path = dir.join("hub.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let hub = Killed(
+            Command::new(workspace_bin("hub"))
+                .args(["serve", "--data", &data.display().to_string()])
+                .args(["--http", &format!("{}:0", ns.host)])
+                .args(["--mqtt", &format!("{}:0", ns.host)])
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .unwrap(),
+        );
+        // The ports it chose, as its log says once it is ready.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let ready = loop {
+            if let Some(ready) = support::process::hub::ready_line(&log_path, 0) {
+                break ready;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the hub did not start: {}",
+                support::tail(&log_path)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let ca = data.join("hall-ca.pem");
+        let base = format!("https://{}:{}", ns.host, ready.http.port());
+        while curl_status(None, &ca, "GET", &format!("{base}/healthz"), &[], "") != 200 {
+            assert!(
+                Instant::now() < deadline,
+                "the hub did not answer over HTTPS: {}",
+                support::tail(&log_path)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Hall {
+            _hub: hub,
+            data,
+            ca,
+            base,
+            mqtt_port: ready.broker_port,
+            log_path,
+        }
+    }
+}
+
 #[test]
 fn a_stranger_on_another_address_reads_nothing_changes_nothing_and_cannot_take_it_down() {
     let Some(ns) = Namespace::make() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let log_path = dir.path().join("hub.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let _hub = Killed(
-        Command::new(workspace_bin("hub"))
-            .args(["serve", "--data", &data.display().to_string()])
-            .args(["--http", &format!("{}:0", ns.host)])
-            .args(["--mqtt", &format!("{}:0", ns.host)])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap(),
-    );
-    // The ports it chose, as its log says once it is ready.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let ready = loop {
-        if let Some(ready) = support::process::hub::ready_line(&log_path, 0) {
-            break ready;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the hub did not start: {}",
-            support::tail(&log_path)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let (http_port, mqtt_port) = (ready.http.port(), ready.broker_port);
-    let ca = data.join("hall-ca.pem");
-    let base = format!("https://{}:{http_port}", ns.host);
-    while curl_status(None, &ca, "GET", &format!("{base}/healthz"), &[], "") != 200 {
-        assert!(
-            Instant::now() < deadline,
-            "the hub did not answer over HTTPS: {}",
-            support::tail(&dir.path().join("hub.log"))
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let hall = Hall::serve(&ns, dir.path());
+    let (data, ca, base, mqtt_port) = (&hall.data, &hall.ca, &hall.base, hall.mqtt_port);
+    let http_port = base.rsplit(':').next().unwrap().to_owned();
     let token = std::fs::read_to_string(data.join("arbiter-token")).unwrap();
     let bearer = format!("Authorization: Bearer {}", token.trim());
 
@@ -216,7 +242,7 @@ fn a_stranger_on_another_address_reads_nothing_changes_nothing_and_cannot_take_i
     assert_eq!(
         curl_status(
             Some(&ns),
-            &ca,
+            ca,
             "GET",
             &url("/api/boards"),
             std::slice::from_ref(&bearer),
@@ -259,7 +285,7 @@ fn a_stranger_on_another_address_reads_nothing_changes_nothing_and_cannot_take_i
             vec!["X-Forwarded-For: 127.0.0.1".to_owned()],
             vec!["Authorization: Bearer 0000000000000000000000000000000000000000".to_owned()],
         ] {
-            let status = curl_status(Some(&ns), &ca, method, &url(path), &headers, body);
+            let status = curl_status(Some(&ns), ca, method, &url(path), &headers, body);
             // 429 once the wrong Bearers slowed this address (`edge::http::guesses`).
             assert!(
                 status == 401 || status == 403 || status == 429,
@@ -272,7 +298,7 @@ fn a_stranger_on_another_address_reads_nothing_changes_nothing_and_cannot_take_i
     let flood: Vec<u16> = (0..20)
         .map(|i| {
             let body = format!(r#"{{"token": "guess-{i:016}"}}"#);
-            curl_status(Some(&ns), &ca, "POST", &url("/api/session"), &[], &body)
+            curl_status(Some(&ns), ca, "POST", &url("/api/session"), &[], &body)
         })
         .collect();
     assert!(flood.iter().all(|s| *s == 401 || *s == 429), "{flood:?}");
@@ -298,7 +324,7 @@ fn a_stranger_on_another_address_reads_nothing_changes_nothing_and_cannot_take_i
     let health: Vec<u16> = (0..10)
         .map(|_| {
             std::thread::sleep(Duration::from_millis(150));
-            curl_status(None, &ca, "GET", &format!("{base}/healthz"), &[], "")
+            curl_status(None, ca, "GET", &format!("{base}/healthz"), &[], "")
         })
         .collect();
     let out = holder.wait_with_output().unwrap();
@@ -310,21 +336,132 @@ fn a_stranger_on_another_address_reads_nothing_changes_nothing_and_cannot_take_i
     assert!(health.iter().all(|s| *s == 200), "/healthz: {health:?}");
     // And the token still works from there afterwards: nothing the stranger did locked it out.
     assert_eq!(
-        curl_status(Some(&ns), &ca, "GET", &url("/api/boards"), &[bearer], ""),
+        curl_status(Some(&ns), ca, "GET", &url("/api/boards"), &[bearer], ""),
         200
     );
     // Nothing the stranger sent changed anything: no node bound or enrolled, no round.
     let chief = [format!("Authorization: Bearer {}", token.trim())];
-    let (status, nodes) = curl(None, &ca, "GET", &url("/api/nodes"), &chief, "");
+    let (status, nodes) = curl(None, ca, "GET", &url("/api/nodes"), &chief, "");
     assert_eq!(status, 200, "{nodes}");
     assert!(
         !nodes.contains("\"x\""),
         "no node of the stranger's: {nodes}"
     );
-    let (status, rounds) = curl(None, &ca, "GET", &url("/api/rounds"), &chief, "");
+    let (status, rounds) = curl(None, ca, "GET", &url("/api/rounds"), &chief, "");
     assert_eq!(status, 200);
     assert!(
         !rounds.contains("\"round\":2"),
         "no round started: {rounds}"
     );
+}
+
+/// A phone that roams off the Wi-Fi gives its stream's place back within a minute (issue
+/// 68): before, the kernel kept retransmitting to it for ~15 minutes, and eight such phones
+/// locked their arbiter's phone and page out (8 streams a login). Eight streams on an
+/// arbiter's phone token from the namespace; its link goes down (packets dropped, no
+/// FIN, no RST); the hub must take a ninth stream for that token from here soon after.
+#[test]
+fn streams_to_a_phone_that_roamed_off_give_their_places_back_within_a_minute() {
+    let Some(ns) = Namespace::make() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hall = Hall::serve(&ns, dir.path());
+    let token = std::fs::read_to_string(hall.data.join("arbiter-token")).unwrap();
+    let chief = [format!("Authorization: Bearer {}", token.trim())];
+    let (status, enrolled) = curl(
+        None,
+        &hall.ca,
+        "POST",
+        &format!("{}/api/arbiters/enrol", hall.base),
+        &chief,
+        r#"{"arbiter": "IA Berg"}"#,
+    );
+    assert_eq!(status, 200, "{enrolled}");
+    let enrolled: serde_json::Value = serde_json::from_str(&enrolled).unwrap();
+    let topic = enrolled["phone"]["ntfy"]["topic"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let phone = format!(
+        "Authorization: Bearer {}",
+        enrolled["phone"]["ntfy"]["token"].as_str().unwrap()
+    );
+    let stream_url = format!("{}/{topic}/json", hall.base);
+    let ca = hall.ca.display().to_string();
+    // The phone's eight streams, from the namespace, held open.
+    let held: Vec<Killed> = (0..8)
+        .map(|i| {
+            let out = std::fs::File::create(dir.path().join(format!("phone-{i}.log"))).unwrap();
+            Killed(
+                Command::new("ip")
+                    .args(["netns", "exec", &ns.name, "curl", "-sS", "-N"])
+                    .args(["--cacert", &ca, "-H", &phone, &stream_url])
+                    .stdout(out.try_clone().unwrap())
+                    .stderr(out)
+                    .spawn()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    // Each has its open event before anything else is asked.
+    let opened = |i: usize| {
+        std::fs::read_to_string(dir.path().join(format!("phone-{i}.log")))
+            .is_ok_and(|log| log.contains(r#""event":"open""#))
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !(0..8).all(opened) {
+        assert!(
+            Instant::now() < deadline,
+            "the phone's eight streams did not open"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A ninth is refused while they hold their places.
+    let ninth = || {
+        curl_status(
+            None,
+            &hall.ca,
+            "GET",
+            &stream_url,
+            std::slice::from_ref(&phone),
+            "",
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = ninth();
+        if status == 429 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the eight streams never held (a ninth answered {status}): {}\nphone 0: {}",
+            support::tail(&hall.log_path),
+            support::tail(&dir.path().join("phone-0.log"))
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The phone roams off: its side of the link goes down.
+    let peer = ns.host_link.replacen("zth", "zts", 1);
+    let (down, _) = ns.run("ip", &["link", "set", &peer, "down"]);
+    assert!(down, "the namespace's link went down");
+    let gone = Instant::now();
+    let within = Duration::from_secs(90);
+    // A stream that opens holds until curl's limit (10 s): 200. Refused: 429 at once.
+    let mut asked = gone.elapsed();
+    while ninth() != 200 {
+        assert!(
+            gone.elapsed() < within,
+            "the roamed phone's streams still held their places after {within:?}: {}",
+            support::tail(&hall.log_path)
+        );
+        std::thread::sleep(Duration::from_secs(1));
+        asked = gone.elapsed();
+    }
+    println!(
+        "a place given back {:.0} s after the phone's link went down",
+        asked.as_secs_f64()
+    );
+    drop(held);
 }

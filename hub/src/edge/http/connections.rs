@@ -19,6 +19,12 @@
 //!   once it is written, never under a request.
 //! - to make room at a cap: an idle connection is shut gracefully (a request already on its
 //!   way is answered first); only a hall under a flood sees that.
+//!
+//! A peer that is gone (a phone that roamed off the Wi-Fi, a laptop shut) is found within a
+//! minute ([`dead_peers_found`]): what the hub writes must be acknowledged within
+//! [`UNACKNOWLEDGED_LIMIT`], and a silent connection is probed. Before, a live stream's
+//! place stayed taken for the kernel's ~15 minutes of retransmissions: eight roamed phones
+//! locked their arbiter's phone and page out.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -97,6 +103,7 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
+        dead_peers_found(&stream);
         let (router, tls, places) = (router.clone(), tls.clone(), places.clone());
         tokio::spawn(async move {
             let id = place.id;
@@ -332,5 +339,28 @@ async fn whole_body(body: Incoming) -> Result<axum::body::Body, axum::response::
             ),
         )
             .into_response()),
+    }
+}
+
+/// How long what the hub wrote may stay unacknowledged before the connection is dropped
+/// (`TCP_USER_TIMEOUT`): a live stream writes at least every 25 s (its keepalive), so a
+/// stream to a peer that is gone ends within a minute and gives its place back.
+pub const UNACKNOWLEDGED_LIMIT: Duration = Duration::from_secs(30);
+/// A connection silent this long is probed (`TCP_KEEPIDLE`), every 5 s, three times.
+const PROBE_AFTER: Duration = Duration::from_secs(15);
+
+/// Has the kernel find a peer that is gone: TCP keepalive probes on a silent connection,
+/// and a deadline for acknowledging what the hub wrote. A socket that refuses either keeps
+/// the kernel's defaults.
+fn dead_peers_found(stream: &tokio::net::TcpStream) {
+    use rustix::net::sockopt;
+    let limit_ms = u32::try_from(UNACKNOWLEDGED_LIMIT.as_millis()).unwrap_or(u32::MAX);
+    let set = sockopt::set_socket_keepalive(stream, true)
+        .and_then(|()| sockopt::set_tcp_keepidle(stream, PROBE_AFTER))
+        .and_then(|()| sockopt::set_tcp_keepintvl(stream, Duration::from_secs(5)))
+        .and_then(|()| sockopt::set_tcp_keepcnt(stream, 3))
+        .and_then(|()| sockopt::set_tcp_user_timeout(stream, limit_ms));
+    if let Err(e) = set {
+        tracing::debug!(error = %e, "a connection keeps the kernel's dead-peer timers");
     }
 }
