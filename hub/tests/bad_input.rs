@@ -781,10 +781,10 @@ fn a_live_stream_ends_with_its_login() {
     let (hub, _) = Hub::embedded(dir.path());
     let enrolled = hub.technician_post("/api/arbiters/enrol", r#"{"arbiter": "IA Berg"}"#);
     let login = enrolled["login"].as_str().unwrap().to_owned();
-    let open_live = |credential: &str| {
+    let open = |path: &str, credential: &str| {
         let mut stream = std::net::TcpStream::connect(hub.http).unwrap();
         let request = format!(
-            "GET /api/live HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n{credential}\r\n\r\n",
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n{credential}\r\n\r\n",
             hub.http
         );
         stream.write_all(request.as_bytes()).unwrap();
@@ -822,23 +822,12 @@ fn a_live_stream_ends_with_its_login() {
         support::stranger_request(hub.http, "POST", "/api/session", &json, &body).unwrap();
     assert_eq!(status, 204);
     let cookie = headers["set-cookie"].split(';').next().unwrap().to_owned();
-    let mut by_session = open_live(&format!("Cookie: {cookie}"));
-    let mut by_token = open_live(&format!("Authorization: Bearer {login}"));
+    let mut by_session = open("/api/live", &format!("Cookie: {cookie}"));
+    let mut by_token = open("/api/live", &format!("Authorization: Bearer {login}"));
     // Her phone's stream, opened by the page with its cookie (issue 68: it went on after
     // log-out, on the phone's own token).
     let topic = enrolled["phone"]["ntfy"]["topic"].as_str().unwrap();
-    let mut phone_by_session = {
-        let mut stream = std::net::TcpStream::connect(hub.http).unwrap();
-        let request = format!(
-            "GET /{topic}/json HTTP/1.1\r\nHost: {}\r\nCookie: {cookie}\r\n\r\n",
-            hub.http
-        );
-        stream.write_all(request.as_bytes()).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_millis(200)))
-            .unwrap();
-        stream
-    };
+    let mut phone_by_session = open(&format!("/{topic}/json"), &format!("Cookie: {cookie}"));
     assert!(
         !ends_within(&mut by_session, Duration::from_secs(3)),
         "the session's stream runs"

@@ -37,8 +37,27 @@ struct Answered {
     refused: usize,
 }
 
-/// The login subscribes to `filters` over MQTT 3.1.1 on one connection, `PER_PACKET` a
-/// SUBSCRIBE, each sent once the one before was answered.
+/// `filters`, `PER_PACKET` a SUBSCRIBE through `subscribe`, each sent once the one before
+/// was answered: what the SUBACKs (granted, codes) on `acks` said.
+fn answered(
+    filters: &[String],
+    subscribe: impl Fn(&[String]),
+    acks: &mpsc::Receiver<(usize, usize)>,
+) -> Answered {
+    let mut answered = Answered::default();
+    for packet in filters.chunks(PER_PACKET) {
+        subscribe(packet);
+        let (granted, codes) = acks
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a SUBACK");
+        assert_eq!(codes, packet.len(), "a code for every filter");
+        answered.granted += granted;
+        answered.refused += codes - granted;
+    }
+    answered
+}
+
+/// The login subscribes to `filters` over MQTT 3.1.1 on one connection ([`answered`]).
 fn subscribe_v4(port: u16, login: &Login, filters: &[String]) -> Answered {
     use rumqttc::{Client, Event, MqttOptions, Packet, QoS, SubscribeFilter, SubscribeReasonCode};
     let mut options = MqttOptions::new(
@@ -51,37 +70,26 @@ fn subscribe_v4(port: u16, login: &Login, filters: &[String]) -> Answered {
     let (client, mut connection) = Client::new(options, 16);
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        for event in connection.iter() {
-            match event {
-                Ok(Event::Incoming(Packet::SubAck(ack))) => {
-                    let granted = ack
-                        .return_codes
-                        .iter()
-                        .filter(|c| matches!(c, SubscribeReasonCode::Success(_)))
-                        .count();
-                    if tx.send((granted, ack.return_codes.len())).is_err() {
-                        return;
-                    }
+        // Until closed: by the test once done, or by the hub (no SUBACK then says so).
+        for event in connection.iter().map_while(Result::ok) {
+            if let Event::Incoming(Packet::SubAck(ack)) = event {
+                let ok = |c: &&SubscribeReasonCode| matches!(c, SubscribeReasonCode::Success(_));
+                let granted = ack.return_codes.iter().filter(ok).count();
+                if tx.send((granted, ack.return_codes.len())).is_err() {
+                    return;
                 }
-                Ok(_) => {}
-                // Closed: by the test once done, or by the hub (no SUBACK then says so).
-                Err(_) => return,
             }
         }
     });
-    let mut answered = Answered::default();
-    for packet in filters.chunks(PER_PACKET) {
+    let subscribe = |packet: &[String]| {
         let asked = packet
             .iter()
             .map(|f| SubscribeFilter::new(f.clone(), QoS::AtMostOnce));
         client.subscribe_many(asked).unwrap();
-        let (granted, codes) = rx.recv_timeout(Duration::from_secs(10)).expect("a SUBACK");
-        assert_eq!(codes, packet.len(), "a code for every filter");
-        answered.granted += granted;
-        answered.refused += codes - granted;
-    }
+    };
+    let answer = answered(filters, subscribe, &rx);
     drop(client.disconnect());
-    answered
+    answer
 }
 
 /// As [`subscribe_v4`], over MQTT 5.
@@ -98,37 +106,26 @@ fn subscribe_v5(port: u16, login: &Login, filters: &[String]) -> Answered {
     let (client, mut connection) = Client::new(options, 16);
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        for event in connection.iter() {
-            match event {
-                Ok(Event::Incoming(Packet::SubAck(ack))) => {
-                    let granted = ack
-                        .return_codes
-                        .iter()
-                        .filter(|c| matches!(c, SubscribeReasonCode::Success(_)))
-                        .count();
-                    if tx.send((granted, ack.return_codes.len())).is_err() {
-                        return;
-                    }
+        for event in connection.iter().map_while(Result::ok) {
+            if let Event::Incoming(Packet::SubAck(ack)) = event {
+                let ok = |c: &&SubscribeReasonCode| matches!(c, SubscribeReasonCode::Success(_));
+                let granted = ack.return_codes.iter().filter(ok).count();
+                if tx.send((granted, ack.return_codes.len())).is_err() {
+                    return;
                 }
-                Ok(_) => {}
-                Err(_) => return,
             }
         }
     });
-    let mut answered = Answered::default();
-    for packet in filters.chunks(PER_PACKET) {
+    let subscribe = |packet: &[String]| {
         let asked: Vec<Filter> = packet
             .iter()
             .map(|f| Filter::new(f.clone(), QoS::AtMostOnce))
             .collect();
         client.subscribe_many(asked).unwrap();
-        let (granted, codes) = rx.recv_timeout(Duration::from_secs(10)).expect("a SUBACK");
-        assert_eq!(codes, packet.len(), "a code for every filter");
-        answered.granted += granted;
-        answered.refused += codes - granted;
-    }
+    };
+    let answer = answered(filters, subscribe, &rx);
     drop(client.disconnect());
-    answered
+    answer
 }
 
 /// A pager's MQTT login, as the enrolment hands it out.
