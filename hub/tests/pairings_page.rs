@@ -179,6 +179,27 @@ fn the_round_view_and_the_phone_list_the_boards_to_score() {
     let (status, body) = http_post(hub.http, "/api/rounds/3/start", "{}").unwrap();
     assert_eq!(status, 409, "round 3 has no pairings: {body}");
     assert_eq!(results(&hub, 2), ["*", "*", "1/2-1/2"]);
+    // Round 3 forced by mistake (no pairings yet): the chief takes it back from the page,
+    // and round 2 is in play again with its games as they were (issue 68).
+    let (status, body) = http_post(hub.http, "/api/rounds/3/start", r#"{"force": true}"#).unwrap();
+    assert_eq!(status, 200, "round 3 forced: {body}");
+    browser.goto(&format!("{url}/#/round/3"));
+    browser.expect(
+        "the undo offered",
+        "!document.getElementById('round-undo-box').hidden",
+        Duration::from_secs(20),
+    );
+    browser.click("#round-undo");
+    browser.expect(
+        "the start undone",
+        "document.getElementById('round-undo-box').hidden",
+        Duration::from_secs(10),
+    );
+    let three = http_json(hub.http, "/api/rounds/3");
+    assert_eq!(three["in_play"], false, "{three}");
+    assert!(three["started"][0]["undone"].is_object(), "{three}");
+    assert_eq!(http_json(hub.http, "/api/rounds/2")["in_play"], true);
+    assert_eq!(results(&hub, 2), ["*", "*", "1/2-1/2"]);
     let mut hub = hub;
     let before = (results(&hub, 1), results(&hub, 2));
     hub.restart();

@@ -676,9 +676,31 @@ async function refreshRounds() {
     (r.in_play ? "in play · " : "") + r.finished + "/" + r.games + " finished"))));
 }
 
+/**
+ * The chief may take back a forced start (a round started by mistake): offered on the round
+ * in play when its last start was forced; the hub says 403 to a login that is not the
+ * chief's, 409 once a move was made in the round.
+ */
+async function offerUndo(round) {
+  const states = await fetch("/api/rounds").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+  const here = states.find((r) => r.round === round);
+  const last = here && here.in_play ? here.started[here.started.length - 1] : null;
+  $("round-undo-box").hidden = !(state.audience === "arbiters" && last && last.forced && !last.undone);
+  $("round-undo-error").textContent = "";
+  $("round-undo").onclick = async () => {
+    if (!confirm("Undo the forced start of round " + round + "? Every game it ended goes back to its board.")) return;
+    const response = await fetch("/api/rounds/" + round + "/undo-start", {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ by: state.arbiterName || undefined }),
+    });
+    if (response.ok) { refreshRounds(); loadRound(round); } else { $("round-undo-error").textContent = await response.text(); }
+  };
+}
+
 /** A round's games with their results (its pairings, else the boards that played it). */
 async function loadRound(round) {
   $("round-title").textContent = "Round " + round;
+  offerUndo(round);
   $("round-pgn").href = "/broadcast/round/" + round + "/games.pgn";
   const response = await fetch("/api/rounds/" + round + "/pairings");
   const body = $("round-games").querySelector("tbody");
