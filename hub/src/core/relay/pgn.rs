@@ -48,6 +48,16 @@ pub struct Tags {
     pub black_team: Option<String>,
 }
 
+/// The marker that ends the movetext. PGN has none for a double forfeit: its `0-0` is in
+/// the `Result` tag (lichess's broadcasts read it there), while in the movetext readers
+/// take `0-0` for castling (python-chess, pgn-extract), so the movetext ends with `*`.
+fn termination_marker(result: GameResult) -> &'static str {
+    match result {
+        GameResult::DoubleForfeit => "*",
+        other => other.pgn(),
+    }
+}
+
 /// One tag; its value stays on the tag's line whatever a name holds.
 fn tag(out: &mut String, name: &str, value: &str) {
     let value = crate::core::names::printable(value)
@@ -225,7 +235,7 @@ pub fn render(tags: &Tags, game: &PgnGame, plies: usize, result: GameResult) -> 
             tokens.push(format!("{{{}}}", comment.join(" ")));
         }
     }
-    tokens.push(result.pgn().to_owned());
+    tokens.push(termination_marker(result).to_owned());
     out.push_str(&wrap(&tokens, 79));
     out.push_str("\n\n");
     out
@@ -286,5 +296,35 @@ mod tests {
             "{wrapped}"
         );
         assert_eq!(wrapped.replace('\n', " "), tokens.join(" "));
+    }
+
+    #[test]
+    fn a_double_forfeit_is_in_the_result_tag_never_a_castling_in_the_movetext() {
+        let tags = Tags {
+            event: "e".into(),
+            site: "?".into(),
+            date: "????.??.??".into(),
+            round: "1.15".into(),
+            white: None,
+            black: None,
+            time_control: None,
+            game_id: "e-r1-b15".into(),
+            white_team: None,
+            black_team: None,
+        };
+        let pgn = render(&tags, &PgnGame::default(), 0, GameResult::DoubleForfeit);
+        assert!(pgn.contains("[Result \"0-0\"]") && pgn.contains("[Termination \"forfeit\"]"));
+        assert_eq!(pgn.split("\n\n").nth(1).map(str::trim), Some("*"), "{pgn}");
+        let won = render(
+            &tags,
+            &PgnGame::default(),
+            0,
+            GameResult::WhiteWinsByForfeit,
+        );
+        assert_eq!(
+            won.split("\n\n").nth(1).map(str::trim),
+            Some("1-0"),
+            "{won}"
+        );
     }
 }
