@@ -18,8 +18,9 @@ use support::{http_get, http_json, request_from, Hub, Node, Replay, STRANGER};
 const FILE: &str = "fide_world_cup_2025_blitz_5+3.pgn";
 
 /// What a stranger tries, as (method, path, body).
-const ROUTES: [(&str, &str, &str); 16] = [
+const ROUTES: [(&str, &str, &str); 17] = [
     ("GET", "/api/boards", ""),
+    ("GET", "/api/broadcast/outlets", ""),
     ("GET", "/api/boards/1", ""),
     ("GET", "/api/alerts", ""),
     ("GET", "/api/nodes", ""),

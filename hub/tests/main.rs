@@ -15,6 +15,7 @@ mod arbiter_phones;
 mod bad_input;
 mod broadcast_feed;
 mod broadcast_results;
+mod broadcast_slices;
 mod broker_list;
 mod broker_unreachable;
 mod clock_readings_left_out;

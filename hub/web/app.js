@@ -697,10 +697,28 @@ async function offerUndo(round) {
   };
 }
 
+/** The broadcast's outlets for the arbiters: what each lichess round, folder or upload of
+ * this round last got, and an outlet that fails, with why (GET /api/broadcast/outlets). */
+async function showOutlets(round) {
+  const line = $("round-outlets");
+  line.textContent = "";
+  if (state.audience !== "arbiters") return;
+  const outlets = await fetch("/api/broadcast/outlets").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+  const parts = outlets.flatMap((o) => {
+    const here = Object.entries(o.destinations).filter(([, d]) => d.round === round);
+    const sent = here.map(([name, d]) => name + (d.boards ? " (boards " + d.boards + ")" : "") + ": " +
+      d.games + " games" + (d.finished ? ", finished" : ""));
+    const failing = o.failing ? [o.outlet + " failing: " + o.failing] : [];
+    return failing.concat(sent.length ? [o.outlet + " — " + sent.join("; ")] : []);
+  });
+  line.textContent = parts.length ? "Broadcast: " + parts.join(" · ") : "";
+}
+
 /** A round's games with their results (its pairings, else the boards that played it). */
 async function loadRound(round) {
   $("round-title").textContent = "Round " + round;
   offerUndo(round);
+  showOutlets(round);
   $("round-pgn").href = "/broadcast/round/" + round + "/games.pgn";
   const response = await fetch("/api/rounds/" + round + "/pairings");
   const body = $("round-games").querySelector("tbody");

@@ -188,6 +188,7 @@ impl ServeArgs {
             outlets: Outlets {
                 folder: file.folder,
                 lichess: file.lichess,
+                ftp: file.ftp,
             },
             hub: HubConfig {
                 event: self

@@ -54,9 +54,11 @@ use crate::core::alerts::{AlertSettings, Language};
 use crate::core::ids::{BoardNo, HardwareId, RoundNo};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
 use crate::core::relay::public::BroadcastSettings;
+use crate::edge::outlets::ftp::FtpTarget;
 use crate::edge::outlets::lichess::LichessTarget;
 use crate::pairings::{self, trf::Trf, Tournament};
 
+mod broadcast;
 pub mod file;
 mod sections;
 
@@ -124,6 +126,7 @@ struct BroadcastSection {
     /// A DGT LiveChess-compatible folder to keep written (relay tools read it).
     folder: Option<String>,
     lichess: Option<LichessSection>,
+    ftp: Option<FtpSection>,
     /// `confirmed` (default: a flag fall's result waits for the arbiter) or `at_once`.
     flag_results: Option<FlagResults>,
 }
@@ -140,8 +143,33 @@ enum FlagResults {
 struct LichessSection {
     /// `https://lichess.org` by default.
     url: Option<String>,
-    round_id: String,
+    /// The lichess round the round the hub begins in is pushed to, every board of it (where
+    /// `[[rounds]]` does not say otherwise).
+    round_id: Option<Spanned<String>>,
     token: String,
+}
+
+/// One lichess round a hub round's boards are pushed to: `{ boards = "1-100", round_id =
+/// "AbCd1234" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SliceSection {
+    boards: Spanned<String>,
+    round_id: Spanned<String>,
+}
+
+/// `[broadcast.ftp]`: where each round's `games.pgn` is uploaded (chess.com's broadcasts).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FtpSection {
+    /// `ftp://USER:PASSWORD@HOST:PORT/DIR` or `ftps://…` (explicit TLS).
+    url: Spanned<String>,
+}
+
+impl std::fmt::Debug for FtpSection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FtpSection { url: <not shown: it holds a password> }")
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -159,8 +187,11 @@ struct RoundSection {
     start: Option<Spanned<String>>,
     /// A CSV of this round's pairings; it takes precedence over the TRF's.
     pairings: Option<Spanned<String>>,
-    /// The lichess broadcast round this round is pushed to.
-    lichess_round_id: Option<String>,
+    /// The lichess broadcast round this round is pushed to, every board of it.
+    lichess_round_id: Option<Spanned<String>>,
+    /// The lichess rounds this round's boards are pushed to, a slice each (at most 100
+    /// boards: lichess shows no more in a round).
+    lichess_slices: Option<Vec<SliceSection>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -278,8 +309,11 @@ pub struct EventConfig {
     pub broadcast: BroadcastSettings,
     /// A DGT LiveChess-compatible folder to keep written (`[broadcast] folder`).
     pub folder: Option<std::path::PathBuf>,
-    /// A lichess broadcast round to push the round to (`[broadcast.lichess]`).
+    /// The lichess rounds to push each round to (`[broadcast.lichess]`, `[[rounds]]
+    /// lichess_slices`).
     pub lichess: Option<LichessTarget>,
+    /// The FTP server each round's `games.pgn` is uploaded to (`[broadcast.ftp]`).
+    pub ftp: Option<FtpTarget>,
     /// `[broadcast] delay_s` as the file says it, for the command line to override.
     pub delay_s: Option<u64>,
     /// Hardware id → board.
@@ -454,8 +488,15 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
     let mut lichess_rounds = std::collections::BTreeMap::new();
     for (i, round) in file.rounds.iter().enumerate() {
         let number = round_no(&round.number, &format!("rounds[{i}].number"))?;
-        if let Some(id) = &round.lichess_round_id {
-            lichess_rounds.insert(number, id.clone());
+        let field = format!("rounds[{i}]");
+        let slices = broadcast::lichess_slices(round, &field, &invalid)?;
+        if !slices.is_empty() {
+            if file.broadcast.lichess.is_none() {
+                let span = round.number.span();
+                let why = "lichess rounds need [broadcast.lichess] (its token)".to_owned();
+                return Err(invalid(span, &field, why));
+            }
+            lichess_rounds.insert(number, slices);
         }
         if let Some(start) = &round.start {
             let at = start_time(start.get_ref())
@@ -535,12 +576,29 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             flag_results_at_once: file.broadcast.flag_results == Some(FlagResults::AtOnce),
         },
         folder: file.broadcast.folder.map(|f| base.join(f)),
-        lichess: file.broadcast.lichess.map(|l| LichessTarget {
-            url: l.url.unwrap_or_else(|| "https://lichess.org".to_owned()),
-            round_id: l.round_id,
-            round_ids: lichess_rounds,
-            token: l.token,
-        }),
+        lichess: match file.broadcast.lichess {
+            Some(l) => Some(LichessTarget {
+                url: l.url.unwrap_or_else(|| "https://lichess.org".to_owned()),
+                round_id: match l.round_id {
+                    Some(id) => Some(broadcast::lichess_round_id(
+                        &id,
+                        "broadcast.lichess.round_id",
+                        &invalid,
+                    )?),
+                    None => None,
+                },
+                rounds: lichess_rounds,
+                token: l.token,
+            }),
+            None => None,
+        },
+        ftp: match &file.broadcast.ftp {
+            Some(ftp) => Some(
+                FtpTarget::from_url(ftp.url.get_ref())
+                    .map_err(|why| invalid(ftp.url.span(), "broadcast.ftp.url", why.to_string()))?,
+            ),
+            None => None,
+        },
         delay_s: file.broadcast.delay_s,
         event_id: file.event.id,
         name: file.event.name,

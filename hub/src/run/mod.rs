@@ -55,10 +55,10 @@ use crate::core::hub::HubConfig;
 use crate::edge::http::login;
 use crate::edge::keys::tls::TlsChoice;
 use crate::edge::mqtt::client::HubLink;
+pub use crate::edge::outlets::OutletsConfig as Outlets;
 use crate::metrics::Metrics;
 use crate::pairings::Trfs;
 pub use cluster::{host_name, ClusterSettings};
-pub use feed::Outlets;
 pub use restore::restore;
 
 /// Which broker the hub uses.

@@ -533,11 +533,10 @@ impl Shell {
                 let byes = byes.filter(|b| section.is_none() || b.section == section);
                 drop(reply.send(byes.cloned().collect()));
             }
-            Query::Broadcast(round, board, section, reply) => {
+            Query::Broadcast(round, board, (section, boards), reply) => {
                 let source = FeedSource::of(hub);
-                let section = section.as_deref();
-                let games =
-                    section_games(&source, now, round, board, section, &mut self.feed_cache);
+                let which = (section.as_deref(), boards.as_ref());
+                let games = section_games(&source, now, round, board, which, &mut self.feed_cache);
                 drop(reply.send(games));
             }
             Query::Rounds(audience, reply) => drop(reply.send(match audience {
@@ -557,6 +556,7 @@ impl Shell {
                 self.hub.handle_start_undo(now, request, undo);
             }
             Query::Nodes(reply) => drop(reply.send(hub.nodes_report(now))),
+            Query::Outlets(reply) => drop(reply.send(self.follower.statuses())),
             Query::Bind(hardware, board, reply) => {
                 let request = self.requests.request(Waiting::Nodes(reply));
                 self.hub.handle_binding(now, request, &hardware, board);

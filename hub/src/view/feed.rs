@@ -11,6 +11,7 @@ use crate::core::ids::{BoardNo, RoundNo};
 use crate::core::pairings::Rounds;
 use crate::core::relay::pgn::{self, PgnGame};
 use crate::core::relay::public::{tags, BroadcastSettings, UNKNOWN_DATE};
+use crate::core::relay::slices::BoardRanges;
 use crate::core::relay::{Relay, Visible};
 use crate::core::time::HubMs;
 
@@ -23,6 +24,16 @@ pub struct FeedGame {
     pub as_of: HubMs,
     /// A fingerprint of `pgn` (FNV-1a).
     pub print: u64,
+}
+
+impl FeedGame {
+    /// The result it shows (its `Result` tag): `*` while the public sees it played.
+    pub fn result(&self) -> &str {
+        self.pgn
+            .lines()
+            .find_map(|l| l.strip_prefix("[Result \"")?.strip_suffix("\"]"))
+            .unwrap_or("*")
+    }
 }
 
 /// What a rendered game depends on beyond what never changes (tags of the round): whether
@@ -87,6 +98,24 @@ pub fn games(
     board: Option<BoardNo>,
     cache: &mut FeedCache,
 ) -> Option<Vec<FeedGame>> {
+    games_where(
+        source,
+        now,
+        round,
+        |b| board.is_none_or(|wanted| wanted == b),
+        cache,
+    )
+}
+
+/// The games of `round` of the boards `wanted` keeps, as [`games`] renders them: only
+/// those are rendered (a slice's poll renders its own boards, not the hall's).
+fn games_where(
+    source: &FeedSource<'_>,
+    now: HubMs,
+    round: RoundNo,
+    wanted: impl Fn(BoardNo) -> bool,
+    cache: &mut FeedCache,
+) -> Option<Vec<FeedGame>> {
     let FeedSource {
         hall,
         relay,
@@ -116,7 +145,7 @@ pub fn games(
     );
     let games = boards
         .into_iter()
-        .filter(|b| board.is_none_or(|wanted| wanted == *b))
+        .filter(|b| wanted(*b))
         .map(|b| {
             let state = hall.board(b).filter(|s| s.round() == round);
             let archived = archive.get(round, b);
@@ -215,34 +244,36 @@ pub fn shown_result(
 
 /// A stable fingerprint of the feed's games: the `ETag`, and whether the LiveChess folder
 /// needs writing.
-pub fn fingerprint(games: &[FeedGame]) -> u64 {
+pub fn fingerprint<'a>(games: impl IntoIterator<Item = &'a FeedGame>) -> u64 {
     let prints: Vec<u8> = games
-        .iter()
+        .into_iter()
         .flat_map(|g| [u64::from(g.board.0), g.print])
         .flat_map(u64::to_be_bytes)
         .collect();
     fnv1a(&prints)
 }
 
-/// The games of `round` (one `board`, or all) of `section` (`None`: the whole hall); `None`
-/// for a round that never started or a section there is not.
+/// The games of `round` (one `board`, or all) of `section` (`None`: the whole hall) and of
+/// the `boards` of a slice (`None`: every board); `None` for a round that never started or a
+/// section there is not.
 pub fn section_games(
     source: &FeedSource<'_>,
     now: HubMs,
     round: RoundNo,
     board: Option<BoardNo>,
-    section: Option<&str>,
+    (section, boards): (Option<&str>, Option<&BoardRanges>),
     cache: &mut FeedCache,
 ) -> Option<Vec<FeedGame>> {
     let sections = source.hall.sections();
     if section.is_some() {
         sections.named(section)?;
     }
-    let mut games = games(source, now, round, board, cache)?;
-    if section.is_some() {
-        games.retain(|g| sections.of(g.board).name.as_deref() == section);
-    }
-    Some(games)
+    let wanted = |b: BoardNo| {
+        board.is_none_or(|one| one == b)
+            && (section.is_none() || sections.of(b).name.as_deref() == section)
+            && boards.is_none_or(|slice| slice.contains(b))
+    };
+    games_where(source, now, round, wanted, cache)
 }
 
 #[cfg(test)]

@@ -6,10 +6,11 @@
 //! for each board when each move was completed and when the game ended; with a broadcast
 //! delay (anti-cheat) the public sees each game as it was `delay` ago, while arbiters' views
 //! are never delayed. Rendering is in [`pgn`]; the settings, tags and the live feed's
-//! message in [`public`].
+//! message in [`public`]; the board ranges a slice of a round is, in [`slices`].
 
 pub mod pgn;
 pub mod public;
+pub mod slices;
 
 use std::collections::BTreeMap;
 

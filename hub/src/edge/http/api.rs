@@ -16,9 +16,11 @@ use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::hub::{ArbiterEnrolment, Enrolled, EnrolmentRefusal, StartRequest, UndoRequest};
 use crate::core::ids::{AlertId, HardwareId, RoundNo};
 use crate::core::pairings::{Bye, Pairing, RoundState};
+use crate::core::relay::slices::BoardRanges;
 use crate::core::rounds::StartError;
 use crate::core::setup::NodesReport;
 use crate::edge::http::access::Access;
+use crate::edge::outlets::OutletStatus;
 use crate::metrics::Metrics;
 use crate::view::feed::FeedGame;
 use crate::view::tiles::{Audience, SpectatorBoard};
@@ -93,6 +95,8 @@ pub enum Query {
     ResultsTrf(Option<String>, oneshot::Sender<Option<String>>),
     /// The hall's nodes and the technician's warnings.
     Nodes(oneshot::Sender<NodesReport>),
+    /// How each of the broadcast's outlets is doing.
+    Outlets(oneshot::Sender<Vec<OutletStatus>>),
     /// Every round with pairings or started, and how far each is (for the spectators, as
     /// the broadcast delay releases the results).
     Rounds(Audience, oneshot::Sender<Vec<RoundState>>),
@@ -128,12 +132,12 @@ pub enum Query {
     RenewLinks(String, oneshot::Sender<Vec<String>>),
     /// The enrolled arbiters' names.
     Arbiters(oneshot::Sender<Vec<String>>),
-    /// The public feed's games of a round (one board, or all); `None` for a round not in
-    /// play.
+    /// The public feed's games of a round (one board, or all; of a section, of a slice's
+    /// boards); `None` for a round not in play.
     Broadcast(
         RoundNo,
         Option<BoardNo>,
-        Option<String>,
+        (Option<String>, Option<BoardRanges>),
         oneshot::Sender<Option<Vec<FeedGame>>>,
     ),
     /// An arbiter acknowledges or resolves an alert (their own login held to their zones:

@@ -24,8 +24,10 @@ use crate::core::arbiter::{ArbiterAction, AuditEntry};
 use crate::core::board::{BoardDetail, BoardSummary, Urgency};
 use crate::core::claim::{ClaimCheck, ClaimRequest};
 use crate::core::ids::{AlertId, HardwareId};
+use crate::core::relay::slices::BoardRanges;
 use crate::core::setup::NodesReport;
 use crate::edge::http::page;
+use crate::edge::outlets::OutletStatus;
 use crate::metrics::Metrics;
 use crate::view::tiles::SpectatorBoard;
 
@@ -68,6 +70,7 @@ pub async fn bind(
         .route("/api/time-trouble", get(time_trouble))
         .route("/api/results.trf", get(results_trf))
         .route("/api/nodes", get(nodes))
+        .route("/api/broadcast/outlets", get(outlets))
         .route("/metrics", get(metrics_text))
         .route("/api/alerts", get(alerts))
         .route("/api/alerts/{id}", get(alert))
@@ -213,17 +216,32 @@ async fn time_trouble(
     Ok(Json(ranking))
 }
 
-/// `GET /broadcast/round/{r}/games.pgn` (every board of the round) and
-/// `/broadcast/round/{r}/game-{board}.pgn`: the public feed, delayed as configured. Cheap
-/// to poll: `ETag` and `Last-Modified`, `304 Not Modified` when nothing changed.
+/// Which games of a round the feed answers with: `?section=NAME`, `?boards=1-100,201-250`
+/// (a slice: each lichess round or chess.com source polls its own).
+#[derive(Debug, Default, serde::Deserialize)]
+struct FeedQuery {
+    section: Option<String>,
+    boards: Option<String>,
+}
+
+/// `GET /broadcast/round/{r}/games.pgn` (every board of the round, or of `?section=` and
+/// `?boards=`) and `/broadcast/round/{r}/game-{board}.pgn`: the public feed, delayed as
+/// configured, in board order. Cheap to poll: `ETag` and `Last-Modified`, `304 Not
+/// Modified` when nothing changed.
 async fn broadcast_pgn(
     State(api): State<Api>,
     PgnPath(round, board): PgnPath,
-    axum::extract::Query(query): axum::extract::Query<SectionQuery>,
+    axum::extract::Query(query): axum::extract::Query<FeedQuery>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
+    let boards = query
+        .boards
+        .as_deref()
+        .map(str::parse::<BoardRanges>)
+        .transpose()
+        .map_err(|e| ApiError::BadQuery(format!("boards: {e}")))?;
     let games = api
-        .ask(|reply| Query::Broadcast(round, board, query.section, reply))
+        .ask(|reply| Query::Broadcast(round, board, (query.section, boards), reply))
         .await?
         .ok_or(ApiError::UnknownRound(round))?;
     if board.is_some() && games.is_empty() {
@@ -265,6 +283,12 @@ async fn broadcast_pgn(
         body,
     )
         .into_response())
+}
+
+/// `GET /api/broadcast/outlets`: each outlet of the broadcast (the LiveChess folder,
+/// lichess, FTP), what each destination last got and, while it fails, why.
+async fn outlets(State(api): State<Api>) -> Result<Json<Vec<OutletStatus>>, ApiError> {
+    api.ask(Query::Outlets).await.map(Json)
 }
 
 /// `GET /api/nodes`: every board's node (hardware ids, software, connected, bound board)

@@ -12,14 +12,18 @@
 //! Files are replaced atomically (written aside, then renamed), so a reader never sees half
 //! a file. The shapes follow `../shared/data/real/dgt/livechess-folder-sample/`.
 
+use std::collections::{BTreeMap, HashMap};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::core::ids::{BoardNo, RoundNo};
 use crate::core::pairings::{Pairing, Seat};
 use crate::view::feed::FeedGame;
+
+use super::status::Destination;
+use super::{Outlet, OutletStatus, RoundFeed, StatusBoard};
 
 #[derive(Serialize)]
 struct Tournament<'a> {
@@ -79,18 +83,73 @@ fn replace(path: &Path, contents: &[u8]) -> io::Result<()> {
     std::fs::rename(&aside, path)
 }
 
-/// The result a feed game shows (its `Result` tag).
-fn result(pgn: &str) -> String {
-    pgn.lines()
-        .find_map(|l| l.strip_prefix("[Result \"")?.strip_suffix("\"]"))
-        .unwrap_or("*")
-        .to_owned()
-}
-
 /// A round as `tournament.json` counts it: its games, and how many are still played.
 pub fn round_count(games: &[FeedGame]) -> (usize, usize) {
-    let live = games.iter().filter(|g| result(&g.pgn) == "*").count();
+    let live = games.iter().filter(|g| g.result() == "*").count();
     (games.len(), live)
+}
+
+/// The folder as an outlet: each round's files rewritten when its feed changed, and the
+/// tournament's file with every round's counts.
+pub struct Folder {
+    path: PathBuf,
+    /// Each round's count of games and of those still played, as the folder holds it.
+    counts: BTreeMap<RoundNo, (usize, usize)>,
+    /// The game files as last written, by round and board.
+    written: HashMap<RoundNo, HashMap<BoardNo, u64>>,
+    status: StatusBoard,
+}
+
+impl Folder {
+    pub fn new(path: PathBuf) -> Folder {
+        let status = StatusBoard::new("livechess", path.display().to_string());
+        Folder {
+            path,
+            counts: BTreeMap::new(),
+            written: HashMap::new(),
+            status,
+        }
+    }
+}
+
+impl Outlet for Folder {
+    fn round_changed(&mut self, feed: &RoundFeed<'_>) -> bool {
+        let written = self.written.entry(feed.round).or_default();
+        let round = write_round(&self.path, feed.round, feed.games, feed.pairings, written);
+        let tournament = round.and_then(|()| {
+            self.counts.insert(feed.round, round_count(feed.games));
+            // Every round up to the last one written, the ones without games as empty.
+            let last = self.counts.keys().last().map_or(0, |r| r.0);
+            let counts: Vec<(usize, usize)> = (1..=last)
+                .map(|r| self.counts.get(&RoundNo(r)).copied().unwrap_or_default())
+                .collect();
+            write_tournament(&self.path, feed.event_id, feed.event_name, &counts)
+        });
+        match tournament {
+            Ok(()) => {
+                let (games, _) = round_count(feed.games);
+                let destination = Destination {
+                    round: feed.round,
+                    games,
+                    ..Destination::default()
+                };
+                self.status
+                    .sent(&format!("round-{}", feed.round), destination);
+                true
+            }
+            Err(e) => {
+                let why = e.to_string();
+                if self.status.failed(&why) {
+                    tracing::warn!(folder = %self.path.display(), error = %why, "LiveChess folder not written");
+                }
+                false
+            }
+        }
+    }
+
+    fn status(&self) -> OutletStatus {
+        self.status.get()
+    }
 }
 
 /// Writes `tournament.json`: the event and every round's count of games and of those still
@@ -124,7 +183,7 @@ pub fn write_round(
     round: RoundNo,
     games: &[FeedGame],
     pairings: &[Pairing],
-    written: &mut std::collections::HashMap<BoardNo, u64>,
+    written: &mut HashMap<BoardNo, u64>,
 ) -> io::Result<()> {
     let round_dir = folder.join(format!("round-{round}"));
     std::fs::create_dir_all(&round_dir)?;
@@ -133,12 +192,12 @@ pub fn write_round(
             .iter()
             .map(|g| {
                 let pairing = pairings.iter().find(|p| p.board == g.board);
-                let result = result(&g.pgn);
+                let result = g.result();
                 IndexPairing {
                     white: name(pairing.map(|p| &p.white)),
                     black: name(pairing.map(|p| &p.black)),
                     live: result == "*",
-                    result,
+                    result: result.to_owned(),
                 }
             })
             .collect(),
