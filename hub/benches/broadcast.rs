@@ -11,43 +11,17 @@ mod common;
 
 use std::time::Instant;
 
-use board_node::{pgn, replay};
-use hub::core::hub::{Hub, HubConfig};
 use hub::core::ids::RoundNo;
 use hub::core::pairings::Rounds;
 use hub::core::relay::public::BroadcastSettings;
-use hub::core::time::HubMs;
 use hub::view::feed::{self, FeedCache};
 use hub::view::tiles::{self, Audience, SentTiles};
-use protocol::{BoardNo, NodeMs, Seq, Uplink};
 
-const GAMES: &[u8] = include_bytes!("../demo/world-cup-2025-rapid.pgn");
 const BOARDS: u16 = 1_000;
 
 fn main() {
-    let games = pgn::read_games(GAMES).expect("demo games");
-    let mut hub = Hub::new(HubConfig {
-        event: "bench".into(),
-        time_control: Some("900+10".parse().unwrap()),
-        ..HubConfig::default()
-    });
-    let mut last = 0;
-    for b in 1..=BOARDS {
-        let game = &games[usize::from(b) % games.len()];
-        for (i, t) in replay::script(game, None).into_iter().enumerate() {
-            let event = Uplink::new(
-                BoardNo(b),
-                Seq(i as u64 + 1),
-                NodeMs(t.game_ms),
-                t.reading.body(),
-            );
-            last = last.max(t.game_ms);
-            hub.handle_uplink(HubMs(t.game_ms), event);
-            let _ = hub.poll_all_durable(HubMs(t.game_ms));
-        }
-    }
+    let (hub, now) = common::played_hub(BOARDS);
     let (hall, relay, archive) = (hub.hall(), hub.relay(), hub.archive());
-    let now = HubMs(last + 1);
     let settings = BroadcastSettings::default();
     let rounds = Rounds::default();
     let runs = 20;

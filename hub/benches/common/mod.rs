@@ -619,3 +619,33 @@ pub fn many_open_files(wanted: u64) -> u64 {
     let _ = rlimit::Resource::NOFILE.set(hard, hard);
     hard
 }
+
+/// A hub's core with `boards` boards, each a whole real rapid game played through it (game
+/// `b % games` on board `b`): the hall the feed's benchmarks render; and the time after the
+/// last move.
+pub fn played_hub(boards: u16) -> (hub::core::hub::Hub, hub::core::time::HubMs) {
+    use hub::core::time::HubMs;
+    use protocol::{NodeMs, Seq, Uplink};
+    let games = pgn::read_games(GAMES).expect("demo games");
+    let mut hub = hub::core::hub::Hub::new(HubConfig {
+        event: "bench".into(),
+        time_control: Some("900+10".parse().unwrap()),
+        ..HubConfig::default()
+    });
+    let mut last = 0;
+    for b in 1..=boards {
+        let game = &games[usize::from(b) % games.len()];
+        for (i, t) in replay::script(game, None).into_iter().enumerate() {
+            let event = Uplink::new(
+                BoardNo(b),
+                Seq(i as u64 + 1),
+                NodeMs(t.game_ms),
+                t.reading.body(),
+            );
+            last = last.max(t.game_ms);
+            hub.handle_uplink(HubMs(t.game_ms), event);
+            let _ = hub.poll_all_durable(HubMs(t.game_ms));
+        }
+    }
+    (hub, HubMs(last + 1))
+}
