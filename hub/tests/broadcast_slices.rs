@@ -43,20 +43,18 @@ struct FtpServer {
 
 impl FtpServer {
     fn start(root: &Path) -> FtpServer {
+        FtpServer::start_with(root, &[])
+    }
+
+    /// With more of pyftpdlib's options (`--tls`, …).
+    fn start_with(root: &Path, options: &[&str]) -> FtpServer {
         std::fs::create_dir_all(root).unwrap();
         let port = support::free_port();
+        let login = ["-i", "127.0.0.1", "-w", "-u", "zeit", "-P", "s3cret:pw"];
         let child = Command::new("python3")
-            .args([
-                "-m",
-                "pyftpdlib",
-                "-i",
-                "127.0.0.1",
-                "-w",
-                "-u",
-                "zeit",
-                "-P",
-                "s3cret:pw",
-            ])
+            .args(["-m", "pyftpdlib"])
+            .args(login)
+            .args(options)
             .args(["-p", &port.to_string(), "-d"])
             .arg(root)
             .stdout(Stdio::null())
@@ -433,5 +431,82 @@ async fn a_round_of_240_boards_reaches_three_lichess_slices_and_ftp_as_the_arbit
                 );
             }
         }
+    }
+}
+
+/// FTPS (explicit TLS, control and data) to a hall's own server: its certificate from the
+/// hall CA (as `hub broker-cert` issues one), checked against `[broadcast.ftp] ca`. Without
+/// the `ca` the web's roots refuse it, and the arbiters see why.
+#[test]
+fn a_round_goes_by_ftps_to_the_halls_own_server_and_a_refused_certificate_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca_dir = dir.path().join("ca");
+    std::fs::create_dir_all(&ca_dir).unwrap();
+    let (cert, key) = hub::edge::keys::hall_ca::issue_for(&ca_dir, &[]).unwrap();
+    let (crt_file, key_file) = (dir.path().join("ftp.crt"), dir.path().join("ftp.key"));
+    std::fs::write(&crt_file, cert).unwrap();
+    std::fs::write(&key_file, key).unwrap();
+    let ca = hub::edge::keys::hall_ca::ca_pem(&ca_dir).unwrap();
+    std::fs::write(dir.path().join("ftp-ca.pem"), ca).unwrap();
+    let root = dir.path().join("ftp");
+    let tls = [
+        "--tls",
+        "--certfile",
+        crt_file.to_str().unwrap(),
+        "--keyfile",
+        key_file.to_str().unwrap(),
+        "--tls-control-required",
+        "--tls-data-required",
+    ];
+    let ftp = FtpServer::start_with(&root, &tls);
+    let pairings = "board,white,black\n1,\"A, Ann\",\"B, Bo\"\n2,\"C, Cy\",\"D, Di\"\n";
+    let config = |ca: &str| {
+        format!(
+            "[broadcast]\ndelay_s = 0\n\n\
+             [broadcast.ftp]\nurl = \"ftps://zeit:s3cret%3Apw@127.0.0.1:{}/live\"\n{ca}\n\n\
+             [[rounds]]\nnumber = 1\npairings = \"round-1.csv\"\n",
+            ftp.port
+        )
+    };
+    let file = root.join("live/round-1/games.pgn");
+
+    // The web's roots: the hall's certificate is refused, loudly, and nothing uploaded.
+    let untrusted = dir.path().join("untrusted");
+    std::fs::create_dir_all(&untrusted).unwrap();
+    std::fs::write(untrusted.join("round-1.csv"), pairings).unwrap();
+    let (hub, _) = Hub::configured(&untrusted, &config(""));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let failing = loop {
+        let outlets = http_json(hub.http, "/api/broadcast/outlets");
+        if let Some(why) = outlets[0]["failing"].as_str() {
+            break why.to_owned();
+        }
+        assert!(Instant::now() < deadline, "no failure shown: {outlets}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(failing.to_lowercase().contains("certificate"), "{failing}");
+    assert!(!file.exists(), "uploaded to a server it could not trust");
+    drop(hub);
+
+    // The hall CA's: the round arrives as the feed has it.
+    std::fs::write(dir.path().join("round-1.csv"), pairings).unwrap();
+    let (hub, _) = Hub::configured(dir.path(), &config("ca = \"ftp-ca.pem\""));
+    result(&hub, 1, "+-");
+    result(&hub, 2, "1/2-1/2");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, feed) = http_get(hub.http, "/broadcast/round/1/games.pgn").unwrap();
+        let uploaded = std::fs::read_to_string(&file).unwrap_or_default();
+        if uploaded == feed && feed.contains("[Result \"1/2-1/2\"]") {
+            let games = read_games(&uploaded, dir.path());
+            assert_eq!(games["1.1"]["tags"]["Termination"], "forfeit");
+            break;
+        }
+        let outlets = http_json(hub.http, "/api/broadcast/outlets");
+        assert!(
+            Instant::now() < deadline,
+            "the FTPS upload is not the feed: {outlets}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
     }
 }

@@ -164,6 +164,9 @@ struct SliceSection {
 struct FtpSection {
     /// `ftp://USER:PASSWORD@HOST:PORT/DIR` or `ftps://…` (explicit TLS).
     url: Spanned<String>,
+    /// The CA (PEM) an `ftps://` server's certificate is checked against: a hall's own
+    /// server with its own certificate. The web's roots where left out.
+    ca: Option<Spanned<String>>,
 }
 
 impl std::fmt::Debug for FtpSection {
@@ -593,10 +596,17 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             None => None,
         },
         ftp: match &file.broadcast.ftp {
-            Some(ftp) => Some(
-                FtpTarget::from_url(ftp.url.get_ref())
-                    .map_err(|why| invalid(ftp.url.span(), "broadcast.ftp.url", why.to_string()))?,
-            ),
+            Some(ftp) => {
+                let mut target = FtpTarget::from_url(ftp.url.get_ref())
+                    .map_err(|why| invalid(ftp.url.span(), "broadcast.ftp.url", why.to_string()))?;
+                if let Some(ca) = &ftp.ca {
+                    let pem = read(ca, "broadcast.ftp.ca")?;
+                    link::tls::client_config(pem.as_bytes())
+                        .map_err(|e| invalid(ca.span(), "broadcast.ftp.ca", e.to_string()))?;
+                    target.ca_pem = Some(pem);
+                }
+                Some(target)
+            }
             None => None,
         },
         delay_s: file.broadcast.delay_s,

@@ -41,6 +41,9 @@ pub struct FtpTarget {
     pub password: String,
     /// The folder the rounds' folders go in (`""`: the login's own).
     pub dir: String,
+    /// The CA (PEM) an `ftps://` server's certificate is checked against (`[broadcast.ftp]
+    /// ca`); `None`: the web's roots.
+    pub ca_pem: Option<String>,
 }
 
 impl std::fmt::Debug for FtpTarget {
@@ -84,6 +87,7 @@ impl FtpTarget {
             user,
             password: decode(url.password().unwrap_or(""))?,
             dir: decode(url.path().trim_matches('/'))?,
+            ca_pem: None,
         })
     }
 
@@ -193,7 +197,14 @@ impl Outlet for Uploader {
 
 /// Uploads every changed round, at most once a second, until the outlet is dropped.
 async fn run(target: FtpTarget, inbox: Arc<Inbox>, status: StatusBoard) {
-    let tls = Arc::new(tls_connector());
+    let tls = match tls_connector(target.ca_pem.as_deref()) {
+        Ok(tls) => Arc::new(tls),
+        Err(e) => {
+            tracing::error!(error = %e, "no TLS for the FTP server; not uploading");
+            status.failed(&e.to_string());
+            return;
+        }
+    };
     let mut uploaded: HashMap<RoundNo, u64> = HashMap::new();
     let mut wait = RETRY_FIRST;
     while !inbox.closed.load(Ordering::Relaxed) {
@@ -273,17 +284,23 @@ async fn upload(
     Ok(())
 }
 
-/// TLS for `ftps://`: the web's roots, as the lichess push trusts them.
-fn tls_connector() -> tokio_rustls::TlsConnector {
-    let roots = rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("ring supports TLS 1.2 and 1.3")
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    tokio_rustls::TlsConnector::from(Arc::new(config))
+/// TLS for `ftps://`: the configured CA's, or the web's roots (as the lichess push trusts
+/// them).
+fn tls_connector(ca_pem: Option<&str>) -> Result<tokio_rustls::TlsConnector, link::tls::TlsError> {
+    let config = match ca_pem {
+        Some(pem) => link::tls::client_config(pem.as_bytes())?,
+        None => {
+            let roots =
+                rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()?
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            Arc::new(config)
+        }
+    };
+    Ok(tokio_rustls::TlsConnector::from(config))
 }
 
 #[cfg(test)]
