@@ -61,9 +61,16 @@ fn wait_role(hub: &Hub, role: &str, within: Duration) -> Duration {
     }
 }
 
+/// The lichess push both hubs are configured with (only the active one pushes).
+fn lichess_config(port: u16) -> String {
+    format!("\n[broadcast.lichess]\nurl = \"http://127.0.0.1:{port}\"\nround_id = \"Standby1\"\ntoken = \"lip_standby\"\n")
+}
+
 fn start_hub(dir: &Path, nats: &NatsCluster, machine: usize, name: &str) -> Hub {
     let config = dir.join("event.toml");
-    std::fs::write(&config, CONFIG).unwrap();
+    if !config.exists() {
+        std::fs::write(&config, CONFIG).unwrap();
+    }
     Hub::start_with(
         &dir.join(name),
         Broker::Cluster {
@@ -186,6 +193,12 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let mut nats = NatsCluster::start(dir);
+    let (lichess, pushed) = support::lichess::rules_stand_in("lip_standby", usize::MAX);
+    std::fs::write(
+        dir.join("event.toml"),
+        format!("{CONFIG}{}", lichess_config(lichess)),
+    )
+    .unwrap();
     // The technician carries the hall's secrets from hub A's data directory to hub B's.
     support::share_hall_secrets(&dir.join("hub-a"), &[&dir.join("hub-b")]);
     // Hub A's machine runs NATS server 0, hub B's server 1.
@@ -250,6 +263,34 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
         seen.as_array().unwrap().len(),
         12,
         "the standby's boards: {seen}"
+    );
+
+    // The broadcast's outlets are the active hub's: lichess gets the round from hub A, and
+    // nothing from the standby (two hubs pushing would break lichess's one request at a
+    // time).
+    let lichess_destinations = |hub: &Hub| {
+        let outlets = http_json(hub.http, "/api/broadcast/outlets");
+        outlets[0]["destinations"]
+            .as_object()
+            .map_or(0, |d| d.len())
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while lichess_destinations(&hub_a) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the active hub never pushed to lichess"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        lichess_destinations(&hub_b),
+        0,
+        "the standby pushed to lichess"
+    );
+    assert!(
+        pushed.lock().unwrap().broken.is_empty(),
+        "{:?}",
+        pushed.lock().unwrap().broken
     );
 
     let mut done = Done::default();

@@ -372,10 +372,14 @@ impl Shell {
         }
     }
 
-    /// The pages, the LiveChess folder and lichess get what changed.
+    /// The pages and the broadcast's outlets get what changed. The outlets are the active
+    /// hub's alone: a standby pushing too would send lichess two requests at once and the
+    /// FTP server two uploads; it hands them every round when it takes over.
     pub(super) fn present(&mut self) {
         let now = self.clock.now();
-        self.follower.follow(&self.hub, &mut self.feed_cache, now);
+        if !self.journal.is_standby() {
+            self.follower.follow(&self.hub, &mut self.feed_cache, now);
+        }
         self.live.publish(&self.hub, &self.metrics, now);
     }
 
