@@ -21,6 +21,7 @@ pub mod dgt;
 pub mod eboard;
 pub mod line;
 pub mod live;
+pub mod livechess;
 pub mod node;
 pub mod outbox;
 pub mod pgn;

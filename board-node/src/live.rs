@@ -1,6 +1,12 @@
-//! One node process serving several live boards: each board its own serial thread, its own
-//! outbox and sequence, its own MQTT session under its own enrolment, so that a board that
-//! fails (or a key that is wrong) touches no other.
+//! One node process serving several live boards: each board its own outbox and sequence,
+//! its own MQTT session under its own enrolment, so that a board that fails (or a key that
+//! is wrong) touches no other.
+//!
+//! The transports meet here: a serial port a board ([`serve`]), a chain on one port
+//! ([`serve_chains`]), DGT LiveChess's WebSocket ([`serve_livechess`]). Each gives every
+//! board a stream of readings; what follows (the node's health, outbox, catch-up and
+//! sealing) is [`run_nodes`]'s, the same for all. A new transport is a file that makes those
+//! streams, and a function here.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -80,6 +86,19 @@ pub async fn serve_chains(
     run_nodes(fed, stop, shutdown).await
 }
 
+/// Serves the boards DGT LiveChess at `url` drives, each `(config, LiveChess serial
+/// number)`, as [`serve`] serves boards on serial ports.
+pub async fn serve_livechess(
+    url: String,
+    boards: Vec<(NodeConfig, String)>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (configs, serials): (Vec<NodeConfig>, Vec<String>) = boards.into_iter().unzip();
+    let readings = crate::livechess::socket::spawn(url, serials, stop.clone());
+    run_nodes(configs.into_iter().zip(readings).collect(), stop, shutdown).await
+}
+
 /// Where a board's orientation is kept: beside its outbox (`board-N.orientation.json`),
 /// since sled owns the outbox's directory.
 fn orientation_file(config: &NodeConfig) -> anyhow::Result<PathBuf> {
@@ -91,9 +110,9 @@ fn orientation_file(config: &NodeConfig) -> anyhow::Result<PathBuf> {
     Ok(file)
 }
 
-/// Runs each board's node on its readings until `shutdown`; then stops the serial threads
+/// Runs each board's node on its readings until `shutdown`; then stops the transports
 /// (`stop`), delivers what it can and prints each board's report.
-async fn run_nodes(
+pub async fn run_nodes(
     fed: Vec<(
         NodeConfig,
         tokio::sync::mpsc::Receiver<crate::source::Reading>,

@@ -30,6 +30,12 @@ enum Command {
     /// Emulate a Millennium ChessLink board on a pseudo-terminal, as `emulate-dgt` does (the
     /// board has no clock: `--unplug-at-ply` and `--clock-off-at-ply` do not apply).
     EmulateChesslink(cmd::emulate::EmulateChesslinkArgs),
+    /// Read the boards DGT LiveChess drives, through its local API (ws://HOST:1982/api/v1.0):
+    /// LiveChess keeps their ports; each LiveChess board (by serial number) is a hall board.
+    Livechess(cmd::livechess::LiveChessArgs),
+    /// A stand-in for DGT LiveChess's API serving boards that replay real games: for tests,
+    /// and to rehearse `board-node livechess` before a round.
+    EmulateLivechess(cmd::emulate_livechess::EmulateLiveChessArgs),
 }
 
 #[tokio::main]
@@ -56,5 +62,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Chesslink(args) => cmd::chesslink::run(args).await,
         Command::EmulateDgt(args) => cmd::emulate::dgt(args).await,
         Command::EmulateChesslink(args) => cmd::emulate::chesslink(args).await,
+        Command::Livechess(args) => cmd::livechess::run(args).await,
+        Command::EmulateLivechess(args) => cmd::emulate_livechess::run(args).await,
     }
 }

@@ -38,6 +38,7 @@ mod journal_full;
 mod keep_alive;
 mod laws_table;
 mod live_boards;
+mod livechess_boards;
 mod login_flood;
 mod mqtt_refusals;
 mod nats_logins;

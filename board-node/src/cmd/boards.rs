@@ -13,9 +13,10 @@ use crate::dgt::bus::wire::Address;
 use crate::live;
 use crate::node::NodeConfig;
 
-/// The boards a live node serves.
+/// What every live node takes, whatever its boards' transport: the broker, the outboxes,
+/// each board's key and hardware id, the event.
 #[derive(clap::Args)]
-pub struct LiveArgs {
+pub struct NodeArgs {
     /// The MQTT broker: mqtts://HOST:PORT (TLS, with --ca-file), HOST:PORT or
     /// mqtt://HOST:PORT (plain: a hub's loopback listener, a lab); a cluster's nodes as
     /// ADDR,ADDR,…, tried in turn.
@@ -29,20 +30,12 @@ pub struct LiveArgs {
     /// persistent storage.
     #[arg(long)]
     outbox: PathBuf,
-    /// A board number in the hall; repeat for each board this node serves.
-    #[arg(long = "board", required = true)]
-    boards: Vec<u16>,
-    /// The board's serial device (a udev symlink such as /dev/zeitnot/board-12 keeps its
-    /// name over replugs); one per `--board` (with `--bus`: one per chain, before its
-    /// boards).
-    #[arg(long = "serial", required = true)]
-    serials: Vec<PathBuf>,
-    /// The key file of each board's enrolment, one per `--board`.
+    /// The key file of each board's enrolment, one per board, in the boards' order.
     #[arg(long = "key-file")]
     key_files: Vec<PathBuf>,
-    /// The hardware id each board announces (as enrolled), one per `--board`
-    /// [default: dgt-board-N, chesslink-board-N]; with `--bus`, the e-board's serial
-    /// number, which gives its address on the chain.
+    /// The hardware id each board announces (as enrolled), one per board [default: the
+    /// family's: dgt-board-N, chesslink-board-N, the LiveChess serial number]; with `--bus`,
+    /// the e-board's serial number, which gives its address on the chain.
     #[arg(long = "hardware-id")]
     hardware_ids: Vec<String>,
     /// The event (tournament) id used in MQTT topics.
@@ -50,19 +43,23 @@ pub struct LiveArgs {
     event: String,
 }
 
-impl LiveArgs {
-    /// Each board's node configuration, in the order of `--board`; `family` names the
-    /// default hardware ids, `clock_hw` the clock the boards report (empty: none).
-    fn configs(&self, family: &str, clock_hw: &str) -> anyhow::Result<Vec<NodeConfig>> {
-        let LiveArgs {
+impl NodeArgs {
+    /// Each board's node configuration, in the order of `boards`; `default_hw` names a
+    /// board's hardware where `--hardware-id` does not, `clock_hw` the clock the boards
+    /// report (empty: none).
+    pub fn configs(
+        &self,
+        boards: &[u16],
+        default_hw: impl Fn(usize, u16) -> String,
+        clock_hw: &str,
+    ) -> anyhow::Result<Vec<NodeConfig>> {
+        let NodeArgs {
             broker,
             ca_file,
             outbox,
-            boards,
             key_files,
             hardware_ids,
             event,
-            ..
         } = self;
         check_event(event)?;
         for (what, given) in [
@@ -71,7 +68,7 @@ impl LiveArgs {
         ] {
             anyhow::ensure!(
                 given == 0 || given == boards.len(),
-                "{given} {what} for {} boards: give one for each --board, or none",
+                "{given} {what} for {} boards: give one for each board, or none",
                 boards.len()
             );
         }
@@ -91,13 +88,38 @@ impl LiveArgs {
                 board_hw: hardware_ids
                     .get(i)
                     .cloned()
-                    .unwrap_or_else(|| format!("{family}-board-{board}")),
+                    .unwrap_or_else(|| default_hw(i, *board)),
                 clock_hw: clock_hw.to_owned(),
                 key,
                 tls: tls.clone(),
             });
         }
         Ok(configs)
+    }
+}
+
+/// The boards a live node serves on serial ports.
+#[derive(clap::Args)]
+pub struct LiveArgs {
+    #[command(flatten)]
+    node: NodeArgs,
+    /// A board number in the hall; repeat for each board this node serves.
+    #[arg(long = "board", required = true)]
+    boards: Vec<u16>,
+    /// The board's serial device (a udev symlink such as /dev/zeitnot/board-12 keeps its
+    /// name over replugs); one per `--board` (with `--bus`: one per chain, before its
+    /// boards).
+    #[arg(long = "serial", required = true)]
+    serials: Vec<PathBuf>,
+}
+
+impl LiveArgs {
+    fn configs(&self, family: &str, clock_hw: &str) -> anyhow::Result<Vec<NodeConfig>> {
+        self.node.configs(
+            &self.boards,
+            |_, board| format!("{family}-board-{board}"),
+            clock_hw,
+        )
     }
 
     /// Boards on ports of their own: each board's configuration and serial port.
@@ -127,7 +149,7 @@ impl LiveArgs {
         board_at: &[usize],
     ) -> anyhow::Result<Vec<live::ChainPort>> {
         anyhow::ensure!(
-            self.hardware_ids.len() == self.boards.len(),
+            self.node.hardware_ids.len() == self.boards.len(),
             "--bus: give each --board the serial number of its e-board (--hardware-id), as the technician enrolled it"
         );
         let configs = self.configs("dgt", clock_hw)?;
