@@ -14,6 +14,7 @@
 //! - [`node`]: the loop that joins them; [`cmd`]: the command line's commands.
 
 pub mod chesslink;
+pub mod chessnut;
 pub mod clock_news;
 pub mod cmd;
 pub mod delivery;
