@@ -6,10 +6,28 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::laws::Edition;
 
-/// What an arbiter must handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AlertKind {
+/// Declares the alert kinds once: the enum, and [`AlertKind::ALL`] from the same list, so a
+/// kind added is in both.
+macro_rules! alert_kinds {
+    ($($(#[$doc:meta])* $kind:ident,)*) => {
+        /// What an arbiter must handle. Each kind answers, in exhaustive matches the compiler
+        /// checks, how urgent it is ([`AlertKind::severity`]), the article it cites
+        /// ([`AlertKind::article`]) and when it ends without an arbiter
+        /// ([`AlertKind::lifetime`]): a new kind is answered for in this file.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum AlertKind {
+            $($(#[$doc])* $kind,)*
+        }
+
+        impl AlertKind {
+            /// Every kind, in the order declared.
+            pub const ALL: [AlertKind; [$(AlertKind::$kind),*].len()] = [$(AlertKind::$kind),*];
+        }
+    };
+}
+
+alert_kinds! {
     /// A flag fell (6.8, 6.9): result to confirm.
     FlagFall,
     /// Both flags fell, the order unknown (Guidelines III.3.1).
@@ -98,37 +116,6 @@ pub enum Severity {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 28] = [
-        AlertKind::FlagFall,
-        AlertKind::BothFlags,
-        AlertKind::IllegalMove,
-        AlertKind::SecondIllegalMove,
-        AlertKind::PromotionWithoutPiece,
-        AlertKind::PressWithoutMove,
-        AlertKind::GameOver,
-        AlertKind::ClockPaused,
-        AlertKind::ClockSetWrong,
-        AlertKind::TimeTrouble,
-        AlertKind::ZoneTimeTrouble,
-        AlertKind::FlagForecast,
-        AlertKind::OutOfSync,
-        AlertKind::NodeOffline,
-        AlertKind::ClockSilent,
-        AlertKind::NodeGap,
-        AlertKind::LateArrival,
-        AlertKind::ClockNotStarted,
-        AlertKind::WrongSetup,
-        AlertKind::ResultSignalMismatch,
-        AlertKind::ResultSignalled,
-        AlertKind::RoundFinished,
-        AlertKind::JournalDamaged,
-        AlertKind::ForgedMessage,
-        AlertKind::ForgedFlood,
-        AlertKind::ResultCorrected,
-        AlertKind::UnpairedBoard,
-        AlertKind::StrangersRecords,
-    ];
-
     /// The kind's usual severity; the desk lowers a flag the arbiter may not call to info.
     pub fn severity(self) -> Severity {
         use AlertKind::*;
@@ -194,27 +181,150 @@ impl AlertKind {
         })
     }
 
+    /// When an open alert of this kind ends without an arbiter's word.
+    pub fn lifetime(self) -> Lifetime {
+        use AlertKind::*;
+        let watched = Lifetime {
+            watched: true,
+            ..Lifetime::UNTIL_RESOLVED
+        };
+        match self {
+            // The arbiter's to handle, whatever the board does next.
+            FlagFall
+            | BothFlags
+            | IllegalMove
+            | SecondIllegalMove
+            | PromotionWithoutPiece
+            | PressWithoutMove
+            | GameOver
+            | ClockPaused
+            | ClockSetWrong
+            | NodeGap
+            | LateArrival
+            | ResultSignalMismatch
+            | ResultSignalled
+            | RoundFinished
+            | JournalDamaged
+            | ForgedMessage
+            | ForgedFlood
+            | ResultCorrected
+            | UnpairedBoard
+            | StrangersRecords => Lifetime::UNTIL_RESOLVED,
+            // Watched while the game is played, and only then.
+            TimeTrouble | FlagForecast | ClockSilent => Lifetime {
+                game_over: true,
+                next_game: true,
+                ..watched
+            },
+            NodeOffline => Lifetime {
+                game_over: true,
+                ..watched
+            },
+            ZoneTimeTrouble => watched,
+            OutOfSync => Lifetime {
+                back_in_sync: true,
+                game_over: true,
+                next_game: true,
+                ..Lifetime::UNTIL_RESOLVED
+            },
+            WrongSetup => Lifetime {
+                back_in_sync: true,
+                ..Lifetime::UNTIL_RESOLVED
+            },
+            ClockNotStarted => Lifetime {
+                next_game: true,
+                ..Lifetime::UNTIL_RESOLVED
+            },
+        }
+    }
+
     /// Whether the incident can clear by itself (the node comes back, the clock reports, a
     /// player gets out of time trouble): then the alert expires.
     pub fn clears_by_itself(self) -> bool {
-        use AlertKind::*;
-        matches!(
-            self,
-            TimeTrouble
-                | ZoneTimeTrouble
-                | FlagForecast
-                | OutOfSync
-                | NodeOffline
-                | ClockSilent
-                | WrongSetup
-                | ClockNotStarted
-        )
+        let Lifetime {
+            watched,
+            back_in_sync,
+            game_over,
+            next_game,
+        } = self.lifetime();
+        watched || back_in_sync || game_over || next_game
     }
+}
+
+/// When an open alert ends without an arbiter's word: each moment that expires it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lifetime {
+    /// The desk's watchers raise it and end it when the condition clears: one open alert per
+    /// condition watched (a side's flag forecast, a board's time trouble, a silent node).
+    pub watched: bool,
+    /// The board shows the game again.
+    pub back_in_sync: bool,
+    /// The board's game ends.
+    pub game_over: bool,
+    /// The board begins its game of another round.
+    pub next_game: bool,
+}
+
+impl Lifetime {
+    /// Open until an arbiter resolves it.
+    pub const UNTIL_RESOLVED: Lifetime = Lifetime {
+        watched: false,
+        back_in_sync: false,
+        game_over: false,
+        next_game: false,
+    };
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_ends_an_alert_without_an_arbiter() {
+        use AlertKind::*;
+        let kinds = |moment: fn(Lifetime) -> bool| -> Vec<AlertKind> {
+            AlertKind::ALL
+                .into_iter()
+                .filter(|k| moment(k.lifetime()))
+                .collect()
+        };
+        assert_eq!(
+            kinds(|l| l.watched),
+            [
+                TimeTrouble,
+                ZoneTimeTrouble,
+                FlagForecast,
+                NodeOffline,
+                ClockSilent
+            ]
+        );
+        assert_eq!(kinds(|l| l.back_in_sync), [OutOfSync, WrongSetup]);
+        assert_eq!(
+            kinds(|l| l.game_over),
+            [
+                TimeTrouble,
+                FlagForecast,
+                OutOfSync,
+                NodeOffline,
+                ClockSilent
+            ]
+        );
+        assert_eq!(
+            kinds(|l| l.next_game),
+            [
+                TimeTrouble,
+                FlagForecast,
+                OutOfSync,
+                ClockSilent,
+                ClockNotStarted
+            ]
+        );
+        // A flag, an illegal move, a result: only an arbiter ends them.
+        for kind in [FlagFall, IllegalMove, ResultSignalled, ForgedMessage] {
+            assert!(!kind.clears_by_itself(), "{kind:?}");
+        }
+        assert_eq!(AlertKind::ALL.len(), 28);
+    }
 
     #[test]
     fn every_law_alert_has_an_article_in_every_edition() {

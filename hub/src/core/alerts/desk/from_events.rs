@@ -195,8 +195,7 @@ impl AlertDesk {
             }
             GameEvent::BackInSync => {
                 let note = "the board shows the game again";
-                let synced =
-                    |a: &Alert| matches!(a.kind, AlertKind::OutOfSync | AlertKind::WrongSetup);
+                let synced = |a: &Alert| a.kind.lifetime().back_in_sync;
                 changes.extend(self.close_where(
                     now,
                     board,

@@ -111,19 +111,13 @@ impl AlertDesk {
 
     /// The game at `board` ended: what only matters while it is played expires.
     pub(super) fn game_ended(&mut self, now: HubMs, board: BoardNo) -> Vec<AlertChange> {
-        use AlertKind::*;
         self.close_where(
             now,
             board,
             AlertState::Expired,
             None,
             "the game is over",
-            |a| {
-                matches!(
-                    a.kind,
-                    TimeTrouble | FlagForecast | NodeOffline | ClockSilent | OutOfSync
-                )
-            },
+            |a| a.kind.lifetime().game_over,
         )
     }
 
@@ -247,7 +241,7 @@ impl AlertDesk {
     /// repeats (a watched condition has its own alert per condition).
     fn open_alike(&self, incident: &Incident) -> Option<AlertId> {
         let board = incident.board?;
-        if super::is_watched(incident.kind) {
+        if incident.kind.lifetime().watched {
             return None;
         }
         self.open_at(board)

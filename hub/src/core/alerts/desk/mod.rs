@@ -294,20 +294,13 @@ impl AlertDesk {
     /// `board` begins its game of `round`: what was watched in the old game ends with it.
     /// The old game's incidents keep their alerts, which an arbiter may still resolve.
     pub fn new_game(&mut self, now: HubMs, board: BoardNo, round: RoundNo) -> Vec<AlertChange> {
-        use AlertKind::*;
         let mut changes = self.close_where(
             now,
             board,
             AlertState::Expired,
             None,
             "the board's next round began",
-            |a| {
-                a.incident.round != round
-                    && matches!(
-                        a.kind,
-                        TimeTrouble | FlagForecast | ClockSilent | OutOfSync | ClockNotStarted
-                    )
-            },
+            |a| a.incident.round != round && a.kind.lifetime().next_game,
         );
         let rules = self.rules_of(board);
         self.board_rounds.insert(board, (round, rules));
@@ -430,18 +423,9 @@ impl AlertDesk {
     }
 }
 
-/// Whether the watchers raise alerts of `kind`: one open alert per condition they watch.
-fn is_watched(kind: AlertKind) -> bool {
-    use AlertKind::*;
-    matches!(
-        kind,
-        FlagForecast | TimeTrouble | NodeOffline | ClockSilent | ZoneTimeTrouble
-    )
-}
-
 /// The key of the condition a restored alert watches, for the kinds the watchers raise.
 fn watched_key(alert: &Alert) -> Option<Watched> {
-    if !is_watched(alert.kind) {
+    if !alert.kind.lifetime().watched {
         return None;
     }
     let sub = match alert.kind {
