@@ -123,10 +123,12 @@ impl PairingFiles {
         let starts = std::mem::take(&mut self.waiting);
         if self.busy.swap(true, Ordering::AcqRel) {
             // A read that ran past its limit still holds its thread: no second one beside it.
+            let why = format!(
+                "the pairing files are still being read (a read has taken longer than {} s)",
+                READ_LIMIT.as_secs()
+            );
             for (_, reply) in starts {
-                let why =
-                    "the pairing files are still being read (a read has taken longer than 10 s)";
-                drop(reply.send(Err(StartError::Pairings(why.to_owned()))));
+                drop(reply.send(Err(StartError::Pairings(why.clone()))));
             }
             return;
         }
