@@ -41,8 +41,9 @@ fn pair(text: &str) -> anyhow::Result<(String, u16)> {
 
 /// Serves the boards until stopped.
 pub async fn run(args: LiveChessArgs) -> anyhow::Result<()> {
+    // LiveChess serves its API in plain WebSocket on the hall's network (no wss://).
     anyhow::ensure!(
-        args.url.starts_with("ws://") || args.url.starts_with("wss://"),
+        args.url.starts_with("ws://"),
         "--url {:?}: LiveChess's API is ws://HOST:1982/api/v1.0",
         args.url
     );
