@@ -510,3 +510,61 @@ fn a_round_goes_by_ftps_to_the_halls_own_server_and_a_refused_certificate_is_sho
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// A lichess round that refuses every push (it polls a source URL: lila's rule), tried first
+/// (its id sorts first), never holds up the round's other slice, and the arbiters see which
+/// one and why.
+#[test]
+fn a_slice_lichess_refuses_holds_up_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let (lichess, seen) = support::lichess::rules_stand_in("lip_refused", usize::MAX);
+    let pairings: String = (1..=4)
+        .map(|b| format!("{b},\"White, P{b}\",\"Black, P{b}\"\n"))
+        .collect();
+    std::fs::write(
+        dir.path().join("round-1.csv"),
+        format!("board,white,black\n{pairings}"),
+    )
+    .unwrap();
+    let config = format!(
+        "[broadcast]\ndelay_s = 0\n\n\
+         [broadcast.lichess]\nurl = \"http://127.0.0.1:{lichess}\"\ntoken = \"lip_refused\"\n\n\
+         [[rounds]]\nnumber = 1\npairings = \"round-1.csv\"\n\
+         lichess_slices = [ {{ boards = \"1-2\", round_id = \"Sourced1\" }}, {{ boards = \"3-4\", round_id = \"Tpushed1\" }} ]\n"
+    );
+    let (hub, _) = Hub::configured(dir.path(), &config);
+    for board in 1..=4 {
+        result(&hub, board, "1/2-1/2");
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let marked = seen
+            .lock()
+            .unwrap()
+            .marks
+            .iter()
+            .any(|(_, id, status, _)| id == "Tpushed1" && status == "finished");
+        if marked {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the other slice was held up: {:?}",
+            seen.lock().unwrap().requests
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.rounds["Tpushed1"].len(), 2);
+    assert!(!seen.rounds.contains_key("Sourced1"));
+    assert!(seen.broken.is_empty(), "{:?}", seen.broken);
+    let outlets = http_json(hub.http, "/api/broadcast/outlets");
+    let destinations = &outlets[0]["destinations"];
+    assert!(
+        destinations["Sourced1"]["failing"]
+            .as_str()
+            .is_some_and(|f| f.contains("source URL")),
+        "{outlets}"
+    );
+    assert!(destinations["Tpushed1"]["failing"].is_null(), "{outlets}");
+}

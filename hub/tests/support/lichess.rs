@@ -111,7 +111,8 @@ fn games_by_round(pgn: &str) -> Vec<(String, String)> {
 /// /api/broadcast/round/{id}/push` with the token, plain-text PGN, at most 100 games a
 /// request and 100 a round; `POST /broadcast/round/{id}/edit?patch=1` with `status=…`; one
 /// request at a time; it answers its `too_many_at`-th request with 429 (lichess's API: wait
-/// a minute), and a request within the minute after it is a broken rule too.
+/// a minute), and a request within the minute after it is a broken rule too. A round whose
+/// id starts `Sourced` has a source URL: lila refuses every push to it.
 pub fn rules_stand_in(
     token: &str,
     too_many_at: usize,
@@ -216,6 +217,11 @@ fn answer_lichess(
     let path = request_line.split(' ').nth(1).unwrap_or("");
     let parts: Vec<&str> = path.split('/').collect();
     match parts.as_slice() {
+        // lila refuses pushes to a round that polls a source URL; these stand for one.
+        ["", "api", "broadcast", "round", id, "push"] if id.starts_with("Sourced") => (
+            400,
+            r#"{"error":"This broadcast round has a source URL, it cannot be pushed to"}"#.into(),
+        ),
         ["", "api", "broadcast", "round", id, "push"] => {
             if !headers
                 .get("content-type")

@@ -5,7 +5,8 @@
 //! - `POST {url}/api/broadcast/round/{id}/push`, the token, plain-text PGN, at most 100
 //!   games a request and a round;
 //! - one request at a time to lichess, for every slice and round; after a 429 nothing for a
-//!   minute (or the `Retry-After` it gives), then the whole current state again;
+//!   minute (or the `Retry-After` it gives), then the whole current state again; any other
+//!   refusal retried for that round alone, after a growing wait, the others going on;
 //! - a slice whose every game has its result is pushed, then its lichess round marked
 //!   finished (`POST {url}/broadcast/round/{id}/edit?patch=1`, `status=finished`); started
 //!   again if an arbiter withdraws a result.
@@ -33,7 +34,8 @@ pub const GAMES_PER_PUSH: usize = 100;
 /// Games lichess shows in a round.
 pub const GAMES_PER_ROUND: usize = 100;
 
-/// Waits between attempts after a failure: 1 s, doubling, at most a minute.
+/// Waits between attempts at a lichess round after a failure: 1 s, doubling, at most a
+/// minute; the other rounds go on meanwhile.
 const RETRY_FIRST: Duration = Duration::from_secs(1);
 const RETRY_MAX: Duration = Duration::from_secs(60);
 /// After a 429 without `Retry-After`: lichess's API asks for a minute.
@@ -218,6 +220,9 @@ struct Sent {
     pushed: HashMap<String, u64>,
     /// Whether the round was last marked finished (`None`: never marked).
     marked: HashMap<String, bool>,
+    /// Rounds whose last attempt failed: not tried again before then, and the wait after
+    /// the next failure. One round lichess refuses never holds up the others.
+    retry: HashMap<String, (tokio::time::Instant, Duration)>,
 }
 
 /// Pushes every slice's newest state, one request at a time, until the outlet is dropped.
@@ -234,28 +239,36 @@ async fn run(target: Arc<LichessTarget>, inbox: Arc<Inbox>, status: StatusBoard)
         }
     };
     let mut sent = Sent::default();
-    let mut wait = RETRY_FIRST;
-    // The lichess round pushed last: the next is the one after it, so a round that changes
+    // The lichess round tried last: the next is the one after it, so a round that changes
     // every second never starves the others.
     let mut after = String::new();
     while !inbox.closed.load(Ordering::Relaxed) {
-        let Some((id, wanted)) = next(&inbox, &sent, &after) else {
-            inbox.changed.notified().await;
+        let now = tokio::time::Instant::now();
+        let Some((id, wanted)) = next(&inbox, &sent, &after, now) else {
+            match sent.retry.values().map(|(at, _)| *at).min() {
+                Some(at) => {
+                    tokio::select! {
+                        () = inbox.changed.notified() => {}
+                        () = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => inbox.changed.notified().await,
+            }
             continue;
         };
         match bring_up_to_date(&client, &target, &id, &wanted, &mut sent).await {
             Ok(()) => {
-                wait = RETRY_FIRST;
+                sent.retry.remove(&id);
                 let destination = Destination {
                     round: wanted.round,
                     boards: wanted.boards.clone(),
                     games: wanted.games.len(),
                     sent_at: None,
                     finished: wanted.finished,
+                    failing: None,
                 };
                 status.sent(&id, destination);
                 tracing::debug!(lichess_round = %id, games = wanted.games.len(), "pushed to lichess");
-                after = id;
             }
             Err(Refused::TooMany(pause)) => {
                 tracing::warn!(lichess_round = %id, ?pause, "lichess answered 429 (too many requests): nothing is sent until the wait is over, then every round again");
@@ -265,22 +278,30 @@ async fn run(target: Arc<LichessTarget>, inbox: Arc<Inbox>, status: StatusBoard)
                 sent.pushed.clear(); // the whole current state again
             }
             Err(Refused::Failed(why)) => {
-                if status.failed(&why) {
+                let wait = sent.retry.get(&id).map_or(RETRY_FIRST, |(_, wait)| *wait);
+                sent.retry
+                    .insert(id.clone(), (now + wait, (wait * 2).min(RETRY_MAX)));
+                if status.destination_failed(&id, &why) {
                     tracing::warn!(lichess_round = %id, %why, retry_in = ?wait, "push to lichess failed; retrying");
                 }
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(RETRY_MAX);
             }
         }
+        after = id;
     }
 }
 
 /// The next lichess round whose state lichess has not got, after `after` in order.
-fn next(inbox: &Inbox, sent: &Sent, after: &str) -> Option<(String, Wanted)> {
+fn next(
+    inbox: &Inbox,
+    sent: &Sent,
+    after: &str,
+    now: tokio::time::Instant,
+) -> Option<(String, Wanted)> {
     let wanted = inbox.wanted.lock().unwrap_or_else(|p| p.into_inner());
     let behind = |(id, w): &(&String, &Wanted)| {
-        sent.pushed.get(*id) != Some(&w.print)
-            || sent.marked.get(*id).copied().unwrap_or(false) != w.finished
+        let due = sent.retry.get(*id).is_none_or(|(at, _)| *at <= now);
+        due && (sent.pushed.get(*id) != Some(&w.print)
+            || sent.marked.get(*id).copied().unwrap_or(false) != w.finished)
     };
     let later =
         wanted.range::<str, _>((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded));

@@ -36,6 +36,9 @@ pub struct Destination {
     pub sent_at: Option<u64>,
     /// The round is marked finished there (lichess).
     pub finished: bool,
+    /// Why the last attempt at this destination failed, while it fails (a lichess round
+    /// with a source URL refuses pushes, whatever the others do).
+    pub failing: Option<String>,
 }
 
 /// An outlet's status, shared by the outlet and its task.
@@ -90,6 +93,17 @@ impl StatusBoard {
         self.with(|s| {
             let news = s.failing.as_deref() != Some(why);
             s.failing = Some(why.to_owned());
+            news
+        })
+    }
+
+    /// An attempt at destination `name` failed for `why`: `true` when that is news for it.
+    pub fn destination_failed(&self, name: &str, why: &str) -> bool {
+        self.with(|s| {
+            let entry = s.destinations.entry(name.to_owned()).or_default();
+            let news = entry.failing.as_deref() != Some(why);
+            entry.failing = Some(why.to_owned());
+            s.failing = Some(format!("{name}: {why}"));
             news
         })
     }
