@@ -369,37 +369,35 @@ impl Task {
 
     /// A record of the stream into the local journal; a stranger's is skipped and counted.
     fn apply(&mut self, seq: u64, payload: &[u8]) {
-        let sealed = match self.seal.open(seq, payload) {
-            Ok(message) => {
-                self.apply_message(seq, &message);
-                Sealed::Hall
-            }
-            Err(foreign) => self.skip_strangers(&foreign),
+        let (sealed, writes) = match self.seal.open(seq, payload) {
+            Ok(message) => (Sealed::Hall, self.writes_of(seq, &message)),
+            Err(foreign) => (self.skip_strangers(&foreign), Vec::new()),
         };
         self.role.handle_record(seq, sealed);
-        self.flusher.hand(Handed::StreamSeq(seq));
+        self.flusher.hand(Handed::Copied(writes, seq));
         self.publish_status();
     }
 
-    fn apply_message(&mut self, seq: u64, message: &[u8]) {
+    /// The writes a record of the hall holds (none in a genesis or a takeover); one that
+    /// cannot be read is skipped and counted.
+    fn writes_of(&mut self, seq: u64, message: &[u8]) -> Vec<Write> {
         match record::decode(message) {
-            Ok(Message::Writes(writes)) => {
-                for write in writes {
-                    match write {
-                        Ok(write) => {
-                            self.flusher.hand(Handed::Copy(write));
-                        }
-                        Err(e) => {
-                            tracing::error!(seq, error = %e, "a write of the journal stream is unreadable; skipped");
-                            self.metrics.journal_records_skipped();
-                        }
+            Ok(Message::Writes(writes)) => writes
+                .into_iter()
+                .filter_map(|write| match write {
+                    Ok(write) => Some(write),
+                    Err(e) => {
+                        tracing::error!(seq, error = %e, "a write of the journal stream is unreadable; skipped");
+                        self.metrics.journal_records_skipped();
+                        None
                     }
-                }
-            }
-            Ok(Message::Genesis(_) | Message::Takeover(_)) => {}
+                })
+                .collect(),
+            Ok(Message::Genesis(_) | Message::Takeover(_)) => Vec::new(),
             Err(e) => {
                 tracing::error!(seq, error = %e, "a journal stream record is unreadable; skipped");
                 self.metrics.journal_records_skipped();
+                Vec::new()
             }
         }
     }
@@ -513,10 +511,7 @@ impl Task {
                     match appended {
                         Ok(seq) => {
                             self.role.handle_appended(seq);
-                            for (at, write) in batch {
-                                self.flusher.hand(Handed::Write(at, write));
-                            }
-                            self.flusher.hand(Handed::StreamSeq(seq));
+                            self.flusher.hand(Handed::Appended(batch, seq));
                             self.publish_status();
                         }
                         Err(AppendError::Others) => return Ending::StepDown(role::StepDown::Fenced),

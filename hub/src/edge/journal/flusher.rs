@@ -59,14 +59,21 @@ pub struct Flusher {
 
 /// What the flusher is handed, in order.
 #[derive(Debug)]
+// The hot path is `Write`, one per event, moved through the channel as it is: boxing it to
+// match the small variants would cost an allocation per event for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Handed {
     /// A write, the journal's at this position.
     Write(Position, Write),
-    /// A write another hub made, read off the cluster's journal stream: kept, and nobody
-    /// waits for it.
-    Copy(Write),
+    /// On a cluster, the active hub's append: its writes, at their positions, and the
+    /// journal stream's sequence number after them, taken into one flush together (a flush
+    /// between them would keep writes the local journal does not count as the stream's).
+    Appended(Vec<(Position, Write)>, u64),
+    /// A record another hub appended, read off the cluster's journal stream: its writes
+    /// (kept, nobody waits for them) and its sequence number, taken into one flush together.
+    Copied(Vec<Write>, u64),
     /// On a cluster: everything handed so far is the journal stream's up to this sequence
-    /// number, kept with it in the same flush.
+    /// number (a record with no writes: a takeover, a stranger's).
     StreamSeq(u64),
     /// Answered once everything handed before is flushed.
     Sync(tokio::sync::oneshot::Sender<()>),
@@ -205,9 +212,18 @@ impl Taken {
                 journal.write(&write)?;
                 self.up_to = Some(at);
             }
-            Handed::Copy(write) => {
-                self.starts_round |= matches!(write, Write::RoundStart(_));
-                journal.write(&write)?;
+            Handed::Appended(writes, seq) => {
+                for (at, write) in writes {
+                    self.take(journal, Handed::Write(at, write))?;
+                }
+                journal.set_stream_seq(seq)?;
+            }
+            Handed::Copied(writes, seq) => {
+                for write in writes {
+                    self.starts_round |= matches!(write, Write::RoundStart(_));
+                    journal.write(&write)?;
+                }
+                journal.set_stream_seq(seq)?;
             }
             Handed::StreamSeq(seq) => journal.set_stream_seq(seq)?,
             Handed::Sync(synced) => self.syncs.push(synced),
