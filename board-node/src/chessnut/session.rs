@@ -188,17 +188,8 @@ fn square_of(field: Field) -> Square {
 
 #[cfg(test)]
 mod tests {
-    use super::super::wire::tests::frame;
+    use super::super::wire::tests::{frame, start};
     use super::*;
-
-    fn start() -> Box<Fields> {
-        let placement = crate::sensors::placement(&shakmaty::Board::new());
-        let mut fields: Box<Fields> = Box::new([None; 64]);
-        for (square, piece) in placement.pieces() {
-            fields[usize::from(7 - square.rank()) * 8 + usize::from(square.file())] = Some(piece);
-        }
-        fields
-    }
 
     fn placements(readings: &[Reading]) -> Vec<Placement> {
         readings

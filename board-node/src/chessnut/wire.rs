@@ -148,7 +148,8 @@ pub mod tests {
         out
     }
 
-    fn start() -> Box<Fields> {
+    /// The start position's fields (a8 first).
+    pub fn start() -> Box<Fields> {
         let placement = crate::sensors::placement(&shakmaty::Board::new());
         let mut fields: Box<Fields> = Box::new([None; 64]);
         for (square, piece) in placement.pieces() {
