@@ -161,6 +161,21 @@ fn changed(games: &[FeedGame], boards: &[u16], version: usize) -> Vec<FeedGame> 
         .collect()
 }
 
+/// Round 1 as the follower hands it to the outlets.
+fn round_feed<'a>(
+    games: &'a [FeedGame],
+    pairings: &'a [hub::core::pairings::Pairing],
+) -> RoundFeed<'a> {
+    RoundFeed {
+        round: RoundNo::FIRST,
+        games,
+        pairings,
+        first_round: RoundNo::FIRST,
+        event_id: "bench",
+        event_name: "bench",
+    }
+}
+
 async fn push_and_upload(games: Vec<FeedGame>, pairings: Vec<hub::core::pairings::Pairing>) {
     let (url, got) = lichess_stand_in().await;
     let slices: Vec<LichessSlice> = (0..BOARDS / SLICE)
@@ -216,14 +231,7 @@ async fn push_and_upload(games: Vec<FeedGame>, pairings: Vec<hub::core::pairings
                    games: Vec<FeedGame>|
      -> (Duration, Option<Duration>) {
         let (wanted, file) = delivered(&games);
-        let feed = RoundFeed {
-            round: RoundNo::FIRST,
-            games: &games,
-            pairings: &pairings,
-            first_round: RoundNo::FIRST,
-            event_id: "bench",
-            event_name: "bench",
-        };
+        let feed = round_feed(&games, &pairings);
         let handed = Instant::now();
         pusher.round_changed(&feed);
         if let Some(uploader) = uploader {
@@ -266,16 +274,9 @@ async fn push_and_upload(games: Vec<FeedGame>, pairings: Vec<hub::core::pairings
             changed(&games, &firsts, run + 100),
         ));
         // The baseline: one slice pushed alone (no upload waited for).
-        let (wanted, _) = delivered(&changed(&games, &[1], run + 200));
         let feed_games = changed(&games, &[1], run + 200);
-        let feed = RoundFeed {
-            round: RoundNo::FIRST,
-            games: &feed_games,
-            pairings: &pairings,
-            first_round: RoundNo::FIRST,
-            event_id: "bench",
-            event_name: "bench",
-        };
+        let (wanted, _) = delivered(&feed_games);
+        let feed = round_feed(&feed_games, &pairings);
         let handed = Instant::now();
         pusher.round_changed(&feed);
         while *got.lock().unwrap() != wanted {
