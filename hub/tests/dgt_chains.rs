@@ -58,18 +58,7 @@ impl ChainGame {
     /// The clock's display is definitive (6.10.1): the last move of each side shows the
     /// source's `%clk`.
     fn assert_final_clocks(&self, shown: &[Option<u64>]) {
-        let last = self.sans.len().saturating_sub(2);
-        for (ply, (clk, shown)) in self.clk_ms.iter().zip(shown).enumerate().skip(last) {
-            if let Some(clk) = clk {
-                assert_eq!(
-                    *shown,
-                    Some(clk / 1000 * 1000),
-                    "board {} ply {}: the final clock (6.10.1)",
-                    self.board,
-                    ply + 1
-                );
-            }
-        }
+        support::live::assert_final_clocks(self.board, &self.clk_ms, shown);
     }
 
     /// A ply after which exactly one more press comes within `made_ms` of game time and

@@ -429,3 +429,19 @@ impl Drop for LiveNode {
         let _ = self.child.wait();
     }
 }
+
+/// The clock's display is definitive (6.10.1): each side's last move of board `board`'s
+/// game shows the source's `%clk` (`clk_ms`, a ply each) in `shown` (the hub's `clock_ms`).
+pub fn assert_final_clocks(board: u16, clk_ms: &[Option<u64>], shown: &[Option<u64>]) {
+    let last = clk_ms.len().saturating_sub(2);
+    for (ply, (clk, shown)) in clk_ms.iter().zip(shown).enumerate().skip(last) {
+        if let Some(clk) = clk {
+            assert_eq!(
+                *shown,
+                Some(clk / 1000 * 1000),
+                "board {board} ply {}: the final clock (6.10.1)",
+                ply + 1
+            );
+        }
+    }
+}
