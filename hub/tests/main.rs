@@ -32,6 +32,7 @@ mod docs_paths;
 mod door_locked;
 mod door_lows;
 mod door_under_load;
+mod filled_in;
 mod forged_messages;
 mod journal_damaged;
 mod journal_full;

@@ -594,12 +594,21 @@ function drawTimePlot(clockMs) {
   svg.replaceChildren(...children);
 }
 
-function drawMoves(moves, clockMs) {
+/** The moves with each side's clock; moves the hub filled in (their order not seen, 7.4)
+ * are marked until an arbiter confirms the order. */
+function drawMoves(moves, clockMs, filled = []) {
   const rows = [];
+  const move = (j) => {
+    const stretch = filled.find((f) => f.from_ply <= j + 1 && j + 1 <= f.to_ply);
+    if (!stretch) return el("td", {}, moves[j] || "");
+    const why = stretch.confirmed ? "filled in; the arbiter confirmed the order"
+      : "filled in: the board did not show the order (" + stretch.orders + " possible)";
+    return el("td", { class: stretch.confirmed ? "filled confirmed" : "filled", title: why }, moves[j]);
+  };
   for (let i = 0; i < moves.length; i += 2) {
     const t = (j) => (clockMs[j] != null ? clockText(clockMs[j]) : "");
-    rows.push(el("tr", {}, el("td", {}, String(i / 2 + 1)), el("td", {}, moves[i]), el("td", { class: "t" }, t(i)),
-      el("td", {}, moves[i + 1] || ""), el("td", { class: "t" }, moves[i + 1] ? t(i + 1) : "")));
+    rows.push(el("tr", {}, el("td", {}, String(i / 2 + 1)), move(i), el("td", { class: "t" }, t(i)),
+      move(i + 1), el("td", { class: "t" }, moves[i + 1] ? t(i + 1) : "")));
   }
   $("moves").tBodies[0].replaceChildren(...rows);
 }
@@ -620,6 +629,11 @@ function drawTimeline(detail, alerts) {
     const side = m.by === "white" ? "White" : "Black";
     const article = (m.ruling && m.ruling.article) || m.article;
     items.push({ at: null, cls: "urgent", text: "Illegal move (" + m.kind.replace(/_/g, " ") + ") by " + side + " at move " + n + (m.by === "white" ? "." : "…") + " · Art. " + article });
+  }
+  for (const f of detail.filled_in || []) {
+    const orders = f.candidates.map((o) => o.join(" ")).join(" | ");
+    items.push({ at: null, cls: f.confirmed ? "" : "high", text: "Moves " + f.from_ply + "–" + f.to_ply + " (half-moves) filled in, the order "
+      + (f.confirmed ? "confirmed by the arbiter: " : "not seen; " + f.orders + (f.more_orders ? "+" : "") + " orders reach the board: ") + orders });
   }
   items.sort((a, b) => (a.at ?? 0) - (b.at ?? 0));
   $("timeline").replaceChildren(...(items.length ? items : [{ text: "Nothing irregular.", cls: "" }]).map((i) =>
@@ -650,7 +664,7 @@ async function loadBoard(board) {
   $("board-result").textContent = detail.result === "*" ? "playing" : detail.result;
   drawDiagram(detail.fen);
   $("board-fen").textContent = detail.fen;
-  drawMoves(detail.moves, detail.clock_ms);
+  drawMoves(detail.moves, detail.clock_ms, detail.filled_in);
   drawTimePlot(detail.clock_ms);
   if (arbiters) {
     const alerts = await fetch("/api/alerts?board=" + board).then((r) => (r.ok ? r.json() : []));

@@ -250,14 +250,39 @@ async function loadBoard(board) {
   renderClocks();
   $("board-status").textContent = (d.result === "*" ? "Playing" : d.result + (d.article ? " · Art. " + d.article : ""))
     + " · " + (d.ply ? "after " + afterPly(d.ply) : "no move yet") + (d.board_sync && d.board_sync !== "in_sync" ? " · board " + d.board_sync.replace(/_/g, " ") : "");
+  const filled = d.filled_in || [];
   const moves = [];
-  d.moves.forEach((san, i) => moves.push(i % 2 ? san : (i / 2 + 1) + ". " + san));
+  d.moves.forEach((san, i) => {
+    const ply = i + 1;
+    const stretch = filled.find((f) => f.from_ply <= ply && ply <= f.to_ply);
+    // Filled-in moves stand in brackets, as a scoresheet's uncertain moves are.
+    const open = stretch && stretch.from_ply === ply ? "[" : "";
+    const close = stretch && stretch.to_ply === ply ? "]" + (stretch.confirmed ? "" : "?") : "";
+    moves.push(open + (i % 2 && !open ? san : (Math.floor(i / 2) + 1) + (i % 2 ? "… " : ". ") + san) + close);
+  });
   $("moves").textContent = moves.join(" ") || "No moves yet.";
+  renderOrders(filled);
   $("reinstate-ply").value = Math.max(0, d.ply - 1);
   showReinstatePly();
   startFromRuling(d.ruling);
   $("board-view").dataset.loaded = board;
   renderBoardAlerts();
+}
+
+/** Moves the hub filled in without seeing their order (7.4): each order that reaches the
+ * board, the one followed first, for the arbiter to confirm or choose after checking the
+ * scoresheets. */
+function renderOrders(filled) {
+  const open = filled.filter((f) => !f.confirmed);
+  $("orders").hidden = !open.length;
+  $("orders").replaceChildren(...open.map((f) => el("div", { class: "order" },
+    el("p", {}, "Moves in [ ]? filled in: the board did not show their order (Art. 7.4). "
+      + f.orders + (f.more_orders ? "+" : "") + " orders reach the board:"),
+    ...f.candidates.map((moves, i) => el("button", {
+      type: "button", class: "big",
+      onclick: () => decide({ decision: "order", from_ply: f.from_ply, moves },
+        (i ? "Choose the order " : "Confirm the order ") + moves.join(" ")),
+    }, (i ? "Choose: " : "Confirm: ") + moves.join(" "))))));
 }
 
 /** The move that completed `ply` half-moves, as FIDE numbers it: "9. (White's 9th move)"

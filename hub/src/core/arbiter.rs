@@ -16,6 +16,7 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
+use shakmaty::san::SanPlus;
 use shakmaty::Color;
 
 use super::ids::{BoardNo, DecisionId, RoundNo, Seq};
@@ -226,6 +227,13 @@ pub enum Decision {
         ms: i64,
         reason: TimeReason,
     },
+    /// The order of the moves the hub filled in from ply `from_ply` (7.4): `moves` in SAN
+    /// from the position before it, the one the hub followed (a confirmation) or another
+    /// that reaches the same board.
+    Order {
+        from_ply: usize,
+        moves: Vec<SanPlus>,
+    },
 }
 
 impl Decision {
@@ -364,6 +372,28 @@ pub enum DecisionError {
     /// The board played no game in that round.
     #[error("board {0} played no game in round {1}")]
     NoGame(BoardNo, RoundNo),
+    /// An order for moves the hub did not fill in.
+    #[error("the hub filled in no moves from ply {ply}: see the board's filled_in")]
+    NothingFilledIn { ply: usize },
+    /// An order of another number of moves than were filled in.
+    #[error("plies {from_ply} to {to_ply} were filled in: give {} moves, not {given}", to_ply - from_ply + 1)]
+    OrderLength {
+        from_ply: usize,
+        to_ply: usize,
+        given: usize,
+    },
+    /// A move of the order (or a later move of the game after it) is not legal there.
+    #[error("{san} is not a legal move at ply {ply} in that order")]
+    OrderIllegal { ply: usize, san: String },
+    /// An order that does not reach the position the board showed.
+    #[error("that order does not reach the position the board showed after ply {to_ply}")]
+    OrderMissesBoard { from_ply: usize, to_ply: usize },
+    /// An illegal move stood after the moves filled in: the game goes on from the position it
+    /// left, which no order changes.
+    #[error(
+        "an illegal move stood after ply {ply}: reinstate the position before choosing an order"
+    )]
+    OrderAfterIllegalMove { ply: usize },
     /// An arbiter's own login acts only in the zones they watch; the chief's token anywhere.
     #[error("board {board} is in zone {zone}, not one of {arbiter}'s: an arbiter of that zone, or the chief arbiter, decides there")]
     OutOfZone {
@@ -390,6 +420,15 @@ pub fn reinstate_article(edition: Edition) -> &'static str {
         Edition::Laws2009 => "7.4a",
         Edition::Laws2014 => "7.5a",
         Edition::Laws2018 | Edition::Laws2023 => "7.5.1",
+    }
+}
+
+/// The article under which the arbiter restores the order of moves the board did not show:
+/// displaced pieces, the position restored (7.4; 7.3 in 2009).
+pub fn order_article(edition: Edition) -> &'static str {
+    match edition {
+        Edition::Laws2009 => "7.3",
+        Edition::Laws2014 | Edition::Laws2018 | Edition::Laws2023 => "7.4",
     }
 }
 

@@ -98,6 +98,10 @@ alert_kinds! {
     /// Records in the clustered hall's journal stream that the hall's hubs did not seal (a
     /// stranger with a NATS login appended them): refused, nothing in them taken.
     StrangersRecords,
+    /// The board showed several moves at once, made while the node could not see it, in an
+    /// order it does not tell: the hub follows the likeliest, the arbiter confirms or
+    /// corrects it (7.4).
+    MovesFilledIn,
 }
 
 /// How soon an arbiter must act; escalation times are set per severity.
@@ -131,7 +135,7 @@ impl AlertKind {
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
             | ResultSignalled | JournalDamaged | ForgedMessage | ForgedFlood | UnpairedBoard
-            | StrangersRecords | ResultCorrected => Severity::High,
+            | StrangersRecords | ResultCorrected | MovesFilledIn => Severity::High,
             TimeTrouble | RoundFinished => Severity::Normal,
         }
     }
@@ -164,8 +168,8 @@ impl AlertKind {
             (LateArrival, Laws2009) => "6.6a",
             (ClockNotStarted, Laws2014) => "6.6",
             (ClockNotStarted, _) => "6.5",
-            (OutOfSync, Laws2023 | Laws2018 | Laws2014) => "7.4",
-            (OutOfSync, Laws2009) => "7.3",
+            (OutOfSync | MovesFilledIn, Laws2023 | Laws2018 | Laws2014) => "7.4",
+            (OutOfSync | MovesFilledIn, Laws2009) => "7.3",
             (WrongSetup, Laws2023 | Laws2018) => "7.2.1",
             (WrongSetup, Laws2014) => "7.2a",
             (WrongSetup, Laws2009) => "7.1a",
@@ -209,7 +213,8 @@ impl AlertKind {
             | ForgedFlood
             | ResultCorrected
             | UnpairedBoard
-            | StrangersRecords => Lifetime::UNTIL_RESOLVED,
+            | StrangersRecords
+            | MovesFilledIn => Lifetime::UNTIL_RESOLVED,
             // Watched while the game is played, and only then.
             TimeTrouble | FlagForecast | ClockSilent => Lifetime {
                 game_over: true,
@@ -323,7 +328,7 @@ mod tests {
         for kind in [FlagFall, IllegalMove, ResultSignalled, ForgedMessage] {
             assert!(!kind.clears_by_itself(), "{kind:?}");
         }
-        assert_eq!(AlertKind::ALL.len(), 28);
+        assert_eq!(AlertKind::ALL.len(), 29);
     }
 
     #[test]

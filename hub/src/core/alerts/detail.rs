@@ -48,6 +48,9 @@ pub enum Detail {
     Signal(GameResult),
     /// A number: the event the journal lost, the messages refused.
     Number(u64),
+    /// Orders of moves in SAN (`Nd7 h3 Be6`), the one the hub follows first: written with
+    /// ` | ` between them.
+    Orders(Vec<String>),
     /// A detail this hub does not know, shown as it is.
     Other(String),
 }
@@ -123,9 +126,24 @@ impl Detail {
         }
         match text.parse::<u64>() {
             Ok(n) if n.to_string() == text => Detail::Number(n),
+            _ if is_orders(text) => {
+                Detail::Orders(text.split(ORDERS_APART).map(str::to_owned).collect())
+            }
             _ => Detail::Other(text.to_owned()),
         }
     }
+}
+
+/// What stands between two orders of moves.
+const ORDERS_APART: &str = " | ";
+
+/// Whether `text` is orders of two or more moves in SAN, as [`Detail::Orders`] writes them.
+fn is_orders(text: &str) -> bool {
+    let san = |word: &str| word.parse::<shakmaty::san::SanPlus>().is_ok();
+    text.split(ORDERS_APART).all(|order| {
+        let moves: Vec<&str> = order.split(' ').collect();
+        moves.len() >= 2 && moves.iter().all(|m| san(m))
+    })
 }
 
 impl fmt::Display for Detail {
@@ -136,6 +154,7 @@ impl fmt::Display for Detail {
             Detail::Setup(setup) => f.write_str(name_of(&SETUPS, *setup)),
             Detail::Signal(result) => f.write_str(result.code()),
             Detail::Number(n) => write!(f, "{n}"),
+            Detail::Orders(orders) => f.write_str(&orders.join(ORDERS_APART)),
             Detail::Other(text) => f.write_str(text),
         }
     }
@@ -166,7 +185,13 @@ mod tests {
             .chain(CLOCK_FAULTS.iter().map(|(c, _)| Detail::Clock(*c)))
             .chain(SETUPS.iter().map(|(s, _)| Detail::Setup(*s)))
             .chain(SIGNALS.iter().map(|r| Detail::Signal(*r)))
-            .chain([Detail::Number(42), Detail::Other("a later hub's".into())]);
+            .chain([
+                Detail::Number(42),
+                Detail::Orders(vec!["Nd7 h3 Be6".into(), "Be6 h3 Nd7".into()]),
+                Detail::Orders(vec!["e4 e5 Nf3 Nc6 Bb5".into()]),
+                Detail::Other("a later hub's".into()),
+                Detail::Other("two words".into()),
+            ]);
         for detail in details {
             let json = serde_json::to_string(&detail).unwrap();
             assert_eq!(

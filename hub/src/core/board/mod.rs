@@ -227,6 +227,10 @@ impl BoardState {
                 self.clock.reinstate(*ply, self.game.moves_by_side());
                 (events, Some(arbiter::reinstate_article(edition)))
             }
+            Decision::Order { from_ply, moves } => {
+                let events = self.game.choose_order(*from_ply, moves)?;
+                (events, Some(arbiter::order_article(edition)))
+            }
             Decision::Result { result, cause } => {
                 let events = self.game.declare(*result, *cause)?;
                 (events, cause.and_then(|c| c.article(edition)))

@@ -68,6 +68,23 @@ pub struct BoardDetail {
     /// The result the hub's own rules give the game (`null`: none): a declared result that
     /// departs from it needs the arbiter's reason.
     pub ruling: Option<Ruling>,
+    /// The stretches of `moves` the hub filled in, in an order the board did not show.
+    #[serde(default)]
+    pub filled_in: Vec<FilledInView>,
+}
+
+/// Moves `from_ply` to `to_ply` (plies from 1) filled in: how many orders reach the board
+/// (`orders`, the ones found in `candidates`, the one followed first), and whether the
+/// arbiter confirmed the order (or chose another).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilledInView {
+    pub from_ply: usize,
+    pub to_ply: usize,
+    pub orders: usize,
+    /// The search stopped at its bound: more orders may reach the board.
+    pub more_orders: bool,
+    pub confirmed: bool,
+    pub candidates: Vec<Vec<SanPlus>>,
 }
 
 /// The hub's own ruling on a game: its result, the article, and why (`flag_fall`, or how
@@ -342,6 +359,19 @@ impl BoardState {
             setup_claims: self.setup_claims(),
             clock_ms: self.clock.checks().iter().map(MoveCheck::time_ms).collect(),
             ruling: self.ruling(),
+            filled_in: self
+                .game
+                .filled_in()
+                .iter()
+                .map(|f| FilledInView {
+                    from_ply: f.from_ply,
+                    to_ply: f.to_ply,
+                    orders: f.orders.len(),
+                    more_orders: f.more_orders,
+                    confirmed: f.confirmed,
+                    candidates: self.game.orders_in_san(f),
+                })
+                .collect(),
         }
     }
 }

@@ -1,18 +1,27 @@
 //! Moves the node could not see: its line to the board was down (a cable pulled and put
-//! back) or it restarted, and the players went on. When it reads the board again, the board
-//! shows the position a few moves on. If exactly one sequence of legal moves leads there,
-//! and the clock runs for the side whose turn it is after them, each of those moves was
-//! completed by its press (6.2.1): the hub completes them, so no move of the game is lost.
-//! Anything else (two ways there, a clock that disagrees) stays out of sync for the arbiter.
+//! back, a stall), it restarted, or the power was cut, and the players went on. When it
+//! reads the board again, the board shows the position a few moves on; each of those moves
+//! was completed by its press (6.2.1).
+//!
+//! - One way there ([`ways::shortest`]) of at most [`MAX_CAUGHT_UP`] moves, the clock
+//!   running for the side to move after them: the moves are completed as they were made.
+//! - Several ways (the order not told by the board), or more moves: the game is followed at
+//!   once in the most likely order and the moves are marked as filled in
+//!   ([`super::filled_in`]) for the arbiter to confirm or correct (7.4).
+//! - No way: the board stays out of sync (or the press is an illegal move) for the arbiter.
 
 use shakmaty::{Board, Chess, Color, Move, Position};
 
-use super::{Game, GameEvent};
+use super::filled_in::FilledIn;
+use super::{ways, Game, GameEvent};
 use protocol::NodeMs;
 
-/// The most moves caught up at once. One is an ordinary press; a few seconds without the
-/// board in a blitz finish are two or three. Further, the board is better checked by hand.
+/// The most moves completed at once without asking the arbiter: one is an ordinary press; a
+/// few seconds without the board in a blitz finish are two or three.
 pub const MAX_CAUGHT_UP: usize = 3;
+
+/// The most boards remembered between two moves, for the order of moves filled in.
+const MAX_SEEN: usize = 64;
 
 impl Game {
     /// Completes the moves the node missed if the board (as last sensed) shows where they
@@ -22,73 +31,62 @@ impl Game {
         if !self.playing() || board == *self.position.board() {
             return None;
         }
-        let moves = only_way(&self.position, &board, running)?;
+        let ways = ways::shortest(&self.position, &board, running);
+        let mut orders = ways.found;
+        if orders.is_empty() {
+            return None;
+        }
+        let certain = orders.len() == 1 && orders[0].len() <= MAX_CAUGHT_UP && !ways.cut_short;
+        if !certain {
+            rank(&mut orders, &self.position, &self.seen);
+        }
+        let from_ply = self.moves.len() + 1;
         let mut events = Vec::new();
-        for m in moves {
+        for m in orders[0].clone() {
             events.extend(self.complete(at, m));
             if !self.playing() {
                 break;
             }
         }
+        if !certain {
+            let to_ply = self.moves.len();
+            self.filled_in.push(FilledIn {
+                from_ply,
+                to_ply,
+                orders,
+                more_orders: ways.cut_short,
+                confirmed: false,
+            });
+            events.push(GameEvent::MovesFilledIn { from_ply, to_ply });
+        }
         events.extend(self.resync(at, true));
         Some(events)
     }
-}
 
-/// The one sequence of 2 to [`MAX_CAUGHT_UP`] legal moves from `position` after which the
-/// pieces stand as on `board` and `running` is to move; `None` if there is none or more.
-fn only_way(position: &Chess, board: &Board, running: Color) -> Option<Vec<Move>> {
-    let mut found: Vec<Vec<Move>> = Vec::new();
-    let mut line = Vec::new();
-    for plies in 2..=MAX_CAUGHT_UP {
-        // Whose turn it is after `plies` moves is known in advance: skip lengths the clock
-        // rules out.
-        let to_move = if plies % 2 == 0 {
-            position.turn()
-        } else {
-            position.turn().other()
-        };
-        if to_move == running {
-            search(position, board, plies, &mut line, &mut found);
+    /// Remembers a board the node read between two moves: a way through it is likelier.
+    pub(super) fn saw(&mut self, board: &Board) {
+        if self.seen.last() == Some(board) {
+            return;
         }
-        if found.len() > 1 {
-            return None;
+        if self.seen.len() == MAX_SEEN {
+            self.seen.remove(0);
         }
-    }
-    (found.len() == 1).then(|| found.remove(0))
-}
-
-fn search(
-    position: &Chess,
-    board: &Board,
-    plies: usize,
-    line: &mut Vec<Move>,
-    found: &mut Vec<Vec<Move>>,
-) {
-    if plies == 0 {
-        if position.board() == board {
-            found.push(line.clone());
-        }
-        return;
-    }
-    // A move changes at most four squares (castling): a board further away than the moves
-    // left can change is not reached this way.
-    let differ = squares_differing(position.board(), board);
-    if differ > 4 * plies || found.len() > 1 || position.is_game_over() {
-        return;
-    }
-    for m in position.legal_moves() {
-        let mut after = position.clone();
-        after.play_unchecked(m);
-        line.push(m);
-        search(&after, board, plies - 1, line, found);
-        line.pop();
+        self.seen.push(board.clone());
     }
 }
 
-fn squares_differing(a: &Board, b: &Board) -> usize {
-    shakmaty::Square::ALL
-        .iter()
-        .filter(|sq| a.piece_at(**sq) != b.piece_at(**sq))
-        .count()
+/// Puts the likeliest order first: the one that passes through the most boards the node read
+/// on the way (a stall that let some readings through, a hand seen between two presses).
+/// Orders the readings do not tell apart keep the order of the legal moves.
+fn rank(orders: &mut [Vec<Move>], start: &Chess, seen: &[Board]) {
+    let passes = |way: &Vec<Move>| {
+        let mut position = start.clone();
+        let mut passed = 0;
+        for m in &way[..way.len() - 1] {
+            position.play_unchecked(*m);
+            passed += usize::from(seen.contains(position.board()));
+        }
+        passed
+    };
+    orders.sort_by_cached_key(|way| std::cmp::Reverse(passes(way)));
 }

@@ -17,17 +17,22 @@
 //! (a lifted piece, a captured piece taken off first, a castling half done) are only
 //! remembered. The clock's press is the moment; which move was made is read off the board.
 //!
+//! - `catch_up`: moves made while the node could not see the board; `ways`: the sequences
+//!   of moves that reach a board; [`filled_in`]: moves followed in an order the board did
+//!   not show, and the arbiter's order.
 //! - [`illegal`]: completed illegal moves (7.5) and what the arbiter may do.
 //! - [`signal`]: DGT's result signal, both kings on the centre squares.
 //! - [`sync`]: whether the board shows the game; boards without a clock (a move that stood
 //!   long enough counts).
 
 mod catch_up;
+mod filled_in;
 mod illegal;
 mod signal;
 mod sync;
 #[cfg(test)]
 mod tests;
+mod ways;
 
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
@@ -35,6 +40,7 @@ use shakmaty::{Bitboard, Board, ByColor, Chess, Color, EnPassantMode, Move, Posi
 
 use protocol::{ClockReport, NodeMs, Placement};
 
+pub use self::filled_in::FilledIn;
 use self::illegal::Lapsing;
 pub use self::illegal::{IllegalKind, IllegalMove};
 use self::signal::result_signal;
@@ -107,6 +113,17 @@ pub enum GameEvent {
     IllegalMoveStood {
         ply: usize,
     },
+    /// Moves `from_ply` to `to_ply` were completed in an order the board did not show: the
+    /// hub follows the likeliest, the arbiter confirms or corrects it (7.4).
+    MovesFilledIn {
+        from_ply: usize,
+        to_ply: usize,
+    },
+    /// The arbiter confirmed or chose the order of moves `from_ply` to `to_ply`.
+    OrderChosen {
+        from_ply: usize,
+        to_ply: usize,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -150,6 +167,10 @@ pub struct Game {
     shown_successor: Option<(Move, NodeMs)>,
     /// An illegal move that stands unless someone acts before the opponent's next move.
     lapsing: Option<Lapsing>,
+    /// The boards read since the last move: which order of moves filled in is likelier.
+    seen: Vec<Board>,
+    /// The moves completed in an order the board did not show.
+    filled_in: Vec<FilledIn>,
 }
 
 impl Default for Game {
@@ -182,6 +203,8 @@ impl Game {
             debounce_ms: None,
             shown_successor: None,
             lapsing: None,
+            seen: Vec::new(),
+            filled_in: Vec::new(),
         }
     }
 
@@ -306,6 +329,13 @@ impl Game {
         }
         self.moves.truncate(ply);
         self.history.truncate(ply + 1);
+        self.filled_in.retain(|f| f.from_ply <= ply);
+        if let Some(cut) = self.filled_in.last_mut().filter(|f| f.to_ply > ply) {
+            // The moves of the stretch that stay are the order followed, as far as it goes.
+            cut.to_ply = ply;
+            cut.orders.truncate(1);
+            cut.orders[0].truncate(ply + 1 - cut.from_ply);
+        }
         self.starts.retain(|(from, _)| *from <= ply);
         self.lapsing = None;
         self.position = self.history[ply].clone();
@@ -365,6 +395,7 @@ impl Game {
     pub fn placement(&mut self, at: NodeMs, placement: &Placement) -> Vec<GameEvent> {
         let board = sensed::board(placement);
         self.board_unread = false;
+        self.saw(&board);
         // What stood until now may have stood long enough (a board without a clock).
         let mut events = self.settle(at);
         self.shown_successor = None;
@@ -590,6 +621,7 @@ impl Game {
         self.pending_ending = None; // the position changes now
         self.shown_successor = None;
         self.lapsing = None;
+        self.seen.clear();
         let by = self.position.turn();
         let san = SanPlus::from_move_and_play_unchecked(&mut self.position, m);
         let mut events = vec![GameEvent::MoveCompleted {

@@ -80,7 +80,9 @@ impl Relay {
                 timeline.changed_at = at;
             }
             GameEvent::GameOver { .. } => timeline.ended_at = Some(at),
-            GameEvent::IllegalMoveStood { .. } => timeline.changed_at = at,
+            GameEvent::IllegalMoveStood { .. } | GameEvent::OrderChosen { .. } => {
+                timeline.changed_at = at;
+            }
             _ => {}
         }
     }
@@ -103,7 +105,10 @@ impl Relay {
                 timeline.ended_at = None;
                 timeline.changed_at = record.at;
             }
-            Decision::ClaimRejected { .. } | Decision::AdjustTime { .. } => {}
+            // The game's events say what an order changed.
+            Decision::ClaimRejected { .. }
+            | Decision::AdjustTime { .. }
+            | Decision::Order { .. } => {}
         }
     }
 

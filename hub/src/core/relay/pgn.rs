@@ -83,6 +83,38 @@ pub struct PgnMove {
     pub clock_ms: Option<u64>,
     /// How long the mover's clock ran (where no clock reported, the time between presses).
     pub emt_ms: Option<u64>,
+    /// The hub filled the move in, in an order the board did not show.
+    #[serde(default, skip_serializing_if = "Filled::is_seen")]
+    pub filled: Filled,
+}
+
+/// Whether a move was seen in its place, or filled in (`core/game/filled_in.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Filled {
+    #[default]
+    Seen,
+    /// Filled in; the arbiter has not confirmed the order.
+    Unconfirmed,
+    /// Filled in; the arbiter confirmed the order or chose it.
+    Confirmed,
+}
+
+impl Filled {
+    fn is_seen(&self) -> bool {
+        *self == Filled::Seen
+    }
+
+    /// The comment the feed gives a filled-in move.
+    fn comment(self) -> Option<&'static str> {
+        match self {
+            Filled::Seen => None,
+            Filled::Unconfirmed => {
+                Some("{Filled in: the board did not show the order of these moves.}")
+            }
+            Filled::Confirmed => Some("{Filled in: the arbiter confirmed the order.}"),
+        }
+    }
 }
 
 /// What a game's PGN is rendered from: its moves with their clocks, and where each stretch
@@ -115,12 +147,18 @@ impl PgnGame {
                 .checked_sub(1)
                 .map(|before| m.at.0.saturating_sub(moves[before].at.0));
             let check = checks.get(i);
+            let filled = match game.filled_in().iter().find(|f| f.holds(i + 1)) {
+                None => Filled::Seen,
+                Some(f) if f.confirmed => Filled::Confirmed,
+                Some(_) => Filled::Unconfirmed,
+            };
             out.push(PgnMove {
                 san: m.san,
                 by: m.by.into(),
                 number: position.fullmoves().get(),
                 clock_ms: check.and_then(MoveCheck::time_ms),
                 emt_ms: check.and_then(|c| c.used_ms).or(between_presses),
+                filled,
             });
             position.play_unchecked(m.m);
         }
@@ -233,6 +271,10 @@ pub fn render(tags: &Tags, game: &PgnGame, plies: usize, result: GameResult) -> 
         }
         if !comment.is_empty() {
             tokens.push(format!("{{{}}}", comment.join(" ")));
+        }
+        if let Some(note) = m.filled.comment() {
+            // One token: a reader keeps a line break inside a comment as part of its text.
+            tokens.push(note.to_owned());
         }
     }
     tokens.push(termination_marker(result).to_owned());

@@ -17,6 +17,9 @@ use crate::core::laws::Penalty;
 use crate::core::side::Side;
 use crate::core::time::HubMs;
 
+/// The most orders of moves filled in an alert names; the board's page lists them all.
+const MAX_ORDERS_SHOWN: usize = 6;
+
 impl AlertDesk {
     /// What a board event means for the arbiters.
     pub fn on_effect(&mut self, now: HubMs, hall: &Hall, effect: &Effect) -> Vec<AlertChange> {
@@ -212,7 +215,35 @@ impl AlertDesk {
                     changes.extend(self.raise(now, draft));
                 }
             }
-            GameEvent::Reinstated { .. } => {}
+            GameEvent::MovesFilledIn { from_ply, .. } => {
+                let game = state.game();
+                let Some(filled) = game.filled_in().iter().find(|f| f.from_ply == *from_ply) else {
+                    return;
+                };
+                let orders = game
+                    .orders_in_san(filled)
+                    .iter()
+                    .take(MAX_ORDERS_SHOWN)
+                    .map(|order| {
+                        let sans: Vec<String> = order.iter().map(ToString::to_string).collect();
+                        sans.join(" ")
+                    })
+                    .collect();
+                let facts = Facts {
+                    move_number: Some(move_number(from_ply - 1)),
+                    detail: Some(Detail::Orders(orders)),
+                    ..Facts::default()
+                };
+                let kind = AlertKind::MovesFilledIn;
+                let draft = self.draft(
+                    board,
+                    kind,
+                    Occurrence::at(*from_ply as u64),
+                    kind.article(edition).map(Into::into),
+                );
+                changes.extend(self.raise(now, Draft { facts, ..draft }));
+            }
+            GameEvent::Reinstated { .. } | GameEvent::OrderChosen { .. } => {}
         }
     }
 
@@ -477,6 +508,12 @@ impl AlertDesk {
                 ..
             } => &[ClockSetWrong],
             Decision::AdjustTime { .. } | Decision::ClaimRejected { .. } => &[],
+            Decision::Order { .. } => &[MovesFilledIn],
+        };
+        // An order answers the alert of its own stretch of moves, not another's.
+        let stretch = match &record.action.decision {
+            Decision::Order { from_ply, .. } => Some(*from_ply as u64),
+            _ => None,
         };
         let mut note = format!(
             "decision {}: {}",
@@ -513,6 +550,7 @@ impl AlertDesk {
             |a| {
                 answers.contains(&a.kind)
                     && of_the_game(a)
+                    && stretch.is_none_or(|ply| a.incident.occurrence == Occurrence::at(ply))
                     // A replay: this alert was opened again after this decision.
                     && a.reopened_by.is_none_or(|w| w < record.id)
             },

@@ -457,6 +457,10 @@ fn describe(decision: &Decision) -> String {
         },
         Decision::ClaimRejected { by } => format!("claim by {by:?} rejected"),
         Decision::AdjustTime { side, ms, .. } => format!("{side:?}'s clock {ms:+} ms"),
+        Decision::Order { from_ply, moves } => {
+            let sans: Vec<String> = moves.iter().map(ToString::to_string).collect();
+            format!("order from ply {from_ply}: {}", sans.join(" "))
+        }
     }
 }
 

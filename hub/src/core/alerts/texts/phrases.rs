@@ -373,6 +373,24 @@ pub(super) fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Semmit sem fogadtunk el belőlük. Valakinek olyan NATS-belépése van, amellyel írhatja a naplót: hívja a technikust a fürt jelszavainak cseréjéhez.",
             ],
         ),
+        MovesFilledIn => (
+            [
+                "Moves from move {move} were made while the board was out of sight, in an order the board does not show. The hub follows the first of: {detail}.",
+                "Trekk fra trekk {move} ble gjort mens brettet ikke ble lest, i en rekkefølge brettet ikke viser. Huben følger den første av: {detail}.",
+                "Drag från drag {move} gjordes medan brädet inte lästes, i en ordning brädet inte visar. Navet följer den första av: {detail}.",
+                "Træk fra træk {move} blev udført, mens brættet ikke blev læst, i en rækkefølge brættet ikke viser. Hubben følger den første af: {detail}.",
+                "Siirrosta {move} alkaen siirrot tehtiin laudan ollessa lukematta, järjestyksessä jota lauta ei näytä. Keskus seuraa ensimmäistä näistä: {detail}.",
+                "A(z) {move}. lépéstől a lépések úgy történtek, hogy a táblát nem olvastuk, a tábla nem mutatja a sorrendjüket. A központ az elsőt követi: {detail}.",
+            ],
+            [
+                "Check the order with the players' scoresheets; confirm it or enter the right one.",
+                "Kontroller rekkefølgen mot spillernes noteringsskjemaer; bekreft den eller skriv inn den riktige.",
+                "Kontrollera ordningen mot spelarnas protokoll; bekräfta den eller ange den rätta.",
+                "Kontrollér rækkefølgen mod spillernes noteringsark; bekræft den eller indtast den rigtige.",
+                "Tarkista järjestys pelaajien pöytäkirjoista; vahvista se tai syötä oikea.",
+                "Ellenőrizze a sorrendet a játékosok jegyzőlapjain; erősítse meg, vagy adja meg a helyeset.",
+            ],
+        ),
         ResultCorrected => (
             [
                 "The pairing program's file gives {detail}; the hall decided {result}. The hub keeps {result} until an arbiter decides.",
@@ -605,6 +623,8 @@ pub(super) fn detail_words(detail: &Detail) -> Option<Phrase> {
             "rosszul elforgatott tábla",
         ],
         // Shown as written: a result, a number, another hub's word.
-        Detail::Signal(_) | Detail::Number(_) | Detail::Other(_) => return None,
+        Detail::Signal(_) | Detail::Number(_) | Detail::Orders(_) | Detail::Other(_) => {
+            return None
+        }
     })
 }

@@ -2,6 +2,7 @@
 //! order, knocked pieces, repetitions, a board out of sync, Chess960, moves the node missed.
 
 use super::*;
+use crate::core::arbiter::DecisionError;
 
 /// Plays `uci` by setting down the final position and pressing, as a board reports it.
 fn play(game: &mut Game, uci: &str) {
@@ -336,18 +337,140 @@ fn three_moves_missed_end_with_a_press_that_catches_them_up() {
     assert!(game.illegal_moves().is_empty());
 }
 
+fn sans(game: &Game) -> Vec<String> {
+    game.moves().iter().map(|m| m.san.to_string()).collect()
+}
+
+fn san_list(text: &str) -> Vec<SanPlus> {
+    text.split(' ').map(|s| s.parse().unwrap()).collect()
+}
+
 #[test]
-fn moves_missed_in_an_order_the_board_does_not_tell_are_left_to_the_arbiter() {
-    // 1. Nf3 d5 2. d4 and 1. d4 d5 2. Nf3 stand alike: the hub does not choose.
+fn moves_missed_in_an_order_the_board_does_not_tell_are_filled_in_and_followed() {
+    // 1. Nf3 d5 2. d4 and 1. d4 d5 2. Nf3 stand alike: the hub follows one at once and marks
+    // them for the arbiter (7.4), instead of leaving the game frozen.
     let (mut game, board) = moves_ahead(&["g1f3", "d7d5", "d2d4"]);
     game.placement(NodeMs(5), &placement_of(&board));
     game.node_blind();
     let events = game.clock(NodeMs(6), &press(SensedColor::White));
-    assert!(game.moves().is_empty());
-    assert!(
-        matches!(events[..], [GameEvent::IllegalMove(_)]),
-        "{events:?}"
+    assert_eq!(sans(&game), ["d4", "d5", "Nf3"], "{events:?}");
+    assert!(game.illegal_moves().is_empty(), "no 7.5.1: {events:?}");
+    assert!(events.contains(&GameEvent::MovesFilledIn {
+        from_ply: 1,
+        to_ply: 3
+    }));
+    let filled = &game.filled_in()[0];
+    assert_eq!((filled.from_ply, filled.to_ply), (1, 3));
+    assert_eq!(filled.orders.len(), 2);
+    assert!(!filled.confirmed);
+    let orders: Vec<String> = game
+        .orders_in_san(filled)
+        .iter()
+        .map(|o| {
+            o.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(orders, ["d4 d5 Nf3", "Nf3 d5 d4"]);
+    // The game goes on from the board's position.
+    let next = board_after(&game, "c7c5");
+    game.placement(NodeMs(7), &placement_of(&next));
+    game.clock(NodeMs(8), &press(SensedColor::Black));
+    assert_eq!(sans(&game), ["d4", "d5", "Nf3", "c5"]);
+}
+
+#[test]
+fn the_arbiters_order_replaces_the_one_followed_and_a_wrong_one_is_refused() {
+    let (mut game, board) = moves_ahead(&["g1f3", "d7d5", "d2d4"]);
+    game.placement(NodeMs(5), &placement_of(&board));
+    game.node_blind();
+    game.clock(NodeMs(6), &press(SensedColor::White));
+    let next = board_after(&game, "c7c5");
+    game.placement(NodeMs(7), &placement_of(&next));
+    game.clock(NodeMs(8), &press(SensedColor::Black));
+
+    // An order that reaches another board, one of another length, an illegal move, a ply
+    // nothing was filled in at: refused, nothing changes.
+    let refused = [
+        (1, "e4 d5 Nf3"),
+        (1, "Nf3 d5"),
+        (1, "Nf3 d4 d5"),
+        (2, "d5 Nf3 c5"),
+    ];
+    for (ply, order) in refused {
+        let error = game.choose_order(ply, &san_list(order)).unwrap_err();
+        assert_eq!(sans(&game), ["d4", "d5", "Nf3", "c5"], "{order}: {error}");
+    }
+    assert!(matches!(
+        game.choose_order(1, &san_list("e4 d5 Nf3")),
+        Err(DecisionError::OrderMissesBoard { .. })
+    ));
+
+    let events = game.choose_order(1, &san_list("Nf3 d5 d4")).unwrap();
+    assert_eq!(
+        events,
+        [GameEvent::OrderChosen {
+            from_ply: 1,
+            to_ply: 3
+        }]
     );
+    assert_eq!(sans(&game), ["Nf3", "d5", "d4", "c5"]);
+    assert!(game.filled_in()[0].confirmed);
+    assert_eq!(game.filled_in()[0].orders.len(), 2);
+    // The positions on the way are the order's: after 1. Nf3 the knight stands on f3.
+    assert!(game
+        .fen_after(1)
+        .unwrap()
+        .starts_with("rnbqkbnr/pppppppp/8/8/8/5N2/"));
+    // And the game goes on.
+    let next = board_after(&game, "c2c4");
+    game.placement(NodeMs(9), &placement_of(&next));
+    game.clock(NodeMs(10), &press(SensedColor::White));
+    assert_eq!(sans(&game), ["Nf3", "d5", "d4", "c5", "c4"]);
+}
+
+#[test]
+fn a_board_read_on_the_way_puts_its_order_first() {
+    // The line let one reading through: the board after 1. Nf3, before the presses were seen.
+    let (mut game, board) = moves_ahead(&["g1f3", "d7d5", "d2d4"]);
+    let on_the_way = board_after(&game, "g1f3");
+    game.placement(NodeMs(4), &placement_of(&on_the_way));
+    game.placement(NodeMs(5), &placement_of(&board));
+    game.node_blind();
+    game.clock(NodeMs(6), &press(SensedColor::White));
+    assert_eq!(sans(&game), ["Nf3", "d5", "d4"]);
+    assert_eq!(game.filled_in()[0].orders.len(), 2);
+}
+
+#[test]
+fn five_moves_in_a_power_cut_are_filled_in_even_in_one_order_only() {
+    // More than three moves unseen: followed, and marked for the arbiter to check.
+    let (mut game, board) = moves_ahead(&["e2e4", "e7e5", "g1f3", "b8c6", "f1b5"]);
+    game.placement(NodeMs(5), &placement_of(&board));
+    game.node_blind();
+    let events = game.clock(NodeMs(6), &ticking(SensedColor::Black));
+    assert_eq!(game.moves().len(), 5, "{events:?}");
+    assert_eq!(game.position().board(), &board);
+    let filled = &game.filled_in()[0];
+    assert_eq!((filled.from_ply, filled.to_ply), (1, 5));
+    assert!(filled.orders.len() > 1);
+}
+
+#[test]
+fn the_fifty_move_count_follows_the_order_chosen() {
+    // 9.3: whether the last move zeroed the count depends on the order. Followed with the
+    // pawn move last, the count is 0; in the order Nc3 last, one move counts.
+    let (mut game, board) = moves_ahead(&["d2d4", "g8f6", "b1c3"]);
+    game.placement(NodeMs(5), &placement_of(&board));
+    game.node_blind();
+    game.clock(NodeMs(6), &press(SensedColor::White));
+    assert_eq!(game.moves().len(), 3);
+    for (order, halfmoves) in [("d4 Nf6 Nc3", 2), ("Nc3 Nf6 d4", 0)] {
+        game.choose_order(1, &san_list(order)).unwrap();
+        assert_eq!(game.position().halfmoves(), halfmoves, "{order}");
+    }
 }
 
 #[test]
