@@ -19,6 +19,8 @@ pub enum Reading {
     Health(NodeHealth),
     /// E-boards on this board's chain that nobody enrolled (their bus addresses).
     Strangers(Vec<u16>),
+    /// The clock's battery is low (`true`) or not, first known or changed.
+    Battery(bool),
 }
 
 impl Reading {
@@ -30,6 +32,7 @@ impl Reading {
             Reading::Heartbeat => UplinkBody::Heartbeat,
             Reading::Health(h) => UplinkBody::Health(*h),
             Reading::Strangers(s) => UplinkBody::Strangers(s.clone()),
+            Reading::Battery(low) => UplinkBody::Battery { low: *low },
         }
     }
 }

@@ -1030,3 +1030,43 @@ fn a_result_against_the_ruling_6_9_resolves_the_flag_fall_only_with_its_override
         "{outcome}"
     );
 }
+
+#[test]
+fn a_low_clock_battery_pages_once_while_its_game_is_played_and_is_info_between_games() {
+    // A clock that dies stops the game (6.11): the zone's arbiter is paged once, while it can
+    // still be replaced; between games it is only recorded.
+    let mut room = Room::standard();
+    let mut s = started(&mut room, 6, 5_400_000);
+    s.play(&mut room.hub, "e2e4", 5_000);
+    let battery = |low| protocol::UplinkBody::Battery { low };
+    assert!(raised(&s.send(&mut room.hub, battery(false))).is_empty());
+    let changes = s.send(&mut room.hub, battery(true));
+    let low = raised(&changes);
+    assert_eq!(low.len(), 1, "{changes:?}");
+    assert_eq!(low[0].kind, AlertKind::BatteryLow);
+    assert_eq!(low[0].severity, Severity::High);
+    assert_eq!(low[0].zone, "A");
+    // Still low: nothing more, whatever happens at the board.
+    assert!(raised(&s.send(&mut room.hub, battery(true))).is_empty());
+    let changes = s.play(&mut room.hub, "e7e5", 5_000);
+    assert!(raised(&changes)
+        .iter()
+        .all(|a| a.kind != AlertKind::BatteryLow));
+    // New batteries: the alert expires.
+    let changes = s.send(&mut room.hub, battery(false));
+    let cleared: Vec<_> = changes
+        .iter()
+        .filter(|c| c.alert.kind == AlertKind::BatteryLow)
+        .collect();
+    assert_eq!(cleared.len(), 1, "{changes:?}");
+    assert_eq!(cleared[0].change, Change::Expired);
+    // After the game: recorded for the arbiters, nobody paged.
+    room.decide(
+        &s,
+        json!({"decision": "result", "result": "1-0", "cause": "resignation"}),
+    );
+    let changes = s.send(&mut room.hub, battery(true));
+    let low = raised(&changes);
+    assert_eq!(low.len(), 1, "{changes:?}");
+    assert_eq!(low[0].severity, Severity::Info);
+}

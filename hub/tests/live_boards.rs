@@ -9,6 +9,8 @@
 //! - 20 real games on 20 emulated boards, four nodes serving five boards each, two boards
 //!   unplugged mid-game and one node killed and restarted: every move is the PGN's and the
 //!   clock shown at every move the emulated clock's (the source's `%clk`).
+//! - A clock whose battery goes low mid-game: the node says so, the zone's arbiter is paged
+//!   once, the board's detail, the node report and the supervision page show it.
 
 use crate::support;
 
@@ -515,4 +517,65 @@ fn a_line_that_stalls_while_moves_are_made_loses_no_move() {
             g.board
         );
     }
+}
+
+#[test]
+fn a_clock_whose_battery_goes_low_mid_game_pages_the_arbiter_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub, _) = Hub::configured(dir.path(), "[event]\ntime_control = \"300+3\"\n");
+    let game = LiveGame::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 4, "300+3");
+    let low_at = 20;
+    let play = Play::Pgn {
+        file: game.file.clone(),
+        game: game.game,
+        time_control: game.time_control.into(),
+    };
+    let emulator = Emulator::start(
+        dir.path(),
+        "1",
+        &play,
+        game.speed,
+        &[Fault::BatteryLowAtPly(low_at)],
+    );
+    let enrolment = hub.enrol("dgt-1", 1, dir.path());
+    let _node = LiveNode::start(&hub, dir.path(), "node", &[(&enrolment, &emulator)]);
+    // Before: the node reports the battery, and it is fine.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let early = loop {
+        let (status, body) = support::http_get(hub.http, "/api/boards/1").unwrap();
+        let detail: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        if status == 200 && detail["moves"].as_array().is_some_and(|m| m.len() >= 4) {
+            break detail;
+        }
+        assert!(std::time::Instant::now() < deadline, "{status} {body}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(early["battery_low"], false, "reported, not low: {early}");
+    emulator.wait_played(Duration::from_secs(180));
+    let detail = wait_board(&hub, 1, Duration::from_secs(30), |d| {
+        d["moves"]
+            .as_array()
+            .is_some_and(|m| m.len() >= game.sans.len())
+    });
+    assert_eq!(detail["battery_low"], true, "{detail}");
+    let alerts = http_json(hub.http, "/api/alerts?board=1");
+    let low: Vec<&serde_json::Value> = alerts
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "battery_low")
+        .collect();
+    assert_eq!(low.len(), 1, "paged once: {alerts}");
+    assert_eq!(low[0]["severity"], "high", "mid-game: {}", low[0]);
+    assert_eq!(low[0]["state"], "raised", "{}", low[0]);
+    let nodes = http_json(hub.http, "/api/nodes");
+    assert_eq!(nodes["nodes"][0]["battery_low"], true, "{nodes}");
+
+    let mut browser = support::browser::Browser::start();
+    browser.open_page(&format!("http://{}/?token={}", hub.http, hub.token));
+    browser.expect(
+        "the page names the clock",
+        "document.getElementById('nodes').textContent.includes('Clock battery low: board 1')",
+        Duration::from_secs(10),
+    );
 }

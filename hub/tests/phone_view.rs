@@ -294,6 +294,38 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
     browser.eval("window.scrollTo(0, 0)");
     browser.screenshot("phone-board");
     no_sideways_scroll(&mut browser, 360, "the board view at 360 px");
+
+    // Board 7 (zone B): its clock warns that the battery is low mid-game. The phone rings
+    // once, and the board's view says so.
+    let mut b7 = board(7).await;
+    b7.play("e2e4").await;
+    let rings = browser.eval("window.__vibrations.length").as_u64().unwrap();
+    b7.send(protocol::UplinkBody::Battery { low: true }).await;
+    browser.expect(
+        "the low battery on the phone",
+        "[...document.querySelectorAll('#alerts li .title')].some(t => t.textContent.startsWith('Board 7'))",
+        Duration::from_secs(5),
+    );
+    browser.expect(
+        "one ring for it",
+        &format!("window.__vibrations.length === {}", rings + 1),
+        Duration::from_secs(2),
+    );
+    b7.send(protocol::UplinkBody::Battery { low: true }).await;
+    b7.play("e7e5").await;
+    let battery = alert_of(&hub, "battery_low", 7).expect("the battery's alert");
+    assert_eq!(battery["severity"], "high", "{battery}");
+    browser.eval("location.hash = '#board-7'");
+    browser.expect(
+        "the board view says the battery is low",
+        "document.getElementById('board-view').dataset.loaded === '7' && document.getElementById('board-status').textContent.includes('clock battery low')",
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        browser.eval("window.__vibrations.length").as_u64().unwrap(),
+        rings + 1,
+        "paged once"
+    );
 }
 
 /// The chief arbiter's page enrols an arbiter and shows their phone's login as a QR code;

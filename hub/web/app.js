@@ -417,6 +417,14 @@ function renderTrouble() {
   el("span", { class: "ttf" }, r.fallen ? "flag" : r.ms === Infinity ? "—" : clockText(r.ms)))));
 }
 
+/** The clocks whose battery is low, as their nodes report them (DGT clocks warn). */
+function batteryLine(nodes) {
+  const low = nodes.filter((n) => n.battery_low === true).map((n) => n.board);
+  const reporting = nodes.filter((n) => n.battery_low != null).length;
+  if (low.length) return el("div", { class: "warning battery-low" }, "Clock battery low: board " + low.join(", board ") + ". Replace the batteries.");
+  return el("div", { class: "muted" }, reporting ? "Clock batteries: fine on the " + reporting + " clocks that report them." : "Battery: not reported by these nodes.");
+}
+
 async function refreshNodes() {
   if (state.audience !== "arbiters") return;
   const response = await fetch("/api/nodes").catch(() => null);
@@ -429,7 +437,7 @@ async function refreshNodes() {
     el("div", { class: "offline-list" + (down.length ? " down" : "") }, down.length
       ? "Not heard from: " + down.map((n) => "board " + n.board + (n.silent_ms != null ? " (" + Math.round(n.silent_ms / 1000) + " s)" : "")).join(", ")
       : "Every node is heard from."),
-    el("div", { class: "muted" }, "Battery: not reported by these nodes."),
+    batteryLine(nodes),
     ...report.warnings.map((w) => el("div", { class: "warning" }, warningText(w))));
 }
 

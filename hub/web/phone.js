@@ -249,7 +249,8 @@ async function loadBoard(board) {
   drawDiagram(d.fen);
   renderClocks();
   $("board-status").textContent = (d.result === "*" ? "Playing" : d.result + (d.article ? " · Art. " + d.article : ""))
-    + " · " + (d.ply ? "after " + afterPly(d.ply) : "no move yet") + (d.board_sync && d.board_sync !== "in_sync" ? " · board " + d.board_sync.replace(/_/g, " ") : "");
+    + " · " + (d.ply ? "after " + afterPly(d.ply) : "no move yet") + (d.board_sync && d.board_sync !== "in_sync" ? " · board " + d.board_sync.replace(/_/g, " ") : "")
+    + (d.battery_low ? " · clock battery low" : "");
   const filled = d.filled_in || [];
   const moves = [];
   d.moves.forEach((san, i) => {

@@ -33,6 +33,9 @@ pub enum UplinkBody {
     /// to read: their bus addresses (a DGT board's serial number, or its low 14 bits),
     /// every one found so far. For the technician: enrol them, or take them off the chain.
     Strangers(Vec<u16>),
+    /// The clock's battery: `low` as the clock itself warns (a DGT clock's status bit), sent
+    /// when it is first known and whenever it changes. Boards without a clock never send it.
+    Battery { low: bool },
 }
 
 impl UplinkBody {

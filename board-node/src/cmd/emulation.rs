@@ -61,6 +61,9 @@ pub struct EmulateArgs {
     /// ... or lose it (the line dropped the bytes).
     #[arg(long)]
     pub stall_drops: bool,
+    /// The clock warns that its battery is low from this many presses on.
+    #[arg(long)]
+    pub battery_low_at_ply: Option<usize>,
 }
 
 impl EmulateArgs {
@@ -99,6 +102,7 @@ impl EmulateArgs {
             stall_at_ply: self.stall_at_ply,
             stall: Duration::from_millis(self.stall_ms),
             stall_drops: self.stall_drops,
+            battery_low_at_ply: self.battery_low_at_ply,
         };
         Ok((moments, emulation))
     }

@@ -184,6 +184,7 @@ impl LineSession for Session {
                 }
                 None => {}
             }
+            readings.extend(self.adapter.battery(&message));
         }
         // Health first: the hub learns the board is back before what it shows.
         out.extend(self.watch.heard(now, clock));
@@ -292,6 +293,44 @@ mod tests {
         // The dump's data: one byte per field after the 3-byte header.
         bytes[3 + lifted] = 0;
         bytes
+    }
+
+    #[test]
+    fn the_clocks_battery_is_told_when_first_known_and_when_it_changes() {
+        let battery = |readings: &[Reading]| -> Vec<bool> {
+            readings
+                .iter()
+                .filter_map(|r| match r {
+                    Reading::Battery(low) => Some(*low),
+                    _ => None,
+                })
+                .collect()
+        };
+        let low = |left_s: u32| {
+            wire::encode(&Message::Clock(ClockStatus {
+                left: Face {
+                    ms: left_s * 1000,
+                    ..Face::default()
+                },
+                running: true,
+                left_to_move: true,
+                battery_low: true,
+                ..ClockStatus::default()
+            }))
+        };
+        let mut session = Session::new(None);
+        session.opened(NodeMs(0));
+        let mut first = start_dump();
+        first.extend(clock(true, 300, 300));
+        assert_eq!(battery(&session.read(&first, NodeMs(10))), [false]);
+        assert!(battery(&session.read(&clock(true, 299, 300), NodeMs(1_010))).is_empty());
+        // DGT's header: bit 0x04 of the time message's status byte.
+        assert_eq!(battery(&session.read(&low(298), NodeMs(2_010))), [true]);
+        assert!(battery(&session.read(&low(297), NodeMs(3_010))).is_empty());
+        assert_eq!(
+            battery(&session.read(&clock(true, 296, 300), NodeMs(4_010))),
+            [false]
+        );
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub struct Adapter {
     last_clock: Option<ClockStatus>,
     /// Report the next clock message even if it repeats the last one.
     report_next_clock: bool,
+    /// The clock's battery as last reported.
+    battery_low: Option<bool>,
 }
 
 impl Adapter {
@@ -75,6 +77,7 @@ impl Adapter {
             white_clock,
             last_clock: None,
             report_next_clock: false,
+            battery_low: None,
         }
     }
 
@@ -115,6 +118,19 @@ impl Adapter {
             Message::Clock(status) => self.clock(status).map(Reading::Clock),
             Message::ClockAck | Message::Other { .. } => None,
         }
+    }
+
+    /// The clock's battery, when a clock message first tells it or tells a change (a DGT
+    /// clock sets a bit of every time message while its battery is low).
+    pub fn battery(&mut self, message: &Message) -> Option<Reading> {
+        let Message::Clock(status) = message else {
+            return None;
+        };
+        if status.no_clock || self.battery_low == Some(status.battery_low) {
+            return None;
+        }
+        self.battery_low = Some(status.battery_low);
+        Some(Reading::Battery(status.battery_low))
     }
 
     fn square(&self, field: Field) -> Square {

@@ -37,6 +37,9 @@ pub struct NodeView {
     pub clock_connected: Option<bool>,
     pub serial_errors: Option<u32>,
     pub connection_changed_ago_ms: Option<u64>,
+    /// The clock's battery: low, or not; `null` where the node never reported it (a board
+    /// without a clock, a replay).
+    pub battery_low: Option<bool>,
 }
 
 /// Something the technician should fix.
@@ -169,6 +172,7 @@ pub fn nodes(
             clock_connected: health.map(|(h, _)| h.clock_connected),
             serial_errors: health.map(|(h, _)| h.serial_errors),
             connection_changed_ago_ms: health.map(|(_, ago)| ago),
+            battery_low: state.battery_low(),
         });
     }
     for (hardware, boards) in by_hardware {

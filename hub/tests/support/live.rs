@@ -63,6 +63,8 @@ pub enum Fault {
     StallAtPly { ply: usize, ms: u64 },
     /// As [`Fault::StallAtPly`], but what the board sent meanwhile is lost.
     DropAtPly { ply: usize, ms: u64 },
+    /// The clock warns that its battery is low from `ply` presses on.
+    BatteryLowAtPly(usize),
 }
 
 impl Fault {
@@ -88,6 +90,7 @@ impl Fault {
                 ("--stall-ms", ms.to_string()),
                 ("--stall-drops", String::new()),
             ],
+            Fault::BatteryLowAtPly(ply) => vec![("--battery-low-at-ply", ply.to_string())],
         };
         // A switch has no value.
         flags

@@ -14,6 +14,7 @@ use serialport::{SerialPort, TTYPort};
 
 use super::timeline::Moment;
 use super::EmulatedDevice;
+use crate::eboard::message::{ClockStatus, Message};
 
 /// How the emulated board misbehaves, and how fast its game goes.
 #[derive(Debug, Clone)]
@@ -36,6 +37,8 @@ pub struct Emulation {
     pub stall: Duration,
     /// A stall loses what the board sent meanwhile instead of holding it back.
     pub stall_drops: bool,
+    /// From this many presses on, the clock warns that its battery is low.
+    pub battery_low_at_ply: Option<usize>,
 }
 
 /// What the emulation did, printed as its line on stdout when the game is over.
@@ -201,7 +204,19 @@ pub fn run(
                     played.clock_offs += 1;
                 }
             }
-            let bytes = board.happen(&moment.message);
+            let bytes = match &moment.message {
+                Message::Clock(status)
+                    if emulation
+                        .battery_low_at_ply
+                        .is_some_and(|ply| moment.ply >= ply) =>
+                {
+                    board.happen(&Message::Clock(ClockStatus {
+                        battery_low: true,
+                        ..*status
+                    }))
+                }
+                message => board.happen(message),
+            };
             if let Some(stall) = stall.as_mut() {
                 stall.held.extend_from_slice(&bytes);
                 continue;

@@ -47,6 +47,8 @@ pub fn from_script(script: &[Timed]) -> Vec<Moment> {
                 }
                 placement = *next;
             }
+            // Scripts are games: their clocks' batteries last.
+            Reading::Battery(_) => {}
             Reading::Clock(report) => {
                 if report.pressed_by.is_some() {
                     ply += 1;

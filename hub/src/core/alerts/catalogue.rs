@@ -102,6 +102,9 @@ alert_kinds! {
     /// order it does not tell: the hub follows the likeliest, the arbiter confirms or
     /// corrects it (7.4).
     MovesFilledIn,
+    /// The clock warns that its battery is low: replace it before it dies and stops the game
+    /// (6.11). High while its game is played, info between games.
+    BatteryLow,
 }
 
 /// How soon an arbiter must act; escalation times are set per severity.
@@ -135,7 +138,7 @@ impl AlertKind {
             GameOver | ClockSetWrong | ZoneTimeTrouble | OutOfSync | NodeOffline | ClockSilent
             | NodeGap | LateArrival | ClockNotStarted | WrongSetup | ResultSignalMismatch
             | ResultSignalled | JournalDamaged | ForgedMessage | ForgedFlood | UnpairedBoard
-            | StrangersRecords | ResultCorrected | MovesFilledIn => Severity::High,
+            | StrangersRecords | ResultCorrected | MovesFilledIn | BatteryLow => Severity::High,
             TimeTrouble | RoundFinished => Severity::Normal,
         }
     }
@@ -179,7 +182,7 @@ impl AlertKind {
             ) => return None,
             (
                 NodeOffline | ClockSilent | NodeGap | JournalDamaged | ForgedMessage | ForgedFlood
-                | UnpairedBoard | StrangersRecords,
+                | UnpairedBoard | StrangersRecords | BatteryLow,
                 _,
             ) => return None,
         })
@@ -225,7 +228,8 @@ impl AlertKind {
                 game_over: true,
                 ..watched
             },
-            ZoneTimeTrouble => watched,
+            // Until the battery is changed, whatever game the clock serves.
+            ZoneTimeTrouble | BatteryLow => watched,
             OutOfSync => Lifetime {
                 back_in_sync: true,
                 game_over: true,
@@ -300,7 +304,8 @@ mod tests {
                 ZoneTimeTrouble,
                 FlagForecast,
                 NodeOffline,
-                ClockSilent
+                ClockSilent,
+                BatteryLow
             ]
         );
         assert_eq!(kinds(|l| l.back_in_sync), [OutOfSync, WrongSetup]);
@@ -328,7 +333,7 @@ mod tests {
         for kind in [FlagFall, IllegalMove, ResultSignalled, ForgedMessage] {
             assert!(!kind.clears_by_itself(), "{kind:?}");
         }
-        assert_eq!(AlertKind::ALL.len(), 29);
+        assert_eq!(AlertKind::ALL.len(), 30);
     }
 
     #[test]
@@ -347,6 +352,7 @@ mod tests {
             AlertKind::ResultCorrected,
             AlertKind::UnpairedBoard,
             AlertKind::StrangersRecords,
+            AlertKind::BatteryLow,
         ];
         for kind in AlertKind::ALL {
             for edition in Edition::ALL {

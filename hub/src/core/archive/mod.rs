@@ -170,6 +170,7 @@ mod tests {
             expected["round"] = expected.get("round").cloned().unwrap_or(0.into());
             // Before moves were filled in, none were: an earlier detail reads as none.
             expected["filled_in"] = serde_json::json!([]);
+            expected["battery_low"] = serde_json::Value::Null;
             assert_eq!(written, expected);
         }
         let flagged: BoardDetail = serde_json::from_str(AFTER_DECISION).unwrap();

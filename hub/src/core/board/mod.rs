@@ -80,6 +80,10 @@ pub struct NodeState {
     pub health: Option<NodeHealth>,
     /// E-boards on the node's chain that nobody enrolled, as it last reported them.
     pub strangers: Vec<u16>,
+    /// The clock's battery as the node last reported it: low, or not; `None`: never reported
+    /// (a board without a clock, a node that does not read it).
+    #[serde(default)]
+    pub battery_low: Option<bool>,
     /// The node's times as one steady timeline: its last is "now" on the board's own clock.
     pub timebase: Timebase,
     /// The node's clock steps taken out, and when the last came.
@@ -195,6 +199,10 @@ impl BoardState {
             }
             UplinkBody::Strangers(addresses) => {
                 self.node.strangers = addresses.clone();
+                self.game.observe(at)
+            }
+            UplinkBody::Battery { low } => {
+                self.node.battery_low = Some(*low);
                 self.game.observe(at)
             }
             UplinkBody::Heartbeat | UplinkBody::Pace { .. } => self.game.observe(at),
@@ -459,6 +467,11 @@ impl BoardState {
     pub fn health(&self, now: HubMs) -> Option<(NodeHealth, u64)> {
         let health = self.node.health?;
         Some((health, self.node_now(now).0.saturating_sub(health.since.0)))
+    }
+
+    /// Whether the clock's battery is low, as the node last reported; `None`: never reported.
+    pub fn battery_low(&self) -> Option<bool> {
+        self.node.battery_low
     }
 
     /// E-boards on this board's chain that nobody enrolled (bus addresses).

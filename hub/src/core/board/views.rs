@@ -71,6 +71,9 @@ pub struct BoardDetail {
     /// The stretches of `moves` the hub filled in, in an order the board did not show.
     #[serde(default)]
     pub filled_in: Vec<FilledInView>,
+    /// The clock's battery as the node last reported it: low, or not; `null`: not reported.
+    #[serde(default)]
+    pub battery_low: Option<bool>,
 }
 
 /// Moves `from_ply` to `to_ply` (plies from 1) filled in: how many orders reach the board
@@ -372,6 +375,7 @@ impl BoardState {
                     candidates: self.game.orders_in_san(f),
                 })
                 .collect(),
+            battery_low: self.battery_low(),
         }
     }
 }

@@ -105,5 +105,8 @@ impl ChainBoard {
             }
             None => {}
         }
+        if let Some(battery) = self.adapter.battery(message) {
+            out.push(ChainOut::Board(slot, battery));
+        }
     }
 }

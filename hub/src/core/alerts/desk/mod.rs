@@ -152,6 +152,8 @@ struct Watch {
     deadline: Option<Deadline>,
     /// What the alert says when the condition clears by itself.
     cleared: &'static str,
+    /// The kind's own severity unless given.
+    severity: Option<Severity>,
 }
 
 /// The open alert of each watched condition, found by condition, by alert and by board in

@@ -15,7 +15,7 @@ use protocol::BoardNo;
 use shakmaty::Color;
 
 use super::{AlertDesk, Draft, Watch, Watched};
-use crate::core::alerts::catalogue::AlertKind;
+use crate::core::alerts::catalogue::{AlertKind, Severity};
 use crate::core::alerts::{AlertChange, AlertState, Deadline, Facts, Incident, Occurrence};
 use crate::core::board::BoardState;
 use crate::core::clock::{READING_TOLERANCE_MS, TIME_TROUBLE_MS};
@@ -43,6 +43,7 @@ impl AlertDesk {
         };
         self.seen(state);
         self.watch_clock_start(now, hall, board, &mut changes);
+        self.watch_battery(now, board, state, &mut changes);
         if state.game().status() != Status::Playing || state.last_seq().0 == 0 {
             // What only matters while the game is played: expired with the game.
             if self.watched.any_at(Some(board)) {
@@ -69,6 +70,7 @@ impl AlertDesk {
                 facts,
                 deadline: None,
                 cleared: "the node is heard again",
+                severity: None,
             },
             &mut changes,
         );
@@ -93,6 +95,7 @@ impl AlertDesk {
                 facts,
                 deadline: None,
                 cleared: "the clock reports again",
+                severity: None,
             },
             &mut changes,
         );
@@ -139,6 +142,7 @@ impl AlertDesk {
                     facts,
                     deadline,
                     cleared: "the player has time again",
+                    severity: None,
                 },
                 &mut changes,
             );
@@ -163,6 +167,7 @@ impl AlertDesk {
                 facts,
                 deadline: None,
                 cleared: "both players have time again",
+                severity: None,
             },
             &mut changes,
         );
@@ -189,6 +194,40 @@ impl AlertDesk {
     }
 
     /// Whether an alert of `kind` (`sub`: its side, or 0) is open at `board`.
+    /// A clock whose battery is low, one alert for it until the battery is changed: paged
+    /// while its game is played (high; a clock that dies stops the game, 6.11), recorded
+    /// between games (info) and paged once a game starts on it.
+    fn watch_battery(
+        &mut self,
+        now: HubMs,
+        board: BoardNo,
+        state: &BoardState,
+        changes: &mut Vec<AlertChange>,
+    ) {
+        let low = state.battery_low() == Some(true);
+        let playing = state.played() && state.game().status() == Status::Playing;
+        let kind = AlertKind::BatteryLow;
+        let cleared = "the clock's battery is no longer low";
+        let paged = self.is_watched(board, kind, 1);
+        let watch = |sub: u8, on: bool, severity: Severity| Watch {
+            kind,
+            sub,
+            on,
+            facts: Facts::default(),
+            deadline: None,
+            cleared,
+            severity: Some(severity),
+        };
+        self.watch(
+            now,
+            board,
+            watch(1, low && (playing || paged), Severity::High),
+            changes,
+        );
+        let paged = self.is_watched(board, kind, 1);
+        self.watch(now, board, watch(0, low && !paged, Severity::Info), changes);
+    }
+
     fn is_watched(&self, board: BoardNo, kind: AlertKind, sub: u8) -> bool {
         self.open_watch(board, kind, sub).is_some()
     }
@@ -367,6 +406,7 @@ impl AlertDesk {
                 facts,
                 deadline: None,
                 cleared: "the clock runs",
+                severity: None,
             },
             changes,
         );
@@ -435,6 +475,7 @@ impl AlertDesk {
             facts,
             deadline,
             cleared,
+            severity,
         } = watch;
         match (self.open_watch(board, kind, sub), on) {
             // Still on: the alert says how it started; no update per tick.
@@ -458,6 +499,7 @@ impl AlertDesk {
                 let draft = Draft {
                     facts,
                     deadline,
+                    severity: severity.unwrap_or(draft.severity),
                     ..draft
                 };
                 if let Some(change) = self.raise(now, draft) {

@@ -391,6 +391,24 @@ pub(super) fn phrases(kind: AlertKind) -> (Phrase, Phrase) {
                 "Ellenőrizze a sorrendet a játékosok jegyzőlapjain; erősítse meg, vagy adja meg a helyeset.",
             ],
         ),
+        BatteryLow => (
+            [
+                "The clock's battery is low.",
+                "Klokkas batteri er svakt.",
+                "Klockans batteri är svagt.",
+                "Urets batteri er svagt.",
+                "Kellon paristo on heikko.",
+                "Az óra eleme gyenge.",
+            ],
+            [
+                "Replace the batteries between games; during a game keep a spare clock at hand, and if this one fails, pause the game and set the spare to the times shown.",
+                "Bytt batteriene mellom partiene; under partiet, ha en reserveklokke klar, og om denne svikter, stans partiet og still reserveklokka på tidene som vises.",
+                "Byt batterierna mellan partierna; under partiet, ha en reservklocka till hands, och om denna slutar fungera, stoppa partiet och ställ reservklockan på de visade tiderna.",
+                "Skift batterierne mellem partierne; under partiet, hav et reserveur klar, og hvis dette svigter, stands partiet og stil reserveuret på de viste tider.",
+                "Vaihda paristot pelien välillä; pelin aikana pidä varakello käsillä, ja jos tämä pettää, keskeytä peli ja aseta varakello näytettyihin aikoihin.",
+                "Cserélje az elemeket a játszmák között; játszma közben tartson kéznél tartalék órát, és ha ez leáll, szakítsa meg a játszmát, és állítsa a tartalékot a mutatott időkre.",
+            ],
+        ),
         ResultCorrected => (
             [
                 "The pairing program's file gives {detail}; the hall decided {result}. The hub keeps {result} until an arbiter decides.",
