@@ -167,10 +167,14 @@ pub async fn run<S: Source>(
         tracing::warn!(board = config.board.0, "no key (--key-file): only a hall opened to unauthenticated boards takes this node's events, and any downlink is believed");
     }
     let (client, mut link) = link::start_any(&config.broker, options);
+    // This boot's number: downlinks sealed for an earlier boot (a recorded Ack or
+    // ContinueAt played to this node) fail their tag.
+    let boot = seal::Boot(rand::random::<u64>().max(1));
     let mut sender = Sender {
         client,
         event: config.event.clone(),
         key: config.key.clone(),
+        boot,
         topic: topic::uplink(&config.event, config.board),
         delivery: Delivery::new(std::time::Instant::now(), outbox.acked()?),
     };
@@ -258,11 +262,11 @@ pub async fn run<S: Source>(
                 LinkEvent::Disconnected => sender.delivery.handle_disconnected(),
                 // The link warned; the outbox keeps everything meanwhile.
                 LinkEvent::Unreachable { .. } => {}
-                LinkEvent::Message { payload, .. } => match seal::open_downlink(&payload) {
-                    Ok(sealed) if config.key.as_ref().is_some_and(|key| !sealed.verify(key, &config.event)) => {
+                LinkEvent::Message { payload, .. } => match seal::open_downlink(&payload, boot) {
+                    Ok(sealed) if config.key.as_ref().is_some_and(|key| !believed(&sealed, key, &config.event)) => {
                         forged_downlinks += 1;
                         if forged_downlinks % 100 == 1 {
-                            tracing::warn!(board = config.board.0, forged = forged_downlinks, "a downlink not sealed with this node's key: not the hub's, ignored");
+                            tracing::warn!(board = config.board.0, forged = forged_downlinks, "a downlink not sealed with this node's key for this boot (a forgery, or a replay from an earlier boot): ignored");
                         }
                     }
                     Ok(seal::Sealed { message, .. }) if message.board == config.board => match message.body {
@@ -323,6 +327,18 @@ pub async fn run<S: Source>(
     })
 }
 
+/// Whether a downlink is the hub's for this boot. A `ResendFrom` may also be sealed for no
+/// boot: a hub that restarted asks every node for its events before it has heard their
+/// boots, and a replayed one only has events sent again.
+fn believed(sealed: &seal::Sealed<protocol::Downlink>, key: &NodeKey, event: &str) -> bool {
+    if sealed.verify(key, event) {
+        return true;
+    }
+    let mut any_boot = sealed.clone();
+    any_boot.boot = seal::Boot::NONE;
+    matches!(sealed.message.body, DownlinkBody::ResendFrom { .. }) && any_boot.verify(key, event)
+}
+
 /// The next reading of a live board, `None` once it has ended.
 async fn live_reading(board: &mut Option<Receiver<Reading>>) -> Option<Reading> {
     match board {
@@ -336,6 +352,8 @@ struct Sender {
     client: AsyncClient,
     event: String,
     key: Option<NodeKey>,
+    /// This boot's number, in every frame.
+    boot: seal::Boot,
     topic: String,
     delivery: Delivery,
 }
@@ -351,7 +369,7 @@ impl Sender {
             return Ok(());
         };
         for (seq, bytes) in outbox.unacked_from(window.from, window.count)? {
-            let frame = seal::seal_uplink_bytes(self.key.as_ref(), &self.event, bytes);
+            let frame = seal::seal_uplink_bytes(self.key.as_ref(), &self.event, self.boot, bytes);
             if let Err(e) =
                 self.client
                     .try_publish(self.topic.clone(), QoS::AtMostOnce, false, frame)

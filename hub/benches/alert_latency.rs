@@ -58,7 +58,12 @@ const EVENT: &str = "bench-alerts";
 /// An event of `board`'s node, sealed with its key (`keys[board - 1]`).
 fn uplink(keys: &[NodeKey], board: u16, seq: u64, body: UplinkBody) -> Vec<u8> {
     let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(seq * 100), body);
-    seal::seal_uplink(Some(&keys[usize::from(board) - 1]), EVENT, &message)
+    seal::seal_uplink(
+        Some(&keys[usize::from(board) - 1]),
+        EVENT,
+        seal::Boot(1),
+        &message,
+    )
 }
 
 /// A board's first events: the node says hello, the start position, White's clock running.

@@ -132,11 +132,16 @@ fn clock_update(tc: &TimeControl, games: &[Vec<Report>], presses_only: &[Vec<Rep
     let key = NodeKey::from_bytes([0x5a; 32]);
     let frames: Vec<Vec<u8>> = wire
         .iter()
-        .map(|bytes| seal::seal_uplink_bytes(Some(&key), "bench", bytes.clone()))
+        .map(|bytes| seal::seal_uplink_bytes(Some(&key), "bench", seal::Boot(1), bytes.clone()))
         .collect();
     let sealing = best_of(5, || {
         for bytes in &wire {
-            black_box(seal::seal_uplink_bytes(Some(&key), "bench", bytes.clone()));
+            black_box(seal::seal_uplink_bytes(
+                Some(&key),
+                "bench",
+                seal::Boot(1),
+                bytes.clone(),
+            ));
         }
     });
     let opening = best_of(5, || {

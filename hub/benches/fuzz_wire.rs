@@ -43,7 +43,7 @@ fn main() {
     let key = seed_key();
     run("uplink", inputs, &uplinks, &mut rng, |bytes| {
         if let Ok(sealed) = seal::open_uplink(bytes) {
-            let resealed = seal::seal_uplink(Some(&key), EVENT, &sealed.message);
+            let resealed = seal::seal_uplink(Some(&key), EVENT, seal::Boot(1), &sealed.message);
             assert_eq!(
                 seal::open_uplink(&resealed).map(|s| s.message),
                 Ok(sealed.message.clone())
@@ -57,10 +57,10 @@ fn main() {
         }
     });
     run("downlink", inputs, &downlinks, &mut rng, |bytes| {
-        if let Ok(sealed) = seal::open_downlink(bytes) {
-            let resealed = seal::seal_downlink(Some(&key), EVENT, &sealed.message);
+        if let Ok(sealed) = seal::open_downlink(bytes, seal::Boot(1)) {
+            let resealed = seal::seal_downlink(Some(&key), EVENT, seal::Boot(1), &sealed.message);
             assert_eq!(
-                seal::open_downlink(&resealed).map(|s| s.message),
+                seal::open_downlink(&resealed, seal::Boot(1)).map(|s| s.message),
                 Ok(sealed.message.clone())
             );
             if sealed.verify(&key, EVENT) {
@@ -266,7 +266,12 @@ fn seeds() -> Seeds {
                 NodeMs(1_795_000_000_000 + timed.game_ms),
                 timed.reading.body(),
             );
-            uplinks.push(seal::seal_uplink(Some(&seed_key()), EVENT, &event));
+            uplinks.push(seal::seal_uplink(
+                Some(&seed_key()),
+                EVENT,
+                seal::Boot(1),
+                &event,
+            ));
         }
     }
     let downlinks = [1u64, 57, 300, 70_000, 1 << 40]
@@ -281,7 +286,12 @@ fn seeds() -> Seeds {
             ]
         })
         .map(|body| {
-            seal::seal_downlink(Some(&seed_key()), EVENT, &Downlink::new(BoardNo(12), body))
+            seal::seal_downlink(
+                Some(&seed_key()),
+                EVENT,
+                seal::Boot(1),
+                &Downlink::new(BoardNo(12), body),
+            )
         })
         .collect();
     let commands = [

@@ -252,7 +252,7 @@ fn plan(board: u16, key: &NodeKey, steps: Vec<Step>) -> Vec<Planned> {
             let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(step.node_ms), step.body);
             Planned {
                 at: step.at,
-                frame: seal::seal_uplink(Some(key), EVENT, &message),
+                frame: seal::seal_uplink(Some(key), EVENT, seal::Boot(1), &message),
                 press,
             }
         })
@@ -468,7 +468,7 @@ async fn node(
             payload = message => match payload {
                 Err(_) => lost_session = true,
                 Ok(payload) => {
-                    let Ok(sealed) = seal::open_downlink(&payload) else { continue };
+                    let Ok(sealed) = seal::open_downlink(&payload, seal::Boot(1)) else { continue };
                     assert!(sealed.verify(&key, EVENT), "a downlink not sealed by the hub");
                     let s = session.as_mut().expect("a message comes on a session");
                     match sealed.message.body {

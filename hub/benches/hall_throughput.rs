@@ -123,7 +123,7 @@ fn encode(
 ) -> Vec<u8> {
     let us = start.elapsed().as_micros() as u64;
     let message = Uplink::new(BoardNo(board), Seq(seq), NodeMs(us), body.clone());
-    seal::seal_uplink(Some(key), event, &message)
+    seal::seal_uplink(Some(key), event, seal::Boot(1), &message)
 }
 
 /// A key for the baseline's publishers, which no hub checks.
@@ -362,7 +362,7 @@ async fn through_hub(
                 .map(|(body, seq)| {
                     let message =
                         Uplink::new(BoardNo(n), Seq(seq), NodeMs(seq * 1_000), body.clone());
-                    seal::seal_uplink(Some(&key), &event, &message)
+                    seal::seal_uplink(Some(&key), &event, seal::Boot(1), &message)
                 })
                 .collect();
             let mut sent_at = vec![Instant::now(); bodies.len() + 1];
@@ -388,7 +388,8 @@ async fn through_hub(
                 let received = tokio::time::timeout(wait, session.message()).await;
                 match received {
                     Ok(Ok(payload)) => {
-                        let sealed = seal::open_downlink(&payload).expect("hub downlink");
+                        let sealed =
+                            seal::open_downlink(&payload, seal::Boot(1)).expect("hub downlink");
                         assert!(sealed.verify(&key, &event), "sealed by the hub");
                         match sealed.message.body {
                             DownlinkBody::Ack { up_to_seq } if up_to_seq.0 > acked => {

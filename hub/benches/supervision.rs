@@ -95,7 +95,7 @@ fn main() {
                     tokio::time::sleep_until(due.into()).await;
                     let seq = i as u64 + 1;
                     let message = Uplink::new(BoardNo(n), Seq(seq), NodeMs(seq * 2_000), body);
-                    let bytes = seal::seal_uplink(Some(&key), EVENT, &message);
+                    let bytes = seal::seal_uplink(Some(&key), EVENT, seal::Boot(1), &message);
                     if due >= measured_from {
                         bytes_sent.fetch_add(bytes.len() as u64, Relaxed);
                     }

@@ -42,7 +42,7 @@ async fn three_unsealed_uplinks(sender: &rumqttc::AsyncClient) {
             protocol::UplinkBody::Heartbeat,
         );
         let topic = protocol::topic::uplink("default", protocol::BoardNo(1));
-        let payload = protocol::seal::seal_uplink(None, "default", &event);
+        let payload = protocol::seal::seal_uplink(None, "default", protocol::seal::Boot(1), &event);
         sender
             .publish(topic, QoS::AtLeastOnce, false, payload)
             .await

@@ -70,7 +70,7 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     let up = |board: u16| topic::uplink("default", BoardNo(board));
     let sealed = |key: Option<&NodeKey>, board: u16, seq: u64| {
         let event = Uplink::new(BoardNo(board), Seq(seq), NodeMs(0), UplinkBody::Heartbeat);
-        seal::seal_uplink(key, "default", &event)
+        seal::seal_uplink(key, "default", seal::Boot(1), &event)
     };
     let event = |board: u16, seq: u64| sealed(Some(&nine), board, seq);
     // Board 8's first event, unsealed: refused for its bounds before any seal is looked at.
@@ -78,6 +78,7 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         seal::seal_uplink(
             None,
             "default",
+            seal::Boot(1),
             &Uplink::new(BoardNo(8), Seq(1), node_ms, body),
         )
     };
@@ -183,7 +184,7 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         loop {
             match events.recv().await {
                 Some(LinkEvent::Message { payload, .. }) => {
-                    let sealed = seal::open_downlink(&payload).unwrap();
+                    let sealed = seal::open_downlink(&payload, seal::Boot(1)).unwrap();
                     assert!(
                         sealed.verify(&nine, "default"),
                         "sealed with the node's key"
@@ -303,6 +304,7 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
     let forged = seal::seal_downlink(
         None,
         "default",
+        seal::Boot(1),
         &Downlink::new(
             BoardNo(2),
             DownlinkBody::Ack {
@@ -536,7 +538,7 @@ async fn a_node_time_an_hour_ahead_does_not_move_the_boards_now() {
                 topic::uplink("default", BoardNo(5)),
                 QoS::AtLeastOnce,
                 false,
-                seal::seal_uplink(Some(&key), "default", &event),
+                seal::seal_uplink(Some(&key), "default", seal::Boot(1), &event),
             )
             .await
             .unwrap();

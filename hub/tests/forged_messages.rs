@@ -12,7 +12,7 @@ use support::hub::TestHub;
 
 fn forged(board: u16, seq: u64, key: Option<&NodeKey>) -> Vec<u8> {
     let event = Uplink::new(BoardNo(board), Seq(seq), NodeMs(0), UplinkBody::Heartbeat);
-    seal::seal_uplink(key, "default", &event)
+    seal::seal_uplink(key, "default", seal::Boot(1), &event)
 }
 
 #[test]

@@ -46,6 +46,7 @@ mod nats_logins;
 mod no_event_lost_embedded;
 mod no_event_lost_mosquitto;
 mod node_bindings;
+mod node_boots;
 mod node_swap;
 mod ntfy_clients;
 mod pairing_engine_loop;

@@ -90,8 +90,13 @@ fn forged_uplinks(three: &NodeKey) -> Vec<Vec<u8>> {
             UplinkBody::Heartbeat,
         ] {
             let event = Uplink::new(BoardNo(1), Seq(seq), NodeMs(seq * 1000), body);
-            frames.push(seal::seal_uplink(None, "default", &event));
-            frames.push(seal::seal_uplink(Some(three), "default", &event));
+            frames.push(seal::seal_uplink(None, "default", seal::Boot(1), &event));
+            frames.push(seal::seal_uplink(
+                Some(three),
+                "default",
+                seal::Boot(1),
+                &event,
+            ));
         }
     }
     frames
@@ -111,8 +116,18 @@ fn forged_downlinks(three: &NodeKey) -> Vec<Vec<u8>> {
         },
     ] {
         let message = Downlink::new(BoardNo(2), body);
-        frames.push(seal::seal_downlink(None, "default", &message));
-        frames.push(seal::seal_downlink(Some(three), "default", &message));
+        frames.push(seal::seal_downlink(
+            None,
+            "default",
+            seal::Boot(1),
+            &message,
+        ));
+        frames.push(seal::seal_downlink(
+            Some(three),
+            "default",
+            seal::Boot(1),
+            &message,
+        ));
     }
     frames
 }

@@ -136,7 +136,7 @@ pub fn decode_downlink(bytes: &[u8]) -> Result<Downlink, DecodeError> {
 fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
     let (version, _) =
         postcard::take_from_bytes::<u16>(bytes).map_err(|_| DecodeError::Malformed)?;
-    if version != PROTOCOL_VERSION {
+    if !(crate::envelope::OLDEST_READ_VERSION..=PROTOCOL_VERSION).contains(&version) {
         return Err(DecodeError::UnknownVersion(version));
     }
     let (message, rest) = postcard::take_from_bytes(bytes).map_err(|_| DecodeError::Malformed)?;

@@ -10,8 +10,14 @@ use crate::{DownlinkBody, UplinkBody};
 /// looks at the body (see [`crate::codec`]).
 ///
 /// Version 2 added the tag after each message on the wire ([`crate::seal`]); the layout of
-/// the messages themselves is version 1's.
-pub const PROTOCOL_VERSION: u16 = 2;
+/// the messages themselves is version 1's. Version 3 binds downlinks to the node's boot: an
+/// uplink frame carries the boot before its tag, a downlink's tag covers it; the messages'
+/// layout is unchanged, and messages of version 2 (a journal's) still decode
+/// ([`OLDEST_READ_VERSION`]).
+pub const PROTOCOL_VERSION: u16 = 3;
+
+/// The oldest version whose messages decode: their layout is this version's.
+pub const OLDEST_READ_VERSION: u16 = 2;
 
 /// A board's number in the hall, as on the pairing list (1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

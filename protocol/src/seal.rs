@@ -4,9 +4,16 @@
 //! device's key). The sequence number inside the message is the replay counter: a replayed
 //! uplink is a duplicate the hub already has, and a forged one fails its tag.
 //!
+//! Protocol 3 binds each downlink to the node's boot ([`Boot`]): every uplink frame carries
+//! the boot the node drew when it started, and the tag of a downlink covers the boot of the
+//! node it is for, so a downlink sealed for one boot fails in another (a recorded `Ack` or
+//! `ContinueAt` played to a rebooted node).
+//!
 //! ```text
-//! frame = encode(message) ‖ tag
-//! tag   = HMAC-SHA-256(key, "zeitnot/up\0" or "zeitnot/down\0" ‖ event ‖ "\0" ‖ encode(message))[..16]
+//! uplink   = encode(message) ‖ boot ‖ tag(encode(message) ‖ boot)
+//! downlink = encode(message) ‖ tag(encode(message) ‖ boot of the node it is for)
+//! tag(m)   = HMAC-SHA-256(key, "zeitnot/up\0" or "zeitnot/down\0" ‖ event ‖ "\0" ‖ m)[..16]
+//! boot     = 8 bytes, big-endian
 //! ```
 //!
 //! A node without a key (a hall the organiser opened, [`NodeKey`] absent) sends a tag of
@@ -18,9 +25,10 @@
 //!
 //! let key = NodeKey::from_bytes([7; 32]);
 //! let event = Uplink::new(BoardNo(12), Seq(1), NodeMs(1_700_000_000_000), UplinkBody::Heartbeat);
-//! let frame = seal::seal_uplink(Some(&key), "open-2026", &event);
+//! let frame = seal::seal_uplink(Some(&key), "open-2026", seal::Boot(42), &event);
 //! let sealed = seal::open_uplink(&frame).unwrap();
 //! assert!(sealed.verify(&key, "open-2026"));
+//! assert_eq!(sealed.boot, seal::Boot(42));
 //! assert!(!sealed.verify(&key, "another-event"));
 //! assert_eq!(sealed.message, event);
 //! ```
@@ -41,6 +49,22 @@ pub const TAG_LEN: usize = 16;
 
 /// Bytes of a node key.
 pub const KEY_LEN: usize = 32;
+
+/// A node's boot: a number it draws at random each time it starts. Every uplink frame
+/// carries it; a downlink's tag covers it, so only the boot it was sealed for takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Boot(pub u64);
+
+impl Boot {
+    /// No boot known (a hub that has not heard the node since it started).
+    pub const NONE: Boot = Boot(0);
+    /// Bytes of a boot on the wire.
+    pub const LEN: usize = 8;
+
+    fn bytes(self) -> [u8; Boot::LEN] {
+        self.0.to_be_bytes()
+    }
+}
 
 /// A node's secret: 32 random bytes the hub issues when it enrols the node, written as 64
 /// lowercase hex digits in the node's key file.
@@ -185,6 +209,9 @@ impl Direction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sealed<T> {
     pub message: T,
+    /// The boot the tag covers: an uplink's, as its frame carries it; a downlink's, the
+    /// receiving node's own.
+    pub boot: Boot,
     /// The message's bytes as they came, which the tag covers.
     signed: Vec<u8>,
     tag: [u8; TAG_LEN],
@@ -192,9 +219,10 @@ pub struct Sealed<T> {
 }
 
 impl<T> Sealed<T> {
-    /// Whether `key` made the tag for `event`: compared in constant time.
+    /// Whether `key` made the tag for `event` and the boot: compared in constant time.
     pub fn verify(&self, key: &NodeKey, event: &str) -> bool {
         key.tag(self.direction, event, &self.signed)
+            .chain_update(self.boot.bytes())
             .verify_truncated_left(&self.tag)
             .is_ok()
     }
@@ -205,13 +233,26 @@ impl<T> Sealed<T> {
     }
 }
 
-fn seal(key: Option<&NodeKey>, direction: Direction, event: &str, mut bytes: Vec<u8>) -> Vec<u8> {
+fn seal(
+    key: Option<&NodeKey>,
+    direction: Direction,
+    event: &str,
+    boot: Boot,
+    mut bytes: Vec<u8>,
+) -> Vec<u8> {
     let tag = key.map_or([0; TAG_LEN], |key| {
-        let full = key.tag(direction, event, &bytes).finalize().into_bytes();
+        let full = key
+            .tag(direction, event, &bytes)
+            .chain_update(boot.bytes())
+            .finalize()
+            .into_bytes();
         let mut tag = [0; TAG_LEN];
         tag.copy_from_slice(&full[..TAG_LEN]);
         tag
     });
+    if direction == Direction::Up {
+        bytes.extend_from_slice(&boot.bytes());
+    }
     bytes.extend_from_slice(&tag);
     bytes
 }
@@ -226,38 +267,79 @@ fn split(frame: &[u8]) -> Result<(&[u8], [u8; TAG_LEN]), DecodeError> {
     Ok((message, tag.try_into().expect("TAG_LEN bytes")))
 }
 
-/// An uplink as a node sends it: the message and its tag under `key` (zeros without one).
-pub fn seal_uplink(key: Option<&NodeKey>, event: &str, message: &Uplink) -> Vec<u8> {
-    seal(key, Direction::Up, event, codec::encode_uplink(message))
+/// An uplink as a node sends it in its `boot`: the message, the boot, and their tag under
+/// `key` (zeros without one).
+pub fn seal_uplink(key: Option<&NodeKey>, event: &str, boot: Boot, message: &Uplink) -> Vec<u8> {
+    seal(
+        key,
+        Direction::Up,
+        event,
+        boot,
+        codec::encode_uplink(message),
+    )
 }
 
-/// An uplink's bytes as the node's outbox keeps them ([`codec::encode_uplink`]), sealed.
-pub fn seal_uplink_bytes(key: Option<&NodeKey>, event: &str, encoded: Vec<u8>) -> Vec<u8> {
-    seal(key, Direction::Up, event, encoded)
+/// An uplink's bytes as the node's outbox keeps them ([`codec::encode_uplink`]), sealed in
+/// `boot`.
+pub fn seal_uplink_bytes(
+    key: Option<&NodeKey>,
+    event: &str,
+    boot: Boot,
+    encoded: Vec<u8>,
+) -> Vec<u8> {
+    seal(key, Direction::Up, event, boot, encoded)
 }
 
-/// A downlink as the hub sends it: the message and its tag under the node's key.
-pub fn seal_downlink(key: Option<&NodeKey>, event: &str, message: &Downlink) -> Vec<u8> {
-    seal(key, Direction::Down, event, codec::encode_downlink(message))
+/// A downlink as the hub sends it to the node in `boot`: the message and its tag under the
+/// node's key.
+pub fn seal_downlink(
+    key: Option<&NodeKey>,
+    event: &str,
+    boot: Boot,
+    message: &Downlink,
+) -> Vec<u8> {
+    seal(
+        key,
+        Direction::Down,
+        event,
+        boot,
+        codec::encode_downlink(message),
+    )
 }
 
 /// Decodes an uplink frame (held to the protocol's bounds, see [`codec::decode_uplink`]);
-/// the caller verifies its tag with the key of the node bound to the board.
+/// the caller verifies its tag with the key of the node bound to the board. A frame of an
+/// earlier protocol (no boot) is refused as [`DecodeError::UnknownVersion`].
 pub fn open_uplink(frame: &[u8]) -> Result<Sealed<Uplink>, DecodeError> {
     let (bytes, tag) = split(frame)?;
+    let version = bytes.first().copied().ok_or(DecodeError::Malformed)?;
+    if u16::from(version) != crate::PROTOCOL_VERSION {
+        return Err(DecodeError::UnknownVersion(version.into()));
+    }
+    let at = bytes
+        .len()
+        .checked_sub(Boot::LEN)
+        .ok_or(DecodeError::Malformed)?;
+    let (bytes, boot) = bytes.split_at(at);
+    let boot = Boot(u64::from_be_bytes(
+        boot.try_into().expect("Boot::LEN bytes"),
+    ));
     Ok(Sealed {
         message: codec::decode_uplink(bytes)?,
+        boot,
         signed: bytes.to_vec(),
         tag,
         direction: Direction::Up,
     })
 }
 
-/// Decodes a downlink frame; the node verifies its tag with its own key.
-pub fn open_downlink(frame: &[u8]) -> Result<Sealed<Downlink>, DecodeError> {
+/// Decodes a downlink frame for the node in `boot`; the node verifies its tag with its own
+/// key, and a downlink sealed for another boot fails.
+pub fn open_downlink(frame: &[u8], boot: Boot) -> Result<Sealed<Downlink>, DecodeError> {
     let (bytes, tag) = split(frame)?;
     Ok(Sealed {
         message: codec::decode_downlink(bytes)?,
+        boot,
         signed: bytes.to_vec(),
         tag,
         direction: Direction::Down,
@@ -291,7 +373,7 @@ mod tests {
     #[test]
     fn any_change_of_byte_key_event_or_direction_fails_the_tag() {
         let key = NodeKey::from_bytes([1; 32]);
-        let frame = seal_uplink(Some(&key), "ev", &event());
+        let frame = seal_uplink(Some(&key), "ev", Boot(5), &event());
         assert!(open_uplink(&frame).unwrap().verify(&key, "ev"));
         assert!(!open_uplink(&frame)
             .unwrap()
@@ -309,9 +391,11 @@ mod tests {
         }
         // The same bytes as a downlink's tag: a reflected message does not verify.
         let down = Downlink::new(BoardNo(3), DownlinkBody::Ack { up_to_seq: Seq(9) });
-        let frame = seal_downlink(Some(&key), "ev", &down);
-        let sealed = open_downlink(&frame).unwrap();
+        let frame = seal_downlink(Some(&key), "ev", Boot(5), &down);
+        let sealed = open_downlink(&frame, Boot(5)).unwrap();
         assert!(sealed.verify(&key, "ev"));
+        // Sealed for the node's boot 5: in its next boot it fails.
+        assert!(!open_downlink(&frame, Boot(6)).unwrap().verify(&key, "ev"));
         let reflected = Sealed {
             direction: Direction::Up,
             ..sealed
@@ -320,8 +404,28 @@ mod tests {
     }
 
     #[test]
+    fn an_uplink_carries_its_boot_and_an_earlier_protocols_frame_is_refused() {
+        let key = NodeKey::from_bytes([1; 32]);
+        let frame = seal_uplink(Some(&key), "ev", Boot(0x0102_0304_0506_0708), &event());
+        let sealed = open_uplink(&frame).unwrap();
+        assert_eq!(sealed.boot, Boot(0x0102_0304_0506_0708));
+        assert_eq!(
+            &frame[frame.len() - TAG_LEN - Boot::LEN..frame.len() - TAG_LEN],
+            &[1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        // Another boot in the frame: the tag fails.
+        let mut other = frame.clone();
+        other[frame.len() - TAG_LEN - 1] ^= 1;
+        assert!(!open_uplink(&other).unwrap().verify(&key, "ev"));
+        // A protocol-2 frame (no boot): refused by its version.
+        let mut old = frame.clone();
+        old[0] = 2;
+        assert_eq!(open_uplink(&old), Err(DecodeError::UnknownVersion(2)));
+    }
+
+    #[test]
     fn an_unkeyed_frame_is_recognised_and_verifies_under_no_key() {
-        let frame = seal_uplink(None, "ev", &event());
+        let frame = seal_uplink(None, "ev", Boot(5), &event());
         let sealed = open_uplink(&frame).unwrap();
         assert!(sealed.is_unkeyed());
         assert!(!sealed.verify(&NodeKey::from_bytes([0; 32]), "ev"));

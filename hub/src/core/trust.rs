@@ -194,7 +194,7 @@ mod tests {
 
     fn frame(key: Option<&NodeKey>, board: u16) -> Sealed<Uplink> {
         let event = Uplink::new(BoardNo(board), Seq(1), NodeMs(0), UplinkBody::Heartbeat);
-        seal::open_uplink(&seal::seal_uplink(key, "ev", &event)).unwrap()
+        seal::open_uplink(&seal::seal_uplink(key, "ev", seal::Boot(1), &event)).unwrap()
     }
 
     fn hall(open: bool) -> (Trust, NodeKey) {

@@ -68,7 +68,7 @@ impl TestBoard {
                 topic::uplink("default", BoardNo(self.board)),
                 QoS::AtLeastOnce,
                 false,
-                seal::seal_uplink(Some(&self.key), "default", &event),
+                seal::seal_uplink(Some(&self.key), "default", seal::Boot(1), &event),
             )
             .await
             .unwrap();

@@ -41,7 +41,7 @@ mod undo;
 
 use std::collections::{BTreeMap, VecDeque};
 
-use protocol::seal::{self, Sealed};
+use protocol::seal::{self, Boot, Sealed};
 use protocol::time_control::TimeControl;
 use protocol::{BoardNo, Downlink, DownlinkBody, Uplink};
 
@@ -136,6 +136,13 @@ pub struct Hub {
     schedule_checked: HubMs,
     /// The latest time the hub was given.
     now: HubMs,
+    /// Each board's node's boot, from its latest event taken (`seal::Boot`): downlinks are
+    /// sealed for it, so one recorded in an earlier boot fails at the node. Not journaled:
+    /// the node's next frame tells it again (a link's state, not the hall's).
+    boots: BTreeMap<BoardNo, Boot>,
+    /// The boot of the frame being answered: a duplicate or a gap is answered for the boot
+    /// that sent it (a node resending after a reboot, before any of its events is new).
+    answering: Option<Boot>,
 }
 
 impl Hub {
@@ -166,6 +173,8 @@ impl Hub {
             round_start_watched: false,
             schedule_checked: HubMs(0),
             now: HubMs(0),
+            boots: BTreeMap::new(),
+            answering: None,
         };
         hub.round_changed();
         hub
@@ -220,7 +229,9 @@ impl Hub {
             self.record_alerts(changes, None);
             return;
         }
+        self.answering = Some(sealed.boot);
         self.handle_uplink(now, sealed.message);
+        self.answering = None;
     }
 
     /// A clustered hall's active hub refused strangers' records of the journal stream (its
@@ -270,6 +281,10 @@ impl Hub {
         let board = event.board;
         match self.hall.admit(now, &event) {
             Admission::Accept => {
+                // A new event: its boot is the node's now.
+                if let Some(boot) = self.answering {
+                    self.boots.insert(board, boot);
+                }
                 let record = Record { at: now, event };
                 let at = self.write(Write::Event(record.clone()));
                 self.pending
@@ -508,10 +523,16 @@ impl Hub {
     }
 
     /// A message to `board`'s node, sealed with its key (unsealed for a node never
-    /// enrolled, which only an open hall has).
+    /// enrolled, which only an open hall has) for its boot: the one of the frame being
+    /// answered, else of its latest event taken.
     fn downlink(&mut self, board: BoardNo, body: DownlinkBody) {
         let key = self.access.trust.board_key(board);
-        let frame = seal::seal_downlink(key, &self.event, &Downlink::new(board, body));
+        let boot = self
+            .answering
+            .or_else(|| self.boots.get(&board).copied())
+            .unwrap_or(Boot::NONE);
+        let message = Downlink::new(board, body);
+        let frame = seal::seal_downlink(key, &self.event, boot, &message);
         self.outputs.push_back(Output::Downlink(board, body, frame));
     }
 
