@@ -203,6 +203,16 @@ fn shown_before(game: &PgnGame, tc: &TimeControl, index: usize, n: u32, owed: u6
     None
 }
 
+/// When the clock is pressed in `script` (game ms): where the emulators' faults (`--…-at-ply`)
+/// and a test's spells between moves are counted.
+pub fn press_times(script: &[Timed]) -> Vec<u64> {
+    script
+        .iter()
+        .filter(|t| matches!(&t.reading, Reading::Clock(c) if c.pressed_by.is_some()))
+        .map(|t| t.game_ms)
+        .collect()
+}
+
 /// `script` from the position after `ply` completed moves, as a node started then reports
 /// it (a node swapped in mid-game): first the board as it stands and the clock as it shows,
 /// then the rest of the game at its own times.

@@ -47,11 +47,7 @@ impl ChainGame {
             game,
             sans: support::canonical_sans(&parsed),
             clk_ms: parsed.plies.iter().map(|p| p.clk_ms).collect(),
-            presses: script
-                .iter()
-                .filter(|t| matches!(&t.reading, board_node::source::Reading::Clock(c) if c.pressed_by.is_some()))
-                .map(|t| t.game_ms)
-                .collect(),
+            presses: board_node::replay::press_times(&script),
         }
     }
 

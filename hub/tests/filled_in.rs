@@ -65,11 +65,7 @@ fn presses_of(
     let parsed = board_node::pgn::read_game(&std::fs::read(file).unwrap(), game).unwrap();
     let tc: TimeControl = tc.parse().unwrap();
     let script = board_node::replay::script(&parsed, Some(&tc));
-    let presses = script
-        .iter()
-        .filter(|t| matches!(&t.reading, board_node::source::Reading::Clock(c) if c.pressed_by.is_some()))
-        .map(|t| t.game_ms)
-        .collect();
+    let presses = board_node::replay::press_times(&script);
     let moves = parsed.plies.iter().map(|p| p.m).collect();
     (
         presses,

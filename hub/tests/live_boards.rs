@@ -149,13 +149,7 @@ impl LiveGame {
         let parsed = board_node::pgn::read_game(&std::fs::read(&path).unwrap(), game).unwrap();
         let tc: TimeControl = time_control.parse().unwrap();
         let script = board_node::replay::script(&parsed, Some(&tc));
-        let presses: Vec<u64> = script
-            .iter()
-            .filter(|t| {
-                matches!(&t.reading, board_node::source::Reading::Clock(c) if c.pressed_by.is_some())
-            })
-            .map(|t| t.game_ms)
-            .collect();
+        let presses = board_node::replay::press_times(&script);
         let last = script.last().unwrap().game_ms;
         LiveGame {
             board,
