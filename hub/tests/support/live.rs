@@ -448,3 +448,36 @@ pub fn assert_final_clocks(board: u16, clk_ms: &[Option<u64>], shown: &[Option<u
         }
     }
 }
+
+/// Board `board`'s moves once the arbiter has ordered what the hub filled in (7.4): each
+/// stretch whose order the board did not show (a chain's bus master starved under load
+/// sees a few plies as one jump) is given the source's order, `sans`, as an arbiter reading
+/// the scoresheets would. The hub must have filled in only stretches the source's order
+/// fits; how many were ordered comes back with the moves.
+pub fn moves_ordered_as(hub: &Hub, board: u16, sans: &[String]) -> (Vec<String>, usize) {
+    let detail = super::http_json(hub.http, &format!("/api/boards/{board}"));
+    let mut ordered = 0;
+    for stretch in detail["filled_in"].as_array().into_iter().flatten() {
+        let (from, to) = (
+            stretch["from_ply"].as_u64().unwrap() as usize,
+            stretch["to_ply"].as_u64().unwrap() as usize,
+        );
+        let order = &sans[from - 1..to.min(sans.len())];
+        let body = serde_json::json!({
+            "arbiter": "IA Test", "decision": "order", "from_ply": from, "moves": order,
+        });
+        let (status, answer) = super::http_post(
+            hub.http,
+            &format!("/api/boards/{board}/decisions"),
+            &body.to_string(),
+        )
+        .unwrap();
+        assert_eq!(status, 200, "board {board}: {stretch}: {answer}");
+        ordered += 1;
+    }
+    let detail = super::http_json(hub.http, &format!("/api/boards/{board}"));
+    (
+        serde_json::from_value(detail["moves"].clone()).unwrap(),
+        ordered,
+    )
+}
