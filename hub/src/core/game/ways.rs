@@ -3,9 +3,8 @@
 //! the side whose clock runs is to move. What the hub makes of them (caught up when there is
 //! one, filled in when there are several) is in `catch_up.rs`.
 //!
-//! The search is bounded: a board a few moves on is reached in microseconds, and a board
-//! that no moves reach (knocked pieces, an illegal move) is given up after [`MAX_VISITS`]
-//! positions at most.
+//! The search is bounded: a board that no moves reach (knocked pieces, an illegal move) is
+//! given up after [`MAX_VISITS`] positions at most.
 
 use shakmaty::{Bitboard, Board, Chess, Color, Move, Position};
 
