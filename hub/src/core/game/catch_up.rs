@@ -37,6 +37,11 @@ impl Game {
             return None;
         }
         let certain = orders.len() == 1 && orders[0].len() <= MAX_CAUGHT_UP && !ways.cut_short;
+        if !certain && self.moves.is_empty() && !self.start_seen {
+            // A board that never showed this game's start shows another game (the round
+            // before's, left on it when a round was started over it), not moves unseen.
+            return None;
+        }
         if !certain {
             rank(&mut orders, &self.position, &self.seen);
         }

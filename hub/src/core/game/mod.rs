@@ -171,6 +171,11 @@ pub struct Game {
     seen: Vec<Board>,
     /// The moves completed in an order the board did not show.
     filled_in: Vec<FilledIn>,
+    /// The board has shown the game's start since the game began: a board several moves on
+    /// before the first move is then the game's, not another game's left on it. Only what
+    /// this game's events show counts (a restart resumes a board at its round's start), so a
+    /// board whose start its node never sent again is not filled in before the first move.
+    start_seen: bool,
 }
 
 impl Default for Game {
@@ -205,6 +210,7 @@ impl Game {
             lapsing: None,
             seen: Vec::new(),
             filled_in: Vec::new(),
+            start_seen: false,
         }
     }
 
@@ -396,6 +402,9 @@ impl Game {
         let board = sensed::board(placement);
         self.board_unread = false;
         self.saw(&board);
+        if self.moves.is_empty() && board == *self.position.board() {
+            self.start_seen = true;
+        }
         // What stood until now may have stood long enough (a board without a clock).
         let mut events = self.settle(at);
         self.shown_successor = None;
@@ -442,6 +451,7 @@ impl Game {
         self.starts = vec![(0, start.clone())];
         self.position = start;
         self.pending_ending = None;
+        self.start_seen = true;
     }
 
     /// How the game would end after `m`; `None` if play would go on.

@@ -276,9 +276,12 @@ fn chess960_castling_with_the_king_staying_on_its_square() {
     );
 }
 
-/// The board after `ucis` from the start, and the game that has seen none of them.
+/// The board after `ucis` from the start, and the game that has seen the start set up and
+/// none of the moves.
 fn moves_ahead(ucis: &[&str]) -> (Game, Board) {
-    let game = Game::default();
+    let mut game = Game::default();
+    let start = game.position().board().clone();
+    game.placement(NodeMs(0), &placement_of(&start));
     let mut ahead = Game::default();
     for (uci, by) in ucis
         .iter()
@@ -379,6 +382,18 @@ fn moves_missed_in_an_order_the_board_does_not_tell_are_filled_in_and_followed()
     game.placement(NodeMs(7), &placement_of(&next));
     game.clock(NodeMs(8), &press(SensedColor::Black));
     assert_eq!(sans(&game), ["d4", "d5", "Nf3", "c5"]);
+}
+
+#[test]
+fn a_board_that_never_showed_the_games_start_is_another_game_not_moves_unseen() {
+    // A round started over a game in play: the new game's board still shows the old one,
+    // and its players go on (7.2). Its moves are no moves of the new game.
+    let (_, board) = moves_ahead(&["e2e4", "e7e5", "g1f3", "b8c6"]);
+    let mut game = Game::default();
+    game.placement(NodeMs(5), &placement_of(&board));
+    let events = game.clock(NodeMs(6), &press(SensedColor::Black));
+    assert!(game.moves().is_empty(), "{events:?}");
+    assert!(game.filled_in().is_empty());
 }
 
 #[test]
