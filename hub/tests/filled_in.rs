@@ -292,31 +292,37 @@ fn three_plies_lost_to_a_stall_a_pulled_board_and_a_power_cut_are_filled_in_and_
         }],
     );
     let rapid = support::real_data().join("pgn-clocks").join(RAPID);
-    let chain_a = Emulator::start_chain(
-        dir.path(),
+    // A chain of one board, `serial`, playing `g`'s game with `fault` on it.
+    let chain = |name: &str, serial: &str, g: &Swallowed, fault: ChainFault| {
+        Emulator::start_chain(
+            dir.path(),
+            name,
+            &rapid,
+            RAPID_TC,
+            &[(serial.into(), g.game)],
+            g.speed,
+            &[fault],
+        )
+    };
+    let chain_a = chain(
         "a",
-        &rapid,
-        RAPID_TC,
-        &[("01003".into(), cut.game)],
-        cut.speed,
-        &[ChainFault::PowerCut {
+        "01003",
+        &cut,
+        ChainFault::PowerCut {
             serial: "01003".into(),
             ply: cut.ply + 1,
             ms: cut_ms,
-        }],
+        },
     );
-    let chain_b = Emulator::start_chain(
-        dir.path(),
+    let chain_b = chain(
         "b",
-        &rapid,
-        RAPID_TC,
-        &[("01004".into(), pulled.game)],
-        pulled.speed,
-        &[ChainFault::Unplug {
+        "01004",
+        &pulled,
+        ChainFault::Unplug {
             serial: "01004".into(),
             ply: pulled.ply + 1,
             ms: pulled_ms,
-        }],
+        },
     );
     let enrolled: Vec<_> = [("dgt-1", 1), ("dgt-2", 2), ("01003", 3), ("01004", 4)]
         .iter()

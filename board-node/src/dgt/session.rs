@@ -221,6 +221,11 @@ mod tests {
     }
 
     fn clock(left_to_move: bool, left_s: u32, right_s: u32) -> Vec<u8> {
+        clock_battery(left_to_move, left_s, right_s, false)
+    }
+
+    /// A time message, the clock's battery low or not (bit 0x04 of its status byte).
+    fn clock_battery(left_to_move: bool, left_s: u32, right_s: u32, battery_low: bool) -> Vec<u8> {
         let face = |s: u32| Face {
             ms: s * 1000,
             ..Face::default()
@@ -231,6 +236,7 @@ mod tests {
             running: true,
             left_to_move,
             right_to_move: !left_to_move,
+            battery_low,
             ..ClockStatus::default()
         }))
     }
@@ -306,25 +312,13 @@ mod tests {
                 })
                 .collect()
         };
-        let low = |left_s: u32| {
-            wire::encode(&Message::Clock(ClockStatus {
-                left: Face {
-                    ms: left_s * 1000,
-                    ..Face::default()
-                },
-                running: true,
-                left_to_move: true,
-                battery_low: true,
-                ..ClockStatus::default()
-            }))
-        };
+        let low = |left_s: u32| clock_battery(true, left_s, 300, true);
         let mut session = Session::new(None);
         session.opened(NodeMs(0));
         let mut first = start_dump();
         first.extend(clock(true, 300, 300));
         assert_eq!(battery(&session.read(&first, NodeMs(10))), [false]);
         assert!(battery(&session.read(&clock(true, 299, 300), NodeMs(1_010))).is_empty());
-        // DGT's header: bit 0x04 of the time message's status byte.
         assert_eq!(battery(&session.read(&low(298), NodeMs(2_010))), [true]);
         assert!(battery(&session.read(&low(297), NodeMs(3_010))).is_empty());
         assert_eq!(
