@@ -7,7 +7,7 @@
 use shakmaty::san::SanPlus;
 use shakmaty::{Move, Position};
 
-use super::{CompletedMove, Game, GameEvent};
+use super::{Game, GameEvent};
 use crate::core::arbiter::DecisionError;
 
 /// A stretch of moves the hub filled in.
@@ -113,24 +113,10 @@ impl Game {
         // its repetitions, its 50-move count and its ending are the rules' for this order.
         let status = self.status;
         let kept = (self.lapsing.take(), self.shown_successor.take());
-        let again: Vec<(Move, CompletedMove)> = {
-            let after: Vec<CompletedMove> = self.moves.drain(from_ply - 1..).collect();
-            let replaced: Vec<Move> = order
-                .iter()
-                .copied()
-                .chain(after[plies..].iter().map(|c| c.m))
-                .collect();
-            replaced.into_iter().zip(after).collect()
-        };
-        self.history.truncate(from_ply);
-        self.position = self.history[from_ply - 1].clone();
-        self.repetitions = Default::default();
-        for seen in &self.history {
-            self.repetitions.record(seen);
-        }
-        self.status = super::Status::Playing;
-        self.pending_ending = None;
-        for (m, was) in again {
+        let after = self.moves[from_ply - 1..].to_vec();
+        let replaced = order.iter().chain(after[plies..].iter().map(|c| &c.m));
+        self.rewind(from_ply - 1);
+        for (m, was) in replaced.copied().zip(after.iter()) {
             self.complete(was.at, m);
         }
         (self.lapsing, self.shown_successor) = kept;

@@ -333,8 +333,7 @@ impl Game {
                 moves: self.moves.len(),
             });
         }
-        self.moves.truncate(ply);
-        self.history.truncate(ply + 1);
+        self.rewind(ply);
         self.filled_in.retain(|f| f.from_ply <= ply);
         if let Some(cut) = self.filled_in.last_mut().filter(|f| f.to_ply > ply) {
             // The moves of the stretch that stay are the order followed, as far as it goes.
@@ -344,6 +343,19 @@ impl Game {
         }
         self.starts.retain(|(from, _)| *from <= ply);
         self.lapsing = None;
+        let mut events = vec![GameEvent::Reinstated { ply }];
+        let shows_game = self.sensed.as_ref().is_none_or(|board| {
+            board == self.position.board() || self.successor_with(board).is_some()
+        });
+        events.extend(self.resync(at, shows_game));
+        Ok(events)
+    }
+
+    /// The game back at the position after `ply` completed moves, as it stood then: the
+    /// moves after it gone, the repetitions counted again, play going on.
+    fn rewind(&mut self, ply: usize) {
+        self.moves.truncate(ply);
+        self.history.truncate(ply + 1);
         self.position = self.history[ply].clone();
         self.repetitions = Repetitions::default();
         for position in &self.history {
@@ -351,12 +363,6 @@ impl Game {
         }
         self.status = Status::Playing;
         self.pending_ending = None;
-        let mut events = vec![GameEvent::Reinstated { ply }];
-        let shows_game = self.sensed.as_ref().is_none_or(|board| {
-            board == self.position.board() || self.successor_with(board).is_some()
-        });
-        events.extend(self.resync(at, shows_game));
-        Ok(events)
     }
 
     /// The arbiter declares the result (`*` withdraws a declaration: the rules' status

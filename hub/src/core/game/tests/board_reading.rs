@@ -460,7 +460,7 @@ fn a_board_read_on_the_way_puts_its_order_first() {
 }
 
 #[test]
-fn five_moves_in_a_power_cut_are_filled_in_even_in_one_order_only() {
+fn five_moves_in_a_power_cut_are_filled_in_for_the_arbiter() {
     // More than three moves unseen: followed, and marked for the arbiter to check.
     let (mut game, board) = moves_ahead(&["e2e4", "e7e5", "g1f3", "b8c6", "f1b5"]);
     game.placement(NodeMs(5), &placement_of(&board));
