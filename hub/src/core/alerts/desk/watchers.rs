@@ -193,7 +193,6 @@ impl AlertDesk {
         changes
     }
 
-    /// Whether an alert of `kind` (`sub`: its side, or 0) is open at `board`.
     /// A clock whose battery is low, one alert for it until the battery is changed: paged
     /// while its game is played (high; a clock that dies stops the game, 6.11), recorded
     /// between games (info) and paged once a game starts on it.
@@ -228,6 +227,7 @@ impl AlertDesk {
         self.watch(now, board, watch(0, low && !paged, Severity::Info), changes);
     }
 
+    /// Whether an alert of `kind` (`sub`: its side, or 0) is open at `board`.
     fn is_watched(&self, board: BoardNo, kind: AlertKind, sub: u8) -> bool {
         self.open_watch(board, kind, sub).is_some()
     }
