@@ -9,9 +9,10 @@
 use crate::support;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use support::process::Killed;
 use support::workspace_bin;
 
 /// A network namespace joined to this one by a veth pair: `host` is this side's address,
@@ -154,15 +155,6 @@ fn curl(
     };
     let (answer, status) = stdout.rsplit_once('\n').unwrap_or(("", &stdout));
     (status.trim().parse().unwrap_or(0), answer.to_owned())
-}
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// `hub serve` on the hall's side of `ns`, as the unit runs it (TLS by default), answering.
