@@ -3,7 +3,8 @@
 //! is wrong) touches no other.
 //!
 //! The transports meet here: a serial port a board ([`serve`]), a chain on one port
-//! ([`serve_chains`]), DGT LiveChess's WebSocket ([`serve_livechess`]). Each gives every
+//! ([`serve_chains`]), DGT LiveChess's WebSocket ([`serve_livechess`]), a Chessnut board's
+//! Bluetooth LE link ([`serve_chessnut`]). Each gives every
 //! board a stream of readings; what follows (the node's health, outbox, catch-up and
 //! sealing) is [`run_nodes`]'s, the same for all. A new transport is a file that makes those
 //! streams, and a function here.
@@ -97,6 +98,20 @@ pub async fn serve_livechess(
     let (configs, serials): (Vec<NodeConfig>, Vec<String>) = boards.into_iter().unzip();
     let readings = crate::livechess::socket::spawn(url, serials, stop.clone());
     run_nodes(configs.into_iter().zip(readings).collect(), stop, shutdown).await
+}
+
+/// Serves a Chessnut board over Bluetooth LE, reached as `reach` says, as [`serve`] serves
+/// boards on serial ports.
+pub async fn serve_chessnut(
+    config: NodeConfig,
+    reach: crate::chessnut::ble::Reach,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let file = orientation_file(&config)?;
+    let session = crate::chessnut::session::Session::new(serial::kept_orientation(&file));
+    let readings = crate::chessnut::ble::spawn(reach, session, file, stop.clone());
+    run_nodes(vec![(config, readings)], stop, shutdown).await
 }
 
 /// Where a board's orientation is kept: beside its outbox (`board-N.orientation.json`),

@@ -33,6 +33,9 @@ enum Command {
     /// Read the boards DGT LiveChess drives, through its local API (ws://HOST:1982/api/v1.0):
     /// LiveChess keeps their ports; each LiveChess board (by serial number) is a hall board.
     Livechess(cmd::livechess::LiveChessArgs),
+    /// Read a Chessnut board (Air, Air+, Go, Pro, Move) over Bluetooth LE, found by its
+    /// address or its advertised name.
+    Chessnut(cmd::chessnut::ChessnutArgs),
     /// A stand-in for DGT LiveChess's API serving boards that replay real games: for tests,
     /// and to rehearse `board-node livechess` before a round.
     EmulateLivechess(cmd::emulate_livechess::EmulateLiveChessArgs),
@@ -63,6 +66,7 @@ async fn main() -> anyhow::Result<()> {
         Command::EmulateDgt(args) => cmd::emulate::dgt(args).await,
         Command::EmulateChesslink(args) => cmd::emulate::chesslink(args).await,
         Command::Livechess(args) => cmd::livechess::run(args).await,
+        Command::Chessnut(args) => cmd::chessnut::run(args).await,
         Command::EmulateLivechess(args) => cmd::emulate_livechess::run(args).await,
     }
 }

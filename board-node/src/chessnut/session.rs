@@ -24,6 +24,11 @@ pub const FLICKER_CHANGES: u32 = 8;
 pub const FLICKER_WINDOW_MS: u64 = 5_000;
 /// A board silent this long (it notifies ten times a second) has lost its link.
 pub const SILENT_MS: u64 = 3_000;
+/// A battery at or below this percent, not charging, is low: about an hour of play left
+/// on a Chessnut Air, so the arbiter has it charged between rounds.
+pub const LOW_BATTERY_PERCENT: u8 = 20;
+/// How often the battery is asked for while the link is up.
+pub const BATTERY_EVERY_MS: u64 = 60_000;
 
 /// What the node tells the technician besides the readings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +62,8 @@ pub struct Session {
     unsettled: [Option<Unsettled>; 64],
     last_placement: Option<Placement>,
     last_frame: Option<NodeMs>,
+    /// Whether the battery was last reported low.
+    battery_low: Option<bool>,
 }
 
 impl Session {
@@ -68,6 +75,7 @@ impl Session {
             unsettled: [None; 64],
             last_placement: None,
             last_frame: None,
+            battery_low: None,
         }
     }
 
@@ -99,12 +107,19 @@ impl Session {
             .is_some_and(|at| now.0.saturating_sub(at.0) >= SILENT_MS)
     }
 
-    /// A command's answer.
-    pub fn answer(&mut self, bytes: &[u8]) -> Vec<News> {
-        wire::battery(bytes)
-            .map(News::Battery)
+    /// A command's answer: the battery's reading when it is first known or changes
+    /// between low and not, and the news.
+    pub fn answer(&mut self, bytes: &[u8]) -> (Vec<Reading>, Vec<News>) {
+        let Some(battery) = wire::battery(bytes) else {
+            return (Vec::new(), Vec::new());
+        };
+        let low = !battery.charging && battery.percent <= LOW_BATTERY_PERCENT;
+        let changed = self.battery_low.replace(low) != Some(low);
+        let readings = changed
+            .then_some(Reading::Battery(low))
             .into_iter()
-            .collect()
+            .collect();
+        (readings, vec![News::Battery(battery)])
     }
 
     /// A position frame: the readings it settles, and the news.
@@ -258,12 +273,27 @@ mod tests {
     fn the_battery_a_bad_frame_and_a_silent_link() {
         let mut session = Session::new(Orientation::default());
         session.connected(NodeMs(0));
+        let (readings, news) = session.answer(&[0x2a, 0x02, 15]);
         assert_eq!(
-            session.answer(&[0x2a, 0x02, 15]),
+            news,
             [News::Battery(Battery {
                 percent: 15,
                 charging: false
             })]
+        );
+        assert_eq!(readings, [Reading::Battery(true)], "15 % is low");
+        assert!(
+            session.answer(&[0x2a, 0x02, 14]).0.is_empty(),
+            "still low: said once"
+        );
+        assert_eq!(
+            session.answer(&[0x2a, 0x02, 0x80 | 14]).0,
+            [Reading::Battery(false)],
+            "charging"
+        );
+        assert!(
+            session.answer(&[0x01, 0x24]).1.is_empty(),
+            "no answer of ours"
         );
         let (_, news) = session.frame(&[0x01, 0x24, 0x00], NodeMs(10));
         assert!(matches!(news[..], [News::BadFrame(_)]));

@@ -133,7 +133,7 @@ pub fn read_line<L: Line>(
 }
 
 /// Keeps `orientation` in `file` when it changed from `kept`.
-fn keep_if_changed(file: &Path, kept: &mut Orientation, orientation: Orientation) {
+pub(crate) fn keep_if_changed(file: &Path, kept: &mut Orientation, orientation: Orientation) {
     if orientation != *kept {
         *kept = orientation;
         if let Err(e) = keep_orientation(file, kept) {
