@@ -18,6 +18,7 @@ mod broadcast_results;
 mod broadcast_slices;
 mod broker_list;
 mod broker_unreachable;
+mod chessnut_ble;
 mod clock_readings_left_out;
 mod clock_shown;
 mod clockless_boards;
