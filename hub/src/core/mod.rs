@@ -31,6 +31,7 @@
 //! - [`setup`]: the hall's nodes and what the technician should fix.
 //! - [`effect`]: what the hall's fold makes happen, for the relay, the desk and the node.
 //! - [`standing`]: how a game stands, by the rules or as the arbiter declared it.
+//! - [`standings`]: the players' standings: points and FIDE's tie-breaks (C.07).
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
 
 pub mod alerts;
@@ -67,6 +68,7 @@ pub mod sensed;
 pub mod setup;
 pub mod side;
 pub mod standing;
+pub mod standings;
 pub mod time;
 pub mod timebase;
 pub mod trust;

@@ -1,0 +1,170 @@
+//! Buchholz (8.1), Sonneborn-Berger (9.1) and the average of opponents' Buchholz (8.2), with
+//! unplayed rounds as Article 16 counts them and the cuts of Article 14, as FIDE's reference
+//! tool (gacrux) computes them:
+//!
+//! - an opponent counts with their score as opponents see it (16.3): their rounds after the
+//!   last one they did not choose to leave unplayed, without an opponent, count as draws;
+//! - a player's own unplayed round counts against a dummy with the player's own score
+//!   (16.4); from 2026 capped by the scheduled opponent's score for a forfeit (16.4.1) and
+//!   by a draw in every round otherwise (16.4.2);
+//! - a cut takes the least significant value, but a voluntarily unplayed round's first when
+//!   it is no more significant (16.5); a median cut also takes the most significant one.
+
+use super::crosstable::Crosstable;
+use super::{Family, Rules, Tiebreak};
+
+/// One round's element: the opponent's (or dummy's) score and the value it adds.
+#[derive(Debug, Clone, Copy)]
+struct Element {
+    /// Tenths of a point.
+    score: i64,
+    /// Tenths for Buchholz, hundredths (score × result) for Sonneborn-Berger.
+    value: i64,
+    /// A round the player chose not to play (16.1.2).
+    voluntary: bool,
+}
+
+/// Player `i`'s score as opponents count it (16.3), in tenths.
+pub fn adjusted(crosstable: &Crosstable, i: usize) -> i64 {
+    let last_taken = (0..crosstable.rounds)
+        .rev()
+        .find(|&r| !crosstable.voluntarily_unplayed(i, r));
+    (0..crosstable.rounds)
+        .map(|r| {
+            let counted =
+                last_taken.is_some_and(|last| r <= last) || crosstable.opponent(i, r).is_some();
+            if counted {
+                crosstable.points_in(i, r)
+            } else {
+                crosstable.draw()
+            }
+        })
+        .sum()
+}
+
+/// Every player's Buchholz or Sonneborn-Berger (as `tiebreak` says, with its cuts).
+pub fn values(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak) -> Vec<Option<f64>> {
+    let adjusted: Vec<i64> = (0..crosstable.entrants.len())
+        .map(|i| adjusted(crosstable, i))
+        .collect();
+    let sonneborn = tiebreak.family == Family::SonnebornBerger;
+    let scale = if sonneborn { 100.0 } else { 10.0 };
+    (0..crosstable.entrants.len())
+        .map(|i| {
+            let elements = elements(crosstable, rules, &adjusted, i, sonneborn);
+            Some(cut(elements, tiebreak, crosstable.rounds) as f64 / scale)
+        })
+        .collect()
+}
+
+/// Every player's average of their opponents' Buchholz (8.2), over games played, rounded as
+/// gacrux rounds it (half up, to 2 decimals up to 8 rounds, 3 up to 26, 4 up to 72, then 5).
+pub fn average_of_opponents(
+    crosstable: &Crosstable,
+    rules: Rules,
+    tiebreak: &Tiebreak,
+) -> Vec<Option<f64>> {
+    let as_buchholz = Tiebreak {
+        family: Family::Buchholz,
+        ..tiebreak.clone()
+    };
+    let adjusted: Vec<i64> = (0..crosstable.entrants.len())
+        .map(|i| adjusted(crosstable, i))
+        .collect();
+    let buchholz: Vec<i64> = (0..crosstable.entrants.len())
+        .map(|i| {
+            let elements = elements(crosstable, rules, &adjusted, i, false);
+            cut(elements, &as_buchholz, crosstable.rounds)
+        })
+        .collect();
+    let decimals: u32 = match crosstable.rounds {
+        0..=8 => 2,
+        9..=26 => 3,
+        27..=72 => 4,
+        _ => 5,
+    };
+    (0..crosstable.entrants.len())
+        .map(|i| {
+            let opponents: Vec<i64> = (0..crosstable.rounds)
+                .filter(|&r| crosstable.played(i, r))
+                .filter_map(|r| crosstable.opponent(i, r))
+                .map(|o| buchholz[o])
+                .collect();
+            if opponents.is_empty() {
+                return None;
+            }
+            // The sum is in tenths: to `decimals` places, half up.
+            let (sum, n) = (opponents.iter().sum::<i64>(), opponents.len() as i64);
+            let scaled = sum * 10_i64.pow(decimals - 1);
+            let rounded = (2 * scaled + n).div_euclid(2 * n);
+            Some(rounded as f64 / 10_f64.powi(decimals as i32))
+        })
+        .collect()
+}
+
+/// Player `i`'s elements, round by round.
+fn elements(
+    crosstable: &Crosstable,
+    rules: Rules,
+    adjusted: &[i64],
+    i: usize,
+    sonneborn: bool,
+) -> Vec<Element> {
+    let own = crosstable.points(i);
+    (0..crosstable.rounds)
+        .map(|r| {
+            let result = crosstable.points_in(i, r);
+            let (score, voluntary) = match crosstable.opponent(i, r) {
+                Some(opponent) if crosstable.played(i, r) => (adjusted[opponent], false),
+                scheduled => {
+                    let dummy = match (rules, scheduled) {
+                        (Rules::Fide2024, _) => own,
+                        (Rules::Fide2026, Some(opponent)) => own.min(adjusted[opponent]),
+                        (Rules::Fide2026, None) => {
+                            own.min(crosstable.draw() * crosstable.rounds as i64)
+                        }
+                    };
+                    (dummy, crosstable.voluntarily_unplayed(i, r))
+                }
+            };
+            let value = if sonneborn { score * result } else { score };
+            Element {
+                score,
+                value,
+                voluntary,
+            }
+        })
+        .collect()
+}
+
+/// The sum of the elements left after `tiebreak`'s cuts (14.1, 14.3, 16.5). Each cut
+/// leaves the others in the order it sorted them, as gacrux does, which decides between
+/// equal elements in the next cut.
+fn cut(mut elements: Vec<Element>, tiebreak: &Tiebreak, rounds: usize) -> i64 {
+    let low = tiebreak.cut_low.min(rounds);
+    let high = tiebreak.cut_high.min(rounds - low);
+    for _ in 0..low {
+        if elements.is_empty() {
+            break;
+        }
+        let mut least = elements.clone();
+        least.sort_by_key(|e| (e.score, e.value));
+        let mut voluntary = elements.clone();
+        voluntary.sort_by_key(|e| (!e.voluntary, e.value, e.score));
+        // 16.5.1: the voluntarily unplayed round goes first unless the least significant
+        // element is worth more (then that one goes).
+        elements = if !voluntary[0].voluntary || least[0].value > voluntary[0].value {
+            least.split_off(1)
+        } else {
+            voluntary.split_off(1)
+        };
+    }
+    for _ in 0..high {
+        if elements.is_empty() {
+            break;
+        }
+        elements.sort_by_key(|e| (std::cmp::Reverse(e.score), std::cmp::Reverse(e.value)));
+        elements.remove(0);
+    }
+    elements.iter().map(|e| e.value).sum()
+}

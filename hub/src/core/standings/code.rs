@@ -1,0 +1,156 @@
+//! A tie-break as FIDE's regulations (C.07) and TRF-2026 write it: a code and its modifiers,
+//! `BH-C1` or `BH/C1` (Buchholz cut 1), `BH/M1` (median), `SB`, `DE`, `PS/C1`, `ARO`.
+
+use serde::Serialize;
+
+/// What a tie-break measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Family {
+    /// `PTS`: the points themselves.
+    Points,
+    /// `BH` (8.1): the opponents' scores.
+    Buchholz,
+    /// `SB` (9.1): the opponents' scores, each times the result against them.
+    SonnebornBerger,
+    /// `AOB` (8.2): the average of the opponents' Buchholz.
+    AverageOfBuchholz,
+    /// `DE` (6): the results among the tied players.
+    DirectEncounter,
+    /// `WIN` (7.1): rounds won, with or without play.
+    Wins,
+    /// `WON` (7.2): games won over the board.
+    WonOverTheBoard,
+    /// `BPG` (7.3): games played with Black.
+    GamesWithBlack,
+    /// `BWG` (7.4): games won with Black.
+    WonWithBlack,
+    /// `REP` (7.6, `GE` before 2026): rounds one elected to play.
+    RoundsElected,
+    /// `PS` (7.5): the sum of the running scores.
+    Progressive,
+    /// `KS` (9.2): points against opponents with half the possible score or more.
+    Koya,
+    /// `ARO` (10.1): the opponents' average rating.
+    AverageRatingOfOpponents,
+    /// `TPR` (10.2): the tournament performance rating.
+    Performance,
+}
+
+/// A tie-break of the event's list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tiebreak {
+    /// As the configuration spells it.
+    pub text: String,
+    #[serde(skip)]
+    pub family: Family,
+    /// The least significant values cut (`C1`, and the low half of `M1`).
+    #[serde(skip)]
+    pub cut_low: usize,
+    /// The most significant values cut (the high half of `M1`).
+    #[serde(skip)]
+    pub cut_high: usize,
+}
+
+/// Why a tie-break's code was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodeError {
+    #[error("{0:?} is no tie-break of FIDE's C.07 this hub computes (PTS, BH, SB, AOB, DE, WIN, WON, BPG, BWG, REP, PS, KS, ARO, TPR)")]
+    Unknown(String),
+    #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n are)")]
+    Modifier { code: String, modifier: String },
+    #[error("{0:?}: team tie-breaks (match and game points) are not computed yet")]
+    Team(String),
+}
+
+impl std::str::FromStr for Tiebreak {
+    type Err = CodeError;
+
+    fn from_str(text: &str) -> Result<Tiebreak, CodeError> {
+        let upper = text.trim().to_ascii_uppercase();
+        if upper.contains(':') {
+            return Err(CodeError::Team(text.to_owned()));
+        }
+        let mut parts = upper.split(['/', '-']);
+        let name = parts.next().unwrap_or_default();
+        let family = match name {
+            "PTS" => Family::Points,
+            "BH" => Family::Buchholz,
+            "SB" => Family::SonnebornBerger,
+            "AOB" => Family::AverageOfBuchholz,
+            "DE" => Family::DirectEncounter,
+            "WIN" => Family::Wins,
+            "WON" => Family::WonOverTheBoard,
+            "BPG" => Family::GamesWithBlack,
+            "BWG" => Family::WonWithBlack,
+            "REP" | "GE" => Family::RoundsElected,
+            "PS" => Family::Progressive,
+            "KS" => Family::Koya,
+            "ARO" => Family::AverageRatingOfOpponents,
+            "TPR" => Family::Performance,
+            _ => return Err(CodeError::Unknown(text.to_owned())),
+        };
+        let cuttable = matches!(
+            family,
+            Family::Buchholz
+                | Family::SonnebornBerger
+                | Family::AverageOfBuchholz
+                | Family::Progressive
+                | Family::AverageRatingOfOpponents
+                | Family::Performance
+        );
+        let (mut cut_low, mut cut_high) = (0, 0);
+        for modifier in parts {
+            let refused = || CodeError::Modifier {
+                code: text.to_owned(),
+                modifier: modifier.to_owned(),
+            };
+            let (kind, n) = modifier.split_at(modifier.len().min(1));
+            let n: usize = n.parse().map_err(|_| refused())?;
+            match kind {
+                "C" if cuttable && n <= 9 => cut_low = n,
+                "M" if cuttable && n <= 9 && family != Family::Progressive => {
+                    (cut_low, cut_high) = (n, n)
+                }
+                _ => return Err(refused()),
+            }
+        }
+        Ok(Tiebreak {
+            text: text.trim().to_owned(),
+            family,
+            cut_low,
+            cut_high,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_read_as_fide_and_trf_2026_write_them() {
+        let bh: Tiebreak = "BH-C1".parse().unwrap();
+        assert_eq!(
+            (bh.family, bh.cut_low, bh.cut_high),
+            (Family::Buchholz, 1, 0)
+        );
+        let median: Tiebreak = "bh/m1".parse().unwrap();
+        assert_eq!((median.cut_low, median.cut_high), (1, 1));
+        assert_eq!(
+            "GE".parse::<Tiebreak>().unwrap().family,
+            Family::RoundsElected
+        );
+        assert!(matches!(
+            "XYZ".parse::<Tiebreak>(),
+            Err(CodeError::Unknown(_))
+        ));
+        assert!(matches!(
+            "WIN/C1".parse::<Tiebreak>(),
+            Err(CodeError::Modifier { .. })
+        ));
+        assert!(matches!(
+            "BH:MP/C1".parse::<Tiebreak>(),
+            Err(CodeError::Team(_))
+        ));
+    }
+}

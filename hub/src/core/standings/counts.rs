@@ -1,0 +1,54 @@
+//! The tie-breaks that count: wins (7.1, 7.2), games and wins with Black (7.3, 7.4), rounds
+//! elected to play (7.6), progressive scores (7.5) and Koya (9.2).
+
+use super::crosstable::Crosstable;
+use super::Family;
+use crate::core::side::Side;
+
+/// How many of player `i`'s rounds `family` counts.
+pub fn count(crosstable: &Crosstable, i: usize, family: Family) -> i64 {
+    (0..crosstable.rounds)
+        .filter(|&r| {
+            let won = crosstable.points_in(i, r) == crosstable.win();
+            let played = crosstable.played(i, r);
+            let black = crosstable.side(i, r) == Some(Side::Black);
+            match family {
+                Family::Wins => won,
+                Family::WonOverTheBoard => won && played,
+                Family::GamesWithBlack => black && played,
+                Family::WonWithBlack => black && played && won,
+                Family::RoundsElected => played || won,
+                _ => false,
+            }
+        })
+        .count() as i64
+}
+
+/// The sum of player `i`'s running scores after each round, the first `cut` rounds' left
+/// out, in tenths.
+pub fn progressive(crosstable: &Crosstable, i: usize, cut: usize) -> i64 {
+    let mut so_far = 0;
+    let mut sum = 0;
+    for r in 0..crosstable.rounds {
+        so_far += crosstable.points_in(i, r);
+        if r >= cut {
+            sum += so_far;
+        }
+    }
+    sum
+}
+
+/// Player `i`'s points against opponents who scored half the possible points or more, in
+/// tenths.
+pub fn koya(crosstable: &Crosstable, i: usize) -> i64 {
+    // Half of a win in every round: compared doubled, so that no half tenth is lost.
+    let half_possible_doubled = crosstable.win() * crosstable.rounds as i64;
+    (0..crosstable.rounds)
+        .filter(|&r| {
+            crosstable
+                .opponent(i, r)
+                .is_some_and(|o| 2 * crosstable.points(o) >= half_possible_doubled)
+        })
+        .map(|r| crosstable.points_in(i, r))
+        .sum()
+}
