@@ -260,6 +260,7 @@ pub async fn start_hub(
         config_path: None,
         cluster: None,
         trfs: Default::default(),
+        standings: Default::default(),
         outlets: Default::default(),
         hub: HubConfig {
             event: event.into(),

@@ -185,6 +185,7 @@ impl ServeArgs {
             config_path: self.config,
             cluster,
             trfs: file.tournament.trfs,
+            standings: file.standings,
             outlets: Outlets {
                 folder: file.folder,
                 lichess: file.lichess,

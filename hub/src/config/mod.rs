@@ -92,6 +92,20 @@ struct File {
     access: AccessSection,
     #[serde(default)]
     sections: Vec<sections::SectionTable>,
+    #[serde(default)]
+    standings: StandingsSection,
+}
+
+/// `[standings]`: the tie-breaks' rules and list.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StandingsSection {
+    /// `"fide-2026"` (the default) or `"fide-2024"`.
+    rules: Option<Spanned<String>>,
+    /// In TRF-2026's spelling: `["BH-C1", "BH", "SB", "DE", "WIN"]`.
+    tiebreaks: Option<Vec<Spanned<String>>>,
+    /// The rating unrated players count with in ARO and TPR.
+    unrated: Option<u16>,
 }
 
 /// Who may see the arbiters' view over HTTP.
@@ -334,6 +348,41 @@ pub struct EventConfig {
     pub pairing_files: Vec<std::path::PathBuf>,
     /// `[[sections]]`: boards with their own rules, time control and pairings.
     pub sections: Vec<crate::core::sections::Section>,
+    /// `[standings]`.
+    pub standings: crate::core::standings::Settings,
+}
+
+/// `[standings]` read: each code checked, with the line it is on.
+fn standings_settings(
+    section: &StandingsSection,
+    invalid: &impl Fn(std::ops::Range<usize>, &str, String) -> ConfigError,
+) -> Result<crate::core::standings::Settings, ConfigError> {
+    use crate::core::standings::{Rules, Tiebreak};
+    let rules = match &section.rules {
+        Some(rules) => rules
+            .get_ref()
+            .parse::<Rules>()
+            .map_err(|why| invalid(rules.span(), "standings.rules", why))?,
+        None => Rules::default(),
+    };
+    let tiebreaks = match &section.tiebreaks {
+        Some(codes) => Some(
+            codes
+                .iter()
+                .map(|code| {
+                    code.get_ref()
+                        .parse::<Tiebreak>()
+                        .map_err(|why| invalid(code.span(), "standings.tiebreaks", why.to_string()))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        None => None,
+    };
+    Ok(crate::core::standings::Settings {
+        rules,
+        tiebreaks,
+        unrated: section.unrated,
+    })
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -563,7 +612,9 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
         .map(|name| base.join(name.get_ref()))
         .chain(section_files)
         .collect();
+    let standings = standings_settings(&file.standings, &invalid)?;
     Ok(EventConfig {
+        standings,
         tournament,
         pairing_files,
         sections,

@@ -198,6 +198,23 @@ impl Tournament {
     }
 }
 
+/// What `section`'s TRF (`None`: the hall's) says about ranking: its point system's win and
+/// draw, and its own list of tie-breaks (TRF-2026's `202` record).
+pub fn ranking_of<'a>(
+    trfs: &'a Trfs,
+    section: Option<&str>,
+) -> (crate::core::standings::Scoring, Option<&'a str>) {
+    let Some(trf) = trfs.get(&section.map(str::to_owned)) else {
+        return (Default::default(), None);
+    };
+    let system = trf.point_system();
+    let scoring = crate::core::standings::Scoring {
+        win: system.win,
+        draw: system.draw,
+    };
+    (scoring, trf.header("202"))
+}
+
 /// The TRF of `section` among `trfs` (`None`: the hall's own, or the one section's when only
 /// a section has one) with the hub's results of every round, for the pairing program.
 pub fn results_trf(trfs: &Trfs, hub: &Hub, section: Option<&str>) -> Option<String> {

@@ -97,6 +97,8 @@ pub struct ServeConfig {
     /// The pairing program's TRFs the results go back into (`GET /api/results.trf`): the
     /// hall's (`None`) and each section's.
     pub trfs: Trfs,
+    /// How the standings rank the players (`[standings]`).
+    pub standings: crate::core::standings::Settings,
     /// Where the feed goes besides the API: a LiveChess folder, a lichess round.
     pub outlets: Outlets,
     /// The configuration file it was read from: its pairing files are read again when they

@@ -62,6 +62,7 @@ pub(super) struct Shell {
     pub(super) open_lists: pager::OpenLists,
     /// The TRFs the results go back into.
     pub(super) trfs: Trfs,
+    standings: crate::core::standings::Settings,
     /// Whether the journal works, as last told to the pagers (`None`: not yet told).
     pub(super) told_journal_works: Option<bool>,
     /// The pairing files, followed for the next round's pairings.
@@ -104,6 +105,7 @@ impl Shell {
             feed_cache: FeedCache::default(),
             open_lists: pager::OpenLists::default(),
             trfs: config.trfs,
+            standings: config.standings,
             told_journal_works: None,
             admission: parts.admission,
             access: parts.access,
@@ -531,6 +533,23 @@ impl Shell {
                     }
                 };
                 drop(reply.send(pairings));
+            }
+            Query::Standings(round, section, audience, reply) => {
+                let (scoring, file_list) = tournament::ranking_of(&self.trfs, section.as_deref());
+                let ranking = crate::view::standings::Ranking {
+                    settings: &self.standings,
+                    scoring,
+                    file_list,
+                };
+                let table = crate::view::standings::standings(
+                    hub,
+                    now,
+                    &ranking,
+                    round,
+                    section.as_deref(),
+                    audience,
+                );
+                drop(reply.send(table));
             }
             Query::Byes(round, section, reply) => {
                 let byes = hub.rounds().byes(round).iter();

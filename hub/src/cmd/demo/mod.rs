@@ -213,6 +213,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
             },
         },
         trfs: Default::default(),
+        standings: Default::default(),
         outlets: Default::default(),
     };
     let (ready_tx, ready) = oneshot::channel();

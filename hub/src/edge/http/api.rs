@@ -88,6 +88,14 @@ pub enum Query {
         Audience,
         oneshot::Sender<Option<Vec<Pairing>>>,
     ),
+    /// A section's standings after a round (by default the round in play), as the audience
+    /// sees the results.
+    Standings(
+        Option<RoundNo>,
+        Option<String>,
+        Audience,
+        oneshot::Sender<Option<crate::view::standings::Standings>>,
+    ),
     /// A round's players without a board (of one section, or the whole hall).
     Byes(RoundNo, Option<String>, oneshot::Sender<Vec<Bye>>),
     /// The pairing program's TRF with the hub's results of every round.
@@ -210,6 +218,8 @@ pub(super) enum ApiError {
     UnknownAlert(AlertId),
     /// No pairings for this round, or it never started.
     UnknownRound(RoundNo),
+    /// No standings: the round (or the section) has no pairings.
+    NoStandings,
     /// The path's round number is not one.
     BadRound(String),
     /// A round cannot start.
@@ -273,6 +283,11 @@ impl IntoResponse for ApiError {
             ApiError::UnknownAlert(id) => {
                 (StatusCode::NOT_FOUND, format!("no alert {id}\n")).into_response()
             }
+            ApiError::NoStandings => (
+                StatusCode::NOT_FOUND,
+                "no standings: that round has no pairings here (?round=R, ?section=NAME)\n",
+            )
+                .into_response(),
             ApiError::UnknownRound(r) => (
                 StatusCode::NOT_FOUND,
                 format!("round {r} has no pairings and never started\n"),

@@ -31,3 +31,4 @@ pub mod routes;
 pub mod sessions;
 pub mod slots;
 pub mod standby_door;
+pub mod standings;

@@ -91,6 +91,7 @@ pub async fn bind(
     // What the public may see: the delayed feed, the pairings, the page itself.
     let public = Router::new()
         .merge(super::rounds::public())
+        .merge(super::standings::public())
         .route("/broadcast/round/{r}/{file}", get(broadcast_pgn))
         .route("/api/public/boards/{n}", get(spectator_board))
         .route("/healthz", get(healthz))
