@@ -7,7 +7,9 @@
 //! encounter (6), wins (7.1, 7.2), games and wins with Black (7.3, 7.4), rounds elected to
 //! play (7.6), progressive scores (7.5), Koya (9.2), the opponents' average rating and the
 //! performance (10.1, 10.2, with a rating for the unrated, and without: no value unless all
-//! are rated), the average of opponents' Buchholz (8.2); each takes several values.
+//! are rated), the average of opponents' Buchholz (8.2); each takes several values. The other
+//! open reference, tiebreak-core, is compared after each event's last round and its
+//! differences printed (docs/event.md says them).
 
 use crate::support;
 

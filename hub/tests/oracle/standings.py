@@ -60,6 +60,61 @@ def gacrux(trf_path, round_, codes, rules, unrated):
     return rows
 
 
+# tiebreak-core's names for the codes it computes (the others through MTB26 descriptors).
+CORE_CRITERIA = {"WIN": "wins", "WON": "won", "BPG": "games_black", "BWG": "wins_black",
+                 "REP": "rounds_elected", "TPR": "tpr"}
+
+
+def tiebreak_core_players(trf_text, round_, unrated):
+    """The TRF's first `round_` rounds as tiebreak-core's records (Article 16's kinds)."""
+    from tiebreak_core import GameRecord, PlayerTiebreakData
+    ratings, rows = {}, {}
+    for line in trf_text.splitlines():
+        if not line.startswith("001") or len(line) < 89:
+            continue
+        start = int(line[4:8])
+        rating = line[48:52].strip()
+        ratings[start] = int(rating) if rating.isdigit() and int(rating) > 0 else None
+        rows[start] = line[89:]
+    players = {}
+    for start, cells in rows.items():
+        games = []
+        for r in range(round_):
+            cell = cells[r * 10:(r + 1) * 10].ljust(10)
+            opponent = int(cell[2:6]) if cell[2:6].strip().isdigit() else 0
+            colour = "black" if cell[7] == "b" else "white"
+            result = cell[9]
+            if opponent > 0 and result in "10=WDL" and result != " ":
+                score = {"1": 1.0, "W": 1.0, "=": 0.5, "D": 0.5}.get(result, 0.0)
+                kind = "played"
+            elif opponent > 0 and result == "+":
+                score, kind = 1.0, "forfeit_win"
+            elif opponent > 0:
+                score, kind = 0.0, "forfeit_loss"
+            elif result in "U+":
+                score, kind = 1.0, "pairing_bye"
+            elif result == "F":
+                score, kind = 1.0, "requested_bye"
+            elif result == "H":
+                score, kind = 0.5, "requested_bye"
+            else:  # a zero-point bye, or no entry (absent, withdrawn: 16.1.1)
+                score, kind = 0.0, "requested_bye"
+            rating = ratings.get(opponent) or (unrated if opponent > 0 else 0) or 0
+            games.append(GameRecord(opponent if kind != "pairing_bye" and kind != "requested_bye" else -1,
+                                    rating, score, colour, r + 1, kind=kind))
+        own = ratings[start] or unrated or 0
+        players[start] = PlayerTiebreakData(start, own, sum(g.score for g in games), games)
+    return players
+
+
+def tiebreak_core_value(players, start, code, round_, rules):
+    from tiebreak_core import calculate_descriptor_strict, calculate_strict
+    if code in CORE_CRITERIA:
+        return calculate_strict(players[start], players, CORE_CRITERIA[code],
+                                total_rounds=round_, ruleset=rules)
+    return calculate_descriptor_strict(players[start], players, code, round_, ruleset=rules)
+
+
 def main():
     trf, rules, unrated, codes = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
     hubs = sys.argv[5:]
@@ -70,6 +125,10 @@ def main():
         fixed = f.name
     compared = 0
     distinct = {code: set() for code in codes}
+    # tiebreak-core, the other open reference, after the last round: how often it agrees with
+    # the hub (and so with gacrux). Reported, not required: where the two references differ
+    # the hub follows gacrux.
+    core = {code: {"equal": 0, "differ": 0, "unsupported": 0, "first": None} for code in codes}
     for path in hubs:
         with open(path) as f:
             hub = json.load(f)
@@ -98,7 +157,30 @@ def main():
                 distinct[code].add(theirs)
             if rank != row["rank"]:
                 raise SystemExit(f"round {round_}, player {start}: rank {row['rank']}, gacrux {rank}")
+        if path != hubs[-1]:
+            continue  # tiebreak-core recomputes its context at every call: the last round only
+        unrated_rating = None if unrated == "none" else int(unrated)
+        players = tiebreak_core_players(text, round_, unrated_rating)
+        for start, row in got.items():
+            for code, mine in zip(codes, row["tiebreaks"]):
+                if code == "DE":
+                    continue  # a ranking stage there, not a value
+                try:
+                    theirs = tiebreak_core_value(players, start, code, round_, rules)
+                except Exception as e:  # a code or a case it does not compute
+                    core[code]["unsupported"] += 1
+                    continue
+                if mine is None or abs(theirs - mine) > 1e-9:
+                    core[code]["differ"] += 1
+                    if core[code]["first"] is None:
+                        core[code]["first"] = f"round {round_}, player {start}: hub {mine}, tiebreak-core {theirs}"
+                else:
+                    core[code]["equal"] += 1
     print(f"{trf} {rules}, unrated {unrated}: {len(hubs)} rounds, {compared} values equal to gacrux's")
+    for code, seen in core.items():
+        if seen["differ"] or seen["unsupported"]:
+            print(f"tiebreak-core {rules} {code}: {seen['equal']} equal, {seen['differ']} differ, "
+                  f"{seen['unsupported']} not computed; first: {seen['first']}")
     # How many different values each tie-break took: one that never varies proves little.
     print(json.dumps({"distinct": {code: len(values) for code, values in distinct.items()}}))
 
