@@ -122,3 +122,102 @@ fn every_round_of_real_events_ranks_as_fide_s_reference_tool_ranks_it() {
         }
     }
 }
+
+/// The lichess event with its last round paired but not yet played, as the pairing program
+/// exports a round in play: (the hub's file, the same with the round's games left out for
+/// gacrux, which reads a game without a result as an error), and the players who play.
+fn last_round_in_play(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, Vec<u32>) {
+    let text =
+        std::fs::read_to_string(support::real_data().join("trf/lichess-swiss-2020-06_online.trf"))
+            .unwrap();
+    let cell = 89 + 9 * 10; // round 10's ten columns
+    let (mut in_play, mut for_gacrux, mut playing) = (String::new(), String::new(), Vec::new());
+    for line in text.lines() {
+        let paired = line.starts_with("001")
+            && line.len() >= cell + 10
+            && line[cell + 2..cell + 6]
+                .trim()
+                .parse::<u32>()
+                .is_ok_and(|o| o > 0);
+        if paired {
+            playing.push(line[4..8].trim().parse().unwrap());
+            in_play.push_str(&format!("{} \n", &line[..cell + 9]));
+            // gacrux checks the points column against the results: the round's come off.
+            let points: f64 = line[80..84].trim().parse().unwrap();
+            let scored = match &line[cell + 9..cell + 10] {
+                "1" | "+" | "W" => 1.0,
+                "=" | "D" => 0.5,
+                _ => 0.0,
+            };
+            let decided = format!("{}{:>4.1}{}", &line[..80], points - scored, &line[84..cell]);
+            for_gacrux.push_str(&format!("{decided}\n"));
+        } else {
+            in_play.push_str(&format!("{line}\n"));
+            for_gacrux.push_str(&format!("{line}\n"));
+        }
+    }
+    let (hub_file, gacrux_file) = (dir.join("in-play.trf"), dir.join("decided.trf"));
+    std::fs::write(&hub_file, in_play).unwrap();
+    std::fs::write(&gacrux_file, for_gacrux).unwrap();
+    (hub_file, gacrux_file, playing)
+}
+
+#[test]
+fn a_round_in_play_counts_its_games_as_not_yet_played_and_marks_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hub_file, gacrux_file, playing) = last_round_in_play(dir.path());
+    assert!(playing.len() >= 10, "{playing:?}");
+    let quoted: Vec<String> = BUCHHOLZ_FIRST.iter().map(|c| format!("{c:?}")).collect();
+    let config = format!(
+        "[pairings]\ntrf = {:?}\n\n[standings]\nrules = \"fide-2026\"\ntiebreaks = [{}]\n",
+        hub_file.display().to_string(),
+        quoted.join(", ")
+    );
+    let (hub, _) = Hub::configured(dir.path(), &config);
+    // The round in play is the default: provisional, its players' rows marked.
+    let answer = http_json(hub.http, "/api/standings");
+    assert_eq!(answer["round"], 10);
+    assert_eq!(answer["provisional"], true);
+    for row in answer["rows"].as_array().unwrap() {
+        let start = row["start_rank"].as_u64().unwrap() as u32;
+        assert_eq!(row["running"], playing.contains(&start), "{row}");
+    }
+    // The values are gacrux's on the decided games.
+    let saved = dir.path().join("round-10.json");
+    std::fs::write(&saved, answer.to_string()).unwrap();
+    let codes = BUCHHOLZ_FIRST.join(",");
+    let args = [
+        gacrux_file.as_path(),
+        Path::new("fide-2026"),
+        Path::new("none"),
+        Path::new(&codes),
+        saved.as_path(),
+    ];
+    let output = python_script("standings.py", &args);
+    let said = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{said}");
+    assert!(
+        output.status.success(),
+        "the provisional standings differ from gacrux's on the decided games: {said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // CSV: a header and a line a player.
+    let (status, csv) = http_get(hub.http, "/api/standings?format=csv").unwrap();
+    assert_eq!(status, 200);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].starts_with("rank,start_rank,name,points,BH/C1,"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines.len(), answer["rows"].as_array().unwrap().len() + 1);
+    // Refusals say why.
+    let (status, body) = http_get(hub.http, "/api/standings?round=11").unwrap();
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = http_get(hub.http, "/api/standings?format=xml").unwrap();
+    assert_eq!(
+        (status, body.contains("json or csv")),
+        (400, true),
+        "{body}"
+    );
+}
