@@ -62,6 +62,18 @@ pub struct Bye {
     pub section: Option<String>,
 }
 
+/// Points as the pairing files write them (`2.5`, ` 1.0`, `3`), in tenths: a bye's
+/// [`Bye::points`], a TRF's point system; the reverse of `pairings::trf::points_text`.
+pub fn tenths(text: &str) -> Option<u32> {
+    let (whole, frac) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
+    let frac = frac
+        .chars()
+        .next()
+        .and_then(|c| c.to_digit(10))
+        .unwrap_or(0);
+    Some(whole.trim().parse::<u32>().ok()? * 10 + frac)
+}
+
 /// The event's rounds: each round's games on the hall's boards (every section's), and each
 /// round's scheduled start.
 #[derive(Debug, Clone, Default)]

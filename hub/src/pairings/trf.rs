@@ -14,6 +14,8 @@ use std::fmt;
 
 use protocol::time_control::TimeControl;
 
+use crate::core::pairings::tenths;
+
 pub use crate::core::pairings::Unpaired;
 use serde::Serialize;
 
@@ -145,18 +147,6 @@ impl PointSystem {
 /// Tenths of a point as the TRF writes points: `2.5`, `10.0`.
 pub fn points_text(tenths: u32) -> String {
     format!("{}.{}", tenths / 10, tenths % 10)
-}
-
-/// Points as the TRF writes them (`2.5`, ` 1.0`, `3`), in tenths; the reverse of
-/// [`points_text`].
-fn tenths(text: &str) -> Option<u32> {
-    let (whole, frac) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
-    let frac = frac
-        .chars()
-        .next()
-        .and_then(|c| c.to_digit(10))
-        .unwrap_or(0);
-    Some(whole.trim().parse::<u32>().ok()? * 10 + frac)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::crosstable::{Crosstable, Entrant, Outcome, Scoring};
-use crate::core::pairings::{Bye, Pairing, Seat};
+use crate::core::pairings::{tenths, Bye, Pairing, Seat};
 use crate::core::side::Side;
 
 /// Rounds 1 to `rounds.len()`, each `(pairings, byes)`.
@@ -94,15 +94,4 @@ fn outcomes(game: &Pairing, scoring: Scoring) -> (Outcome, Outcome) {
             },
         ),
     }
-}
-
-/// Points as the pairing file writes them (`1.0`, `0.5`), in tenths.
-fn tenths(text: &str) -> Option<u32> {
-    let (whole, fraction) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
-    let tenth = fraction
-        .chars()
-        .next()
-        .and_then(|c| c.to_digit(10))
-        .unwrap_or(0);
-    Some(whole.parse::<u32>().ok()? * 10 + tenth)
 }
