@@ -61,7 +61,7 @@ pub(super) fn arbiters() -> Router<Api> {
 
 /// Whom a public route answers: an arbiter sees the hub's results, anyone else what the
 /// broadcast delay has released.
-fn audience(api: &Api, headers: &HeaderMap) -> Audience {
+pub(super) fn audience(api: &Api, headers: &HeaderMap) -> Audience {
     if api.access.is_arbiter(headers) {
         Audience::Arbiters
     } else {

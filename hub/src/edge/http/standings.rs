@@ -15,7 +15,6 @@ use axum::{Json, Router};
 
 use super::api::{Api, ApiError, Query};
 use crate::core::ids::RoundNo;
-use crate::view::tiles::Audience;
 
 pub(super) fn public() -> Router<Api> {
     Router::new().route("/api/standings", get(standings))
@@ -48,11 +47,7 @@ async fn standings(
         Some("csv") => true,
         Some(other) => return Err(ApiError::BadQuery(format!("format {other:?}: json or csv"))),
     };
-    let audience = if api.access.is_arbiter(&headers) {
-        Audience::Arbiters
-    } else {
-        Audience::Spectators
-    };
+    let audience = super::rounds::audience(&api, &headers);
     let table = api
         .ask(|reply| Query::Standings(round, query.section, audience, reply))
         .await?
