@@ -44,15 +44,24 @@ pub fn adjusted(crosstable: &Crosstable, i: usize) -> i64 {
 
 /// Every player's Buchholz or Sonneborn-Berger (as `tiebreak` says, with its cuts).
 pub fn values(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak) -> Vec<Option<f64>> {
+    let sonneborn = tiebreak.family == Family::SonnebornBerger;
+    let scale = if sonneborn { 100.0 } else { 10.0 };
+    sums(crosstable, rules, tiebreak, sonneborn)
+        .into_iter()
+        .map(|sum| Some(sum as f64 / scale))
+        .collect()
+}
+
+/// Every player's elements summed after `tiebreak`'s cuts: tenths for Buchholz, hundredths
+/// for Sonneborn-Berger.
+fn sums(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak, sonneborn: bool) -> Vec<i64> {
     let adjusted: Vec<i64> = (0..crosstable.entrants.len())
         .map(|i| adjusted(crosstable, i))
         .collect();
-    let sonneborn = tiebreak.family == Family::SonnebornBerger;
-    let scale = if sonneborn { 100.0 } else { 10.0 };
     (0..crosstable.entrants.len())
         .map(|i| {
             let elements = elements(crosstable, rules, &adjusted, i, sonneborn);
-            Some(cut(elements, tiebreak, crosstable.rounds) as f64 / scale)
+            cut(elements, tiebreak, crosstable.rounds)
         })
         .collect()
 }
@@ -64,19 +73,8 @@ pub fn average_of_opponents(
     rules: Rules,
     tiebreak: &Tiebreak,
 ) -> Vec<Option<f64>> {
-    let as_buchholz = Tiebreak {
-        family: Family::Buchholz,
-        ..tiebreak.clone()
-    };
-    let adjusted: Vec<i64> = (0..crosstable.entrants.len())
-        .map(|i| adjusted(crosstable, i))
-        .collect();
-    let buchholz: Vec<i64> = (0..crosstable.entrants.len())
-        .map(|i| {
-            let elements = elements(crosstable, rules, &adjusted, i, false);
-            cut(elements, &as_buchholz, crosstable.rounds)
-        })
-        .collect();
+    // The opponents' Buchholz with this tie-break's cuts, in tenths.
+    let buchholz = sums(crosstable, rules, tiebreak, false);
     let decimals: u32 = match crosstable.rounds {
         0..=8 => 2,
         9..=26 => 3,

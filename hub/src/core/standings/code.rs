@@ -1,10 +1,8 @@
 //! A tie-break as FIDE's regulations (C.07) and TRF-2026 write it: a code and its modifiers,
 //! `BH-C1` or `BH/C1` (Buchholz cut 1), `BH/M1` (median), `SB`, `DE`, `PS/C1`, `ARO`.
 
-use serde::Serialize;
-
 /// What a tie-break measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     /// `PTS`: the points themselves.
     Points,
@@ -37,17 +35,14 @@ pub enum Family {
 }
 
 /// A tie-break of the event's list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tiebreak {
     /// As the configuration spells it.
     pub text: String,
-    #[serde(skip)]
     pub family: Family,
     /// The least significant values cut (`C1`, and the low half of `M1`).
-    #[serde(skip)]
     pub cut_low: usize,
     /// The most significant values cut (the high half of `M1`).
-    #[serde(skip)]
     pub cut_high: usize,
 }
 

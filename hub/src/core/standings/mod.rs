@@ -30,15 +30,13 @@ pub use code::{CodeError, Family, Tiebreak};
 pub use crosstable::{Crosstable, Entrant, Outcome, Scoring};
 
 /// The edition of C.07 whose Article 16 counts unplayed rounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Rules {
     /// 2024-08-01: an unplayed round's dummy scores the player's own points.
-    #[serde(rename = "fide-2024")]
     Fide2024,
     /// 2026-03-01: the dummy capped by the scheduled opponent's score (a forfeit, 16.4.1) or
     /// by a draw in every round (any other unplayed round, 16.4.2).
     #[default]
-    #[serde(rename = "fide-2026")]
     Fide2026,
 }
 
