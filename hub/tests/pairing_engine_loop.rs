@@ -10,6 +10,12 @@
 //! (its own record, read with its own column reader, not the hub's parser). Between rounds
 //! 2 and 3 the pairing program corrects a result (an appeal): the hall's result waits with
 //! a high alert naming both, and stands until an arbiter declares the file's.
+//!
+//! The standings (C.07) follow the event: while a round's node boards are still in play
+//! (the other boards decided, forfeits and the double forfeit among them), the provisional
+//! table marks exactly their players `running` and equals gacrux's (the FIDE Technical
+//! Commission's tie-break checker, PyPI) on the decided games; after every round it equals
+//! gacrux's on everything. The oracle reads the test's own record, not the hub's file.
 
 use crate::support;
 
@@ -56,6 +62,12 @@ const UNPAIRED_BOARD: u16 = 14;
 const HALF_BYE: (u32, usize) = (9, 2);
 /// Withdraws after round 2: not paired in rounds 3 and 4.
 const WITHDRAWN: (u32, usize) = (14, 3);
+
+/// The event's tie-breaks: every family C.07 defines for individuals.
+const TIEBREAKS: [&str; 15] = [
+    "BH-C1", "BH", "SB", "DE", "WIN", "WON", "BPG", "BWG", "REP", "PS", "KS", "ARO", "TPR", "AOB",
+    "BH-M1",
+];
 
 /// One player's round as the test played and entered it: opponent (0 for none), colour
 /// (`w`, `b`, `-`), result code (TRF: `1 0 = + - H U Z`, blank while not over).
@@ -222,6 +234,71 @@ fn score(record: &mut Record, round: usize, white: u32, black: u32, result: &str
     record.get_mut(&black).unwrap()[round - 1].result = b;
 }
 
+/// The hub's standings after `round` (provisional while `running`'s players play) equal
+/// gacrux's on the test's record: its decided games, the running ones left out (gacrux
+/// reads a round without a result as an error; the hub counts them as not yet played).
+fn standings_as_gacrux(hub: &Hub, dir: &Path, record: &Record, round: usize, running: &[u32]) {
+    let answer = http_json(hub.http, &format!("/api/standings?round={round}"));
+    assert_eq!(answer["round"], round);
+    assert_eq!(answer["provisional"], !running.is_empty(), "{answer}");
+    let rows = answer["rows"].as_array().unwrap();
+    for row in rows {
+        let start = row["start_rank"].as_u64().unwrap() as u32;
+        assert_eq!(row["running"], running.contains(&start), "{row}");
+    }
+    let mut decided = record.clone();
+    for (rank, entries) in decided.iter_mut() {
+        if running.contains(rank) {
+            entries.truncate(round - 1);
+        }
+    }
+    // ASCII names: the oracle reads columns by bytes.
+    let text: String = trf_text(&decided)
+        .lines()
+        .map(|line| {
+            if !line.starts_with("001") {
+                return format!("{line}\r\n");
+            }
+            let chars: Vec<char> = line.chars().collect();
+            let rank: String = chars[4..8].iter().collect();
+            let name = format!("Player {}", rank.trim());
+            let rest: String = chars[47..].iter().collect();
+            format!(
+                "{}{name:<33}{rest}\r\n",
+                chars[..14].iter().collect::<String>()
+            )
+        })
+        .collect();
+    let tag = if running.is_empty() {
+        "final"
+    } else {
+        "provisional"
+    };
+    let file = dir.join(format!("standings-{round}-{tag}.trf"));
+    std::fs::write(&file, text).unwrap();
+    let saved = dir.join(format!("standings-{round}-{tag}.json"));
+    std::fs::write(&saved, answer.to_string()).unwrap();
+    let codes = TIEBREAKS.join(",");
+    let args = [
+        file.as_path(),
+        Path::new("fide-2026"),
+        Path::new("none"),
+        Path::new(&codes),
+        saved.as_path(),
+    ];
+    let output = support::oracle::python_script("standings.py", &args);
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "round {round} ({tag}): the hub's standings differ from gacrux's: {said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    eprintln!(
+        "round {round} ({tag}): {}",
+        said.lines().next().unwrap_or_default()
+    );
+}
+
 fn pgn_result(game: usize) -> String {
     let text = std::fs::read(support::real_data().join("pgn-clocks").join(GAMES)).unwrap();
     let parsed = board_node::pgn::read_game(&text, game).unwrap();
@@ -296,7 +373,14 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
     let pairs = engine_pairs(dir.path(), &trf_path, 1);
     enter_pairs(&mut record, 1, &pairs);
     std::fs::write(&trf_path, trf_text(&record)).unwrap();
-    let (hub, _) = Hub::configured(dir.path(), "[pairings]\ntrf = \"event.trf\"\n");
+    let (hub, _) = Hub::configured(
+        dir.path(),
+        &format!(
+            "[pairings]\ntrf = \"event.trf\"\n\n[standings]\nrules = \"fide-2026\"\n\
+             tiebreaks = [{}]\n",
+            TIEBREAKS.map(|c| format!("{c:?}")).join(", ")
+        ),
+    );
 
     let mut game_index = 1;
     let mut corrected = None;
@@ -465,20 +549,6 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
                 http_post(hub.http, &format!("/api/rounds/{}/start", round + 1), "{}").unwrap();
             assert_eq!(status, 409, "round {round} is not over: {body}");
         }
-        for (board, game) in played {
-            let (white, black) = games[board as usize - 1];
-            let result = pgn_result(game);
-            let detail = http_json(hub.http, &format!("/api/rounds/{round}/boards/{board}"));
-            if detail["result"] != result.as_str() {
-                let cause = if result == "1/2-1/2" {
-                    "draw_agreement"
-                } else {
-                    "resignation"
-                };
-                decide(&hub, round, u64::from(board), &result, Some(cause));
-            }
-            score(&mut record, round, white, black, &result);
-        }
         // The boards without an e-board: scored by the arbiters, forfeits among them.
         for (i, &(white, black)) in games.iter().enumerate().skip(NODE_BOARDS.len()) {
             let board = i as u64 + 1;
@@ -512,6 +582,46 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
                 corrected = Some((board, white, black, result.to_owned()));
             }
         }
+
+        // The node boards' games are still in play, unless the board ended one: the
+        // standings are provisional, their players marked, the rest exact.
+        let hub_round = http_json(hub.http, &format!("/api/rounds/{round}/pairings"));
+        let mut running = Vec::new();
+        for &(board, game) in &played {
+            let (white, black) = games[board as usize - 1];
+            let served = &hub_round[board as usize - 1]["result"];
+            if served == "*" {
+                running.extend([white, black]);
+            } else {
+                assert_eq!(
+                    served,
+                    pgn_result(game).as_str(),
+                    "board {board} ended on the board"
+                );
+                score(&mut record, round, white, black, served.as_str().unwrap());
+            }
+        }
+        if !running.is_empty() {
+            standings_as_gacrux(&hub, dir.path(), &record, round, &running);
+        }
+        for (board, game) in played {
+            let (white, black) = games[board as usize - 1];
+            let result = pgn_result(game);
+            if !running.contains(&white) {
+                continue;
+            }
+            let detail = http_json(hub.http, &format!("/api/rounds/{round}/boards/{board}"));
+            if detail["result"] != result.as_str() {
+                let cause = if result == "1/2-1/2" {
+                    "draw_agreement"
+                } else {
+                    "resignation"
+                };
+                decide(&hub, round, u64::from(board), &result, Some(cause));
+            }
+            score(&mut record, round, white, black, &result);
+        }
+        standings_as_gacrux(&hub, dir.path(), &record, round, &[]);
 
         // The engine takes the hub's file as it is, and its checker finds nothing.
         let (status, exported) = http_get(hub.http, "/api/results.trf").unwrap();
