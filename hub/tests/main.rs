@@ -63,6 +63,7 @@ mod rounds;
 mod sections;
 mod shared_groups;
 mod standby_hub;
+mod standings_pages;
 mod standings_trf;
 mod start_undone;
 mod stranger_off_loopback;

@@ -3,6 +3,8 @@
 // Clocks tick here, from each tile's last reading: the hub sends a clock only when it
 // reports, not every second.
 
+import { fetchStandings, standingsTable, standingsCaption } from "/assets/standings.js";
+
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 
@@ -19,6 +21,7 @@ const state = {
   matchViews: [],        // each match's score element
   boardOpen: null,       // the board of the board view
   boardRound: null,      // its round, when it is one that is over
+  standingsOpen: undefined, // the standings view's round (null: the round in play), if open
   arbiterName: localStorage.getItem("zeitnot.arbiter") || "",
   // The alerts' language; the stream speaks English, the API all six.
   lang: params.get("lang") || localStorage.getItem("zeitnot.lang") || "en",
@@ -742,6 +745,7 @@ async function loadRound(round) {
   offerUndo(round);
   showOutlets(round);
   $("round-pgn").href = "/broadcast/round/" + round + "/games.pgn";
+  $("round-standings").href = "#/standings/" + round;
   const response = await fetch("/api/rounds/" + round + "/pairings");
   const body = $("round-games").querySelector("tbody");
   if (!response.ok) {
@@ -783,9 +787,50 @@ async function loadRound(round) {
   $("round-view").dataset.loaded = round;
 }
 
+/**
+ * The standings after `round` (null: the round in play), a table a section (the hall's own,
+ * else each section its round's pairings name). A spectator's screen asks for the public
+ * view: results only once the broadcast delay has released them.
+ */
+async function loadStandings(round) {
+  const spectators = state.audience !== "arbiters";
+  let tables = [];
+  const hall = await fetchStandings({ round, spectators });
+  if (hall) {
+    tables = [hall];
+  } else {
+    const rounds = await fetch("/api/rounds").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+    const inPlay = rounds.find((r) => r.in_play);
+    const of = round ?? (inPlay ? inPlay.round : null);
+    const games = of == null ? [] : await fetch("/api/rounds/" + of + "/pairings")
+      .then((r) => (r.ok ? r.json() : [])).catch(() => []);
+    const sections = [...new Set(games.map((g) => g.section).filter((s) => s))];
+    for (const section of sections) {
+      const table = await fetchStandings({ round, section, spectators });
+      if (table) tables.push(table);
+    }
+  }
+  const box = $("standings-tables");
+  if (!tables.length) {
+    box.replaceChildren(el("p", {}, "No standings yet: no round has pairings."));
+  } else {
+    box.replaceChildren(...tables.flatMap((t) => [
+      el("p", { class: "standings-caption" }, standingsCaption(t)), standingsTable(t)]));
+  }
+  $("standings-csv").replaceChildren(...tables.map((t) => el("a", {
+    class: "pill", href: "/api/standings?format=csv&round=" + t.round + (t.section ? "&section=" + encodeURIComponent(t.section) : ""),
+  }, "CSV" + (t.section ? " " + t.section : ""))));
+  $("standings-view").dataset.loaded = tables.map((t) => t.round).join(",") || "none";
+}
+
 function route() {
   const board = location.hash.match(/^#\/(?:round\/(\d+)\/)?board\/(\d+)$/);
   const round = location.hash.match(/^#\/round\/(\d+)$/);
+  const standings = location.hash.match(/^#\/standings(?:\/(\d+))?$/);
+  state.standingsOpen = standings ? (standings[1] ? Number(standings[1]) : null) : undefined;
+  $("standings-view").hidden = !standings;
+  delete $("standings-view").dataset.loaded;
+  if (standings) loadStandings(state.standingsOpen);
   state.boardOpen = board ? Number(board[2]) : null;
   state.boardRound = board && board[1] ? Number(board[1]) : null;
   $("board-view").hidden = state.boardOpen == null;
@@ -850,6 +895,7 @@ async function start() {
   };
   $("board-close").onclick = () => { location.hash = ""; };
   $("round-close").onclick = () => { location.hash = ""; };
+  $("standings-close").onclick = () => { location.hash = ""; };
   $("bind-form").onsubmit = bindNode;
   $("enrol-form").onsubmit = enrolArbiter;
   $("lang").value = state.lang;
@@ -876,6 +922,8 @@ async function start() {
   refreshArbiters();
   refreshRounds();
   setInterval(refreshRounds, 10000);
+  // Open standings follow the games as they end.
+  setInterval(() => { if (state.standingsOpen !== undefined) loadStandings(state.standingsOpen); }, 10000);
   if (!spectatorPage) {
     refreshHealth();
     setInterval(refreshHealth, 5000);

@@ -3,6 +3,8 @@
 // app gets) and reads the alerts and boards from the API; decisions go to the API, signed
 // with the arbiter's own login. A new alert rings (vibration and a tone) while it is open.
 
+import { fetchStandings, standingsTable, standingsCaption } from "/assets/standings.js";
+
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 
@@ -367,6 +369,28 @@ function route() {
   window.scrollTo(0, 0);
 }
 
+/** The standings after the round in play, each section's: points and the first two
+ * tie-breaks (the whole list is on the supervision page). */
+async function refreshStandings() {
+  if (!$("standings-panel").open) return;
+  let tables = [];
+  const hall = await fetchStandings();
+  if (hall) tables = [hall];
+  else {
+    const rounds = await fetch("/api/rounds").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+    const inPlay = rounds.find((r) => r.in_play);
+    const games = inPlay ? await fetch("/api/rounds/" + inPlay.round + "/pairings")
+      .then((r) => (r.ok ? r.json() : [])).catch(() => []) : [];
+    for (const section of new Set(games.map((g) => g.section).filter((s) => s))) {
+      const table = await fetchStandings({ section });
+      if (table) tables.push(table);
+    }
+  }
+  $("standings-caption").textContent = tables.length ? standingsCaption(tables[0]) : "none yet";
+  $("standings").replaceChildren(...tables.flatMap((t, i) => [
+    ...(i > 0 || t.section ? [el("h2", {}, t.section || "")] : []), standingsTable(t, { compact: 2 })]));
+}
+
 async function start() {
   if (params.has("token")) {
     // The enrolment's link logs in once; the token leaves the address bar and the history.
@@ -444,6 +468,7 @@ async function start() {
       "Add " + minutes + " min to " + $("time-side").value);
   };
   $("claim-form").onsubmit = checkClaim;
+  $("standings-panel").ontoggle = refreshStandings;
   await refreshAlerts();
   refreshOpenBoards();
   for (const a of state.alerts) state.known.add(a.id);
@@ -462,6 +487,7 @@ async function start() {
   setInterval(() => { if (!state.me.topic || document.visibilityState === "visible") refreshAlerts(); }, state.me.topic ? 30000 : 3000);
   setInterval(() => { if (state.board != null) loadBoard(state.board); }, 5000);
   setInterval(() => { if (document.visibilityState === "visible") refreshOpenBoards(); }, 15000);
+  setInterval(() => { if (document.visibilityState === "visible") refreshStandings(); }, 15000);
 }
 
 start();

@@ -44,10 +44,15 @@ pub fn standings(
     let round = round.unwrap_or_else(|| hub.round_in_play());
     let mut rounds = Vec::new();
     for r in (1..=round.index() as u64).filter_map(RoundNo::new) {
-        let games = match audience {
+        let mut games = match audience {
             Audience::Arbiters => hub.section_pairings(r, section),
             Audience::Spectators => public_rounds::pairings(hub, now, r, section),
         };
+        // Without a section named, the hall's own players only: the sections' start ranks
+        // are each their own file's, and one table of them all would mix them up.
+        if let Some(games) = &mut games {
+            games.retain(|g| g.section.as_deref() == section);
+        }
         let byes = hub
             .rounds()
             .byes(r)

@@ -25,6 +25,8 @@ use crate::view::tiles::Audience;
 const INDEX_HTML: &str = include_str!("../../../web/index.html");
 const APP_JS: &str = include_str!("../../../web/app.js");
 const APP_CSS: &str = include_str!("../../../web/app.css");
+/// The standings table, shared by the supervision page and the phone.
+const STANDINGS_JS: &str = include_str!("../../../web/standings.js");
 
 /// The page's routes, open to everyone; the arbiters' stream is routed with the arbiters'.
 pub(super) fn routes() -> Router<Api> {
@@ -33,6 +35,7 @@ pub(super) fn routes() -> Router<Api> {
         .route("/spectator", get(index))
         .route("/assets/app.js", get(app_js))
         .route("/assets/app.css", get(app_css))
+        .route("/assets/standings.js", get(standings_js))
         .route("/api/session", get(session).post(log_in).delete(log_out))
         .route("/api/public/live", get(spectators_live))
 }
@@ -56,6 +59,10 @@ async fn index() -> Response {
 
 async fn app_js() -> Response {
     asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+async fn standings_js() -> Response {
+    asset("text/javascript; charset=utf-8", STANDINGS_JS)
 }
 
 async fn app_css() -> Response {

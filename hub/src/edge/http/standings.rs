@@ -1,11 +1,12 @@
 //! The standings over HTTP.
 //!
-//! - `GET /api/standings?section=S&round=R&format=csv` (each optional: the hall's players,
-//!   after the round in play, as JSON): `{"section", "round", "provisional", "rules",
+//! - `GET /api/standings?section=S&round=R&format=csv&audience=spectators` (each optional:
+//!   the hall's players, after the round in play, as JSON, as the caller may see them): `{"section", "round", "provisional", "rules",
 //!   "tiebreaks": ["BH-C1", …], "rows": [{"rank", "start_rank", "name", "points",
 //!   "tiebreaks": [values in the list's order], "running"}]}`, best first. To anyone but an
-//!   arbiter, a result counts only once the broadcast delay has released it. 404 for a round
-//!   without pairings.
+//!   arbiter, a result counts only once the broadcast delay has released it;
+//!   `audience=spectators` asks for that view whoever asks (the spectators' page on a
+//!   logged-in screen). 404 for a round without pairings.
 
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -15,6 +16,7 @@ use axum::{Json, Router};
 
 use super::api::{Api, ApiError, Query};
 use crate::core::ids::RoundNo;
+use crate::view::tiles::Audience;
 
 pub(super) fn public() -> Router<Api> {
     Router::new().route("/api/standings", get(standings))
@@ -27,6 +29,8 @@ struct StandingsQuery {
     round: Option<u64>,
     /// `json` (the default) or `csv`.
     format: Option<String>,
+    /// `spectators`: the public view even for an arbiter (it can only narrow).
+    audience: Option<String>,
 }
 
 async fn standings(
@@ -47,7 +51,15 @@ async fn standings(
         Some("csv") => true,
         Some(other) => return Err(ApiError::BadQuery(format!("format {other:?}: json or csv"))),
     };
-    let audience = super::rounds::audience(&api, &headers);
+    let audience = match query.audience.as_deref() {
+        None => super::rounds::audience(&api, &headers),
+        Some("spectators") => Audience::Spectators,
+        Some(other) => {
+            return Err(ApiError::BadQuery(format!(
+                "audience {other:?}: only \"spectators\" (the public view) can be asked for"
+            )))
+        }
+    };
     let table = api
         .ask(|reply| Query::Standings(round, query.section, audience, reply))
         .await?
