@@ -638,6 +638,25 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             !stdout.contains("Checker pairings") && !stdout.contains("No valid pairing"),
             "the checker, round {round}: {stdout}"
         );
+        // The file records the event's tie-breaks (TRF-2026's 202 and 212) and places the
+        // players as FIDE's reference tool ranks them by those records.
+        let list = TIEBREAKS.map(|c| c.replace('-', "/")).join(",");
+        assert!(
+            exported.contains(&format!("\r\n202 {list}\r\n"))
+                && exported.contains(&format!("\r\n212 PTS,{list}\r\n")),
+            "the tie-break records: {exported}"
+        );
+        let ranks = support::oracle::python_script(
+            "trf_ranks.py",
+            &[path.as_path(), Path::new(&round.to_string())],
+        );
+        assert!(
+            ranks.status.success(),
+            "round {round}: the file's ranks: {}{}",
+            String::from_utf8_lossy(&ranks.stdout),
+            String::from_utf8_lossy(&ranks.stderr)
+        );
+        eprint!("{}", String::from_utf8_lossy(&ranks.stdout));
         // Every player's results are what was played and entered.
         let served = read_entries(&exported);
         for (rank, entries) in &record {

@@ -64,9 +64,26 @@ fn a_trf_rounds_pairings_and_the_hubs_results_back_out_as_trf() {
     let black = round7[0]["black"]["start_rank"].as_u64().unwrap() as u32;
     assert_eq!(back.player(white).unwrap().rounds[6].result, Some('0'));
     assert_eq!(back.player(black).unwrap().rounds[6].result, Some('1'));
+    // The tie-breaks the hub ranked by (the file names none: the default list) recorded
+    // as TRF-2026 writes them, before the players.
+    let records: Vec<&str> = exported
+        .lines()
+        .filter(|l| l.starts_with("202 ") || l.starts_with("212 "))
+        .collect();
+    assert_eq!(
+        records,
+        ["202 BH/C1,BH,DE,WIN,BPG", "212 PTS,BH/C1,BH,DE,WIN,BPG"]
+    );
+    let first_player = exported.lines().position(|l| l.starts_with("001"));
+    assert!(exported.lines().position(|l| l.starts_with("212 ")) < first_player);
+    let exported: String = exported
+        .lines()
+        .filter(|l| !records.contains(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
     // Everything else as the pairing program wrote it: other records byte for byte, the
     // players' records but for their points and ranks (81–89, counted again from the
-    // results) and the two results the hub set.
+    // results and placed by the standings) and the two results the hub set.
     let rest = |line: &str| {
         let chars: Vec<char> = line.chars().collect();
         let mut kept: String = chars.iter().take(80).collect();

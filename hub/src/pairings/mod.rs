@@ -215,32 +215,68 @@ pub fn ranking_of<'a>(
     (scoring, trf.header("202"))
 }
 
-/// The TRF of `section` among `trfs` (`None`: the hall's own, or the one section's when only
-/// a section has one) with the hub's results of every round, for the pairing program.
-pub fn results_trf(trfs: &Trfs, hub: &Hub, section: Option<&str>) -> Option<String> {
-    let section = match section {
+/// The section whose file `section` means: itself, or where none is named and only one
+/// section has a file, that one.
+pub fn file_section<'a>(trfs: &'a Trfs, section: Option<&'a str>) -> Option<&'a str> {
+    match section {
         None if !trfs.contains_key(&None) && trfs.len() == 1 => {
             trfs.keys().next().and_then(Option::as_deref)
         }
         other => other,
-    };
+    }
+}
+
+/// What the exported file says of the standings (TRF-2026): each player's place, written
+/// into the rank column, and the tie-break list, written as the `202` (tie-breaks) and `212`
+/// (the standings' order) records where the file's own list is not the one used.
+#[derive(Debug, Clone, Default)]
+pub struct Placings {
+    /// (start rank, place).
+    pub places: Vec<(u32, u32)>,
+    /// The list in TRF-2026's spelling (`BH/C1`), or `None` to leave the file's records.
+    pub tiebreaks: Option<Vec<String>>,
+}
+
+/// The TRF of `section` among `trfs` (`None`: the hall's own, or the one section's when only
+/// a section has one) with the hub's results of every round, for the pairing program, and
+/// the standings' `placings` where there are any.
+pub fn results_trf(
+    trfs: &Trfs,
+    hub: &Hub,
+    section: Option<&str>,
+    placings: Option<&Placings>,
+) -> Option<String> {
+    let section = file_section(trfs, section);
     let mut results = BTreeMap::new();
     for round in hub.rounds().pairings.keys() {
         for (board, result) in hub.results_of(*round) {
             results.insert((*round, board), result);
         }
     }
-    trf_with_results(trfs, hub.rounds(), section, &results)
+    let mut trf = trf_with_results(trfs, hub.rounds(), section, &results)?;
+    if let Some(placings) = placings {
+        for &(start_rank, place) in &placings.places {
+            trf.set_rank(start_rank, place);
+        }
+        if let Some(list) = &placings.tiebreaks {
+            trf.set_header("202", &list.join(","));
+            let order: Vec<&str> = std::iter::once("PTS")
+                .chain(list.iter().map(String::as_str))
+                .collect();
+            trf.set_header("212", &order.join(","));
+        }
+    }
+    Some(trf.to_string())
 }
 
-/// `section`'s TRF (`None`: the hall's) with `results` (by round and board) entered;
-/// `None` without one.
+/// `section`'s TRF (`None`: the hall's) with `results` (by round and board) entered and
+/// the points counted again; `None` without one.
 fn trf_with_results(
     trfs: &Trfs,
     rounds: &Rounds,
     section: Option<&str>,
     results: &BTreeMap<(RoundNo, BoardNo), GameResult>,
-) -> Option<String> {
+) -> Option<Trf> {
     let mut trf = trfs.get(&section.map(str::to_owned))?.clone();
     for (round, games) in &rounds.pairings {
         for pairing in games.iter().filter(|p| p.section.as_deref() == section) {
@@ -263,5 +299,5 @@ fn trf_with_results(
         }
     }
     trf.recount();
-    Some(trf.to_string())
+    Some(trf)
 }

@@ -417,10 +417,39 @@ impl Trf {
             .collect();
         ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (place, (.., i)) in ranked.into_iter().enumerate() {
-            let player = &mut self.players[i];
-            let rank = place as u32 + 1;
-            player.raw = with_columns(&player.raw, 86, &format!("{rank:>4}"));
-            player.rank = Some(rank);
+            write_rank(&mut self.players[i], place as u32 + 1);
+        }
+    }
+
+    /// Writes `rank` into the rank column (86–89) of the player numbered `start_rank`.
+    pub fn set_rank(&mut self, start_rank: u32, rank: u32) {
+        if let Some(player) = self.players.iter_mut().find(|p| p.start_rank == start_rank) {
+            write_rank(player, rank);
+        }
+    }
+
+    /// Sets the header record `code` (`202`) to `value`: the first such record rewritten,
+    /// else one added before the first player.
+    pub fn set_header(&mut self, code: &str, value: &str) {
+        let text = format!("{code} {value}");
+        let is_record = |t: &str| {
+            t.strip_prefix(code)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+        };
+        let existing = self
+            .lines
+            .iter_mut()
+            .find(|line| matches!(line, Line::Other(t) if is_record(t)));
+        match existing {
+            Some(line) => *line = Line::Other(text),
+            None => {
+                let at = self
+                    .lines
+                    .iter()
+                    .position(|line| matches!(line, Line::Player(_)))
+                    .unwrap_or(self.lines.len());
+                self.lines.insert(at, Line::Other(text));
+            }
         }
     }
 
@@ -510,6 +539,12 @@ impl Trf {
 
 /// `line` with `text` written over its characters from column `from` (1-based), padded
 /// with blanks where the line is shorter. Columns count characters, as [`field`] reads them.
+/// The rank column (86–89): the player's place in the standings.
+fn write_rank(player: &mut Player, rank: u32) {
+    player.raw = with_columns(&player.raw, 86, &format!("{rank:>4}"));
+    player.rank = Some(rank);
+}
+
 fn with_columns(line: &str, from: usize, text: &str) -> String {
     let mut chars: Vec<char> = line.chars().collect();
     let end = from - 1 + text.chars().count();
@@ -626,6 +661,21 @@ mod tests {
         );
         let tec = Trf::parse(&file("162  W 3.0    D 1.5    L 0.0", "\n")).unwrap();
         assert_eq!((tec.point_system().win, tec.point_system().draw), (30, 15));
+    }
+
+    #[test]
+    fn tie_break_records_are_rewritten_or_added_before_the_players_and_ranks_placed() {
+        let mut trf = Trf::parse(&file("202 BH", "\n")).unwrap();
+        trf.set_header("202", "BH/C1,SB");
+        trf.set_header("212", "PTS,BH/C1,SB");
+        trf.set_rank(3, 1);
+        let out = trf.to_string();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[1..3], ["202 BH/C1,SB", "212 PTS,BH/C1,SB"]);
+        assert!(lines[3].starts_with("001    1"));
+        let reread = Trf::parse(&out).unwrap();
+        assert_eq!(reread.player(3).unwrap().rank, Some(1));
+        assert_eq!(reread.header("202"), Some("BH/C1,SB"));
     }
 
     #[test]

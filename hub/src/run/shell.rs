@@ -535,12 +535,7 @@ impl Shell {
                 drop(reply.send(pairings));
             }
             Query::Standings(round, section, audience, reply) => {
-                let (scoring, file_list) = tournament::ranking_of(&self.trfs, section.as_deref());
-                let ranking = crate::view::standings::Ranking {
-                    settings: &self.standings,
-                    scoring,
-                    file_list,
-                };
+                let ranking = ranking(&self.trfs, &self.standings, section.as_deref());
                 let table = crate::view::standings::standings(
                     hub,
                     now,
@@ -624,8 +619,8 @@ impl Shell {
                 drop(reply.send(lines));
             }
             Query::ResultsTrf(section, reply) => {
-                let trf = tournament::results_trf(&self.trfs, hub, section.as_deref());
-                drop(reply.send(trf));
+                let file = results_file(&self.trfs, &self.standings, hub, now, section.as_deref());
+                drop(reply.send(file));
             }
             Query::AlertCommand(id, command, held_to, reply) => {
                 if let Some(refusal) = held_to.and_then(|name| hub.alert_out_of_zone(&name, id)) {
@@ -667,4 +662,42 @@ impl Shell {
             }
         }
     }
+}
+
+/// How `section` ranks: the event's settings and what its pairing file says.
+fn ranking<'a>(
+    trfs: &'a tournament::Trfs,
+    settings: &'a crate::core::standings::Settings,
+    section: Option<&str>,
+) -> crate::view::standings::Ranking<'a> {
+    let (scoring, file_list) = tournament::ranking_of(trfs, section);
+    crate::view::standings::Ranking {
+        settings,
+        scoring,
+        file_list,
+    }
+}
+
+/// `GET /api/results.trf`: `section`'s file with the hub's results, its players placed as
+/// the standings after the last complete round place them.
+fn results_file(
+    trfs: &tournament::Trfs,
+    settings: &crate::core::standings::Settings,
+    hub: &crate::core::hub::Hub,
+    now: crate::core::time::HubMs,
+    section: Option<&str>,
+) -> Option<String> {
+    let section = tournament::file_section(trfs, section);
+    let ranking = ranking(trfs, settings, section);
+    let table = crate::view::standings::after_last_complete_round(hub, now, &ranking, section);
+    // The list is recorded where it is not the file's own already.
+    let own_list = settings.tiebreaks.is_none() && ranking.file_list.is_some();
+    let placings = table.map(|table| tournament::Placings {
+        places: table.rows.iter().map(|r| (r.start_rank, r.rank)).collect(),
+        tiebreaks: (!own_list).then(|| {
+            let trf_spelling = |code: &String| code.to_ascii_uppercase().replace('-', "/");
+            table.tiebreaks.iter().map(trf_spelling).collect()
+        }),
+    });
+    tournament::results_trf(trfs, hub, section, placings.as_ref())
 }

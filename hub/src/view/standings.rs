@@ -81,6 +81,22 @@ pub fn standings(
     })
 }
 
+/// The standings after the last round whose every game has a result (as the arbiters see
+/// them): the places a results file records. `None` before a round is complete.
+pub fn after_last_complete_round(
+    hub: &Hub,
+    now: HubMs,
+    ranking: &Ranking<'_>,
+    section: Option<&str>,
+) -> Option<Standings> {
+    let in_play = hub.round_in_play().index() as u64;
+    (1..=in_play)
+        .rev()
+        .filter_map(RoundNo::new)
+        .filter_map(|r| standings(hub, now, ranking, Some(r), section, Audience::Arbiters))
+        .find(|table| !table.provisional)
+}
+
 /// The configured list; else the pairing file's own (TRF-2026's `202` record) where every
 /// code of it is one the hub computes; else [`DEFAULT_TIEBREAKS`].
 fn tiebreak_list(settings: &Settings, from_file: Option<&str>) -> Vec<Tiebreak> {
