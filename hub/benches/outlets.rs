@@ -19,10 +19,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hub::config::outlets::{FtpTarget, LichessSlice, LichessTarget};
 use hub::core::ids::RoundNo;
 use hub::core::relay::slices::BoardRanges;
-use hub::edge::outlets::ftp::{FtpTarget, Uploader};
-use hub::edge::outlets::lichess::{LichessSlice, LichessTarget, Pusher};
+use hub::edge::outlets::ftp::Uploader;
+use hub::edge::outlets::lichess::Pusher;
 use hub::edge::outlets::{Outlet, RoundFeed};
 use hub::view::feed::{self, FeedCache, FeedGame, FeedSource};
 

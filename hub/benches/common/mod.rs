@@ -254,7 +254,7 @@ pub async fn start_hub(
         http: "127.0.0.1:0".parse().unwrap(),
         arbiter_token: Some(TOKEN.into()),
         hosts: Vec::new(),
-        tls: hub::edge::keys::tls::TlsChoice::Auto,
+        tls: hub::config::tls::TlsChoice::Auto,
         mqtt5: None,
         broker_ca: None,
         config_path: None,

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use link::Brokers;
 use protocol::time_control::TimeControl;
 
+use crate::config::tls::TlsChoice;
 use crate::config::{EventConfig, DEFAULT_DELAY_S};
 use crate::core::hall::DEFAULT_DEBOUNCE_MS;
 use crate::core::hub::HubConfig;
 use crate::core::laws::{Edition, GameType, Supervision};
 use crate::core::relay::public::BroadcastSettings;
-use crate::edge::keys::tls::TlsChoice;
 use crate::run::{BrokerChoice, ClusterSettings, Outlets, ServeConfig};
 
 /// `hub serve`'s command line.

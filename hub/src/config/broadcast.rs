@@ -6,9 +6,9 @@ use std::ops::Range;
 
 use toml::Spanned;
 
+use super::outlets::{LichessSlice, GAMES_PER_ROUND};
 use super::{ConfigError, RoundSection};
 use crate::core::relay::slices::BoardRanges;
-use crate::edge::outlets::lichess::{LichessSlice, GAMES_PER_ROUND};
 
 type Invalid<'a> = dyn Fn(Range<usize>, &str, String) -> ConfigError + 'a;
 

@@ -54,13 +54,14 @@ use crate::core::alerts::{AlertSettings, Language};
 use crate::core::ids::{BoardNo, HardwareId, RoundNo};
 use crate::core::laws::{self, Edition, GameType, Rules, Supervision};
 use crate::core::relay::public::BroadcastSettings;
-use crate::edge::outlets::ftp::FtpTarget;
-use crate::edge::outlets::lichess::LichessTarget;
 use crate::pairings::{self, trf::Trf, Tournament};
+use outlets::{FtpTarget, LichessTarget};
 
 mod broadcast;
 pub mod file;
+pub mod outlets;
 mod sections;
+pub mod tls;
 
 /// What the public sees (the feed, the spectators' page, the broadcast topics, the LiveChess
 /// folder, lichess) is this far behind the boards unless the configuration says otherwise:
@@ -121,7 +122,7 @@ struct AccessSection {
     #[serde(default)]
     open_hall: bool,
     /// Which listeners speak TLS: `auto` (all but loopback's), `on`, `off`.
-    tls: Option<crate::edge::keys::tls::TlsChoice>,
+    tls: Option<tls::TlsChoice>,
 }
 
 /// The technician's binding of a node (by its e-board's hardware id) to a board.
@@ -342,7 +343,7 @@ pub struct EventConfig {
     /// `[access] open_hall`: unsealed events from boards nobody enrolled are taken.
     pub open_hall: bool,
     /// `[access] tls`.
-    pub tls: Option<crate::edge::keys::tls::TlsChoice>,
+    pub tls: Option<tls::TlsChoice>,
     /// The pairing files it names: the hub reads them again when they change (the pairing
     /// program exports the next round's pairings into the same file).
     pub pairing_files: Vec<std::path::PathBuf>,

@@ -184,7 +184,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         // The demo's own token, new each time: its login link is printed below.
         arbiter_token: Some(crate::edge::http::login::new_token()),
         hosts: Vec::new(),
-        tls: crate::edge::keys::tls::TlsChoice::Auto,
+        tls: crate::config::tls::TlsChoice::Auto,
         mqtt5: None,
         broker_ca: None,
         config_path: None,

@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 
 use super::status::Destination;
 use super::{Outlet, OutletStatus, RoundFeed, StatusBoard};
+use crate::config::outlets::FtpTarget;
 use crate::core::ids::RoundNo;
 use crate::view::feed;
 
@@ -30,107 +31,12 @@ const RETRY_MAX: Duration = Duration::from_secs(60);
 /// One connection's work (connect, log in, every changed round) takes at most this long.
 const SESSION_LIMIT: Duration = Duration::from_secs(30);
 
-/// The server, as `[broadcast.ftp] url` names it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct FtpTarget {
-    /// `ftps://`: explicit TLS before the login.
-    pub secure: bool,
-    pub host: String,
-    pub port: u16,
-    pub user: String,
-    pub password: String,
-    /// The folder the rounds' folders go in (`""`: the login's own).
-    pub dir: String,
-    /// The CA (PEM) an `ftps://` server's certificate is checked against (`[broadcast.ftp]
-    /// ca`); `None`: the web's roots.
-    pub ca_pem: Option<String>,
-}
-
-impl std::fmt::Debug for FtpTarget {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.shown())
+/// Where round `round`'s folder is on `target`.
+fn round_dir(target: &FtpTarget, round: RoundNo) -> String {
+    match target.dir.as_str() {
+        "" => format!("round-{round}"),
+        dir => format!("{dir}/round-{round}"),
     }
-}
-
-/// Why an FTP URL was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum FtpUrlError {
-    #[error("not a URL: {0}")]
-    Url(#[from] url::ParseError),
-    #[error("ftp:// or ftps://, not {0}://")]
-    Scheme(String),
-    #[error("no host")]
-    NoHost,
-    #[error("the user name or password is not UTF-8 once decoded")]
-    Encoding,
-}
-
-impl FtpTarget {
-    /// `ftp://USER:PASSWORD@HOST:PORT/DIR` or `ftps://…`; port 21 and user `anonymous`
-    /// where the URL is silent.
-    pub fn from_url(text: &str) -> Result<FtpTarget, FtpUrlError> {
-        let url = url::Url::parse(text)?;
-        let secure = match url.scheme() {
-            "ftp" => false,
-            "ftps" => true,
-            other => return Err(FtpUrlError::Scheme(other.to_owned())),
-        };
-        let decode = |s: &str| percent_decode(s).ok_or(FtpUrlError::Encoding);
-        let user = match url.username() {
-            "" => "anonymous".to_owned(),
-            user => decode(user)?,
-        };
-        Ok(FtpTarget {
-            secure,
-            host: url.host_str().ok_or(FtpUrlError::NoHost)?.to_owned(),
-            port: url.port().unwrap_or(21),
-            user,
-            password: decode(url.password().unwrap_or(""))?,
-            dir: decode(url.path().trim_matches('/'))?,
-            ca_pem: None,
-        })
-    }
-
-    /// The URL without its password: for logs and the status.
-    pub fn shown(&self) -> String {
-        let scheme = if self.secure { "ftps" } else { "ftp" };
-        format!(
-            "{scheme}://{}@{}:{}/{}",
-            self.user, self.host, self.port, self.dir
-        )
-    }
-
-    /// Where round `round`'s folder is.
-    fn round_dir(&self, round: RoundNo) -> String {
-        match self.dir.as_str() {
-            "" => format!("round-{round}"),
-            dir => format!("{dir}/round-{round}"),
-        }
-    }
-}
-
-/// `%XX` escapes of a URL's part decoded; `None` where the bytes are not UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// A round's file as the outlet hands it to the task.
@@ -262,7 +168,7 @@ async fn upload(
         let _ = ftp.mkdir(&target.dir).await; // there already, most times
     }
     for (round, file) in behind {
-        let dir = target.round_dir(*round);
+        let dir = round_dir(target, *round);
         let _ = ftp.mkdir(&dir).await;
         let (aside, path) = (format!("{dir}/games.pgn.part"), format!("{dir}/games.pgn"));
         ftp.put_file(&aside, &mut file.pgn.as_bytes()).await?;
@@ -308,27 +214,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_url_names_the_server_the_login_and_the_folder() {
+    fn each_round_has_its_folder_under_the_url_s() {
         let ftp = FtpTarget::from_url("ftps://zeit%40hall:p%3Ass@ftp.example.org:2121/live/open")
             .unwrap();
-        assert!(ftp.secure);
-        assert_eq!((ftp.host.as_str(), ftp.port), ("ftp.example.org", 2121));
-        assert_eq!(
-            (ftp.user.as_str(), ftp.password.as_str()),
-            ("zeit@hall", "p:ss")
-        );
-        assert_eq!(ftp.round_dir(RoundNo(3)), "live/open/round-3");
-        assert!(!format!("{ftp:?}").contains("p:ss") && !ftp.shown().contains("p%3Ass"));
+        assert_eq!(round_dir(&ftp, RoundNo(3)), "live/open/round-3");
         let plain = FtpTarget::from_url("ftp://upload.example.org").unwrap();
-        assert_eq!(
-            (plain.port, plain.user.as_str(), plain.dir.as_str()),
-            (21, "anonymous", "")
-        );
-        assert_eq!(plain.round_dir(RoundNo(1)), "round-1");
-        assert!(matches!(
-            FtpTarget::from_url("sftp://h/x"),
-            Err(FtpUrlError::Scheme(_))
-        ));
-        assert!(FtpTarget::from_url("not a url").is_err());
+        assert_eq!(round_dir(&plain, RoundNo(1)), "round-1");
     }
 }

@@ -25,14 +25,12 @@ use tokio::sync::Notify;
 
 use super::status::Destination;
 use super::{Outlet, OutletStatus, RoundFeed, StatusBoard};
+use crate::config::outlets::{LichessTarget, GAMES_PER_ROUND};
 use crate::core::ids::RoundNo;
-use crate::core::relay::slices::BoardRanges;
 use crate::view::feed::{self, FeedGame};
 
 /// Games a single push may carry (lichess's limit).
 pub const GAMES_PER_PUSH: usize = 100;
-/// Games lichess shows in a round.
-pub const GAMES_PER_ROUND: usize = 100;
 
 /// Waits between attempts at a lichess round after a failure: 1 s, doubling, at most a
 /// minute; the other rounds go on meanwhile.
@@ -42,56 +40,6 @@ const RETRY_MAX: Duration = Duration::from_secs(60);
 const AFTER_TOO_MANY: Duration = Duration::from_secs(60);
 /// A `Retry-After` longer than this is taken as this.
 const LONGEST_WAIT: Duration = Duration::from_secs(600);
-
-/// One lichess round a hub round's boards go to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LichessSlice {
-    /// Its boards; `None`: every board of the round.
-    pub boards: Option<BoardRanges>,
-    /// The lichess round's id.
-    pub round_id: String,
-}
-
-/// Where and how to push.
-#[derive(Clone, PartialEq, Eq)]
-pub struct LichessTarget {
-    /// `https://lichess.org`, or a test server.
-    pub url: String,
-    /// The lichess round every board of the round the hub begins in goes to
-    /// (`[broadcast.lichess] round_id`), where `[[rounds]]` does not say otherwise.
-    pub round_id: Option<String>,
-    /// Each round's lichess rounds (`[[rounds]] lichess_round_id`, `lichess_slices`).
-    pub rounds: BTreeMap<RoundNo, Vec<LichessSlice>>,
-    /// A personal API token with the `study:write` scope.
-    pub token: String,
-}
-
-impl std::fmt::Debug for LichessTarget {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LichessTarget")
-            .field("url", &self.url)
-            .field("round_id", &self.round_id)
-            .field("rounds", &self.rounds)
-            .finish_non_exhaustive() // the token: never in a log
-    }
-}
-
-impl LichessTarget {
-    /// The lichess rounds `round` goes to: its own, or for the round the hub began in
-    /// (`first`), the broadcast's; none: not pushed.
-    pub fn slices(&self, round: RoundNo, first: RoundNo) -> Vec<LichessSlice> {
-        match self.rounds.get(&round) {
-            Some(slices) => slices.clone(),
-            None => match &self.round_id {
-                Some(id) if round == first => vec![LichessSlice {
-                    boards: None,
-                    round_id: id.clone(),
-                }],
-                _ => Vec::new(),
-            },
-        }
-    }
-}
 
 /// The games' PGNs in requests of at most [`GAMES_PER_PUSH`] games each.
 pub fn batches(games: &[String]) -> Vec<String> {
@@ -411,30 +359,6 @@ mod tests {
         assert_eq!(counts, [100, 100, 50]);
         assert_eq!(pushes.concat(), games.concat());
         assert!(batches(&[]).is_empty());
-    }
-
-    #[test]
-    fn the_slices_of_a_round_and_the_first_rounds_broadcast() {
-        let slice = |boards: &str, id: &str| LichessSlice {
-            boards: Some(boards.parse().unwrap()),
-            round_id: id.into(),
-        };
-        let target = LichessTarget {
-            url: "https://lichess.org".into(),
-            round_id: Some("First001".into()),
-            rounds: BTreeMap::from([(
-                RoundNo(2),
-                vec![slice("1-100", "AbCd1234"), slice("101-200", "EfGh5678")],
-            )]),
-            token: "lip_secret".into(),
-        };
-        assert_eq!(
-            target.slices(RoundNo(1), RoundNo(1))[0].round_id,
-            "First001"
-        );
-        assert_eq!(target.slices(RoundNo(2), RoundNo(1)).len(), 2);
-        assert!(target.slices(RoundNo(3), RoundNo(1)).is_empty());
-        assert!(!format!("{target:?}").contains("lip_secret"));
     }
 
     #[test]

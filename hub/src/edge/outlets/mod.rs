@@ -49,8 +49,8 @@ pub trait Outlet: Send {
 #[derive(Debug, Clone, Default)]
 pub struct OutletsConfig {
     pub folder: Option<PathBuf>,
-    pub lichess: Option<lichess::LichessTarget>,
-    pub ftp: Option<ftp::FtpTarget>,
+    pub lichess: Option<crate::config::outlets::LichessTarget>,
+    pub ftp: Option<crate::config::outlets::FtpTarget>,
 }
 
 /// The configured outlets, their tasks started (on the runtime this is called on).
