@@ -91,6 +91,8 @@ pub struct Metrics {
     http_connections_refused: AtomicU64,
     http_connections_evicted: AtomicU64,
     http_connections_open: AtomicU64,
+    /// The door's caps (all connections, one address's), as the HTTP door states them.
+    http_connection_caps: [AtomicU64; 2],
     http_requests_over_budget: AtomicU64,
     http_requests_refused: AtomicU64,
     flushes: AtomicU64,
@@ -200,6 +202,12 @@ impl Metrics {
 
     pub fn http_connections_open(&self, open: usize) {
         self.http_connections_open.store(open as u64, Relaxed);
+    }
+
+    /// The HTTP door's caps, shown with the connections open.
+    pub fn http_connection_caps(&self, all: usize, per_address: usize) {
+        self.http_connection_caps[0].store(all as u64, Relaxed);
+        self.http_connection_caps[1].store(per_address as u64, Relaxed);
     }
 
     /// A request past its address's budget, answered 429.
@@ -340,8 +348,8 @@ impl Metrics {
             out,
             "# HELP zeitnot_http_connections_open HTTP connections open now (at most {}, {} per address).\n\
              # TYPE zeitnot_http_connections_open gauge\nzeitnot_http_connections_open {}",
-            crate::edge::http::places::MAX_CONNECTIONS,
-            crate::edge::http::places::PER_CLIENT,
+            self.http_connection_caps[0].load(Relaxed),
+            self.http_connection_caps[1].load(Relaxed),
             self.http_connections_open.load(Relaxed)
         );
         let _ = writeln!(

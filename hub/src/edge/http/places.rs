@@ -94,6 +94,7 @@ pub struct Place {
 
 impl Places {
     pub fn new(metrics: Arc<Metrics>) -> Places {
+        metrics.http_connection_caps(MAX_CONNECTIONS, PER_CLIENT);
         Places {
             open: Arc::default(),
             metrics,
