@@ -63,14 +63,19 @@ pub fn with_encoded_uplink<R>(message: &Uplink, f: impl FnOnce(&[u8]) -> R) -> R
     }
 }
 
-/// A downlink's bytes, in a Vec with room for the seal's tag after them. Encoded on the
-/// stack when they fit: postcard's growing Vec reallocated three times for an Ack and the
-/// tag a fourth, on the hub's path of every acknowledgement.
+/// A downlink's bytes.
 pub fn encode_downlink(message: &Downlink) -> Vec<u8> {
+    encode_downlink_with_room(message, 0)
+}
+
+/// A downlink's bytes, in a Vec with room for `room` more bytes after them (the seal's
+/// tag). Encoded on the stack when they fit: postcard's growing Vec reallocated three times
+/// for an Ack and the tag a fourth, on the hub's path of every acknowledgement.
+pub fn encode_downlink_with_room(message: &Downlink, room: usize) -> Vec<u8> {
     let mut buf = [0u8; MESSAGE_ON_STACK];
     match postcard::to_slice(message, &mut buf) {
         Ok(bytes) => {
-            let mut encoded = Vec::with_capacity(bytes.len() + crate::seal::TAG_LEN);
+            let mut encoded = Vec::with_capacity(bytes.len() + room);
             encoded.extend_from_slice(bytes);
             encoded
         }

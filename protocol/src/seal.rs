@@ -303,7 +303,7 @@ pub fn seal_downlink(
         Direction::Down,
         event,
         boot,
-        codec::encode_downlink(message),
+        codec::encode_downlink_with_room(message, TAG_LEN),
     )
 }
 
