@@ -141,7 +141,6 @@ pub fn mating_chances(position: &Chess, color: Color) -> MatingChances {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::game::fen_of;
     use crate::core::position;
 
     #[test]
@@ -169,8 +168,9 @@ mod tests {
         ];
         let (mut compared, mut refused) = (0, 0);
         crate::core::random_games(&starts, 20, 120, |position, _| {
-            let parsed: Option<chess::Board> = fen_of(position).parse().ok();
-            assert_eq!(to_chess_board(position), parsed, "{}", fen_of(position));
+            let fen = shakmaty::fen::Fen::from_position(position, EnPassantMode::Legal).to_string();
+            let parsed: Option<chess::Board> = fen.parse().ok();
+            assert_eq!(to_chess_board(position), parsed, "{fen}");
             compared += 1;
             refused += usize::from(parsed.is_none());
         });
