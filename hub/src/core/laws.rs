@@ -127,95 +127,124 @@ pub enum Penalty {
     WinClaimable,
 }
 
-/// An article of the Laws as the edition numbers it (`"6.9"`, `"A.4c"`): text the rules
-/// hold, copied freely (a clock's deviations and rulings are made on every press and carry
-/// one). One read back from the journal's archived games is found among the articles read
-/// before: they are a few dozen, each kept once for the life of the process.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Article(&'static str);
-
-/// At most this many different articles are read back; more is not a hub's journal.
-const MAX_ARTICLES_READ: usize = 1_000;
+/// An article of the Laws as the edition numbers it (`"6.9"`, `"A.4c"`, `"III.4"`): short
+/// text kept inline, so an article is copied freely (a clock's deviations and rulings are
+/// made on every press and carry one) and one read back from the journal needs no table.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Article {
+    len: u8,
+    text: [u8; Article::MAX_LEN],
+}
 
 impl Article {
-    pub fn as_str(self) -> &'static str {
-        self.0
-    }
+    /// The longest article number kept (the Laws' longest is `6.10.1`-like, 6 to 8 bytes).
+    pub const MAX_LEN: usize = 15;
 
-    /// The article `text` names, as read back: the same text read before is that one.
-    fn read_back(text: String) -> Option<Article> {
-        static READ: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
-            std::sync::Mutex::new(std::collections::BTreeSet::new());
-        let mut read = READ
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(known) = read.get(text.as_str()) {
-            return Some(Article(known));
-        }
-        if read.len() >= MAX_ARTICLES_READ {
+    /// The article `text` names; `None` where it is longer than [`Article::MAX_LEN`].
+    pub fn new(text: &str) -> Option<Article> {
+        let bytes = text.as_bytes();
+        if bytes.len() > Article::MAX_LEN {
             return None;
         }
-        let kept: &'static str = Box::leak(text.into_boxed_str());
-        read.insert(kept);
-        Some(Article(kept))
+        let mut inline = [0; Article::MAX_LEN];
+        inline[..bytes.len()].copy_from_slice(bytes);
+        Some(Article {
+            len: bytes.len() as u8,
+            text: inline,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Built from a `&str` only, cut nowhere: always UTF-8.
+        std::str::from_utf8(&self.text[..usize::from(self.len)]).unwrap_or_default()
     }
 }
 
 impl From<&'static str> for Article {
+    /// An article the code cites: every one is short (a test holds them to it).
     fn from(text: &'static str) -> Article {
-        Article(text)
+        Article::new(text).unwrap_or_else(|| {
+            debug_assert!(false, "article {text:?} is longer than Article::MAX_LEN");
+            let cut = (0..=Article::MAX_LEN)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            Article::new(&text[..cut]).unwrap_or_default()
+        })
+    }
+}
+
+impl Default for Article {
+    fn default() -> Article {
+        Article {
+            len: 0,
+            text: [0; Article::MAX_LEN],
+        }
+    }
+}
+
+impl PartialOrd for Article {
+    fn partial_cmp(&self, other: &Article) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Article {
+    fn cmp(&self, other: &Article) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
     }
 }
 
 impl std::ops::Deref for Article {
     type Target = str;
     fn deref(&self) -> &str {
-        self.0
+        self.as_str()
     }
 }
 
 impl AsRef<str> for Article {
     fn as_ref(&self) -> &str {
-        self.0
+        self.as_str()
     }
 }
 
 impl PartialEq<str> for Article {
     fn eq(&self, other: &str) -> bool {
-        self.0 == other
+        self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Article {
     fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
+        self.as_str() == *other
     }
 }
 
 impl fmt::Debug for Article {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.0, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl fmt::Display for Article {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
+        f.write_str(self.as_str())
     }
 }
 
 impl Serialize for Article {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.0)
+        serializer.serialize_str(self.as_str())
     }
 }
 
 impl<'de> Deserialize<'de> for Article {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Article, D::Error> {
         let text = String::deserialize(deserializer)?;
-        Article::read_back(text).ok_or_else(|| {
+        Article::new(&text).ok_or_else(|| {
             serde::de::Error::custom(format_args!(
-                "more than {MAX_ARTICLES_READ} different articles"
+                "article {text:?}: longer than {} bytes",
+                Article::MAX_LEN
             ))
         })
     }
@@ -326,16 +355,28 @@ impl Rules {
 mod tests {
     use super::*;
 
+    #[test]
+    fn an_article_reads_back_as_written_and_a_long_text_is_no_article() {
+        let cited = Article::from("6.10.1");
+        let bytes = postcard::to_allocvec(&cited).unwrap();
+        assert_eq!(bytes, postcard::to_allocvec("6.10.1").unwrap(), "written as text");
+        let read: Article = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!((read, read.as_str()), (cited, "6.10.1"));
+        assert!(Article::from("A.4c") < Article::from("A.5.1"));
+        let long = postcard::to_allocvec("6.10.1 and a great deal more").unwrap();
+        assert!(postcard::from_bytes::<Article>(&long).is_err());
+    }
+
     fn tc(text: &str) -> TimeControl {
         text.parse().unwrap()
     }
 
     #[test]
-    fn an_article_read_back_is_its_text_kept_once() {
+    fn an_article_read_back_from_json_is_its_text() {
         let read = |json: &str| serde_json::from_str::<Article>(json).unwrap();
         let (first, again) = (read(r#""7.5.5""#), read(r#""7.5.5""#));
         assert_eq!(first, Article::from("7.5.5"));
-        assert!(std::ptr::eq(first.as_str(), again.as_str()), "kept once");
+        assert_eq!(first, again);
         assert_eq!(serde_json::to_string(&first).unwrap(), r#""7.5.5""#);
         assert!(
             serde_json::from_str::<Article>("7").is_err(),
