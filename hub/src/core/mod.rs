@@ -33,6 +33,13 @@
 //! - [`standing`]: how a game stands, by the rules or as the arbiter declared it.
 //! - [`standings`]: the players' standings: points and FIDE's tie-breaks (C.07).
 //! - [`hall`]: all boards, routed by [`protocol::BoardNo`]; the fold over the journal.
+//! - [`hub`]: the core as one object the shell drives (`handle_*`, `poll_*`), in members.
+//! - [`bindings`]: which node's hardware reports for which board.
+//! - [`trust`]: the keys the hub issued each node, and the verdict on every sealed message.
+//! - [`parked`]: the games a forced round start took off its boards, kept for an undo.
+//! - [`phone`]: what an arbiter's phone is sent (ntfy's side) and the taps it may make.
+//! - [`names`]: names from outside (players, arbiters, teams) made safe to show.
+//! - [`side`]: `"white"` or `"black"`, the one spelling of a side outside the rules.
 
 pub mod alerts;
 pub mod arbiter;
