@@ -359,7 +359,11 @@ mod tests {
     fn an_article_reads_back_as_written_and_a_long_text_is_no_article() {
         let cited = Article::from("6.10.1");
         let bytes = postcard::to_allocvec(&cited).unwrap();
-        assert_eq!(bytes, postcard::to_allocvec("6.10.1").unwrap(), "written as text");
+        assert_eq!(
+            bytes,
+            postcard::to_allocvec("6.10.1").unwrap(),
+            "written as text"
+        );
         let read: Article = postcard::from_bytes(&bytes).unwrap();
         assert_eq!((read, read.as_str()), (cited, "6.10.1"));
         assert!(Article::from("A.4c") < Article::from("A.5.1"));

@@ -27,7 +27,7 @@ use crate::core::phone::PhoneCredentials;
 use crate::core::rounds::StartError;
 use crate::edge::cluster::journal::ClusterNews;
 use crate::edge::http::access::Access;
-use crate::edge::http::api::Query;
+use crate::edge::http::api::{Effect, Query};
 use crate::edge::journal::flusher::Flushed;
 use crate::edge::mqtt::client::{HubLink, Incoming};
 use crate::metrics::Metrics;
@@ -476,18 +476,7 @@ impl Shell {
         let now = self.clock.now();
         if let Some(reason) = self.journal.takes_nothing() {
             // A change cannot be made durable: its answer is dropped (503 to the client).
-            if let Query::Decide(..)
-            | Query::StartRound(..)
-            | Query::UndoStart(..)
-            | Query::Bind(..)
-            | Query::AlertCommand(..)
-            | Query::PhoneCommand(..)
-            | Query::Enrol(..)
-            | Query::Revoke(..)
-            | Query::EnrolArbiter(..)
-            | Query::RevokeArbiter(..)
-            | Query::RenewLinks(..) = query
-            {
+            if query.effect() == Effect::Changes {
                 tracing::warn!(%reason, "a change refused: the journal takes nothing");
                 return;
             }

@@ -186,6 +186,32 @@ pub enum Query {
     Cluster(oneshot::Sender<Option<serde_json::Value>>),
 }
 
+/// What a question does to the hall: reads it, or changes it (journaled, so refused while the
+/// journal takes nothing: failed, or a cluster's standby).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    Reads,
+    Changes,
+}
+
+impl Query {
+    /// Every question names its effect here, without a catch-all: a question added to the
+    /// API does not compile until it says whether a standby may take it.
+    pub fn effect(&self) -> Effect {
+        use Query::*;
+        match self {
+            Decide(..) | StartRound(..) | UndoStart(..) | Bind(..) | Enrol(..) | Revoke(..)
+            | EnrolArbiter(..) | RevokeArbiter(..) | RenewLinks(..) | AlertCommand(..)
+            | PhoneCommand(..) => Effect::Changes,
+            Boards(..) | Board(..) | TimeTrouble(..) | ConnectedNodes(..) | Health(..)
+            | CheckClaim(..) | Alerts(..) | Pairings(..) | Standings(..) | Byes(..)
+            | ResultsTrf(..) | Nodes(..) | Outlets(..) | Rounds(..) | BrokerUsers(..)
+            | Arbiters(..) | Broadcast(..) | Live(..) | PhoneWatch(..) | ArbiterLogin(..)
+            | PhoneFeed(..) | SpectatorBoard(..) | Cluster(..) => Effect::Reads,
+        }
+    }
+}
+
 /// How long a request waits for the loop that owns the hall: an answer that waits for the
 /// journal comes within a flush (milliseconds); a client never hangs on a hub that cannot.
 pub const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
@@ -386,5 +412,16 @@ mod tests {
         let response = ApiError::NoAnswer.into_response();
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
         kept.abort();
+    }
+
+    #[test]
+    fn the_journaled_questions_are_the_changes_a_standby_refuses() {
+        let (reply, _) = oneshot::channel();
+        assert_eq!(Query::Boards(reply).effect(), Effect::Reads);
+        let (reply, _) = oneshot::channel();
+        assert_eq!(
+            Query::RevokeArbiter("IA Berg".into(), reply).effect(),
+            Effect::Changes
+        );
     }
 }
