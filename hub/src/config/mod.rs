@@ -598,7 +598,7 @@ pub fn parse(path: &str, text: &str, base: &Path) -> Result<EventConfig, ConfigE
             chess960: file.laws.chess960,
         }
     };
-    let hall = sections::Hall {
+    let hall = sections::HallDefaults {
         rules: hall_rules,
         time_control: time_control.as_ref(),
         base,

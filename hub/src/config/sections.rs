@@ -49,7 +49,7 @@ pub(super) struct SectionTable {
 }
 
 /// What reading the sections needs from the rest of the file.
-pub(super) struct Hall<'a> {
+pub(super) struct HallDefaults<'a> {
     /// The hall's rules and time control, for what a section leaves out.
     pub rules: Rules,
     pub time_control: Option<&'a TimeControl>,
@@ -60,7 +60,7 @@ pub(super) struct Hall<'a> {
 /// The sections, their pairings added to `tournament`, and the pairing files they name.
 pub(super) fn read(
     tables: &[SectionTable],
-    hall: &Hall<'_>,
+    hall: &HallDefaults<'_>,
     tournament: &mut Tournament,
 ) -> Result<(Vec<Section>, Vec<std::path::PathBuf>), ConfigError> {
     let invalid = hall.invalid;

@@ -68,7 +68,7 @@ struct ZoneLayout<'a> {
 
 /// What a page starts from (the `hall` event of its stream).
 #[derive(Serialize)]
-struct Hall<'a> {
+struct PageStart<'a> {
     audience: Audience,
     now: u64,
     event: &'a str,
@@ -156,7 +156,7 @@ impl LivePages {
             .collect();
         let alerts = (audience == Audience::Arbiters)
             .then(|| hub.desk().alerts().filter(|a| a.state.is_open()).collect());
-        let hall = Hall {
+        let hall = PageStart {
             audience,
             now: now.0,
             event: hub.event(),
