@@ -12,7 +12,7 @@ use super::offline;
 use super::serve::event_config;
 use crate::core::hub::HubConfig;
 use crate::edge::cluster::secrets::HallSecrets;
-use crate::edge::{http::login, keys::hall_ca, keys::secret_file};
+use crate::edge::{http::login, keys::arbiter_token, keys::hall_ca, keys::secret_file};
 
 /// `hub enrol`'s command line.
 #[derive(Debug, clap::Args)]
@@ -240,7 +240,7 @@ pub fn cluster_join(args: ClusterJoinArgs) -> anyhow::Result<()> {
 
 /// `hub login-link`: the arbiters' login links with the token the hub made.
 pub fn login_link(args: LoginLinkArgs) -> anyhow::Result<()> {
-    let file = login::token_file(&args.data);
+    let file = arbiter_token::token_file(&args.data);
     let token = secret_file::read(&file)?.with_context(|| {
         format!(
             "{} has no token: the hub makes it at its first start, unless the configuration or ZEITNOT_ARBITER_TOKEN gives one",

@@ -13,7 +13,7 @@ use crate::core::hub::{
 use crate::edge::cluster::secrets::HallSecrets;
 use crate::edge::http::api::ArbiterEnrolRequest;
 use crate::edge::journal::Journal;
-use crate::edge::{http::login, mqtt::broker};
+use crate::edge::{keys::arbiter_token, mqtt::broker};
 use crate::metrics::Metrics;
 use crate::run::clock::HubClock;
 use crate::run::restore::restored_hub;
@@ -185,7 +185,7 @@ pub fn rotate_hall_secret(
     journal
         .rotate_hall_secret()
         .context("the new hall secret")?;
-    for file in [login::token_file(data), data.join("page-sessions")] {
+    for file in [arbiter_token::token_file(data), data.join("page-sessions")] {
         match std::fs::remove_file(&file) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(e).with_context(|| format!("removing {}", file.display()))

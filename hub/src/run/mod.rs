@@ -53,7 +53,7 @@ use self::restore::restored_hub;
 use self::shell::Shell;
 use crate::config::tls::TlsChoice;
 use crate::core::hub::HubConfig;
-use crate::edge::http::login;
+use crate::edge::keys::arbiter_token;
 use crate::edge::mqtt::client::HubLink;
 pub use crate::edge::outlets::OutletsConfig as Outlets;
 use crate::metrics::Metrics;
@@ -78,7 +78,7 @@ pub struct ServeConfig {
     pub broker: BrokerChoice,
     pub http: SocketAddr,
     /// The arbiters' view answers only to this token; `None`: the one the hub made at its
-    /// first start and keeps in `data` (`edge::http::login`).
+    /// first start and keeps in `data` (`edge::keys::arbiter_token`).
     pub arbiter_token: Option<String>,
     /// Names the hub is reached under besides its IP addresses and `localhost`
     /// (`[access] hosts`); a request for any other host is refused. The hub's certificate
@@ -208,7 +208,8 @@ pub async fn serve(
         }
     };
     let (queries_tx, queries) = mpsc::channel(256);
-    let (token, token_source) = login::arbiter_token(&config.data, config.arbiter_token.clone())?;
+    let (token, token_source) =
+        arbiter_token::arbiter_token(&config.data, config.arbiter_token.clone())?;
     let access = startup::page_access(&config, &token)?;
     admission.arbiters(&access, &hub);
     startup::warn_of_choices(&config);

@@ -18,6 +18,7 @@ use crate::core::hub::Restored;
 use crate::edge::http::api::Query;
 use crate::edge::http::routes;
 use crate::edge::journal::Journal;
+use crate::edge::keys::arbiter_token::TokenSource;
 use crate::edge::mqtt::client::{self, HubLink, Incoming};
 use crate::edge::{
     descriptors, http::access::Access, http::login, http::sessions::Sessions, keys::hall_ca,
@@ -94,11 +95,11 @@ pub(super) fn announce(
     http: SocketAddr,
     broker: BrokerAddr,
     token: String,
-    source: login::TokenSource,
+    source: TokenSource,
 ) -> Running {
     let https = config.tls.on(config.http);
     tracing::info!(%http, %broker, event = %config.hub.event, "hub ready");
-    if source != login::TokenSource::Configured {
+    if source != TokenSource::Configured {
         print_login_links(http, https, &token, &config.data, source);
     }
     Running {
@@ -261,10 +262,10 @@ fn print_login_links(
     https: bool,
     token: &str,
     data: &std::path::Path,
-    source: login::TokenSource,
+    source: TokenSource,
 ) {
     let made = match source {
-        login::TokenSource::Made => "made now",
+        TokenSource::Made => "made now",
         _ => "kept",
     };
     let scheme = if https { "https" } else { "http" };

@@ -182,7 +182,7 @@ pub async fn run(config: DemoConfig) -> anyhow::Result<()> {
         broker: BrokerChoice::Embedded(free_or_ephemeral(config.mqtt)?),
         http: free_or_ephemeral(config.http)?,
         // The demo's own token, new each time: its login link is printed below.
-        arbiter_token: Some(crate::edge::http::login::new_token()),
+        arbiter_token: Some(crate::edge::keys::arbiter_token::new_token()),
         hosts: Vec::new(),
         tls: crate::config::tls::TlsChoice::Auto,
         mqtt5: None,

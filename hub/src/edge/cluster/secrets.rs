@@ -16,7 +16,7 @@ use protocol::seal::{NodeKey, KEY_LEN};
 use serde::{Deserialize, Serialize};
 
 use crate::edge::journal::Journal;
-use crate::edge::{http::login, keys::hall_ca, keys::secret_file};
+use crate::edge::keys::{arbiter_token, hall_ca, secret_file};
 
 /// The file's format, so that a later build can read an earlier one's.
 const FORMAT: u32 = 1;
@@ -40,7 +40,7 @@ impl HallSecrets {
         let hall = journal.hall_secret().context("the hall's secret")?;
         let session_secret = journal.session_secret().context("the MQTT session id")?;
         journal.flush()?;
-        let (arbiter_token, _) = login::arbiter_token(data, None)?;
+        let (arbiter_token, _) = arbiter_token::arbiter_token(data, None)?;
         let (ca_cert, ca_key) = hall_ca::files(data)?;
         Ok(HallSecrets {
             zeitnot_hall_secrets: FORMAT,
@@ -103,7 +103,7 @@ impl HallSecrets {
         journal
             .adopt_secrets(&hall, &self.session_secret)
             .context("keeping the hall's secrets")?;
-        login::keep_token(data, &self.arbiter_token)?;
+        arbiter_token::keep_token(data, &self.arbiter_token)?;
         hall_ca::adopt(data, &self.ca_cert, &self.ca_key)?;
         Ok(())
     }

@@ -75,7 +75,7 @@ impl Sessions {
     /// Opens a session of `login`, who logged in with the credential whose hash is
     /// `credential` (empty: the hall's token); its id, for the cookie.
     pub fn open(&self, now: SystemTime, login: Login, credential: String) -> String {
-        let id = super::login::new_token();
+        let id = crate::edge::keys::arbiter_token::new_token();
         let mut inner = self.0.lock().expect("sessions lock");
         let share = match login {
             Login::Chief => PER_CHIEF,
