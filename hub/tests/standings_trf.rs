@@ -6,8 +6,9 @@
 //! family: Buchholz with cuts and median (8.1, 14), Sonneborn-Berger (9.1), the direct
 //! encounter (6), wins (7.1, 7.2), games and wins with Black (7.3, 7.4), rounds elected to
 //! play (7.6), progressive scores (7.5), Koya (9.2), the opponents' average rating and the
-//! performance (10.1, 10.2, with a rating for the unrated, and without: no value unless all
-//! are rated), the average of opponents' Buchholz (8.2); each takes several values. The other
+//! performance (10.1, 10.2, with a rating for the unrated, the event's or the code's own
+//! `/U1400`, and without: no value unless all are rated), the average of opponents'
+//! Buchholz (8.2), Koya with its limit moved (`/L60`, `/L-3`); each takes several values. The other
 //! open reference, tiebreak-core, is compared after each event's last round and its
 //! differences printed (docs/event.md says them).
 
@@ -28,9 +29,30 @@ const FILES: [&str; 2] = [
 /// The direct encounter first, right after the points: it decides only where a tied group
 /// is small enough to have met (in the lichess event's last rounds; a large group rarely
 /// all met, and 6.3 then separates nobody).
-const ENCOUNTER_FIRST: [&str; 19] = [
-    "DE", "BH", "BH/C1", "SB", "WIN", "WON", "BPG", "BWG", "REP", "PS", "PS/C1", "KS", "AOB",
-    "BH/M1", "SB/C1", "BH/C2", "ARO", "ARO/C1", "TPR",
+const ENCOUNTER_FIRST: [&str; 23] = [
+    "DE",
+    "BH",
+    "BH/C1",
+    "SB",
+    "WIN",
+    "WON",
+    "BPG",
+    "BWG",
+    "REP",
+    "PS",
+    "PS/C1",
+    "KS",
+    "AOB",
+    "BH/M1",
+    "SB/C1",
+    "BH/C2",
+    "ARO",
+    "ARO/C1",
+    "TPR",
+    "ARO-C1/U1400",
+    "TPR/U1400",
+    "KS/L60",
+    "KS/L-3",
 ];
 const BUCHHOLZ_FIRST: [&str; 19] = [
     "BH/C1", "BH/M1", "BH", "SB", "SB/C1", "DE", "WIN", "WON", "BPG", "BWG", "REP", "PS", "PS/C1",
@@ -45,7 +67,12 @@ type Run = (
     &'static [&'static str],
 );
 const RUNS: [Run; 2] = [
-    ("fide-2024", None, &ENCOUNTER_FIRST, &["DE"]),
+    (
+        "fide-2024",
+        None,
+        &ENCOUNTER_FIRST,
+        &["DE", "ARO-C1/U1400", "TPR/U1400", "KS/L60", "KS/L-3"],
+    ),
     (
         "fide-2026",
         Some(1500),

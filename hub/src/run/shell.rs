@@ -25,6 +25,7 @@ use super::{ServeConfig, BATCH, PAGES_EVERY, PAIRINGS_EVERY, REPUBLISH_EVERY};
 use crate::core::hub::{Hub, HubConfig, Output, Reply, RequestId};
 use crate::core::phone::PhoneCredentials;
 use crate::core::rounds::StartError;
+use crate::core::standings::Tiebreak;
 use crate::edge::cluster::journal::ClusterNews;
 use crate::edge::http::access::Access;
 use crate::edge::http::api::{Effect, Query};
@@ -684,7 +685,10 @@ fn results_file(
     let placings = table.map(|table| tournament::Placings {
         places: table.rows.iter().map(|r| (r.start_rank, r.rank)).collect(),
         tiebreaks: (!own_list).then(|| {
-            let trf_spelling = |code: &String| code.to_ascii_uppercase().replace('-', "/");
+            let trf_spelling = |code: &String| match code.parse::<Tiebreak>() {
+                Ok(tiebreak) => tiebreak.trf_spelling(),
+                Err(_) => code.clone(),
+            };
             table.tiebreaks.iter().map(trf_spelling).collect()
         }),
     });

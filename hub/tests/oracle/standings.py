@@ -41,9 +41,17 @@ def normalised(trf_text):
     return "\n".join(lines) + "\n"
 
 
+def trf_spelling(code):
+    """FIDE's `BH-C1` as TRF-2026 writes it, `BH/C1`: only a `-` after the name (`KS/L-2`
+    keeps its sign)."""
+    name, _, rest = code.partition("/")
+    name = name.replace("-", "/", 1)
+    return name + ("/" + rest if rest else "")
+
+
 def gacrux(trf_path, round_, codes, rules, unrated):
     version = {"fide-2024": "V2024", "fide-2026": "V2026"}[rules]
-    args = ["PTS/" + version] + [c.replace("-", "/") + "/" + version for c in codes]
+    args = ["PTS/" + version] + [trf_spelling(c) + "/" + version for c in codes]
     out = subprocess.run(
         [sys.executable, "-m", "gacrux.tiebreakchecker", "-i", trf_path, "-n", str(round_),
          "-t", *args, "-F", "txt", "-d", "T", "-r", *(["-u", unrated] if unrated != "none" else [])],

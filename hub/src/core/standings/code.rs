@@ -44,6 +44,40 @@ pub struct Tiebreak {
     pub cut_low: usize,
     /// The most significant values cut (the high half of `M1`).
     pub cut_high: usize,
+    /// `U1400` (ARO, TPR): the rating the unrated count with in this tie-break, over the
+    /// event's (`[standings] unrated`).
+    pub unrated: Option<u16>,
+    /// `L` (KS, 9.2): the opponents counted are those with at least `percent` % of the
+    /// possible score, moved by `shift_tenths` (`L60`, `L+2`: a point up, `L-1.5`).
+    pub koya_limit: KoyaLimit,
+}
+
+/// Which opponents Koya counts: those with `percent` % of the possible score or more, plus
+/// `shift_tenths` tenths of a point (C.07 9.2; `KS/L…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KoyaLimit {
+    pub percent: u32,
+    pub shift_tenths: i64,
+}
+
+impl Default for KoyaLimit {
+    fn default() -> KoyaLimit {
+        KoyaLimit {
+            percent: 50,
+            shift_tenths: 0,
+        }
+    }
+}
+
+impl Tiebreak {
+    /// The code as TRF-2026 writes it: modifiers after `/` (`BH-C1` is `BH/C1`).
+    pub fn trf_spelling(&self) -> String {
+        let upper = self.text.to_ascii_uppercase();
+        match upper.split_once('/') {
+            Some((name, rest)) => format!("{}/{rest}", name.replacen('-', "/", 1)),
+            None => upper.replacen('-', "/", 1),
+        }
+    }
 }
 
 /// Why a tie-break's code was not taken.
@@ -51,7 +85,7 @@ pub struct Tiebreak {
 pub enum CodeError {
     #[error("{0:?} is no tie-break of FIDE's C.07 this hub computes (PTS, BH, SB, AOB, DE, WIN, WON, BPG, BWG, REP, PS, KS, ARO, TPR)")]
     Unknown(String),
-    #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n are)")]
+    #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n for Buchholz, SB, AOB, PS, ARO and TPR; U n for ARO and TPR; L for KS)")]
     Modifier { code: String, modifier: String },
     #[error("{0:?}: team tie-breaks (match and game points) are not computed yet")]
     Team(String),
@@ -65,8 +99,13 @@ impl std::str::FromStr for Tiebreak {
         if upper.contains(':') {
             return Err(CodeError::Team(text.to_owned()));
         }
-        let mut parts = upper.split(['/', '-']);
-        let name = parts.next().unwrap_or_default();
+        // FIDE writes `BH-C1`, TRF-2026 `BH/C1`: a `-` after the name only (`KS/L-2` keeps
+        // its sign).
+        let (head, tail) = upper.split_once('/').unwrap_or((&upper, ""));
+        let (name, first) = head.split_once('-').unwrap_or((head, ""));
+        let parts = std::iter::once(first)
+            .chain(tail.split('/'))
+            .filter(|part| !part.is_empty());
         let family = match name {
             "PTS" => Family::Points,
             "BH" => Family::Buchholz,
@@ -93,18 +132,36 @@ impl std::str::FromStr for Tiebreak {
                 | Family::AverageRatingOfOpponents
                 | Family::Performance
         );
+        let rated = matches!(
+            family,
+            Family::AverageRatingOfOpponents | Family::Performance
+        );
         let (mut cut_low, mut cut_high) = (0, 0);
+        let (mut unrated, mut koya_limit) = (None, KoyaLimit::default());
         for modifier in parts {
             let refused = || CodeError::Modifier {
                 code: text.to_owned(),
                 modifier: modifier.to_owned(),
             };
             let (kind, n) = modifier.split_at(modifier.len().min(1));
-            let n: usize = n.parse().map_err(|_| refused())?;
             match kind {
-                "C" if cuttable && n <= 9 => cut_low = n,
-                "M" if cuttable && n <= 9 && family != Family::Progressive => {
-                    (cut_low, cut_high) = (n, n)
+                "C" | "M" => {
+                    let n: usize = n.parse().map_err(|_| refused())?;
+                    match kind {
+                        "C" if cuttable && n <= 9 => cut_low = n,
+                        "M" if cuttable && n <= 9 && family != Family::Progressive => {
+                            (cut_low, cut_high) = (n, n)
+                        }
+                        _ => return Err(refused()),
+                    }
+                }
+                "U" if rated => {
+                    let rating: u16 = n.parse().map_err(|_| refused())?;
+                    unrated = Some(rating).filter(|r| (100..=3500).contains(r));
+                    unrated.ok_or_else(refused)?;
+                }
+                "L" if family == Family::Koya => {
+                    koya_limit = koya_limit_of(n).ok_or_else(refused)?;
                 }
                 _ => return Err(refused()),
             }
@@ -114,8 +171,37 @@ impl std::str::FromStr for Tiebreak {
             family,
             cut_low,
             cut_high,
+            unrated,
+            koya_limit,
         })
     }
+}
+
+/// Koya's limit as `L` writes it, as gacrux reads it: `L60` 60 % of the possible score,
+/// `L+2` / `L-2` two half points up or down, `L+1.5` a point and a half (a `.` counts
+/// points).
+fn koya_limit_of(text: &str) -> Option<KoyaLimit> {
+    let sign = match text.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => {
+            let percent: u32 = text.parse().ok().filter(|p| *p <= 100)?;
+            return Some(KoyaLimit {
+                percent,
+                shift_tenths: 0,
+            });
+        }
+    };
+    let n = &text[1..];
+    let tenths: u32 = if n.contains('.') {
+        crate::core::pairings::tenths(n)?
+    } else {
+        u32::from(n.parse::<u16>().ok()?) * 5
+    };
+    Some(KoyaLimit {
+        percent: 50,
+        shift_tenths: sign * i64::from(tenths),
+    })
 }
 
 #[cfg(test)]
@@ -147,5 +233,24 @@ mod tests {
             "BH:MP/C1".parse::<Tiebreak>(),
             Err(CodeError::Team(_))
         ));
+        let aro: Tiebreak = "ARO-C1/U1400".parse().unwrap();
+        assert_eq!((aro.cut_low, aro.unrated), (1, Some(1400)));
+        assert_eq!(aro.trf_spelling(), "ARO/C1/U1400");
+        assert!("BH/U1400".parse::<Tiebreak>().is_err(), "U is for ratings");
+        let limits: Vec<KoyaLimit> = ["KS/L60", "KS/L+2", "KS/L-1.5"]
+            .iter()
+            .map(|c| c.parse::<Tiebreak>().unwrap().koya_limit)
+            .collect();
+        assert_eq!(
+            limits
+                .iter()
+                .map(|l| (l.percent, l.shift_tenths))
+                .collect::<Vec<_>>(),
+            [(60, 0), (50, 10), (50, -15)]
+        );
+        assert_eq!(
+            "ks/l-2".parse::<Tiebreak>().unwrap().trf_spelling(),
+            "KS/L-2"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! elected to play (7.6), progressive scores (7.5) and Koya (9.2).
 
 use super::crosstable::Crosstable;
-use super::Family;
+use super::{Family, KoyaLimit};
 use crate::core::side::Side;
 
 /// How many of player `i`'s rounds `family` counts.
@@ -40,14 +40,16 @@ pub fn progressive(crosstable: &Crosstable, i: usize, cut: usize) -> i64 {
 
 /// Player `i`'s points against opponents who scored half the possible points or more, in
 /// tenths.
-pub fn koya(crosstable: &Crosstable, i: usize) -> i64 {
-    // Half of a win in every round: compared doubled, so that no half tenth is lost.
-    let half_possible_doubled = crosstable.win() * crosstable.rounds as i64;
+pub fn koya(crosstable: &Crosstable, i: usize, limit: KoyaLimit) -> i64 {
+    // The limit's share of a win in every round, plus its shift: compared in hundredths of
+    // tenths, so that no fraction is lost.
+    let least = i64::from(limit.percent) * crosstable.win() * crosstable.rounds as i64
+        + 100 * limit.shift_tenths;
     (0..crosstable.rounds)
         .filter(|&r| {
             crosstable
                 .opponent(i, r)
-                .is_some_and(|o| 2 * crosstable.points(o) >= half_possible_doubled)
+                .is_some_and(|o| 100 * crosstable.points(o) >= least)
         })
         .map(|r| crosstable.points_in(i, r))
         .sum()

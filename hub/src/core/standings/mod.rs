@@ -26,7 +26,7 @@ pub mod ratings;
 
 use serde::Serialize;
 
-pub use code::{CodeError, Family, Tiebreak};
+pub use code::{CodeError, Family, KoyaLimit, Tiebreak};
 pub use crosstable::{Crosstable, Entrant, Outcome, Scoring};
 
 /// The edition of C.07 whose Article 16 counts unplayed rounds.
@@ -121,7 +121,7 @@ fn value_of(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak) -> Vec<O
         Family::Progressive => {
             each(&|i| Some(tenths(counts::progressive(crosstable, i, tiebreak.cut_low))))
         }
-        Family::Koya => each(&|i| Some(tenths(counts::koya(crosstable, i)))),
+        Family::Koya => each(&|i| Some(tenths(counts::koya(crosstable, i, tiebreak.koya_limit)))),
         Family::AverageRatingOfOpponents | Family::Performance => {
             ratings::values(crosstable, tiebreak)
         }

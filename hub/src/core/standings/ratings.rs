@@ -25,7 +25,14 @@ fn rounded(sum: i64, n: i64) -> i64 {
 /// Every player's value of `tiebreak` (ARO or TPR, with its cuts); none where a player of
 /// the event has no rating.
 pub fn values(crosstable: &Crosstable, tiebreak: &Tiebreak) -> Vec<Option<f64>> {
-    let all_rated = (0..crosstable.entrants.len()).all(|i| crosstable.rating(i).is_some());
+    // The code's own rating for the unrated (`/U1400`) over the event's.
+    let rating = |i: usize| {
+        crosstable.entrants[i]
+            .rating
+            .or(tiebreak.unrated)
+            .or(crosstable.unrated)
+    };
+    let all_rated = (0..crosstable.entrants.len()).all(|i| rating(i).is_some());
     (0..crosstable.entrants.len())
         .map(|i| {
             if !all_rated {
@@ -37,7 +44,7 @@ pub fn values(crosstable: &Crosstable, tiebreak: &Tiebreak) -> Vec<Option<f64>> 
                 .filter(|&r| crosstable.played(i, r))
                 .filter_map(|r| {
                     let opponent = crosstable.opponent(i, r)?;
-                    let rating = i64::from(crosstable.rating(opponent)?);
+                    let rating = i64::from(rating(opponent)?);
                     let points = crosstable.points_in(i, r);
                     let scored = if points == crosstable.win() {
                         10
