@@ -58,7 +58,7 @@ pub struct ClusterLink {
     pub news: mpsc::UnboundedReceiver<ClusterNews>,
     pub status: tokio::sync::watch::Receiver<Status>,
     /// The hub's client of the cluster: the active hub's boards travel on it
-    /// ([`super::boards`]).
+    /// ([`crate::edge::mqtt::gateway`]).
     pub nats: async_nats::Client,
 }
 

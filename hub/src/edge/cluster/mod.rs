@@ -9,10 +9,10 @@
 //!   time in its tests.
 //! - [`lease`]: the lease in the bucket, read, taken and renewed.
 //! - [`journal`]: the role's driver: the active hub's appends and the standby's tail.
-//! - [`boards`]: the boards' events and downlinks as core NATS messages of the MQTT
-//!   gateway's subjects.
+//!
+//! The boards' events on a cluster are the MQTT wing's (`mqtt/gateway.rs`): they travel on
+//! the NATS servers, but as the gateway's messages, not the journal's.
 
-pub mod boards;
 pub mod journal;
 pub mod lease;
 pub mod nats;

@@ -14,7 +14,7 @@
 //! travel at QoS 0), the board nodes resend, asked at once when the session is up.
 //!
 //! On a clustered hall's gateway the MQTT session carries the pagers' messages only: the
-//! boards' events and downlinks are core NATS messages ([`crate::edge::cluster::boards`]).
+//! boards' events and downlinks are core NATS messages ([`gateway`]).
 
 use std::sync::Arc;
 
@@ -25,8 +25,8 @@ use rumqttd::local::{LinkRx, LinkTx};
 use rumqttd::Notification;
 use tokio::sync::mpsc;
 
+use super::gateway::{self, Downlinks, Feed};
 use super::reach::BrokerReach;
-use crate::edge::cluster::boards::{self, Downlinks, Feed};
 use crate::metrics::Metrics;
 
 /// Messages from the broker waiting for the hub's loop.
@@ -150,7 +150,7 @@ fn gateway(
     let (moves, mut news) = link::start_any(brokers, moves);
     // The link warns of its own trouble; the pagers' session is the one `/healthz` follows.
     tokio::spawn(async move { while news.recv().await.is_some() {} });
-    let (downlinks, boards) = boards::open(nats, event);
+    let (downlinks, boards) = gateway::open(nats, event);
     let incoming = GatewayIncoming {
         mqtt: events,
         boards,
