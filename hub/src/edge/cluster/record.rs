@@ -8,18 +8,31 @@
 //!   ([`super::seal`]), this one too, so a hub of another hall cannot read the stream.
 //! - [`Message::Writes`]: the writes of one flush, in the order the core asked for them;
 //!   a count (4 bytes, big-endian), then each write as its length (4 bytes) and its bytes:
-//!   a tag byte, then a board event in its wire encoding after the hub's receive time (8
-//!   bytes), an arbiter's enrolment as sled keeps it, anything else as JSON.
+//!   the bytes sled keeps ([`kept`]), after a tag: `0` a board event as one is kept alone;
+//!   else the tree (1 + its place in [`Tree::ALL`]), whether the entry is kept or removed
+//!   (1, 0), its key's length (4 bytes, big-endian), its key and its value.
 //! - [`Message::Takeover`]: a hub took the hall over; from here on only it writes.
 //!
 //! A write that cannot be read is an error in its place; the writes around it are read.
+//! Messages of format 1, written before sled's bytes were the stream's, are read as then
+//! ([`legacy`]).
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::hub::Write;
-use crate::edge::journal::write_codec::{decode_write, encode_write, split_u32};
+use protocol::codec;
 
-const FORMAT: u8 = 1;
+use crate::core::hub::Write;
+use crate::edge::journal::write_codec::{
+    kept, single_record, single_value, split_u32, write_of, Kept, Tree,
+};
+
+mod legacy;
+
+/// The format this build writes: writes as sled keeps them.
+const FORMAT: u8 = 2;
+/// Format 1: writes as the stream encoded them before ([`legacy`]).
+const FORMAT_LEGACY: u8 = 1;
+const EVENT: u8 = 0;
 const GENESIS: u8 = 0;
 const WRITES: u8 = 1;
 const TAKEOVER: u8 = 2;
@@ -48,7 +61,7 @@ pub enum Message {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecordError {
-    #[error("journal stream message of format {0}, this build reads {FORMAT}")]
+    #[error("journal stream message of format {0}, this build reads {FORMAT_LEGACY} and {FORMAT}")]
     Format(u8),
     #[error("journal stream message: {0}")]
     Malformed(String),
@@ -70,6 +83,55 @@ pub fn writes_message<'a>(writes: impl ExactSizeIterator<Item = &'a Write>) -> V
     out
 }
 
+/// A write as the stream carries it: its tag, then its bytes as sled keeps them.
+fn encode_write(write: &Write) -> Vec<u8> {
+    match kept(write) {
+        Kept::Event(record) => {
+            let mut out = vec![EVENT];
+            out.extend(single_value(
+                record.at.0,
+                &codec::encode_uplink(&record.event),
+            ));
+            out
+        }
+        Kept::Entry { tree, key, value } => {
+            let place = Tree::ALL
+                .iter()
+                .position(|t| *t == tree)
+                .expect("every tree");
+            let mut out = vec![place as u8 + 1, u8::from(value.is_some())];
+            out.extend((key.len() as u32).to_be_bytes());
+            out.extend(key);
+            out.extend(value.unwrap_or_default());
+            out
+        }
+    }
+}
+
+/// A write of the stream from its bytes; why not, if it cannot be read.
+fn decode_write(bytes: &[u8]) -> Result<Write, String> {
+    let (tag, body) = bytes.split_first().ok_or("an empty write")?;
+    if *tag == EVENT {
+        return single_record(body).map(Write::Event);
+    }
+    let tree = *Tree::ALL
+        .get(usize::from(tag - 1))
+        .ok_or_else(|| format!("a write of tag {tag}"))?;
+    let cut = || format!("{}: cut", tree.name());
+    let (present, body) = body.split_first().ok_or_else(cut)?;
+    let (len, rest) = split_u32(body).ok_or_else(cut)?;
+    if rest.len() < len as usize {
+        return Err(cut());
+    }
+    let (key, value) = rest.split_at(len as usize);
+    let value = match present {
+        1 => Some(value),
+        0 if value.is_empty() => None,
+        _ => return Err(format!("{}: neither kept nor removed", tree.name())),
+    };
+    write_of(tree, key, value)
+}
+
 pub fn genesis_message(genesis: &Genesis) -> Vec<u8> {
     json_message(GENESIS, genesis)
 }
@@ -89,9 +151,11 @@ pub fn decode(bytes: &[u8]) -> Result<Message, RecordError> {
     let [format, kind, body @ ..] = bytes else {
         return Err(malformed(format!("{} bytes", bytes.len())));
     };
-    if *format != FORMAT {
-        return Err(RecordError::Format(*format));
-    }
+    let read: fn(&[u8]) -> Result<Write, String> = match *format {
+        FORMAT => decode_write,
+        FORMAT_LEGACY => legacy::decode_write,
+        other => return Err(RecordError::Format(other)),
+    };
     match *kind {
         GENESIS => Ok(Message::Genesis(
             serde_json::from_slice(body).map_err(malformed)?,
@@ -99,12 +163,15 @@ pub fn decode(bytes: &[u8]) -> Result<Message, RecordError> {
         TAKEOVER => Ok(Message::Takeover(
             serde_json::from_slice(body).map_err(malformed)?,
         )),
-        WRITES => decode_writes(body).map(Message::Writes),
+        WRITES => decode_writes(body, read).map(Message::Writes),
         other => Err(malformed(format!("kind {other}"))),
     }
 }
 
-fn decode_writes(body: &[u8]) -> Result<Vec<Result<Write, RecordError>>, RecordError> {
+fn decode_writes(
+    body: &[u8],
+    decode_write: fn(&[u8]) -> Result<Write, String>,
+) -> Result<Vec<Result<Write, RecordError>>, RecordError> {
     let (count, mut rest) = split_u32(body).ok_or_else(|| malformed("no count"))?;
     // Each write takes at least its length: a count past that is a broken message.
     if count as usize > rest.len() / 4 {
@@ -224,7 +291,7 @@ mod tests {
             let _ = decode(&good[..cut]);
         }
         assert!(decode(&good[..good.len() - 1]).is_err());
-        assert_eq!(decode(&[2, WRITES]), Err(RecordError::Format(2)));
+        assert_eq!(decode(&[3, WRITES]), Err(RecordError::Format(3)));
         assert!(decode(&[FORMAT, WRITES, 0xff, 0xff, 0xff, 0xff]).is_err());
         assert!(decode(&[FORMAT, 9]).is_err());
         assert!(decode(&[FORMAT, GENESIS, b'{']).is_err());

@@ -69,19 +69,18 @@ use super::hot_events::HotEvents;
 use super::round_archive::{Archived, RoundArchive};
 use super::trees::{
     self, after_marks, all_before_marks, batched, batches_before_marks, decoded, json_entries,
-    last_batch, one_per_event, put_json,
+    last_batch, one_per_event,
 };
-use super::write_codec::{decode, key, member_value, parse_key, read_member};
+use super::write_codec::{
+    board_of, decode, kept, key, node_key_of, parse_key, read_member, Kept, Tree, ALERT_FORMAT,
+    DECISION_FORMAT, GAME_FORMAT, ROUND_FORMAT,
+};
 
 /// The pages sled keeps in memory for the main database: its trees are read once, at a
 /// start, and written an alert or a head at a time (the round's events have their own).
 const CACHE_BYTES: u64 = 16 * 1024 * 1024;
 /// A probe's size: room for a few hundred events at least before the hall is rebuilt.
 const PROBE_BYTES: usize = 256 * 1024;
-const DECISION_FORMAT: u8 = 1;
-const ALERT_FORMAT: u8 = 1;
-const ROUND_FORMAT: u8 = 1;
-const GAME_FORMAT: u8 = 1;
 /// The meta tree's key of the stream's sequence number on a cluster.
 const STREAM_SEQ: &[u8] = b"stream_seq";
 
@@ -218,36 +217,39 @@ impl Journal {
         Ok(())
     }
 
-    /// Buffers what the hub's core asked to write; durable after the next
-    /// [`Journal::flush`].
+    /// Buffers what the hub's core asked to write, as [`kept`] keeps it; durable after the
+    /// next [`Journal::flush`].
     pub fn write(&self, write: &Write) -> Result<(), StoreError> {
-        match write {
-            Write::Event(record) => self.append(record),
-            Write::Decision(decision) => self.append_decision(decision),
-            Write::Alert(alert) => self.put_alert(alert),
-            Write::Binding { hardware, board } => self.put_binding(hardware, *board),
-            Write::Enrolment { hardware, key } => self.put_enrolment(hardware, key.as_ref()),
-            Write::Arbiter { name, member } => {
-                match member {
-                    Some(member) => self
-                        .arbiters
-                        .insert(name.as_bytes(), member_value(member))?,
-                    None => self.arbiters.remove(name.as_bytes())?,
-                };
-                Ok(())
-            }
-            Write::RoundStart(start) => {
-                // The events before the start stay in the database of the rounds before.
-                self.seal()?;
-                put_json(&self.rounds, ROUND_FORMAT, u64::from(start.ordinal), start)?;
-                // The events after the start go to a database of their own, so that the
-                // finished rounds' can leave sled whole.
-                self.hot.switch(start.ordinal)
-            }
-            Write::Game(game) => {
-                let id = u64::from(game.round.0) << 16 | u64::from(game.board.0);
-                put_json(&self.games, GAME_FORMAT, id, game)
-            }
+        let (tree, key, value) = match kept(write) {
+            Kept::Event(record) => return self.append(record),
+            Kept::Entry { tree, key, value } => (tree, key, value),
+        };
+        if tree == Tree::Rounds {
+            // The events before the start stay in the database of the rounds before.
+            self.seal()?;
+        }
+        let tree = self.tree(tree);
+        match value {
+            Some(value) => tree.insert(key, value)?,
+            None => tree.remove(key)?,
+        };
+        if let Write::RoundStart(start) = write {
+            // The events after the start go to a database of their own, so that the
+            // finished rounds' can leave sled whole.
+            self.hot.switch(start.ordinal)?;
+        }
+        Ok(())
+    }
+
+    fn tree(&self, tree: Tree) -> &sled::Tree {
+        match tree {
+            Tree::Decisions => &self.decisions,
+            Tree::Alerts => &self.alerts,
+            Tree::Bindings => &self.bindings,
+            Tree::Enrolments => &self.enrolments,
+            Tree::Arbiters => &self.arbiters,
+            Tree::Rounds => &self.rounds,
+            Tree::Games => &self.games,
         }
     }
 
@@ -263,20 +265,6 @@ impl Journal {
         json_entries(&self.games, GAME_FORMAT, |id, why| {
             StoreError::UnreadableGame { id, why }
         })
-    }
-
-    /// Keeps `hardware`'s key (`None`: removes it, revoked); durable after the next flush.
-    pub fn put_enrolment(
-        &self,
-        hardware: &HardwareId,
-        key: Option<&NodeKey>,
-    ) -> Result<(), StoreError> {
-        let id = hardware.as_str().as_bytes();
-        match key {
-            Some(key) => self.enrolments.insert(id, key.bytes().as_slice())?,
-            None => self.enrolments.remove(id)?,
-        };
-        Ok(())
     }
 
     /// Whether the journal can take writes again: a probe of [`PROBE_BYTES`] written and
@@ -297,12 +285,8 @@ impl Journal {
             .iter()
             .map(|entry| {
                 let (id, value) = entry?;
-                let bytes = <[u8; KEY_LEN_NODE]>::try_from(value.as_ref())
-                    .map_err(|_| StoreError::BadKey(value.len()))?;
-                Ok((
-                    HardwareId(String::from_utf8_lossy(&id).into_owned()),
-                    NodeKey::from_bytes(bytes),
-                ))
+                let key = node_key_of(&value).map_err(|_| StoreError::BadKey(value.len()))?;
+                Ok((HardwareId(String::from_utf8_lossy(&id).into_owned()), key))
             })
             .collect()
     }
@@ -401,21 +385,11 @@ impl Journal {
         Ok(())
     }
 
-    /// Buffers an arbiter's decision; durable after the next [`Journal::flush`].
-    pub fn append_decision(&self, record: &DecisionRecord) -> Result<(), StoreError> {
-        put_json(&self.decisions, DECISION_FORMAT, record.id.0, record)
-    }
-
     /// Every decision, in the order taken.
     pub fn decisions(&self) -> impl Iterator<Item = Result<DecisionRecord, StoreError>> + '_ {
         json_entries(&self.decisions, DECISION_FORMAT, |id, why| {
             StoreError::UnreadableDecision { id, why }
         })
-    }
-
-    /// Buffers an alert's latest state; durable after the next [`Journal::flush`].
-    pub fn put_alert(&self, alert: &Alert) -> Result<(), StoreError> {
-        put_json(&self.alerts, ALERT_FORMAT, alert.id.0, alert)
     }
 
     /// Every alert, by id.
@@ -425,30 +399,13 @@ impl Journal {
         })
     }
 
-    /// Binds the node with e-board hardware `hardware` to `board` (`None`: unbinds it), as
-    /// the technician did over the API; durable after the next flush.
-    pub fn put_binding(
-        &self,
-        hardware: &HardwareId,
-        board: Option<BoardNo>,
-    ) -> Result<(), StoreError> {
-        let key = hardware.as_str().as_bytes();
-        match board {
-            Some(board) => self.bindings.insert(key, &board.0.to_be_bytes())?,
-            None => self.bindings.remove(key)?,
-        };
-        Ok(())
-    }
-
     /// The technician's bindings made over the API: hardware id → board.
     pub fn bindings(&self) -> Result<std::collections::BTreeMap<HardwareId, BoardNo>, StoreError> {
         self.bindings
             .iter()
             .map(|entry| {
                 let (key, value) = entry?;
-                let board = <[u8; 2]>::try_from(value.as_ref())
-                    .map(|b| BoardNo(u16::from_be_bytes(b)))
-                    .map_err(|_| StoreError::BadKey(value.len()))?;
+                let board = board_of(&value).map_err(|_| StoreError::BadKey(value.len()))?;
                 Ok((
                     HardwareId(String::from_utf8_lossy(&key).into_owned()),
                     board,

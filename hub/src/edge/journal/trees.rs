@@ -9,7 +9,7 @@ use protocol::{BoardNo, Seq};
 use super::batch;
 use super::error::StoreError;
 use super::round_archive::Entry;
-use super::write_codec::{decode, decode_event, key, parse_key, single_value};
+use super::write_codec::{decode, decode_event, json_of, key, parse_key, single_value};
 use crate::core::record::Record;
 
 /// The records of `tree` but each board's up to its mark in `after`.
@@ -144,20 +144,6 @@ pub(super) fn decoded(
     decode(&key, &value)
 }
 
-/// Buffers `value` as JSON under `id` (8 bytes, big-endian) in a tree of id-keyed records
-/// (decisions, alerts), after the tree's format byte.
-pub(super) fn put_json<T: serde::Serialize>(
-    tree: &sled::Tree,
-    format: u8,
-    id: u64,
-    value: &T,
-) -> Result<(), StoreError> {
-    let mut bytes = vec![format];
-    serde_json::to_writer(&mut bytes, value).expect("a journal record serializes");
-    tree.insert(id.to_be_bytes(), bytes)?;
-    Ok(())
-}
-
 /// Every record of an id-keyed JSON tree, by id; `unreadable` names what is damaged.
 pub(super) fn json_entries<T: serde::de::DeserializeOwned>(
     tree: &sled::Tree,
@@ -171,11 +157,6 @@ pub(super) fn json_entries<T: serde::de::DeserializeOwned>(
             .try_into()
             .map(u64::from_be_bytes)
             .map_err(|_| StoreError::BadKey(key.len()))?;
-        match value.split_first() {
-            Some((first, json)) if *first == format => {
-                serde_json::from_slice(json).map_err(|e| unreadable(id, e.to_string()))
-            }
-            _ => Err(unreadable(id, "unknown format".into())),
-        }
+        json_of(format, &value).map_err(|why| unreadable(id, why))
     })
 }

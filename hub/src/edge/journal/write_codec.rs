@@ -1,13 +1,15 @@
-//! The bytes of every [`Write`] the hub's core asks for: one codec, used by the sled
-//! journal ([`super::store`]: each kind in its tree) and by the cluster's stream
-//! ([`crate::edge::cluster::record`]: the writes of a flush, each tagged). A board event is
-//! the hub's receive time (8 bytes, big-endian) then the event in its wire encoding (the
-//! postcard layout frozen by the protocol's golden tests); an arbiter's enrolment is their
-//! key then, when any, their zones and language as JSON; anything else is JSON.
+//! The bytes of every [`Write`] the hub's core asks for, one format per kind ([`kept`] and
+//! its reverse [`write_of`]): sled keeps those bytes ([`super::store`]: each kind in its
+//! tree, the board events in batches) and the cluster's stream carries the same bytes
+//! ([`crate::edge::cluster::record`]). A board event is a format byte, the hub's receive
+//! time (8 bytes, big-endian) then the event in its wire encoding (the postcard layout
+//! frozen by the protocol's golden tests); an arbiter's enrolment is their key then, when
+//! any, their zones and language as JSON; a binding its board, an enrolment the node's key;
+//! the rest a format byte and JSON.
 
 use protocol::seal::{NodeKey, KEY_LEN as KEY_LEN_NODE};
 use protocol::{codec, BoardNo, Seq, PROTOCOL_VERSION};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::error::StoreError;
 use crate::core::alerts::Language;
@@ -115,16 +117,38 @@ pub fn decode(key: &[u8], value: &[u8]) -> Result<Record, StoreError> {
     decode_event(board, seq, at, &value[HEADER_LEN..])
 }
 
-/// `board`'s event `seq`, received at `at`, from its wire encoding.
-pub fn decode_event(board: BoardNo, seq: Seq, at: u64, wire: &[u8]) -> Result<Record, StoreError> {
-    let unreadable = |why: String| StoreError::Unreadable { board, seq, why };
+/// An event alone, as [`single_value`] wrote it (a stream carries one so): its board and
+/// number are the event's own.
+pub fn single_record(value: &[u8]) -> Result<Record, String> {
+    if value.len() < HEADER_LEN || value[0] != JOURNAL_FORMAT {
+        return Err(format!(
+            "an event's header {:?}",
+            &value[..value.len().min(HEADER_LEN)]
+        ));
+    }
+    let at = u64::from_be_bytes(value[1..HEADER_LEN].try_into().expect("8 bytes"));
+    let event = uplink_of(&value[HEADER_LEN..])?;
+    Ok(Record {
+        at: HubMs(at),
+        event,
+    })
+}
+
+/// An event from its wire encoding as the journal keeps it.
+fn uplink_of(wire: &[u8]) -> Result<protocol::Uplink, String> {
     let mut message = std::borrow::Cow::Borrowed(wire);
     if message.first() == Some(&1) {
         // Written under protocol 1, whose messages have version 2's layout (2 added the
         // tags on the wire, which the journal does not keep): read as version 2.
         message.to_mut()[0] = PROTOCOL_VERSION as u8;
     }
-    let event = codec::decode_uplink(&message).map_err(|e| unreadable(e.to_string()))?;
+    codec::decode_uplink(&message).map_err(|e| e.to_string())
+}
+
+/// `board`'s event `seq`, received at `at`, from its wire encoding.
+pub fn decode_event(board: BoardNo, seq: Seq, at: u64, wire: &[u8]) -> Result<Record, StoreError> {
+    let unreadable = |why: String| StoreError::Unreadable { board, seq, why };
+    let event = uplink_of(wire).map_err(unreadable)?;
     if event.board != board || event.seq != seq {
         return Err(unreadable(format!(
             "holds {}/{}",
@@ -137,161 +161,181 @@ pub fn decode_event(board: BoardNo, seq: Seq, at: u64, wire: &[u8]) -> Result<Re
     })
 }
 
-const EVENT: u8 = 1;
-const DECISION: u8 = 2;
-const ALERT: u8 = 3;
-const BINDING: u8 = 4;
-const ENROLMENT: u8 = 5;
-const ARBITER: u8 = 6;
-const ROUND_START: u8 = 7;
-const GAME: u8 = 8;
-
-#[derive(Serialize, Deserialize)]
-struct BindingBody {
-    hardware: HardwareId,
-    board: Option<u16>,
+/// The trees that keep a record's latest state by its key: every [`Write`] but a board
+/// event goes to one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tree {
+    Decisions,
+    Alerts,
+    Bindings,
+    Enrolments,
+    Arbiters,
+    Rounds,
+    Games,
 }
 
-#[derive(Serialize, Deserialize)]
-struct EnrolmentBody {
-    hardware: HardwareId,
-    key: Option<Vec<u8>>,
-}
+impl Tree {
+    pub const ALL: [Tree; 7] = [
+        Tree::Decisions,
+        Tree::Alerts,
+        Tree::Bindings,
+        Tree::Enrolments,
+        Tree::Arbiters,
+        Tree::Rounds,
+        Tree::Games,
+    ];
 
-/// A write as the stream carries it: a tag byte, then its body.
-pub fn encode_write(write: &Write) -> Vec<u8> {
-    let json = |tag: u8, body: &dyn erased::Json| {
-        let mut out = vec![tag];
-        out.extend(body.to_json());
-        out
-    };
-    match write {
-        Write::Event(record) => {
-            let mut out = vec![EVENT];
-            out.extend(record.at.0.to_be_bytes());
-            out.extend(codec::encode_uplink(&record.event));
-            out
+    /// The sled tree's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tree::Decisions => "decisions",
+            Tree::Alerts => "alerts",
+            Tree::Bindings => "bindings",
+            Tree::Enrolments => "enrolments",
+            Tree::Arbiters => "arbiters",
+            Tree::Rounds => "rounds",
+            Tree::Games => "games",
         }
-        Write::Decision(decision) => json(DECISION, decision),
-        Write::Alert(alert) => json(ALERT, alert.as_ref()),
-        Write::Binding { hardware, board } => json(
-            BINDING,
-            &BindingBody {
-                hardware: hardware.clone(),
-                board: board.map(|b| b.0),
-            },
-        ),
-        Write::Enrolment { hardware, key } => json(
-            ENROLMENT,
-            &EnrolmentBody {
-                hardware: hardware.clone(),
-                key: key.as_ref().map(|k| k.bytes().to_vec()),
-            },
-        ),
-        Write::Arbiter { name, member } => {
-            let mut out = vec![ARBITER];
-            out.extend((name.len() as u32).to_be_bytes());
-            out.extend(name.as_bytes());
-            if let Some(member) = member {
-                out.extend(member_value(member));
-            }
-            out
-        }
-        Write::RoundStart(start) => json(ROUND_START, start),
-        Write::Game(game) => json(GAME, game.as_ref()),
     }
 }
 
-/// A write of the stream from its bytes; why not, if it cannot be read.
-pub fn decode_write(bytes: &[u8]) -> Result<Write, String> {
-    let (tag, body) = bytes
-        .split_first()
-        .ok_or_else(|| malformed("an empty write"))?;
-    let json = |what: &str| {
-        let what = what.to_owned();
-        move |e: serde_json::Error| malformed(format!("{what}: {e}"))
+/// The format byte before an id-keyed tree's JSON.
+pub const DECISION_FORMAT: u8 = 1;
+pub const ALERT_FORMAT: u8 = 1;
+pub const ROUND_FORMAT: u8 = 1;
+pub const GAME_FORMAT: u8 = 1;
+
+/// A write as it is kept: what sled stores and, the same bytes, what the cluster's stream
+/// carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kept<'a> {
+    /// A board event: sled batches them ([`super::batch`]); one alone is [`single_value`].
+    Event(&'a Record),
+    /// A record's latest state under its key in `tree`; `None`: the record is removed (a
+    /// binding undone, a key or an arbiter revoked).
+    Entry {
+        tree: Tree,
+        key: Vec<u8>,
+        value: Option<Vec<u8>>,
+    },
+}
+
+/// Where and as what `write` is kept.
+pub fn kept(write: &Write) -> Kept<'_> {
+    let entry = |tree: Tree, key: &[u8], value: Option<Vec<u8>>| Kept::Entry {
+        tree,
+        key: key.to_vec(),
+        value,
     };
-    Ok(match *tag {
-        EVENT => {
-            let (at, wire) = body
-                .split_first_chunk::<8>()
-                .ok_or_else(|| malformed("an event without its time"))?;
-            let event = codec::decode_uplink(wire).map_err(|e| malformed(format!("event: {e}")))?;
-            Write::Event(Record {
-                at: HubMs(u64::from_be_bytes(*at)),
-                event,
-            })
-        }
-        DECISION => Write::Decision(serde_json::from_slice(body).map_err(json("decision"))?),
-        ALERT => Write::Alert(Box::new(
-            serde_json::from_slice(body).map_err(json("alert"))?,
-        )),
-        BINDING => {
-            let b: BindingBody = serde_json::from_slice(body).map_err(json("binding"))?;
-            Write::Binding {
-                hardware: b.hardware,
-                board: b.board.map(BoardNo),
-            }
-        }
-        ENROLMENT => {
-            let e: EnrolmentBody = serde_json::from_slice(body).map_err(json("enrolment"))?;
-            let key = e
-                .key
-                .map(|k| {
-                    <[u8; KEY_LEN_NODE]>::try_from(k.as_slice())
-                        .map(NodeKey::from_bytes)
-                        .map_err(|_| malformed("an enrolment's key is not 32 bytes"))
-                })
+    match write {
+        Write::Event(record) => Kept::Event(record),
+        Write::Decision(decision) => entry(
+            Tree::Decisions,
+            &decision.id.0.to_be_bytes(),
+            Some(json_value(DECISION_FORMAT, decision)),
+        ),
+        Write::Alert(alert) => entry(
+            Tree::Alerts,
+            &alert.id.0.to_be_bytes(),
+            Some(json_value(ALERT_FORMAT, alert.as_ref())),
+        ),
+        Write::Binding { hardware, board } => entry(
+            Tree::Bindings,
+            hardware.as_str().as_bytes(),
+            board.map(|b| b.0.to_be_bytes().to_vec()),
+        ),
+        Write::Enrolment { hardware, key } => entry(
+            Tree::Enrolments,
+            hardware.as_str().as_bytes(),
+            key.as_ref().map(|k| k.bytes().to_vec()),
+        ),
+        Write::Arbiter { name, member } => entry(
+            Tree::Arbiters,
+            name.as_bytes(),
+            member.as_ref().map(member_value),
+        ),
+        Write::RoundStart(start) => entry(
+            Tree::Rounds,
+            &u64::from(start.ordinal).to_be_bytes(),
+            Some(json_value(ROUND_FORMAT, start)),
+        ),
+        Write::Game(game) => entry(
+            Tree::Games,
+            &game_id(game.round.0, game.board.0).to_be_bytes(),
+            Some(json_value(GAME_FORMAT, game.as_ref())),
+        ),
+    }
+}
+
+/// The write a tree's entry keeps (`value` `None`: a removal); why not, if it cannot be
+/// read. The reverse of [`kept`].
+pub fn write_of(tree: Tree, key: &[u8], value: Option<&[u8]>) -> Result<Write, String> {
+    let text = |what: &str| {
+        String::from_utf8(key.to_vec()).map_err(|_| format!("{what}: a key not UTF-8"))
+    };
+    let needed = |what: &str| value.ok_or_else(|| format!("{what}: removed, never removable"));
+    Ok(match tree {
+        Tree::Decisions => Write::Decision(json_of(DECISION_FORMAT, needed("a decision")?)?),
+        Tree::Alerts => Write::Alert(Box::new(json_of(ALERT_FORMAT, needed("an alert")?)?)),
+        Tree::Bindings => Write::Binding {
+            hardware: HardwareId(text("a binding")?),
+            board: value.map(board_of).transpose()?,
+        },
+        Tree::Enrolments => Write::Enrolment {
+            hardware: HardwareId(text("an enrolment")?),
+            key: value.map(node_key_of).transpose()?,
+        },
+        Tree::Arbiters => {
+            let name = text("an arbiter")?;
+            let member = value
+                .map(|v| read_member(v).map_err(|e| format!("arbiter {name}: {e}")))
                 .transpose()?;
-            Write::Enrolment {
-                hardware: e.hardware,
-                key,
-            }
-        }
-        ARBITER => {
-            let (len, rest) = split_u32(body).ok_or_else(|| malformed("an arbiter: cut"))?;
-            if rest.len() < len as usize {
-                return Err(malformed("an arbiter's name: cut"));
-            }
-            let (name, member) = rest.split_at(len as usize);
-            let name = String::from_utf8(name.to_vec()).map_err(malformed)?;
-            let member = if member.is_empty() {
-                None
-            } else {
-                Some(read_member(member).map_err(|e| malformed(format!("arbiter {name}: {e}")))?)
-            };
             Write::Arbiter { name, member }
         }
-        ROUND_START => {
-            Write::RoundStart(serde_json::from_slice(body).map_err(json("round start"))?)
-        }
-        GAME => Write::Game(Box::new(
-            serde_json::from_slice(body).map_err(json("game"))?,
-        )),
-        other => return Err(malformed(format!("a write of tag {other}"))),
+        Tree::Rounds => Write::RoundStart(json_of(ROUND_FORMAT, needed("a round start")?)?),
+        Tree::Games => Write::Game(Box::new(json_of(GAME_FORMAT, needed("a game")?)?)),
     })
 }
 
-/// Why a write cannot be read.
-fn malformed(why: impl std::fmt::Display) -> String {
-    why.to_string()
+/// A game's key in tree `games`: its round, then its board.
+pub fn game_id(round: u16, board: u16) -> u64 {
+    u64::from(round) << 16 | u64::from(board)
+}
+
+/// A record of an id-keyed tree: its format byte, then the record as JSON (a record an
+/// auditor may read with any tool).
+pub fn json_value<T: Serialize + ?Sized>(format: u8, value: &T) -> Vec<u8> {
+    let mut bytes = vec![format];
+    serde_json::to_writer(&mut bytes, value).expect("a journal record serializes");
+    bytes
+}
+
+/// The record of an id-keyed tree's value; why not, if it cannot be read.
+pub fn json_of<T: serde::de::DeserializeOwned>(format: u8, value: &[u8]) -> Result<T, String> {
+    match value.split_first() {
+        Some((first, json)) if *first == format => {
+            serde_json::from_slice(json).map_err(|e| e.to_string())
+        }
+        _ => Err("unknown format".into()),
+    }
+}
+
+/// A binding's board (2 bytes, big-endian).
+pub fn board_of(value: &[u8]) -> Result<BoardNo, String> {
+    <[u8; 2]>::try_from(value)
+        .map(|b| BoardNo(u16::from_be_bytes(b)))
+        .map_err(|_| format!("a board of {} bytes", value.len()))
+}
+
+/// An enrolled node's key (32 bytes).
+pub fn node_key_of(value: &[u8]) -> Result<NodeKey, String> {
+    <[u8; KEY_LEN_NODE]>::try_from(value)
+        .map(NodeKey::from_bytes)
+        .map_err(|_| format!("a key of {} bytes", value.len()))
 }
 
 /// A length (4 bytes, big-endian) and what follows it.
 pub fn split_u32(bytes: &[u8]) -> Option<(u32, &[u8])> {
     let (head, rest) = bytes.split_first_chunk::<4>()?;
     Some((u32::from_be_bytes(*head), rest))
-}
-
-/// One JSON encoder for the writes' bodies of different types.
-mod erased {
-    pub trait Json {
-        fn to_json(&self) -> Vec<u8>;
-    }
-
-    impl<T: serde::Serialize> Json for T {
-        fn to_json(&self) -> Vec<u8> {
-            serde_json::to_vec(self).expect("a journal write serializes")
-        }
-    }
 }

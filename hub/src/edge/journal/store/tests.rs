@@ -1,5 +1,5 @@
 use super::super::batch;
-use super::super::write_codec::{single_value, JOURNAL_FORMAT};
+use super::super::write_codec::{member_value, single_value, write_of, JOURNAL_FORMAT};
 use super::*;
 use crate::core::alerts::Language;
 use crate::core::time::HubMs;
@@ -418,4 +418,51 @@ fn a_flush_writes_the_log_on_the_flushing_thread() {
         written >= 2_000,
         "the flushing thread wrote {written} bytes itself"
     );
+}
+
+/// What sled keeps of each write is what [`kept`] says (the bytes the cluster's stream
+/// carries too), and reads back as the write.
+#[test]
+fn every_write_is_kept_as_its_one_format_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::open(dir.path()).unwrap();
+    let hardware = |id: &str| HardwareId(id.into());
+    let writes = [
+        Write::Binding {
+            hardware: hardware("dgt-4411"),
+            board: Some(BoardNo(3)),
+        },
+        Write::Enrolment {
+            hardware: hardware("dgt-4411"),
+            key: Some(NodeKey::from_bytes([7; 32])),
+        },
+        Write::Arbiter {
+            name: "Åse Berg".into(),
+            member: Some(Member {
+                key: NodeKey::from_bytes([9; 32]),
+                zones: vec!["B".into()],
+                language: Some(Language::Norwegian),
+                renewed: 1,
+            }),
+        },
+        Write::RoundStart(round_start(1, &[(1, 4)])),
+        Write::Binding {
+            hardware: hardware("dgt-9"),
+            board: None,
+        },
+    ];
+    for write in &writes {
+        journal.write(write).unwrap();
+    }
+    for write in &writes {
+        let Kept::Entry { tree, key, value } = kept(write) else {
+            panic!("no event here")
+        };
+        let stored = journal.tree(tree).get(&key).unwrap().map(|v| v.to_vec());
+        assert_eq!(stored, value, "{}", tree.name());
+        assert_eq!(&write_of(tree, &key, stored.as_deref()).unwrap(), write);
+    }
+    assert_eq!(journal.bindings().unwrap().len(), 1);
+    assert_eq!(journal.arbiters().unwrap()["Åse Berg"].zones, ["B"]);
+    assert_eq!(journal.rounds().count(), 1);
 }
