@@ -13,18 +13,22 @@
 //! - Stepping down, it drops the session at once and is a standby again.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use link::BrokerAddr;
 use tokio::sync::watch;
 
 use super::journal::JournalLink;
-use super::ServeConfig;
+use super::startup::{self, Secrets};
+use super::{BrokerChoice, ServeConfig};
 use crate::edge::cluster::journal::{self, ClusterLink, ClusterNews};
 use crate::edge::cluster::lease::Lease;
 use crate::edge::cluster::nats::Cluster;
 use crate::edge::cluster::role::{Role, Status};
 use crate::edge::cluster::seal::{Foreign, JournalSeal};
+use crate::edge::keys::hall_ca::HallTls;
 use crate::edge::mqtt::client::{HubLink, Incoming};
 use crate::metrics::Metrics;
 
@@ -57,7 +61,7 @@ pub(super) async fn join(
     settings: &ClusterSettings,
     http: SocketAddr,
     journal: &mut JournalLink,
-    metrics: &std::sync::Arc<Metrics>,
+    metrics: &Arc<Metrics>,
 ) -> anyhow::Result<ClusterLink> {
     let local = journal.journal().expect("a journal just opened");
     let hall = local.hall_secret().context("the hall's secret")?;
@@ -108,6 +112,42 @@ pub(super) async fn join(
     journal.stand_by("this hub is the cluster's standby; no active hub seen yet".into());
     tracing::info!(hub = %settings.hub, began = %genesis.hub, applied, stream = last, "joined the cluster as a standby");
     Ok(link)
+}
+
+/// The joined hub's role for the shell, ready: it starts a standby, holding no MQTT session
+/// (a detached one) and connecting to the cluster's MQTT gateways (`--broker`) only when
+/// it becomes active. Returns the gateway it names as its broker too.
+pub(super) fn ready(
+    config: &ServeConfig,
+    link: ClusterLink,
+    secrets: Secrets,
+    hall_tls: &HallTls,
+    metrics: &Arc<Metrics>,
+) -> anyhow::Result<(BrokerAddr, (HubLink, Incoming), ClusterRole)> {
+    let BrokerChoice::External(brokers) = &config.broker else {
+        anyhow::bail!("a cluster's hub uses the cluster's MQTT gateways (--broker)");
+    };
+    let broker = brokers.first().clone();
+    let (door, _) = watch::channel(Some(String::new()));
+    let connect = {
+        let (config, hall_tls, metrics) = (config.clone(), hall_tls.clone(), metrics.clone());
+        let nats = link.nats.clone();
+        Box::new(move || {
+            let nats = Some(nats.clone());
+            startup::connect_broker(&config, &secrets, &hall_tls, None, nats, &metrics)
+                .map(|(_, session)| session)
+        })
+    };
+    let role = ClusterRole {
+        settings: config.cluster.clone().expect("a cluster's settings"),
+        link,
+        door,
+        connect,
+        warm: (0, Instant::now()),
+        warm_every: WARM_EVERY,
+    };
+    let session = HubLink::detached(&config.hub.event, metrics.clone());
+    Ok((broker, session, role))
 }
 
 /// Where this hub's page and API are reached, as the lease tells the others (and a standby

@@ -54,7 +54,6 @@ use self::shell::Shell;
 use crate::config::tls::TlsChoice;
 use crate::core::hub::HubConfig;
 use crate::edge::keys::arbiter_token;
-use crate::edge::mqtt::client::HubLink;
 pub use crate::edge::outlets::OutletsConfig as Outlets;
 use crate::metrics::Metrics;
 use crate::pairings::Trfs;
@@ -180,30 +179,8 @@ pub async fn serve(
             (broker, session, None)
         }
         Some(link) => {
-            let BrokerChoice::External(brokers) = &config.broker else {
-                anyhow::bail!("a cluster's hub uses the cluster's MQTT gateways (--broker)");
-            };
-            let broker = brokers.first().clone();
-            let (door, _) = tokio::sync::watch::channel(Some(String::new()));
-            let connect = {
-                let (config, hall_tls, metrics) =
-                    (config.clone(), hall_tls.clone(), metrics.clone());
-                let nats = link.nats.clone();
-                Box::new(move || {
-                    let nats = Some(nats.clone());
-                    startup::connect_broker(&config, &secrets, &hall_tls, None, nats, &metrics)
-                        .map(|(_, session)| session)
-                })
-            };
-            let role = cluster::ClusterRole {
-                settings: config.cluster.clone().expect("a cluster's settings"),
-                link,
-                door,
-                connect,
-                warm: (0, std::time::Instant::now()),
-                warm_every: cluster::WARM_EVERY,
-            };
-            let session = HubLink::detached(&config.hub.event, metrics.clone());
+            let (broker, session, role) =
+                cluster::ready(&config, link, secrets, &hall_tls, &metrics)?;
             (broker, session, Some(role))
         }
     };
