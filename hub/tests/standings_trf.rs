@@ -91,54 +91,10 @@ fn every_round_of_real_events_ranks_as_fide_s_reference_tool_ranks_it() {
         let mut distinct: std::collections::BTreeMap<String, u64> = Default::default();
         for file in FILES {
             let trf = support::real_data().join("trf").join(file);
-            let dir = tempfile::tempdir().unwrap();
-            let quoted: Vec<String> = list.iter().map(|c| format!("{c:?}")).collect();
-            let unrated_line = unrated
-                .map(|r| format!("unrated = {r}\n"))
-                .unwrap_or_default();
-            let config = format!(
-                "[pairings]\ntrf = {:?}\n\n[standings]\nrules = {rules:?}\ntiebreaks = [{}]\n{unrated_line}",
-                trf.display().to_string(),
-                quoted.join(", ")
-            );
-            let (hub, _) = Hub::configured(dir.path(), &config);
-            let mut answers = Vec::new();
-            for round in 1.. {
-                let path = format!("/api/standings?round={round}");
-                let (status, _) = http_get(hub.http, &path).unwrap();
-                if status == 404 {
-                    break;
-                }
-                let answer = http_json(hub.http, &path);
-                assert_eq!(answer["round"], round);
-                assert_eq!(answer["provisional"], false, "{file}: every result known");
-                let saved = dir.path().join(format!("round-{round}.json"));
-                std::fs::write(&saved, answer.to_string()).unwrap();
-                answers.push(saved);
-            }
-            assert!(answers.len() >= 5, "{file}: {} rounds", answers.len());
-            let codes = list.join(",");
-            let unrated = unrated.map_or("none".to_owned(), |r| r.to_string());
-            let mut args = vec![
-                trf.as_path(),
-                Path::new(rules),
-                Path::new(&unrated),
-                Path::new(&codes),
-            ];
-            args.extend(answers.iter().map(|p| p.as_path()));
-            let output = python_script("standings.py", &args);
-            let said = String::from_utf8_lossy(&output.stdout);
-            eprintln!("{said}{}", String::from_utf8_lossy(&output.stderr));
-            assert!(
-                output.status.success(),
-                "{file} ({rules}): the hub's standings differ from gacrux's: {said}{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            let counts: serde_json::Value =
-                serde_json::from_str(said.lines().last().unwrap_or_default()).unwrap();
-            for (code, n) in counts["distinct"].as_object().unwrap() {
-                let most = distinct.entry(code.clone()).or_default();
-                *most = (*most).max(n.as_u64().unwrap_or(0));
+            let (_, counts) = checked_against_gacrux(&trf, rules, unrated, list);
+            for (code, n) in counts {
+                let most = distinct.entry(code).or_default();
+                *most = (*most).max(n);
             }
         }
         for code in varied {
@@ -147,6 +103,132 @@ fn every_round_of_real_events_ranks_as_fide_s_reference_tool_ranks_it() {
                 "{rules}: {code} took one value only in every file, which proves little: {distinct:?}"
             );
         }
+    }
+}
+
+/// The hub's standings after every round of `trf` (`GET /api/standings?round=R`), each
+/// equal to gacrux's for the same file, rules and list (the test fails where not); and how
+/// many different values each code took.
+fn checked_against_gacrux(
+    trf: &Path,
+    rules: &str,
+    unrated: Option<u16>,
+    list: &[&str],
+) -> (
+    Vec<serde_json::Value>,
+    std::collections::BTreeMap<String, u64>,
+) {
+    let file = trf.file_name().unwrap().to_string_lossy();
+    let dir = tempfile::tempdir().unwrap();
+    let quoted: Vec<String> = list.iter().map(|c| format!("{c:?}")).collect();
+    let unrated_line = unrated
+        .map(|r| format!("unrated = {r}\n"))
+        .unwrap_or_default();
+    let config = format!(
+        "[pairings]\ntrf = {:?}\n\n[standings]\nrules = {rules:?}\ntiebreaks = [{}]\n{unrated_line}",
+        trf.display().to_string(),
+        quoted.join(", ")
+    );
+    let (hub, _) = Hub::configured(dir.path(), &config);
+    let (mut answers, mut saved) = (Vec::new(), Vec::new());
+    for round in 1.. {
+        let path = format!("/api/standings?round={round}");
+        let (status, _) = http_get(hub.http, &path).unwrap();
+        if status == 404 {
+            break;
+        }
+        let answer = http_json(hub.http, &path);
+        assert_eq!(answer["round"], round);
+        assert_eq!(answer["provisional"], false, "{file}: every result known");
+        let path = dir.path().join(format!("round-{round}.json"));
+        std::fs::write(&path, answer.to_string()).unwrap();
+        answers.push(answer);
+        saved.push(path);
+    }
+    assert!(answers.len() >= 5, "{file}: {} rounds", answers.len());
+    let codes = list.join(",");
+    let unrated = unrated.map_or("none".to_owned(), |r| r.to_string());
+    let mut args = vec![
+        trf,
+        Path::new(rules),
+        Path::new(&unrated),
+        Path::new(&codes),
+    ];
+    args.extend(saved.iter().map(|p| p.as_path()));
+    let output = python_script("standings.py", &args);
+    let said = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{said}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{file} ({rules}): the hub's standings differ from gacrux's: {said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let counts: serde_json::Value =
+        serde_json::from_str(said.lines().last().unwrap_or_default()).unwrap();
+    let distinct = counts["distinct"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(code, n)| (code.clone(), n.as_u64().unwrap_or(0)))
+        .collect();
+    (answers, distinct)
+}
+
+/// The lichess event with every decisive game of rounds 2, 5 and 8 decided by forfeit
+/// instead (`1`/`0` written `+`/`-`, the points as they were): the events have no forfeit
+/// between two players, which `/P` is about.
+fn with_forfeits(dir: &Path) -> std::path::PathBuf {
+    let text =
+        std::fs::read_to_string(support::real_data().join("trf/lichess-swiss-2020-06_online.trf"))
+            .unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut line = line.to_owned();
+        for round in [2, 5, 8] {
+            let cell = 89 + 10 * (round - 1);
+            let paired = line.starts_with("001")
+                && line.len() >= cell + 10
+                && line[cell + 2..cell + 6]
+                    .trim()
+                    .parse::<u32>()
+                    .is_ok_and(|o| o > 0);
+            let forfeit = match line.get(cell + 9..cell + 10) {
+                Some("1") if paired => "+",
+                Some("0") if paired => "-",
+                _ => continue,
+            };
+            line.replace_range(cell + 9..cell + 10, forfeit);
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let path = dir.join("lichess-with-forfeits.trf");
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+/// `/P` (C.07's modifier for games decided without play): Buchholz and Sonneborn-Berger
+/// take the scheduled opponent's score for a forfeit instead of Article 16's dummy, and the
+/// direct encounter counts a forfeit as an encounter, each as gacrux computes it.
+#[test]
+fn a_forfeit_counts_as_a_game_played_where_the_code_says_p() {
+    let dir = tempfile::tempdir().unwrap();
+    let trf = with_forfeits(dir.path());
+    let list = ["DE/P", "BH", "BH/P", "SB-C1", "SB-C1/P", "DE"];
+    for rules in ["fide-2024", "fide-2026"] {
+        let (answers, distinct) = checked_against_gacrux(&trf, rules, None, &list);
+        for code in ["BH/P", "SB-C1/P"] {
+            assert!(distinct[code] >= 2, "{rules}: {distinct:?}");
+        }
+        // The modifier changes values: some player's BH/P is not their BH.
+        let changed = answers.iter().any(|answer| {
+            answer["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|row| row["tiebreaks"][1] != row["tiebreaks"][2])
+        });
+        assert!(changed, "{rules}: /P changed no Buchholz");
     }
 }
 

@@ -8,7 +8,8 @@
 //!   (16.4); from 2026 capped by the scheduled opponent's score for a forfeit (16.4.1) and
 //!   by a draw in every round otherwise (16.4.2);
 //! - a cut takes the least significant value, but a voluntarily unplayed round's first when
-//!   it is no more significant (16.5); a median cut also takes the most significant one.
+//!   it is no more significant (16.5); a median cut also takes the most significant one;
+//! - with `/P` a forfeit counts as a game played against its scheduled opponent.
 
 use super::crosstable::Crosstable;
 use super::{Family, Rules, Tiebreak};
@@ -60,7 +61,7 @@ fn sums(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak, sonneborn: b
         .collect();
     (0..crosstable.entrants.len())
         .map(|i| {
-            let elements = elements(crosstable, rules, &adjusted, i, sonneborn);
+            let elements = elements(crosstable, rules, &adjusted, i, sonneborn, tiebreak);
             cut(elements, tiebreak, crosstable.rounds)
         })
         .collect()
@@ -107,13 +108,15 @@ fn elements(
     adjusted: &[i64],
     i: usize,
     sonneborn: bool,
+    tiebreak: &Tiebreak,
 ) -> Vec<Element> {
     let own = crosstable.points(i);
+    let counted_as_played = |r: usize| tiebreak.predetermined || crosstable.played(i, r);
     (0..crosstable.rounds)
         .map(|r| {
             let result = crosstable.points_in(i, r);
             let (score, voluntary) = match crosstable.opponent(i, r) {
-                Some(opponent) if crosstable.played(i, r) => (adjusted[opponent], false),
+                Some(opponent) if counted_as_played(r) => (adjusted[opponent], false),
                 scheduled => {
                     let dummy = match (rules, scheduled) {
                         (Rules::Fide2024, _) => own,

@@ -50,6 +50,10 @@ pub struct Tiebreak {
     /// `L` (KS, 9.2): the opponents counted are those with at least `percent` % of the
     /// possible score, moved by `shift_tenths` (`L60`, `L+2`: a point up, `L-1.5`).
     pub koya_limit: KoyaLimit,
+    /// `P` (BH, SB, DE): a game decided without play counts as played against its
+    /// scheduled opponent, as gacrux's "predetermined" reads it (no dummy of Article 16
+    /// for it, and a forfeit is an encounter).
+    pub predetermined: bool,
 }
 
 /// Which opponents Koya counts: those with `percent` % of the possible score or more, plus
@@ -85,7 +89,7 @@ impl Tiebreak {
 pub enum CodeError {
     #[error("{0:?} is no tie-break of FIDE's C.07 this hub computes (PTS, BH, SB, AOB, DE, WIN, WON, BPG, BWG, REP, PS, KS, ARO, TPR)")]
     Unknown(String),
-    #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n for Buchholz, SB, AOB, PS, ARO and TPR; U n for ARO and TPR; L for KS)")]
+    #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n for Buchholz, SB, AOB, PS, ARO and TPR; U n for ARO and TPR; L for KS; P for BH, SB and DE)")]
     Modifier { code: String, modifier: String },
     #[error("{0:?}: team tie-breaks (match and game points) are not computed yet")]
     Team(String),
@@ -138,6 +142,11 @@ impl std::str::FromStr for Tiebreak {
         );
         let (mut cut_low, mut cut_high) = (0, 0);
         let (mut unrated, mut koya_limit) = (None, KoyaLimit::default());
+        let mut predetermined = false;
+        let forfeits_count = matches!(
+            family,
+            Family::Buchholz | Family::SonnebornBerger | Family::DirectEncounter
+        );
         for modifier in parts {
             let refused = || CodeError::Modifier {
                 code: text.to_owned(),
@@ -163,6 +172,7 @@ impl std::str::FromStr for Tiebreak {
                 "L" if family == Family::Koya => {
                     koya_limit = koya_limit_of(n).ok_or_else(refused)?;
                 }
+                "P" if forfeits_count && n.is_empty() => predetermined = true,
                 _ => return Err(refused()),
             }
         }
@@ -173,6 +183,7 @@ impl std::str::FromStr for Tiebreak {
             cut_high,
             unrated,
             koya_limit,
+            predetermined,
         })
     }
 }
@@ -252,5 +263,13 @@ mod tests {
             "ks/l-2".parse::<Tiebreak>().unwrap().trf_spelling(),
             "KS/L-2"
         );
+        let sb: Tiebreak = "SB-C1/P".parse().unwrap();
+        assert!(sb.predetermined && sb.cut_low == 1);
+        assert!("DE/P".parse::<Tiebreak>().unwrap().predetermined);
+        assert!(
+            "WIN/P".parse::<Tiebreak>().is_err(),
+            "P is for BH, SB and DE"
+        );
+        assert!("BH/P2".parse::<Tiebreak>().is_err());
     }
 }

@@ -1,8 +1,8 @@
 //! The direct encounter (6): among players still tied, the points they scored against each
 //! other decide, as gacrux decides them:
 //!
-//! - a game counts only if played over the board (6.1.1); players who met more than once
-//!   count the average against each other (6.1.2);
+//! - a game counts only if played over the board (6.1.1), a forfeit too with `DE/P`;
+//!   players who met more than once count the average against each other (6.1.2);
 //! - where every tied player met every other, the points rank them; where not (a Swiss
 //!   event, 6.3), a player is placed ahead only if their points exceed what anyone after
 //!   could still have scored (the unplayed games counted as won);
@@ -14,8 +14,9 @@
 use super::crosstable::Crosstable;
 
 /// Every player's direct-encounter value, given each player's rank so far (`ranks`) and the
-/// players in the order ranked so far (`order`, ties by start rank).
-pub fn values(crosstable: &Crosstable, ranks: &[u32], order: &[usize]) -> Vec<f64> {
+/// players in the order ranked so far (`order`, ties by start rank); `forfeits`: a forfeit
+/// counts as an encounter (`DE/P`).
+pub fn values(crosstable: &Crosstable, ranks: &[u32], order: &[usize], forfeits: bool) -> Vec<f64> {
     let n = crosstable.entrants.len();
     let mut value: Vec<u32> = ranks.to_vec();
     let mut again = vec![true; n];
@@ -32,7 +33,7 @@ pub fn values(crosstable: &Crosstable, ranks: &[u32], order: &[usize]) -> Vec<f6
                 if group == 1 {
                     again[members[0]] = false;
                 } else {
-                    let changed = separate(crosstable, members, &mut value);
+                    let changed = separate(crosstable, members, &mut value, forfeits);
                     for &i in members {
                         again[i] = changed > 0;
                     }
@@ -71,7 +72,12 @@ fn group_at(order: &[usize], start: usize, key: impl Fn(usize) -> u32) -> usize 
 }
 
 /// One tied group's encounter: gives separated players new values; how many it separated.
-fn separate(crosstable: &Crosstable, members: &[usize], value: &mut [u32]) -> usize {
+fn separate(
+    crosstable: &Crosstable,
+    members: &[usize],
+    value: &mut [u32],
+    forfeits: bool,
+) -> usize {
     let tied = value[members[0]];
     let others = members.len() - 1;
     let win = crosstable.win() as f64;
@@ -85,7 +91,8 @@ fn separate(crosstable: &Crosstable, members: &[usize], value: &mut [u32]) -> us
             let Some(opponent) = crosstable.opponent(i, r) else {
                 continue;
             };
-            if !crosstable.played(i, r) || value[opponent] != tied {
+            let met = forfeits || crosstable.played(i, r);
+            if !met || value[opponent] != tied {
                 continue;
             }
             let points = crosstable.points_in(i, r) as f64;

@@ -22,7 +22,7 @@ pub fn rank(
     apply(&mut order, &mut ranks, &points, false, &start_rank);
     for (k, tiebreak) in list.iter().enumerate() {
         if tiebreak.family == Family::DirectEncounter {
-            let de = encounter::values(crosstable, &ranks, &order);
+            let de = encounter::values(crosstable, &ranks, &order, tiebreak.predetermined);
             values[k] = de.into_iter().map(Some).collect();
         }
         let ascending = tiebreak.family == Family::DirectEncounter;
