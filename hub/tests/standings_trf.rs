@@ -8,7 +8,9 @@
 //! play (7.6), progressive scores (7.5), Koya (9.2), the opponents' average rating and the
 //! performance (10.1, 10.2, with a rating for the unrated, the event's or the code's own
 //! `/U1400`, and without: no value unless all are rated), the average of opponents'
-//! Buchholz (8.2), Koya with its limit moved (`/L60`, `/L-3`); each takes several values. The other
+//! Buchholz (8.2), Koya with its limit moved (`/L60`, `/L-3`), the perfect performance and
+//! the opponents' average performances (`PTP`, `APRO`, `APPO`), the player's rating, the
+//! standard score and the pairing number (`RTNG`, `STD`, `TPN`); each takes several values. The other
 //! open reference, tiebreak-core, is compared after each event's last round and its
 //! differences printed (docs/event.md says them).
 
@@ -29,7 +31,7 @@ const FILES: [&str; 2] = [
 /// The direct encounter first, right after the points: it decides only where a tied group
 /// is small enough to have met (in the lichess event's last rounds; a large group rarely
 /// all met, and 6.3 then separates nobody).
-const ENCOUNTER_FIRST: [&str; 23] = [
+const ENCOUNTER_FIRST: [&str; 28] = [
     "DE",
     "BH",
     "BH/C1",
@@ -53,10 +55,15 @@ const ENCOUNTER_FIRST: [&str; 23] = [
     "TPR/U1400",
     "KS/L60",
     "KS/L-3",
+    "PTP",
+    "APRO",
+    "APPO/U1400",
+    "RTNG/U1400",
+    "STD",
 ];
-const BUCHHOLZ_FIRST: [&str; 19] = [
+const BUCHHOLZ_FIRST: [&str; 25] = [
     "BH/C1", "BH/M1", "BH", "SB", "SB/C1", "DE", "WIN", "WON", "BPG", "BWG", "REP", "PS", "PS/C1",
-    "KS", "ARO", "ARO/C1", "TPR", "AOB", "BH/C2",
+    "KS", "ARO", "ARO/C1", "TPR", "AOB", "BH/C2", "PTP", "APRO", "APPO", "RTNG", "STD", "TPN",
 ];
 
 /// (rules, the rating of the unrated, the list, the codes that must take several values)
@@ -71,7 +78,15 @@ const RUNS: [Run; 2] = [
         "fide-2024",
         None,
         &ENCOUNTER_FIRST,
-        &["DE", "ARO-C1/U1400", "TPR/U1400", "KS/L60", "KS/L-3"],
+        &[
+            "DE",
+            "ARO-C1/U1400",
+            "TPR/U1400",
+            "KS/L60",
+            "KS/L-3",
+            "APPO/U1400",
+            "RTNG/U1400",
+        ],
     ),
     (
         "fide-2026",
@@ -79,7 +94,8 @@ const RUNS: [Run; 2] = [
         &BUCHHOLZ_FIRST,
         &[
             "BH/C1", "BH/M1", "BH", "SB", "SB/C1", "WIN", "WON", "BPG", "BWG", "REP", "PS",
-            "PS/C1", "KS", "ARO", "ARO/C1", "TPR", "AOB", "BH/C2",
+            "PS/C1", "KS", "ARO", "ARO/C1", "TPR", "AOB", "BH/C2", "PTP", "APRO", "APPO", "RTNG",
+            "STD", "TPN",
         ],
     ),
 ];

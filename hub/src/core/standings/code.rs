@@ -32,6 +32,18 @@ pub enum Family {
     AverageRatingOfOpponents,
     /// `TPR` (10.2): the tournament performance rating.
     Performance,
+    /// `PTP` (10.3): the perfect tournament performance.
+    PerfectPerformance,
+    /// `APRO` (10.4): the opponents' average tournament performance rating.
+    AverageOfPerformances,
+    /// `APPO` (10.5): the opponents' average perfect tournament performance.
+    AverageOfPerfectPerformances,
+    /// `RTNG` (2026): the player's own rating.
+    Rating,
+    /// `STD` (2026): the score in the standard point system (1, ½, 0 a round).
+    Standard,
+    /// `TPN` (2026): the tournament pairing number, the lower first.
+    PairingNumber,
 }
 
 /// A tie-break of the event's list.
@@ -87,9 +99,9 @@ impl Tiebreak {
 /// Why a tie-break's code was not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodeError {
-    #[error("{0:?} is no tie-break of FIDE's C.07 this hub computes (PTS, BH, SB, AOB, DE, WIN, WON, BPG, BWG, REP, PS, KS, ARO, TPR)")]
+    #[error("{0:?} is no tie-break of FIDE's C.07 this hub computes (PTS, BH, SB, AOB, DE, WIN, WON, BPG, BWG, REP, PS, KS, ARO, TPR, PTP, APRO, APPO, RTNG, STD, TPN)")]
     Unknown(String),
-    #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n for Buchholz, SB, AOB, PS, ARO and TPR; U n for ARO and TPR; L for KS; P for BH, SB and DE)")]
+    #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n for Buchholz, SB, AOB, PS, ARO, TPR and PTP; U n for the ratings' tie-breaks; L for KS; P for BH, SB and DE)")]
     Modifier { code: String, modifier: String },
     #[error("{0:?}: team tie-breaks (match and game points) are not computed yet")]
     Team(String),
@@ -125,6 +137,12 @@ impl std::str::FromStr for Tiebreak {
             "KS" => Family::Koya,
             "ARO" => Family::AverageRatingOfOpponents,
             "TPR" => Family::Performance,
+            "PTP" => Family::PerfectPerformance,
+            "APRO" => Family::AverageOfPerformances,
+            "APPO" => Family::AverageOfPerfectPerformances,
+            "RTNG" => Family::Rating,
+            "STD" => Family::Standard,
+            "TPN" => Family::PairingNumber,
             _ => return Err(CodeError::Unknown(text.to_owned())),
         };
         let cuttable = matches!(
@@ -135,10 +153,16 @@ impl std::str::FromStr for Tiebreak {
                 | Family::Progressive
                 | Family::AverageRatingOfOpponents
                 | Family::Performance
+                | Family::PerfectPerformance
         );
         let rated = matches!(
             family,
-            Family::AverageRatingOfOpponents | Family::Performance
+            Family::AverageRatingOfOpponents
+                | Family::Performance
+                | Family::PerfectPerformance
+                | Family::AverageOfPerformances
+                | Family::AverageOfPerfectPerformances
+                | Family::Rating
         );
         let (mut cut_low, mut cut_high) = (0, 0);
         let (mut unrated, mut koya_limit) = (None, KoyaLimit::default());

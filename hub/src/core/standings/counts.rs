@@ -1,5 +1,5 @@
 //! The tie-breaks that count: wins (7.1, 7.2), games and wins with Black (7.3, 7.4), rounds
-//! elected to play (7.6), progressive scores (7.5) and Koya (9.2).
+//! elected to play (7.6), progressive scores (7.5), Koya (9.2) and the standard score (STD).
 
 use super::crosstable::Crosstable;
 use super::{Family, KoyaLimit};
@@ -36,6 +36,18 @@ pub fn progressive(crosstable: &Crosstable, i: usize, cut: usize) -> i64 {
         }
     }
     sum
+}
+
+/// Player `i`'s score in the standard point system (`STD`): a round worth more than a draw
+/// is 1, a draw ½, less 0, in tenths.
+pub fn standard(crosstable: &Crosstable, i: usize) -> i64 {
+    (0..crosstable.rounds)
+        .map(|r| match crosstable.points_in(i, r) {
+            p if p > crosstable.draw() => 10,
+            p if p == crosstable.draw() => 5,
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Player `i`'s points against opponents who scored half the possible points or more, in

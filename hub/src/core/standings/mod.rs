@@ -122,9 +122,14 @@ fn value_of(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak) -> Vec<O
             each(&|i| Some(tenths(counts::progressive(crosstable, i, tiebreak.cut_low))))
         }
         Family::Koya => each(&|i| Some(tenths(counts::koya(crosstable, i, tiebreak.koya_limit)))),
-        Family::AverageRatingOfOpponents | Family::Performance => {
-            ratings::values(crosstable, tiebreak)
-        }
+        Family::AverageRatingOfOpponents
+        | Family::Performance
+        | Family::PerfectPerformance
+        | Family::AverageOfPerformances
+        | Family::AverageOfPerfectPerformances
+        | Family::Rating => ratings::values(crosstable, tiebreak),
+        Family::Standard => each(&|i| Some(tenths(counts::standard(crosstable, i)))),
+        Family::PairingNumber => each(&|i| Some(f64::from(crosstable.entrants[i].start_rank))),
     }
 }
 

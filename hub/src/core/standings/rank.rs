@@ -25,7 +25,11 @@ pub fn rank(
             let de = encounter::values(crosstable, &ranks, &order, tiebreak.predetermined);
             values[k] = de.into_iter().map(Some).collect();
         }
-        let ascending = tiebreak.family == Family::DirectEncounter;
+        // The places of a direct encounter and the pairing numbers: the lower first.
+        let ascending = matches!(
+            tiebreak.family,
+            Family::DirectEncounter | Family::PairingNumber
+        );
         apply(&mut order, &mut ranks, &values[k], ascending, &start_rank);
     }
     order
