@@ -190,6 +190,22 @@ fn checked_against_gacrux(
     (answers, distinct)
 }
 
+/// Where a player record (`001`) of a TRF holds round `round`'s ten columns (0-based).
+fn cell_of(round: usize) -> usize {
+    89 + 10 * (round - 1)
+}
+
+/// Whether a TRF line is a player who has an opponent in round `round`.
+fn paired_in(line: &str, round: usize) -> bool {
+    let cell = cell_of(round);
+    line.starts_with("001")
+        && line.len() >= cell + 10
+        && line[cell + 2..cell + 6]
+            .trim()
+            .parse::<u32>()
+            .is_ok_and(|o| o > 0)
+}
+
 /// The lichess event with every decisive game of rounds 2, 5 and 8 decided by forfeit
 /// instead (`1`/`0` written `+`/`-`, the points as they were): the events have no forfeit
 /// between two players, which `/P` is about.
@@ -201,13 +217,7 @@ fn with_forfeits(dir: &Path) -> std::path::PathBuf {
     for line in text.lines() {
         let mut line = line.to_owned();
         for round in [2, 5, 8] {
-            let cell = 89 + 10 * (round - 1);
-            let paired = line.starts_with("001")
-                && line.len() >= cell + 10
-                && line[cell + 2..cell + 6]
-                    .trim()
-                    .parse::<u32>()
-                    .is_ok_and(|o| o > 0);
+            let (cell, paired) = (cell_of(round), paired_in(&line, round));
             let forfeit = match line.get(cell + 9..cell + 10) {
                 Some("1") if paired => "+",
                 Some("0") if paired => "-",
@@ -255,16 +265,10 @@ fn last_round_in_play(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, Ve
     let text =
         std::fs::read_to_string(support::real_data().join("trf/lichess-swiss-2020-06_online.trf"))
             .unwrap();
-    let cell = 89 + 9 * 10; // round 10's ten columns
+    let cell = cell_of(10);
     let (mut in_play, mut for_gacrux, mut playing) = (String::new(), String::new(), Vec::new());
     for line in text.lines() {
-        let paired = line.starts_with("001")
-            && line.len() >= cell + 10
-            && line[cell + 2..cell + 6]
-                .trim()
-                .parse::<u32>()
-                .is_ok_and(|o| o > 0);
-        if paired {
+        if paired_in(line, 10) {
             playing.push(line[4..8].trim().parse().unwrap());
             in_play.push_str(&format!("{} \n", &line[..cell + 9]));
             // gacrux checks the points column against the results: the round's come off.
