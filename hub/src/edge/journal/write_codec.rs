@@ -106,15 +106,8 @@ pub fn parse_key(key: &[u8]) -> Result<(BoardNo, Seq), StoreError> {
 /// An event stored one per record (before batches, and in a round's archive).
 pub fn decode(key: &[u8], value: &[u8]) -> Result<Record, StoreError> {
     let (board, seq) = parse_key(key)?;
-    if value.len() < HEADER_LEN || value[0] != JOURNAL_FORMAT {
-        return Err(StoreError::Unreadable {
-            board,
-            seq,
-            why: format!("header {:?}", &value[..value.len().min(HEADER_LEN)]),
-        });
-    }
-    let at = u64::from_be_bytes(value[1..HEADER_LEN].try_into().expect("8 bytes"));
-    decode_event(board, seq, at, &value[HEADER_LEN..])
+    let record = single_record(value).map_err(|why| StoreError::Unreadable { board, seq, why })?;
+    kept_under(board, seq, record)
 }
 
 /// An event alone, as [`single_value`] wrote it (a stream carries one so): its board and
@@ -147,18 +140,22 @@ fn uplink_of(wire: &[u8]) -> Result<protocol::Uplink, String> {
 
 /// `board`'s event `seq`, received at `at`, from its wire encoding.
 pub fn decode_event(board: BoardNo, seq: Seq, at: u64, wire: &[u8]) -> Result<Record, StoreError> {
-    let unreadable = |why: String| StoreError::Unreadable { board, seq, why };
-    let event = uplink_of(wire).map_err(unreadable)?;
-    if event.board != board || event.seq != seq {
-        return Err(unreadable(format!(
-            "holds {}/{}",
-            event.board.0, event.seq.0
-        )));
-    }
-    Ok(Record {
+    let event = uplink_of(wire).map_err(|why| StoreError::Unreadable { board, seq, why })?;
+    let record = Record {
         at: HubMs(at),
         event,
-    })
+    };
+    kept_under(board, seq, record)
+}
+
+/// `record`, if it is the event its key names (`board`'s event `seq`).
+fn kept_under(board: BoardNo, seq: Seq, record: Record) -> Result<Record, StoreError> {
+    let event = &record.event;
+    if event.board != board || event.seq != seq {
+        let why = format!("holds {}/{}", event.board.0, event.seq.0);
+        return Err(StoreError::Unreadable { board, seq, why });
+    }
+    Ok(record)
 }
 
 /// The trees that keep a record's latest state by its key: every [`Write`] but a board
