@@ -43,24 +43,39 @@ pub fn adjusted(crosstable: &Crosstable, i: usize) -> i64 {
         .sum()
 }
 
-/// Every player's Buchholz or Sonneborn-Berger (as `tiebreak` says, with its cuts).
-pub fn values(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak) -> Vec<Option<f64>> {
+/// Every player's Buchholz or Sonneborn-Berger (as `tiebreak` says, with its cuts): the
+/// opponents' scores in `crosstable`, for Sonneborn-Berger each times the player's result
+/// in `results` (the same table, or a team event's other kind of points: 12.3's extended
+/// Sonneborn-Berger).
+pub fn values(
+    crosstable: &Crosstable,
+    results: &Crosstable,
+    rules: Rules,
+    tiebreak: &Tiebreak,
+) -> Vec<Option<f64>> {
     let sonneborn = tiebreak.family == Family::SonnebornBerger;
     let scale = if sonneborn { 100.0 } else { 10.0 };
-    sums(crosstable, rules, tiebreak, sonneborn)
+    sums(crosstable, results, rules, tiebreak, sonneborn)
         .into_iter()
         .map(|sum| Some(sum as f64 / scale))
         .collect()
 }
 
 /// Every player's elements summed after `tiebreak`'s cuts: tenths for Buchholz, hundredths
-/// for Sonneborn-Berger.
-fn sums(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak, sonneborn: bool) -> Vec<i64> {
+/// for Sonneborn-Berger (the results from `results`).
+fn sums(
+    crosstable: &Crosstable,
+    results: &Crosstable,
+    rules: Rules,
+    tiebreak: &Tiebreak,
+    sonneborn: bool,
+) -> Vec<i64> {
     let adjusted: Vec<i64> = (0..crosstable.entrants.len())
         .map(|i| adjusted(crosstable, i))
         .collect();
     (0..crosstable.entrants.len())
         .map(|i| {
+            let sonneborn = sonneborn.then_some(results);
             let elements = elements(crosstable, rules, &adjusted, i, sonneborn, tiebreak);
             cut(elements, tiebreak, crosstable.rounds)
         })
@@ -75,7 +90,7 @@ pub fn average_of_opponents(
     tiebreak: &Tiebreak,
 ) -> Vec<Option<f64>> {
     // The opponents' Buchholz with this tie-break's cuts, in tenths.
-    let buchholz = sums(crosstable, rules, tiebreak, false);
+    let buchholz = sums(crosstable, crosstable, rules, tiebreak, false);
     let decimals: u32 = match crosstable.rounds {
         0..=8 => 2,
         9..=26 => 3,
@@ -101,20 +116,20 @@ pub fn average_of_opponents(
         .collect()
 }
 
-/// Player `i`'s elements, round by round.
+/// Player `i`'s elements, round by round; for Sonneborn-Berger each times the result in
+/// `sonneborn`.
 fn elements(
     crosstable: &Crosstable,
     rules: Rules,
     adjusted: &[i64],
     i: usize,
-    sonneborn: bool,
+    sonneborn: Option<&Crosstable>,
     tiebreak: &Tiebreak,
 ) -> Vec<Element> {
     let own = crosstable.points(i);
     let counted_as_played = |r: usize| tiebreak.predetermined || crosstable.played(i, r);
     (0..crosstable.rounds)
         .map(|r| {
-            let result = crosstable.points_in(i, r);
             let (score, voluntary) = match crosstable.opponent(i, r) {
                 Some(opponent) if counted_as_played(r) => (adjusted[opponent], false),
                 scheduled => {
@@ -128,7 +143,10 @@ fn elements(
                     (dummy, crosstable.voluntarily_unplayed(i, r))
                 }
             };
-            let value = if sonneborn { score * result } else { score };
+            let value = match sonneborn {
+                Some(results) => score * results.points_in(i, r),
+                None => score,
+            };
             Element {
                 score,
                 value,

@@ -9,7 +9,7 @@ use crate::core::side::Side;
 pub fn count(crosstable: &Crosstable, i: usize, family: Family) -> i64 {
     (0..crosstable.rounds)
         .filter(|&r| {
-            let won = crosstable.points_in(i, r) == crosstable.win();
+            let won = crosstable.won(i, r);
             let played = crosstable.played(i, r);
             let black = crosstable.side(i, r) == Some(Side::Black);
             match family {
@@ -17,7 +17,8 @@ pub fn count(crosstable: &Crosstable, i: usize, family: Family) -> i64 {
                 Family::WonOverTheBoard => won && played,
                 Family::GamesWithBlack => black && played,
                 Family::WonWithBlack => black && played && won,
-                Family::RoundsElected => played || won,
+                // The pairing-allocated bye is a round the player was there to play.
+                Family::RoundsElected => played || won || crosstable.pairing_bye(i, r),
                 _ => false,
             }
         })

@@ -35,8 +35,11 @@ pub enum Outcome {
         side: Side,
         points: u32,
     },
-    /// No opponent: a bye (pairing-allocated, full, half or zero point) or an absence.
+    /// No opponent: a bye the player asked for (full, half or zero point) or an absence.
     Unpaired { points: u32 },
+    /// The pairing-allocated bye: no opponent, but no round the player chose to miss
+    /// (16.2.1), whatever it is worth (a team's is often a drawn match).
+    PairingBye { points: u32 },
     /// A game still in play: counted as not yet played.
     Running { opponent: u32, side: Side },
 }
@@ -61,6 +64,9 @@ pub struct Crosstable {
     /// The rating an unrated player counts with in rating tie-breaks (`[standings]
     /// unrated`); without one, those tie-breaks have no value unless every player is rated.
     pub unrated: Option<u16>,
+    /// Where a round's win is not its points' (a team's game points: the match is won by
+    /// its match points), each entrant's rounds won.
+    pub won: Option<Vec<Vec<bool>>>,
     by_start_rank: HashMap<u32, usize>,
 }
 
@@ -76,6 +82,7 @@ impl Crosstable {
             scoring,
             entrants,
             unrated: None,
+            won: None,
             by_start_rank,
         }
     }
@@ -93,7 +100,8 @@ impl Crosstable {
         match self.counted(i, r) {
             Outcome::Played { points, .. }
             | Outcome::Forfeited { points, .. }
-            | Outcome::Unpaired { points } => i64::from(points),
+            | Outcome::Unpaired { points }
+            | Outcome::PairingBye { points } => i64::from(points),
             Outcome::Running { .. } => 0,
         }
     }
@@ -126,10 +134,24 @@ impl Crosstable {
         }
     }
 
-    /// A round the player chose not to play (C.07 16.1.2): unplayed, and not worth a win
-    /// (a forfeit lost, a half- or zero-point bye, an absence).
+    /// A round the player chose not to play (C.07 16.1.2): unplayed, not the
+    /// pairing-allocated bye, and not won (a forfeit lost, a half- or zero-point bye, an
+    /// absence).
     pub fn voluntarily_unplayed(&self, i: usize, r: usize) -> bool {
-        !self.played(i, r) && self.points_in(i, r) != i64::from(self.scoring.win)
+        !self.played(i, r) && !self.pairing_bye(i, r) && !self.won(i, r)
+    }
+
+    /// Whether player `i` won round `r` (with or without play).
+    pub fn won(&self, i: usize, r: usize) -> bool {
+        match &self.won {
+            Some(won) => won[i].get(r).copied().unwrap_or(false),
+            None => self.points_in(i, r) == self.win(),
+        }
+    }
+
+    /// Whether round `r` of player `i` was the pairing-allocated bye.
+    pub fn pairing_bye(&self, i: usize, r: usize) -> bool {
+        matches!(self.counted(i, r), Outcome::PairingBye { .. })
     }
 
     /// Whether a game of player `i` is still in play.

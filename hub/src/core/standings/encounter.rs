@@ -13,17 +13,45 @@
 
 use super::crosstable::Crosstable;
 
+/// One way of comparing tied players by their games against each other: the points of a
+/// crosstable (a team event's match points, its game points, or one board's), among every
+/// tied group or only among two tied players (a team's board results, 13.3.2).
+#[derive(Clone, Copy)]
+pub struct Pass<'a> {
+    pub table: &'a Crosstable,
+    pub pairs_only: bool,
+}
+
+impl<'a> Pass<'a> {
+    pub fn every_group(table: &'a Crosstable) -> Pass<'a> {
+        Pass {
+            table,
+            pairs_only: false,
+        }
+    }
+}
+
 /// Every player's direct-encounter value, given each player's rank so far (`ranks`) and the
 /// players in the order ranked so far (`order`, ties by start rank); `forfeits`: a forfeit
 /// counts as an encounter (`DE/P`).
-pub fn values(crosstable: &Crosstable, ranks: &[u32], order: &[usize], forfeits: bool) -> Vec<f64> {
-    let n = crosstable.entrants.len();
+///
+/// With several passes (a team's extended encounter, `EDE`: match points, then game
+/// points, then board by board) each is run until it separates nobody more, then the next,
+/// around again until none separates anyone, as gacrux runs them.
+pub fn values(passes: &[Pass<'_>], ranks: &[u32], order: &[usize], forfeits: bool) -> Vec<f64> {
+    let first = passes[0].table;
+    let n = first.entrants.len();
+    let start_rank = |i: usize| first.entrants[i].start_rank;
     let mut value: Vec<u32> = ranks.to_vec();
     let mut again = vec![true; n];
     let mut order = order.to_vec();
-    // Each pass splits every tied group it can; the next ranks the parts again, until a
-    // pass changes nothing (gacrux stops after 30 passes).
-    for _pass in 1..=30 {
+    let mut current = 0;
+    // Whether each pass separated someone the last time it ran.
+    let mut separating = vec![true; passes.len()];
+    // Each round of the loop splits every tied group it can with the current pass; the
+    // next ranks the parts again (gacrux stops after 30).
+    for _loop in 1..=30 {
+        let pass = passes[current];
         let mut changes = 0;
         let mut start = 0;
         while start < order.len() {
@@ -33,7 +61,11 @@ pub fn values(crosstable: &Crosstable, ranks: &[u32], order: &[usize], forfeits:
                 if group == 1 {
                     again[members[0]] = false;
                 } else {
-                    let changed = separate(crosstable, members, &mut value, forfeits);
+                    let changed = if pass.pairs_only && group != 2 {
+                        0
+                    } else {
+                        separate(pass.table, members, &mut value, forfeits)
+                    };
                     for &i in members {
                         again[i] = changed > 0;
                     }
@@ -42,8 +74,15 @@ pub fn values(crosstable: &Crosstable, ranks: &[u32], order: &[usize], forfeits:
             }
             start += group;
         }
-        order.sort_by_key(|&i| (ranks[i], value[i], crosstable.entrants[i].start_rank));
+        order.sort_by_key(|&i| (ranks[i], value[i], start_rank(i)));
         if changes == 0 {
+            separating[current] = false;
+            current = (current + 1) % passes.len();
+            again.fill(true);
+        } else {
+            separating.fill(true);
+        }
+        if !separating.iter().any(|s| *s) {
             break;
         }
     }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::crosstable::{Crosstable, Entrant, Outcome, Scoring};
-use crate::core::pairings::{tenths, Bye, Pairing, Seat};
+use crate::core::pairings::{tenths, Bye, Pairing, Seat, Unpaired};
 use crate::core::side::Side;
 
 /// Rounds 1 to `rounds.len()`, each `(pairings, byes)`.
@@ -26,7 +26,11 @@ pub fn crosstable(rounds: &[(Vec<Pairing>, Vec<Bye>)], scoring: Scoring) -> Cros
         }
         for bye in byes {
             let points = tenths(&bye.points).unwrap_or(0);
-            enter(&bye.player, r, Outcome::Unpaired { points });
+            let outcome = match bye.kind {
+                Unpaired::PairingAllocatedBye => Outcome::PairingBye { points },
+                _ => Outcome::Unpaired { points },
+            };
+            enter(&bye.player, r, outcome);
         }
     }
     let entrants = players

@@ -95,20 +95,69 @@ pub struct Row {
 
 /// The standings after `rounds` rounds, best first.
 pub fn standings(crosstable: &Crosstable, rules: Rules, list: &[Tiebreak]) -> Vec<Row> {
-    let values: Vec<Vec<Option<f64>>> = list
+    let criteria = list
         .iter()
-        .map(|tiebreak| value_of(crosstable, rules, tiebreak))
+        .map(|tiebreak| criterion(crosstable, rules, tiebreak))
         .collect();
-    rank::rank(crosstable, list, values)
+    let ranked = rank::rank(&primary(crosstable), &start_ranks(crosstable), criteria);
+    ranked
+        .order
+        .iter()
+        .map(|&i| Row {
+            rank: ranked.ranks[i],
+            start_rank: crosstable.entrants[i].start_rank,
+            name: crosstable.entrants[i].name.clone(),
+            points: tenths(crosstable.points(i)),
+            tiebreaks: ranked.values.iter().map(|v| v[i]).collect(),
+            running: crosstable.running(i),
+        })
+        .collect()
 }
 
-/// Every player's value of one tie-break (the direct encounter is computed while ranking:
-/// it depends on who is still tied).
+/// Every entrant's points, the score ranked on first.
+fn primary(crosstable: &Crosstable) -> Vec<Option<f64>> {
+    (0..crosstable.entrants.len())
+        .map(|i| Some(tenths(crosstable.points(i))))
+        .collect()
+}
+
+fn start_ranks(crosstable: &Crosstable) -> Vec<u32> {
+    crosstable.entrants.iter().map(|e| e.start_rank).collect()
+}
+
+/// How one tie-break orders the players: its values, or (the direct encounter) the
+/// places it gives among the players still tied.
+fn criterion<'a>(
+    crosstable: &'a Crosstable,
+    rules: Rules,
+    tiebreak: &Tiebreak,
+) -> rank::Criterion<'a> {
+    if tiebreak.family == Family::DirectEncounter {
+        let forfeits = tiebreak.predetermined;
+        return rank::Criterion::Encounter(Box::new(move |ranks, order| {
+            encounter::values(
+                &[encounter::Pass::every_group(crosstable)],
+                ranks,
+                order,
+                forfeits,
+            )
+        }));
+    }
+    rank::Criterion::Values {
+        values: value_of(crosstable, rules, tiebreak),
+        // The pairing number: the lower first.
+        ascending: tiebreak.family == Family::PairingNumber,
+    }
+}
+
+/// Every player's value of one tie-break other than the direct encounter.
 fn value_of(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak) -> Vec<Option<f64>> {
     let each = |f: &dyn Fn(usize) -> Option<f64>| (0..crosstable.entrants.len()).map(f).collect();
     match tiebreak.family {
         Family::Points => each(&|i| Some(tenths(crosstable.points(i)))),
-        Family::Buchholz | Family::SonnebornBerger => buchholz::values(crosstable, rules, tiebreak),
+        Family::Buchholz | Family::SonnebornBerger => {
+            buchholz::values(crosstable, crosstable, rules, tiebreak)
+        }
         Family::AverageOfBuchholz => buchholz::average_of_opponents(crosstable, rules, tiebreak),
         Family::DirectEncounter => vec![None; crosstable.entrants.len()],
         Family::Wins
