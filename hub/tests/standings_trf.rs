@@ -19,7 +19,7 @@ use crate::support;
 use std::path::Path;
 
 use support::http::{http_get, http_json};
-use support::oracle::python_script;
+use support::oracle::{final_standings, python_script};
 use support::Hub;
 
 /// Individual events (the team files are the team standings').
@@ -146,21 +146,7 @@ fn checked_against_gacrux(
         quoted.join(", ")
     );
     let (hub, _) = Hub::configured(dir.path(), &config);
-    let (mut answers, mut saved) = (Vec::new(), Vec::new());
-    for round in 1.. {
-        let path = format!("/api/standings?round={round}");
-        let (status, _) = http_get(hub.http, &path).unwrap();
-        if status == 404 {
-            break;
-        }
-        let answer = http_json(hub.http, &path);
-        assert_eq!(answer["round"], round);
-        assert_eq!(answer["provisional"], false, "{file}: every result known");
-        let path = dir.path().join(format!("round-{round}.json"));
-        std::fs::write(&path, answer.to_string()).unwrap();
-        answers.push(answer);
-        saved.push(path);
-    }
+    let (answers, saved) = final_standings(hub.http, "/api/standings", dir.path());
     assert!(answers.len() >= 5, "{file}: {} rounds", answers.len());
     let codes = list.join(",");
     let unrated = unrated.map_or("none".to_owned(), |r| r.to_string());

@@ -358,7 +358,7 @@ fn standings_settings(
     section: &StandingsSection,
     invalid: &impl Fn(std::ops::Range<usize>, &str, String) -> ConfigError,
 ) -> Result<crate::core::standings::Settings, ConfigError> {
-    use crate::core::standings::{Rules, Tiebreak};
+    use crate::core::standings::Rules;
     let rules = match &section.rules {
         Some(rules) => rules
             .get_ref()
@@ -366,22 +366,19 @@ fn standings_settings(
             .map_err(|why| invalid(rules.span(), "standings.rules", why))?,
         None => Rules::default(),
     };
-    let tiebreaks = match &section.tiebreaks {
-        Some(codes) => Some(
-            codes
-                .iter()
-                .map(|code| {
-                    code.get_ref()
-                        .parse::<Tiebreak>()
-                        .map_err(|why| invalid(code.span(), "standings.tiebreaks", why.to_string()))
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-        None => None,
+    let (tiebreaks, team_tiebreaks) = match &section.tiebreaks {
+        Some(codes) => {
+            let texts: Vec<&str> = codes.iter().map(|c| c.get_ref().as_str()).collect();
+            crate::core::standings::read_list(&texts).map_err(|(i, why)| {
+                invalid(codes[i].span(), "standings.tiebreaks", why.to_string())
+            })?
+        }
+        None => (None, None),
     };
     Ok(crate::core::standings::Settings {
         rules,
         tiebreaks,
+        team_tiebreaks,
         unrated: section.unrated,
     })
 }

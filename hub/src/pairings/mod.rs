@@ -5,6 +5,7 @@
 //! - [`teams`]: team matches from a TRF-2025/26 team file.
 
 pub mod csv;
+pub mod team_records;
 pub mod teams;
 pub mod trf;
 

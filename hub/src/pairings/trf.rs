@@ -239,6 +239,14 @@ impl Trf {
         })
     }
 
+    /// Every record `code` of the file, whole: the team records' columns (`240`, `330`).
+    pub fn records<'a>(&'a self, code: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.lines.iter().filter_map(move |line| match line {
+            Line::Other(text) if text.starts_with(code) => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
     /// The number of rounds: the `142`/`XXR` record, else the most round columns any
     /// player has.
     pub fn rounds(&self) -> usize {

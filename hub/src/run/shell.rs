@@ -536,6 +536,18 @@ impl Shell {
                 );
                 drop(reply.send(table));
             }
+            Query::TeamStandings(round, section, audience, reply) => {
+                let ranking = ranking(&self.trfs, &self.standings, section.as_deref());
+                let table = crate::view::standings::team_standings(
+                    hub,
+                    now,
+                    &ranking,
+                    round,
+                    section.as_deref(),
+                    audience,
+                );
+                drop(reply.send(table));
+            }
             Query::Byes(round, section, reply) => {
                 let byes = hub.rounds().byes(round).iter();
                 let byes = byes.filter(|b| section.is_none() || b.section == section);
@@ -661,10 +673,14 @@ fn ranking<'a>(
     section: Option<&str>,
 ) -> crate::view::standings::Ranking<'a> {
     let (scoring, file_list) = tournament::ranking_of(trfs, section);
+    let teams = trfs
+        .get(&section.map(str::to_owned))
+        .and_then(tournament::team_records::team_event);
     crate::view::standings::Ranking {
         settings,
         scoring,
         file_list,
+        teams,
     }
 }
 

@@ -42,6 +42,31 @@ impl OracleReport {
 }
 
 /// Runs `tests/oracle/{script}` with `args`.
+/// Every round's standings (`path?round=R`, R from 1 until a 404), each final (not
+/// provisional), saved as JSON in `dir` for an oracle script: the answers and their files.
+pub fn final_standings(
+    http: std::net::SocketAddr,
+    path: &str,
+    dir: &Path,
+) -> (Vec<Value>, Vec<std::path::PathBuf>) {
+    let (mut answers, mut saved) = (Vec::new(), Vec::new());
+    for round in 1.. {
+        let asked = format!("{path}?round={round}");
+        let (status, _) = super::http::http_get(http, &asked).unwrap();
+        if status == 404 {
+            break;
+        }
+        let answer = super::http::http_json(http, &asked);
+        assert_eq!(answer["round"], round);
+        assert_eq!(answer["provisional"], false, "{asked}: every result known");
+        let file = dir.join(format!("round-{round}.json"));
+        std::fs::write(&file, answer.to_string()).unwrap();
+        answers.push(answer);
+        saved.push(file);
+    }
+    (answers, saved)
+}
+
 pub fn python_script(script: &str, args: &[&Path]) -> std::process::Output {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/oracle")

@@ -103,7 +103,8 @@ pub enum CodeError {
     Unknown(String),
     #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n for Buchholz, SB, AOB, PS, ARO, TPR and PTP; U n for the ratings' tie-breaks; L for KS; P for BH, SB and DE)")]
     Modifier { code: String, modifier: String },
-    #[error("{0:?}: team tie-breaks (match and game points) are not computed yet")]
+    /// A team's code among the players', or a code teams are not ranked by.
+    #[error("{0}")]
     Team(String),
 }
 
@@ -112,8 +113,11 @@ impl std::str::FromStr for Tiebreak {
 
     fn from_str(text: &str) -> Result<Tiebreak, CodeError> {
         let upper = text.trim().to_ascii_uppercase();
-        if upper.contains(':') {
-            return Err(CodeError::Team(text.to_owned()));
+        if upper.contains(':') || upper.starts_with('E') || upper == "MPVGP" {
+            return Err(CodeError::Team(format!(
+                "{text:?} is a team tie-break: it ranks the teams (GET /api/standings/teams), \
+                 not the players"
+            )));
         }
         // FIDE writes `BH-C1`, TRF-2026 `BH/C1`: a `-` after the name only (`KS/L-2` keeps
         // its sign).

@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 
 use super::crosstable::{Crosstable, Entrant, Outcome, Scoring};
-use crate::core::pairings::{tenths, Bye, Pairing, Seat, Unpaired};
+use crate::core::pairings::{tenths, Pairing, Seat, Unpaired};
 use crate::core::side::Side;
 
 /// Rounds 1 to `rounds.len()`, each `(pairings, byes)`.
-pub fn crosstable(rounds: &[(Vec<Pairing>, Vec<Bye>)], scoring: Scoring) -> Crosstable {
+pub fn crosstable(rounds: &[super::Round], scoring: Scoring) -> Crosstable {
     let mut players: BTreeMap<u32, (Seat, Vec<Option<Outcome>>)> = BTreeMap::new();
     let count = rounds.len();
     let mut enter = |seat: &Seat, r: usize, outcome: Outcome| {

@@ -23,11 +23,18 @@ pub mod encounter;
 pub mod from_pairings;
 pub mod rank;
 pub mod ratings;
+pub mod teams;
 
 use serde::Serialize;
 
 pub use code::{CodeError, Family, KoyaLimit, Tiebreak};
 pub use crosstable::{Crosstable, Entrant, Outcome, Scoring};
+
+/// A round as the standings read it: its games and its players without a board.
+pub type Round = (
+    Vec<crate::core::pairings::Pairing>,
+    Vec<crate::core::pairings::Bye>,
+);
 
 /// The edition of C.07 whose Article 16 counts unplayed rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -69,6 +76,9 @@ pub struct Settings {
     /// The tie-breaks in order; `None`: the pairing file's own list (TRF-2026's `202`
     /// record), else [`DEFAULT_TIEBREAKS`].
     pub tiebreaks: Option<Vec<Tiebreak>>,
+    /// A team event's, where the configured list reads as team codes (`BH` is `BH:MP`);
+    /// `None`: the file's own, else [`DEFAULT_TEAM_TIEBREAKS`].
+    pub team_tiebreaks: Option<Vec<teams::TeamTiebreak>>,
     /// The rating unrated players count with in ARO and TPR (C.07 10: the regulations may
     /// give one); `None`: those tie-breaks have values only where every player is rated.
     pub unrated: Option<u16>,
@@ -77,6 +87,49 @@ pub struct Settings {
 /// The list where neither the configuration nor the pairing file names one: the order most
 /// FIDE-rated Swiss events' regulations give.
 pub const DEFAULT_TIEBREAKS: [&str; 5] = ["BH-C1", "BH", "DE", "WIN", "BPG"];
+
+/// A team event's list where neither the configuration nor the file names one: game points,
+/// the extended direct encounter and the match points' Buchholz (C.07 13's order).
+pub const DEFAULT_TEAM_TIEBREAKS: [&str; 4] = ["MPvGP", "EDE", "BH:MP/C1", "BH:MP"];
+
+/// A configured list as the players' and as the teams' (`None` where it is not one).
+pub type Lists = (Option<Vec<Tiebreak>>, Option<Vec<teams::TeamTiebreak>>);
+
+/// The configured list (`[standings] tiebreaks`) read for the players and for the teams:
+/// each code read as one or both; `Err` with the index of the first code that reads as
+/// neither, or that mixes the two.
+pub fn read_list(codes: &[&str]) -> Result<Lists, (usize, CodeError)> {
+    let players: Vec<Result<Tiebreak, CodeError>> = codes.iter().map(|c| c.parse()).collect();
+    let teams: Vec<Result<teams::TeamTiebreak, CodeError>> =
+        codes.iter().map(|c| c.parse()).collect();
+    let all_players = players.iter().all(Result::is_ok);
+    let all_teams = teams.iter().all(Result::is_ok);
+    if all_players || all_teams {
+        let players = all_players.then(|| players.into_iter().flatten().collect());
+        let teams = all_teams.then(|| teams.into_iter().flatten().collect());
+        return Ok((players, teams));
+    }
+    // The first code neither reads; else the first team code among players' codes.
+    let (index, why) = players
+        .iter()
+        .zip(&teams)
+        .enumerate()
+        .find_map(|(i, (p, t))| match (p, t) {
+            (Err(CodeError::Team(_)), Err(why)) | (Err(why), Err(_)) => Some((i, why.clone())),
+            _ => None,
+        })
+        .unwrap_or_else(|| {
+            let i = players.iter().position(Result::is_err).unwrap_or(0);
+            let code = codes[i];
+            (
+                i,
+                CodeError::Team(format!(
+                    "{code:?} is a team code in a list with codes teams are not ranked by"
+                )),
+            )
+        });
+    Err((index, why))
+}
 
 /// One player's line of the standings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -259,6 +312,21 @@ mod tests {
         // 2024: player 2's score (0) + own 2 points; 2026: 0 + min(2, player 3's 0.5).
         assert_eq!(bh(&old, 1), Some(2.0));
         assert_eq!(bh(&new, 1), Some(0.5));
+    }
+
+    #[test]
+    fn a_configured_list_ranks_the_players_the_teams_or_both() {
+        let (players, teams) = read_list(&["BH", "SB/C1"]).unwrap();
+        assert_eq!((players.unwrap().len(), teams.unwrap().len()), (2, 2));
+        let (players, teams) = read_list(&["EDE", "BH:MP/C1", "BH"]).unwrap();
+        assert!(players.is_none() && teams.unwrap().len() == 3);
+        // A team code among codes teams are not ranked by, and a code neither reads.
+        let (at, why) = read_list(&["ARO", "EDE"]).unwrap_err();
+        assert_eq!(at, 1, "{why}");
+        assert!(why.to_string().contains("team code"), "{why}");
+        let (at, why) = read_list(&["BH", "XYZ"]).unwrap_err();
+        assert_eq!(at, 1);
+        assert!(matches!(why, CodeError::Unknown(_)), "{why}");
     }
 
     #[test]

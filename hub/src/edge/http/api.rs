@@ -96,6 +96,13 @@ pub enum Query {
         Audience,
         oneshot::Sender<Option<crate::view::standings::Standings>>,
     ),
+    /// A team event's standings, as [`Query::Standings`] has the players'.
+    TeamStandings(
+        Option<RoundNo>,
+        Option<String>,
+        Audience,
+        oneshot::Sender<Option<crate::view::standings::TeamStandings>>,
+    ),
     /// A round's players without a board (of one section, or the whole hall).
     Byes(RoundNo, Option<String>, oneshot::Sender<Vec<Bye>>),
     /// The pairing program's TRF with the hub's results of every round.
@@ -204,10 +211,10 @@ impl Query {
             | EnrolArbiter(..) | RevokeArbiter(..) | RenewLinks(..) | AlertCommand(..)
             | PhoneCommand(..) => Effect::Changes,
             Boards(..) | Board(..) | TimeTrouble(..) | ConnectedNodes(..) | Health(..)
-            | CheckClaim(..) | Alerts(..) | Pairings(..) | Standings(..) | Byes(..)
-            | ResultsTrf(..) | Nodes(..) | Outlets(..) | Rounds(..) | BrokerUsers(..)
-            | Arbiters(..) | Broadcast(..) | Live(..) | PhoneWatch(..) | ArbiterLogin(..)
-            | PhoneFeed(..) | SpectatorBoard(..) | Cluster(..) => Effect::Reads,
+            | CheckClaim(..) | Alerts(..) | Pairings(..) | Standings(..) | TeamStandings(..)
+            | Byes(..) | ResultsTrf(..) | Nodes(..) | Outlets(..) | Rounds(..)
+            | BrokerUsers(..) | Arbiters(..) | Broadcast(..) | Live(..) | PhoneWatch(..)
+            | ArbiterLogin(..) | PhoneFeed(..) | SpectatorBoard(..) | Cluster(..) => Effect::Reads,
         }
     }
 }
@@ -246,6 +253,7 @@ pub(super) enum ApiError {
     UnknownRound(RoundNo),
     /// No standings: the round (or the section) has no pairings.
     NoStandings,
+    NoTeamStandings,
     /// The path's round number is not one.
     BadRound(String),
     /// A round cannot start.
@@ -309,6 +317,12 @@ impl IntoResponse for ApiError {
             ApiError::UnknownAlert(id) => {
                 (StatusCode::NOT_FOUND, format!("no alert {id}\n")).into_response()
             }
+            ApiError::NoTeamStandings => (
+                StatusCode::NOT_FOUND,
+                "no team standings: the event's pairing file has no teams (TRF-2026's 310 \
+                 records), or that round has no pairings (?round=R, ?section=NAME)\n",
+            )
+                .into_response(),
             ApiError::NoStandings => (
                 StatusCode::NOT_FOUND,
                 "no standings: that round has no pairings here (?round=R, ?section=NAME)\n",

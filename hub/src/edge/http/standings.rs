@@ -7,6 +7,10 @@
 //!   arbiter, a result counts only once the broadcast delay has released it;
 //!   `audience=spectators` asks for that view whoever asks (the spectators' page on a
 //!   logged-in screen). 404 for a round without pairings.
+//! - `GET /api/standings/teams?…` (the same parameters), a team event's: `{"section",
+//!   "round", "provisional", "rules", "tiebreaks", "rows": [{"rank", "number", "team",
+//!   "match_points", "game_points", "tiebreaks", "running"}]}`; CSV the same. 404 for an
+//!   event without teams.
 
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -19,7 +23,9 @@ use crate::core::ids::RoundNo;
 use crate::view::tiles::Audience;
 
 pub(super) fn public() -> Router<Api> {
-    Router::new().route("/api/standings", get(standings))
+    Router::new()
+        .route("/api/standings", get(standings))
+        .route("/api/standings/teams", get(team_standings))
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -33,11 +39,19 @@ struct StandingsQuery {
     audience: Option<String>,
 }
 
-async fn standings(
-    State(api): State<Api>,
-    headers: HeaderMap,
+/// What a standings request asks for.
+struct Asked {
+    round: Option<RoundNo>,
+    section: Option<String>,
+    csv: bool,
+    audience: Audience,
+}
+
+fn asked(
+    api: &Api,
+    headers: &HeaderMap,
     query: Result<axum::extract::Query<StandingsQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Response, ApiError> {
+) -> Result<Asked, ApiError> {
     let axum::extract::Query(query) = query.map_err(|e| ApiError::BadQuery(e.body_text()))?;
     let round =
         match query.round {
@@ -52,7 +66,7 @@ async fn standings(
         Some(other) => return Err(ApiError::BadQuery(format!("format {other:?}: json or csv"))),
     };
     let audience = match query.audience.as_deref() {
-        None => super::rounds::audience(&api, &headers),
+        None => super::rounds::audience(api, headers),
         Some("spectators") => Audience::Spectators,
         Some(other) => {
             return Err(ApiError::BadQuery(format!(
@@ -60,16 +74,51 @@ async fn standings(
             )))
         }
     };
+    Ok(Asked {
+        round,
+        section: query.section,
+        csv,
+        audience,
+    })
+}
+
+fn csv_response(text: String) -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/csv; charset=utf-8")],
+        text,
+    )
+        .into_response()
+}
+
+async fn standings(
+    State(api): State<Api>,
+    headers: HeaderMap,
+    query: Result<axum::extract::Query<StandingsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let asked = asked(&api, &headers, query)?;
     let table = api
-        .ask(|reply| Query::Standings(round, query.section, audience, reply))
+        .ask(|reply| Query::Standings(asked.round, asked.section, asked.audience, reply))
         .await?
         .ok_or(ApiError::NoStandings)?;
-    Ok(if csv {
-        (
-            [(axum::http::header::CONTENT_TYPE, "text/csv; charset=utf-8")],
-            crate::view::standings::csv(&table),
-        )
-            .into_response()
+    Ok(if asked.csv {
+        csv_response(crate::view::standings::csv(&table))
+    } else {
+        Json(table).into_response()
+    })
+}
+
+async fn team_standings(
+    State(api): State<Api>,
+    headers: HeaderMap,
+    query: Result<axum::extract::Query<StandingsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let asked = asked(&api, &headers, query)?;
+    let table = api
+        .ask(|reply| Query::TeamStandings(asked.round, asked.section, asked.audience, reply))
+        .await?
+        .ok_or(ApiError::NoTeamStandings)?;
+    Ok(if asked.csv {
+        csv_response(crate::view::standings::team_csv(&table))
     } else {
         Json(table).into_response()
     })

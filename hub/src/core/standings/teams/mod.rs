@@ -1,0 +1,470 @@
+//! A team event's standings (C.07 Articles 11–13): match points first, then the event's
+//! team tie-breaks, each as gacrux computes it.
+//!
+//! - [`matches`]: each team's round from the boards and the file's team records.
+//! - [`code`]: the team codes (`BH:MP/C1`, `EDE`, `EMGSB`, `MPvGP`).
+//!
+//! The teams' rounds become three kinds of crosstable the individual tie-breaks run on:
+//! match points, game points (a win worth a game's win on every board, 16.3's draw the
+//! same), and each board's game points (for `EDET`). Whether a round was one a team chose
+//! not to play is its match's, in all three.
+
+pub mod code;
+pub mod matches;
+
+use serde::Serialize;
+
+use super::crosstable::{Crosstable, Entrant, Outcome, Scoring};
+use super::{buchholz, encounter, rank, Rules};
+use crate::core::side::Side;
+pub use code::{Kind, TeamFamily, TeamTiebreak};
+use matches::TeamRound;
+
+/// A team and its players, first board first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Team {
+    pub number: u32,
+    pub name: String,
+    /// The players' start ranks in board order.
+    pub members: Vec<u32>,
+}
+
+/// The team event's point systems, in tenths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TeamScoring {
+    /// A match won, drawn and lost (record `362`: `TW`, `TD`, `TL`).
+    pub matches: MatchScoring,
+    /// A game won and drawn (record `162`).
+    pub games: Scoring,
+    /// The pairing-allocated bye's match and game points (record `320`).
+    pub pairing_bye: (u32, u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatchScoring {
+    pub win: u32,
+    pub draw: u32,
+    pub loss: u32,
+}
+
+impl Default for TeamScoring {
+    /// 2, 1 and 0 a match, 1 and ½ a game; the pairing-allocated bye a drawn match.
+    fn default() -> TeamScoring {
+        TeamScoring {
+            matches: MatchScoring {
+                win: 20,
+                draw: 10,
+                loss: 0,
+            },
+            games: Scoring::default(),
+            pairing_bye: (10, 0),
+        }
+    }
+}
+
+/// A team's bye in a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TeamBye {
+    Full,
+    Half,
+    Zero,
+    PairingAllocated,
+}
+
+/// Who won a match decided without games.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForfeitResult {
+    WhiteWins,
+    BlackWins,
+    Neither,
+}
+
+/// A match decided without games (record `330`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForfeitedMatch {
+    pub white: u32,
+    pub black: u32,
+    pub result: ForfeitResult,
+}
+
+/// A round's team records: the teams' byes (by team number) and the matches decided without
+/// games.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TeamRecords {
+    pub byes: Vec<(u32, TeamBye)>,
+    pub forfeits: Vec<ForfeitedMatch>,
+}
+
+/// What a team event's standings are computed from, besides its rounds' boards.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TeamEvent {
+    pub teams: Vec<Team>,
+    pub scoring: TeamScoring,
+    /// Round 1's first.
+    pub records: Vec<TeamRecords>,
+}
+
+/// One team's line of the standings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TeamRow {
+    pub rank: u32,
+    /// The team's pairing number.
+    pub number: u32,
+    pub team: String,
+    pub match_points: f64,
+    pub game_points: f64,
+    pub tiebreaks: Vec<Option<f64>>,
+    /// A board of the team's match is still in play (the match counted as not yet played).
+    pub running: bool,
+}
+
+/// The teams' standings after `rounds` (each round's boards and players without one).
+pub fn standings(
+    event: &TeamEvent,
+    rounds: &[super::Round],
+    rules: Rules,
+    list: &[TeamTiebreak],
+) -> Vec<TeamRow> {
+    let board_count = board_count(event, rounds);
+    let no_records = TeamRecords::default();
+    let per_round: Vec<Vec<TeamRound>> = rounds
+        .iter()
+        .enumerate()
+        .map(|(r, (games, byes))| {
+            let records = event.records.get(r).unwrap_or(&no_records);
+            matches::team_rounds(
+                &event.teams,
+                &event.scoring,
+                board_count,
+                games,
+                byes,
+                records,
+            )
+        })
+        .collect();
+    let tables = Tables::new(event, &per_round, board_count);
+    let criteria = list
+        .iter()
+        .map(|tiebreak| tables.criterion(rules, tiebreak))
+        .collect();
+    let points: Vec<Option<f64>> = (0..event.teams.len())
+        .map(|t| Some(tables.matches.points(t) as f64 / 10.0))
+        .collect();
+    let numbers: Vec<u32> = event.teams.iter().map(|t| t.number).collect();
+    let ranked = rank::rank(&points, &numbers, criteria);
+    ranked
+        .order
+        .iter()
+        .map(|&t| TeamRow {
+            rank: ranked.ranks[t],
+            number: event.teams[t].number,
+            team: event.teams[t].name.clone(),
+            match_points: tables.matches.points(t) as f64 / 10.0,
+            game_points: tables.games.points(t) as f64 / 10.0,
+            tiebreaks: ranked.values.iter().map(|v| v[t]).collect(),
+            running: tables.matches.running(t),
+        })
+        .collect()
+}
+
+/// Boards a match: the most games a team played against one opponent in any round.
+fn board_count(event: &TeamEvent, rounds: &[super::Round]) -> usize {
+    let team_of: std::collections::HashMap<u32, u32> = event
+        .teams
+        .iter()
+        .flat_map(|t| t.members.iter().map(move |m| (*m, t.number)))
+        .collect();
+    let mut most = 1;
+    for (games, _) in rounds {
+        let mut per_team: std::collections::HashMap<u32, usize> = Default::default();
+        for game in games {
+            for rank in [game.white.start_rank, game.black.start_rank] {
+                if let Some(team) = team_of.get(&rank) {
+                    let n = per_team.entry(*team).or_default();
+                    *n += 1;
+                    most = most.max(*n);
+                }
+            }
+        }
+    }
+    most
+}
+
+/// The crosstables the team tie-breaks run on.
+struct Tables {
+    matches: Crosstable,
+    games: Crosstable,
+    /// Each board's game points.
+    boards: Vec<Crosstable>,
+}
+
+impl Tables {
+    fn new(event: &TeamEvent, per_round: &[Vec<TeamRound>], board_count: usize) -> Tables {
+        let scoring = &event.scoring;
+        let matches = Scoring {
+            win: scoring.matches.win,
+            draw: scoring.matches.draw,
+        };
+        let all = board_count as u32;
+        let games = Scoring {
+            win: scoring.games.win * all,
+            draw: scoring.games.draw * all,
+        };
+        let match_table = table(event, per_round, matches, |round| match round {
+            TeamRound::Match { match_points, .. } | TeamRound::Bye { match_points, .. } => {
+                *match_points
+            }
+            TeamRound::Running { .. } => 0,
+        });
+        let won: Vec<Vec<bool>> = (0..event.teams.len())
+            .map(|t| {
+                (0..per_round.len())
+                    .map(|r| match_table.won(t, r))
+                    .collect()
+            })
+            .collect();
+        let mut game_table = table(event, per_round, games, |round| match round {
+            TeamRound::Match { game_points, .. } | TeamRound::Bye { game_points, .. } => {
+                *game_points
+            }
+            TeamRound::Running { .. } => 0,
+        });
+        game_table.won = Some(won.clone());
+        let boards = (0..board_count)
+            .map(|k| {
+                let mut board = table(event, per_round, scoring.games, |round| match round {
+                    TeamRound::Match { boards, .. } => boards.get(k).copied().unwrap_or(0),
+                    _ => 0,
+                });
+                board.won = Some(won.clone());
+                board
+            })
+            .collect();
+        Tables {
+            matches: match_table,
+            games: game_table,
+            boards,
+        }
+    }
+
+    fn of(&self, kind: Kind) -> &Crosstable {
+        match kind {
+            Kind::Match => &self.matches,
+            Kind::Game => &self.games,
+        }
+    }
+
+    /// How one team tie-break orders the teams.
+    fn criterion<'a>(&'a self, rules: Rules, tiebreak: &TeamTiebreak) -> rank::Criterion<'a> {
+        let values = |values| rank::Criterion::Values {
+            values,
+            ascending: false,
+        };
+        match &tiebreak.family {
+            TeamFamily::On(kind, individual) => super::criterion(self.of(*kind), rules, individual),
+            TeamFamily::GamePoints => values(
+                (0..self.games.entrants.len())
+                    .map(|t| Some(self.games.points(t) as f64 / 10.0))
+                    .collect(),
+            ),
+            TeamFamily::ExtendedSonnebornBerger {
+                scores,
+                results,
+                tiebreak,
+            } => values(buchholz::values(
+                self.of(*scores),
+                self.of(*results),
+                rules,
+                tiebreak,
+            )),
+            TeamFamily::ExtendedEncounter { boards, forfeits } => {
+                let mut passes = vec![
+                    encounter::Pass::every_group(&self.matches),
+                    encounter::Pass::every_group(&self.games),
+                ];
+                if *boards {
+                    passes.extend(self.boards.iter().map(|table| encounter::Pass {
+                        table,
+                        pairs_only: true,
+                    }));
+                }
+                let forfeits = *forfeits;
+                rank::Criterion::Encounter(Box::new(move |ranks, order| {
+                    encounter::values(&passes, ranks, order, forfeits)
+                }))
+            }
+        }
+    }
+}
+
+/// A crosstable of the teams' rounds with the points `points` gives each.
+fn table(
+    event: &TeamEvent,
+    per_round: &[Vec<TeamRound>],
+    scoring: Scoring,
+    points: impl Fn(&TeamRound) -> u32,
+) -> Crosstable {
+    let number = |t: usize| event.teams[t].number;
+    let entrants = event
+        .teams
+        .iter()
+        .enumerate()
+        .map(|(t, team)| Entrant {
+            start_rank: team.number,
+            name: team.name.clone(),
+            rating: None,
+            outcomes: per_round
+                .iter()
+                .map(|round| {
+                    let this = &round[t];
+                    let side = |white: bool| if white { Side::White } else { Side::Black };
+                    match this {
+                        TeamRound::Match {
+                            opponent,
+                            white,
+                            played,
+                            ..
+                        } => {
+                            let (opponent, side, points) =
+                                (number(*opponent), side(*white), points(this));
+                            if *played {
+                                Outcome::Played {
+                                    opponent,
+                                    side,
+                                    points,
+                                }
+                            } else {
+                                Outcome::Forfeited {
+                                    opponent,
+                                    side,
+                                    points,
+                                }
+                            }
+                        }
+                        TeamRound::Running { opponent, white } => Outcome::Running {
+                            opponent: number(*opponent),
+                            side: side(*white),
+                        },
+                        TeamRound::Bye {
+                            pairing_allocated: true,
+                            ..
+                        } => Outcome::PairingBye {
+                            points: points(this),
+                        },
+                        TeamRound::Bye { .. } => Outcome::Unpaired {
+                            points: points(this),
+                        },
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Crosstable::new(per_round.len(), scoring, entrants)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::ids::BoardNo;
+    use crate::core::pairings::{Bye, Pairing, Seat, Unpaired};
+
+    fn seat(start_rank: u32) -> Seat {
+        Seat {
+            name: format!("P{start_rank}"),
+            fide_id: None,
+            rating: None,
+            title: None,
+            federation: None,
+            start_rank,
+        }
+    }
+
+    fn game(board: u16, white: u32, black: u32, result: &str) -> Pairing {
+        Pairing {
+            board: BoardNo(board),
+            white: seat(white),
+            black: seat(black),
+            result: result.into(),
+            white_team: None,
+            black_team: None,
+            section: None,
+        }
+    }
+
+    fn bye(player: u32, kind: Unpaired) -> Bye {
+        Bye {
+            player: seat(player),
+            kind,
+            points: "0.0".into(),
+            section: None,
+        }
+    }
+
+    /// Three teams of two boards. Round 1: team 1 beats team 2 on board 1 and has board 2
+    /// unopposed (`0000 - +`); team 3 gets the pairing-allocated bye (320: one match point,
+    /// one game point). Round 2: team 1 against team 3, a board still in play.
+    fn event() -> (TeamEvent, Vec<super::super::Round>) {
+        let team = |number: u32, members: [u32; 2]| Team {
+            number,
+            name: format!("T{number}"),
+            members: members.to_vec(),
+        };
+        let event = TeamEvent {
+            teams: vec![team(1, [1, 2]), team(2, [3, 4]), team(3, [5, 6])],
+            scoring: TeamScoring {
+                pairing_bye: (10, 10),
+                ..TeamScoring::default()
+            },
+            records: vec![TeamRecords {
+                byes: vec![(3, TeamBye::PairingAllocated)],
+                forfeits: Vec::new(),
+            }],
+        };
+        let rounds = vec![
+            (
+                vec![game(1, 1, 3, "1-0")],
+                vec![
+                    bye(2, Unpaired::PairingAllocatedBye),
+                    bye(4, Unpaired::ZeroPointBye),
+                    bye(5, Unpaired::NotPaired),
+                    bye(6, Unpaired::NotPaired),
+                ],
+            ),
+            (
+                vec![game(1, 1, 5, "1/2-1/2"), game(2, 6, 2, "*")],
+                vec![bye(3, Unpaired::NotPaired), bye(4, Unpaired::NotPaired)],
+            ),
+        ];
+        (event, rounds)
+    }
+
+    fn list(codes: &[&str]) -> Vec<TeamTiebreak> {
+        codes.iter().map(|c| c.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn an_unopposed_board_counts_in_its_team_s_match_and_the_pab_is_a_round_played_16_2_1() {
+        let (event, rounds) = event();
+        let rows = standings(&event, &rounds[..1], Rules::Fide2026, &list(&["REP:MP"]));
+        let row = |n: u32| rows.iter().find(|r| r.number == n).unwrap();
+        // Team 1: the game won and the unopposed board, 2–0: the match (2 match points).
+        assert_eq!((row(1).match_points, row(1).game_points), (2.0, 2.0));
+        assert_eq!((row(2).match_points, row(2).game_points), (0.0, 0.0));
+        // The pairing-allocated bye: the record's points, and a round the team was there to
+        // play (not one it chose to miss).
+        assert_eq!((row(3).match_points, row(3).game_points), (1.0, 1.0));
+        assert_eq!(row(3).tiebreaks, [Some(1.0)]);
+        assert_eq!(rows.iter().map(|r| r.number).collect::<Vec<_>>(), [1, 3, 2]);
+    }
+
+    #[test]
+    fn a_match_with_a_board_in_play_counts_as_not_yet_played() {
+        let (event, rounds) = event();
+        let rows = standings(&event, &rounds, Rules::Fide2026, &list(&["BH:MP"]));
+        let row = |n: u32| rows.iter().find(|r| r.number == n).unwrap();
+        assert!(row(1).running && row(3).running && !row(2).running);
+        // Round 2's drawn board is not counted while the other is in play.
+        assert_eq!((row(1).match_points, row(1).game_points), (2.0, 2.0));
+        assert_eq!((row(3).match_points, row(3).game_points), (1.0, 1.0));
+    }
+}
