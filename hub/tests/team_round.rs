@@ -3,7 +3,8 @@
 //! nodes. The supervision page (Chromium) groups the match's boards under the teams and
 //! keeps its score as the games finish; the feed tags each game with the teams
 //! (`WhiteTeam`, `BlackTeam`, as lichess's broadcasts read them); the round's view lists the
-//! pairings with the teams and results.
+//! pairings with the teams and results; the team standings (API and page) count the match
+//! as its boards ended.
 
 use crate::support;
 
@@ -172,4 +173,62 @@ fn a_team_rounds_match_scores_on_the_page_and_teams_in_the_feed() {
         "{row}"
     );
     browser.screenshot("team-round-view");
+
+    // The team standings count the match as its boards ended here (the file's results for
+    // the round's other matches): match points from the game points (C.07 11).
+    let standings = http_json(hub.http, "/api/standings/teams");
+    assert_eq!(standings["provisional"], false);
+    let rows = standings["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 50, "every team");
+    let row = |team: &str| rows.iter().find(|r| r["team"] == team).unwrap().clone();
+    let match_points = |ours: f64, theirs: f64| match ours.partial_cmp(&theirs) {
+        Some(std::cmp::Ordering::Greater) => 2.0,
+        Some(std::cmp::Ordering::Less) => 0.0,
+        _ => 1.0,
+    };
+    for (k, team) in teams.iter().enumerate() {
+        let row = row(team);
+        assert_eq!(row["running"], false, "{row}");
+        assert_eq!(row["game_points"], score[k], "{row}");
+        assert_eq!(
+            row["match_points"],
+            match_points(score[k], score[1 - k]),
+            "{row}"
+        );
+    }
+    assert!(rows.iter().all(|r| r["running"] == false));
+
+    // The page shows them above the players', with the finished match's points.
+    browser.eval("location.hash = '#/standings'");
+    let first = row(&teams[0]);
+    let shown = browser.expect(
+        "the team standings",
+        &format!(
+            "(() => {{ const t = document.querySelector('table.standings.teams'); \
+             const r = t && t.querySelector('tr[data-team=\"{}\"]'); \
+             return r && !r.classList.contains('running') && t.tBodies[0].rows.length + ' ' + \
+             r.querySelector('.points').textContent + ' ' + r.querySelector('.game-points').textContent; }})()",
+            first["number"]
+        ),
+        Duration::from_secs(15),
+    );
+    let shown_points = |v: &serde_json::Value| {
+        let x = v.as_f64().unwrap();
+        if x.fract() == 0.0 {
+            format!("{}", x as i64)
+        } else {
+            format!("{x}")
+        }
+    };
+    assert_eq!(
+        shown.as_str().unwrap(),
+        format!(
+            "50 {} {}",
+            shown_points(&first["match_points"]),
+            shown_points(&first["game_points"])
+        )
+    );
+    let players = browser.eval("document.querySelectorAll('table.standings:not(.teams)').length");
+    assert_eq!(players, 1, "the players' standings below the teams'");
+    browser.screenshot("team-standings");
 }

@@ -3,7 +3,7 @@
 // Clocks tick here, from each tile's last reading: the hub sends a clock only when it
 // reports, not every second.
 
-import { fetchStandings, standingsTable, standingsCaption } from "/assets/standings.js";
+import { fetchStandings, isTeams, standingsTable, standingsCaption } from "/assets/standings.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -810,6 +810,9 @@ async function loadStandings(round) {
       if (table) tables.push(table);
     }
   }
+  // A team event's teams first.
+  const teams = await fetchStandings({ round, spectators, teams: true });
+  if (teams) tables = [teams, ...tables];
   const box = $("standings-tables");
   if (!tables.length) {
     box.replaceChildren(el("p", {}, "No standings yet: no round has pairings."));
@@ -818,8 +821,10 @@ async function loadStandings(round) {
       el("p", { class: "standings-caption" }, standingsCaption(t)), standingsTable(t)]));
   }
   $("standings-csv").replaceChildren(...tables.map((t) => el("a", {
-    class: "pill", href: "/api/standings?format=csv&round=" + t.round + (t.section ? "&section=" + encodeURIComponent(t.section) : ""),
-  }, "CSV" + (t.section ? " " + t.section : ""))));
+    class: "pill",
+    href: (isTeams(t) ? "/api/standings/teams" : "/api/standings") + "?format=csv&round=" + t.round
+      + (t.section ? "&section=" + encodeURIComponent(t.section) : ""),
+  }, "CSV" + (isTeams(t) ? " teams" : "") + (t.section ? " " + t.section : ""))));
   $("standings-view").dataset.loaded = tables.map((t) => t.round).join(",") || "none";
 }
 

@@ -3,7 +3,7 @@
 // app gets) and reads the alerts and boards from the API; decisions go to the API, signed
 // with the arbiter's own login. A new alert rings (vibration and a tone) while it is open.
 
-import { fetchStandings, standingsTable, standingsCaption } from "/assets/standings.js";
+import { fetchStandings, isTeams, standingsTable, standingsCaption } from "/assets/standings.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -386,9 +386,13 @@ async function refreshStandings() {
       if (table) tables.push(table);
     }
   }
+  // A team event's teams first.
+  const teams = await fetchStandings({ teams: true });
+  if (teams) tables = [teams, ...tables];
   $("standings-caption").textContent = tables.length ? standingsCaption(tables[0]) : "none yet";
   $("standings").replaceChildren(...tables.flatMap((t, i) => [
-    ...(i > 0 || t.section ? [el("h2", {}, t.section || "")] : []), standingsTable(t, { compact: 2 })]));
+    ...(i > 0 || t.section ? [el("h2", {}, t.section || (isTeams(t) ? "Teams" : "Players"))] : []),
+    standingsTable(t, { compact: 2 })]));
 }
 
 async function start() {
