@@ -9,8 +9,15 @@ round: once with the match points first and the same list (`/V2024` or `/V2026` 
 code), for each team's rank, match points and every value; once with the game points alone,
 for the game points. Compares team by team (by pairing number) and exits 1 on any
 difference, naming the first.
+
+The other open reference, tiebreak-core (PyPI, its `team` module: one rule set, whose
+unplayed matches count against the team's own total uncapped, as 2024's Article 16 does), is
+compared after the last round under `fide-2024`, on gacrux's own reading of the file's
+matches, and its differences printed, not required: where the two differ the hub follows
+gacrux.
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -29,6 +36,79 @@ def gacrux(trf_path, round_, codes):
         values = [None if v in ("-0", "None", "") else float(v) for v in fields[2:]]
         rows[int(fields[1])] = (int(fields[0]), values)
     return rows
+
+
+def gacrux_teams(trf_path, round_):
+    """gacrux's reading of the file's matches after `round_`: each team's rounds."""
+    from gacrux import tiebreak as tiebreak_module
+    from gacrux import tiebreakchecker
+    seen = {}
+    original = tiebreak_module.tiebreak.__init__
+
+    def keep(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen["tiebreak"] = self
+
+    tiebreak_module.tiebreak.__init__ = keep
+    argv = sys.argv
+    try:
+        sys.argv = ["gacrux", "-i", trf_path, "-n", str(round_), "-t", "MPTS", "-F", "txt",
+                    "-o", os.devnull]
+        tiebreakchecker.tiebreakchecker().common_main()
+    finally:
+        sys.argv = argv
+        tiebreak_module.tiebreak.__init__ = original
+    return seen["tiebreak"].teams
+
+
+def tiebreak_core_records(teams, round_):
+    """gacrux's teams as tiebreak-core's records (its kinds of match, its board totals)."""
+    from tiebreak_core.team import (FORFEIT_LOSS, FORFEIT_WIN, PAIRING_BYE, PLAYED, UNPLAYED,
+                                    TeamMatch, TeamRecord)
+    records = {}
+    for cid, team in teams.items():
+        matches, boards = [], {}
+        for rnd, rst in sorted(team["rsts"].items()):
+            if rnd > round_:
+                continue
+            opponent = rst["opponent"]
+            if opponent > 0:
+                kind = PLAYED if rst["played"] else (FORFEIT_WIN if rst["res"] == "W" else FORFEIT_LOSS)
+            else:
+                kind = PAIRING_BYE if rst["played"] else UNPLAYED
+            matches.append(TeamMatch(opponent if opponent > 0 else -1, rnd,
+                                     float(rst.get("mpoints", 0)), float(rst.get("gpoints", 0)), kind))
+            for game in rst.get("games") or []:
+                boards[game["board"]] = boards.get(game["board"], 0.0) + float(game["points"])
+        board_points = tuple(boards.get(b, 0.0) for b in range(1, max(boards, default=0) + 1))
+        records[cid] = TeamRecord(cid, sum(m.mp for m in matches), sum(m.gp for m in matches),
+                                  matches, board_points)
+    return records
+
+
+def compare_with_tiebreak_core(trf, hub, codes):
+    """tiebreak-core's value of each scalar code for each team, against the hub's."""
+    from tiebreak_core.team import TeamFormat, calculate_team
+    round_ = hub["round"]
+    records = tiebreak_core_records(gacrux_teams(trf, round_), round_)
+    seen = {code: {"equal": 0, "differ": 0, "unsupported": 0, "first": None} for code in codes}
+    for row in hub["rows"]:
+        for code, mine in zip(codes, row["tiebreaks"]):
+            try:
+                theirs = calculate_team(records[row["number"]], records, code, round_,
+                                        TeamFormat(mp_win=2.0, mp_draw=1.0))
+            except Exception:  # a group stage (EDE), or a code or modifier it does not take
+                seen[code]["unsupported"] += 1
+                continue
+            if mine is None or abs(theirs - mine) > 1e-9:
+                seen[code]["differ"] += 1
+                if seen[code]["first"] is None:
+                    seen[code]["first"] = f"team {row['number']}: hub {mine}, tiebreak-core {theirs}"
+            else:
+                seen[code]["equal"] += 1
+    for code, n in seen.items():
+        print(f"tiebreak-core {code}: {n['equal']} equal, {n['differ']} differ, "
+              f"{n['unsupported']} not computed" + (f"; first: {n['first']}" if n["first"] else ""))
 
 
 def main():
@@ -66,6 +146,8 @@ def main():
             if rank != row["rank"]:
                 raise SystemExit(f"round {round_}, team {number}: rank {row['rank']}, gacrux {rank}")
     print(f"{trf} {rules}: {len(sys.argv) - 4} rounds, {compared} values equal to gacrux's")
+    if rules == "fide-2024":
+        compare_with_tiebreak_core(trf, hub, codes)
     print(json.dumps({"distinct": {code: len(values) for code, values in distinct.items()}}))
 
 
