@@ -538,14 +538,22 @@ impl Shell {
             }
             Query::TeamStandings(round, section, audience, reply) => {
                 let ranking = ranking(&self.trfs, &self.standings, section.as_deref());
-                let table = crate::view::standings::team_standings(
-                    hub,
-                    now,
-                    &ranking,
-                    round,
-                    section.as_deref(),
-                    audience,
-                );
+                // Only a team event's file is read for its teams, and only when asked.
+                let event = self
+                    .trfs
+                    .get(&section.clone())
+                    .and_then(tournament::team_records::team_event);
+                let table = event.and_then(|event| {
+                    crate::view::standings::team_standings(
+                        hub,
+                        now,
+                        &ranking,
+                        &event,
+                        round,
+                        section.as_deref(),
+                        audience,
+                    )
+                });
                 drop(reply.send(table));
             }
             Query::Byes(round, section, reply) => {
@@ -673,14 +681,10 @@ fn ranking<'a>(
     section: Option<&str>,
 ) -> crate::view::standings::Ranking<'a> {
     let (scoring, file_list) = tournament::ranking_of(trfs, section);
-    let teams = trfs
-        .get(&section.map(str::to_owned))
-        .and_then(tournament::team_records::team_event);
     crate::view::standings::Ranking {
         settings,
         scoring,
         file_list,
-        teams,
     }
 }
 

@@ -39,12 +39,11 @@ pub struct TeamStandings {
 }
 
 /// How the event ranks: its settings, and what its pairing file says (its point system, its
-/// own list of tie-breaks: TRF-2026's `202` record; its teams and their records).
+/// own list of tie-breaks: TRF-2026's `202` record).
 pub struct Ranking<'a> {
     pub settings: &'a Settings,
     pub scoring: Scoring,
     pub file_list: Option<&'a str>,
-    pub teams: Option<TeamEvent>,
 }
 
 /// `section`'s standings after `round` (by default the round in play) as `audience` sees
@@ -72,17 +71,17 @@ pub fn standings(
     })
 }
 
-/// `section`'s team standings after `round`, as [`standings`] has the players'; `None`
-/// where the round has no pairings or the event no teams.
+/// `section`'s team standings after `round` (its teams and their records: `event`), as
+/// [`standings`] has the players'; `None` where the round has no pairings.
 pub fn team_standings(
     hub: &Hub,
     now: HubMs,
     ranking: &Ranking<'_>,
+    event: &TeamEvent,
     round: Option<RoundNo>,
     section: Option<&str>,
     audience: Audience,
 ) -> Option<TeamStandings> {
-    let event = ranking.teams.as_ref()?;
     let seen = Seen::of(hub, now, round, section, audience)?;
     let settings = ranking.settings;
     let list = team_tiebreak_list(settings, ranking.file_list);
