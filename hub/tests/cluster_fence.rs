@@ -15,11 +15,12 @@ use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::message::PublishMessage;
 use hub::core::hub::{Position, Write};
 use hub::core::ids::HardwareId;
-use hub::edge::cluster::journal::{self, ClusterNews};
+use hub::edge::cluster::jetstream::LeaseStore;
+use hub::edge::cluster::journal;
 use hub::edge::cluster::lease::Lease;
 use hub::edge::cluster::nats::Cluster;
 use hub::edge::cluster::record::{self, Takeover};
-use hub::edge::cluster::role::Role;
+use hub::edge::cluster::role::{ClusterNews, Role};
 use hub::edge::cluster::seal::JournalSeal;
 use hub::edge::journal::flusher::{Flushed, Flusher};
 use hub::edge::journal::Journal;
@@ -108,7 +109,7 @@ async fn an_active_hub_whose_append_the_stream_refuses_steps_down_and_makes_noth
     let metrics = Arc::new(Metrics::default());
     let (durable_tx, mut durable) = tokio::sync::mpsc::unbounded_channel();
     let flusher = Flusher::start(local.clone(), 0, metrics.clone(), durable_tx).unwrap();
-    let lease = Lease::new(cluster.lease.clone());
+    let lease = Lease::new(LeaseStore(cluster.lease.clone()));
     let role = Role::new(
         "hub-a".into(),
         "127.0.0.1:1".into(),

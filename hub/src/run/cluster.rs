@@ -23,10 +23,11 @@ use tokio::sync::watch;
 use super::journal::JournalLink;
 use super::startup::{self, Secrets};
 use super::{BrokerChoice, ServeConfig};
-use crate::edge::cluster::journal::{self, ClusterLink, ClusterNews};
+use crate::edge::cluster::jetstream::LeaseStore;
+use crate::edge::cluster::journal::{self, ClusterLink};
 use crate::edge::cluster::lease::Lease;
 use crate::edge::cluster::nats::Cluster;
-use crate::edge::cluster::role::{Role, Status};
+use crate::edge::cluster::role::{ClusterNews, Role, Status};
 use crate::edge::cluster::seal::{Foreign, JournalSeal};
 use crate::edge::keys::hall_ca::HallTls;
 use crate::edge::mqtt::client::{HubLink, Incoming};
@@ -62,7 +63,7 @@ pub(super) async fn join(
     http: SocketAddr,
     journal: &mut JournalLink,
     metrics: &Arc<Metrics>,
-) -> anyhow::Result<ClusterLink> {
+) -> anyhow::Result<Joined> {
     let local = journal.journal().expect("a journal just opened");
     let hall = local.hall_secret().context("the hall's secret")?;
     let seal = JournalSeal::new(&hall, &config.hub.event);
@@ -99,7 +100,7 @@ pub(super) async fn join(
         applied <= last,
         "this hub's journal holds {applied} records of the stream, which has {last}: the data directory belongs to another hall (or the stream was made anew); start with an empty one"
     );
-    let lease = Lease::new(cluster.lease.clone());
+    let lease = Lease::new(LeaseStore(cluster.lease.clone()));
     let role = Role::new(
         settings.hub.clone(),
         advertised(config, http),
@@ -107,11 +108,19 @@ pub(super) async fn join(
         Instant::now(),
     );
     let flusher = journal.flusher_input().expect("a journal just opened");
+    let nats = cluster.client.clone();
     let link = journal::start(cluster, seal, lease, role, flusher, metrics.clone());
     journal.on_cluster(link.writes.clone());
     journal.stand_by("this hub is the cluster's standby; no active hub seen yet".into());
     tracing::info!(hub = %settings.hub, began = %genesis.hub, applied, stream = last, "joined the cluster as a standby");
-    Ok(link)
+    Ok(Joined { link, nats })
+}
+
+/// A hub that joined its cluster: the journal's driver, and its client of the cluster, on
+/// which the active hub's boards travel ([`crate::edge::mqtt::gateway`]).
+pub(super) struct Joined {
+    link: ClusterLink,
+    nats: async_nats::Client,
 }
 
 /// The joined hub's role for the shell, ready: it starts a standby, holding no MQTT session
@@ -119,7 +128,7 @@ pub(super) async fn join(
 /// it becomes active. Returns the gateway it names as its broker too.
 pub(super) fn ready(
     config: &ServeConfig,
-    link: ClusterLink,
+    Joined { link, nats }: Joined,
     secrets: Secrets,
     hall_tls: &HallTls,
     metrics: &Arc<Metrics>,
@@ -131,7 +140,6 @@ pub(super) fn ready(
     let (door, _) = watch::channel(Some(String::new()));
     let connect = {
         let (config, hall_tls, metrics) = (config.clone(), hall_tls.clone(), metrics.clone());
-        let nats = link.nats.clone();
         Box::new(move || {
             let nats = Some(nats.clone());
             startup::connect_broker(&config, &secrets, &hall_tls, None, nats, &metrics)

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use super::cluster::{ClusterRole, WARM_EVERY};
-use crate::edge::cluster::journal::ClusterNews;
+use crate::edge::cluster::role::ClusterNews;
 use crate::edge::cluster::role::Holder;
 use crate::edge::mqtt::client::{HubLink, Incoming};
 

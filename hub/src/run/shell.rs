@@ -26,7 +26,7 @@ use crate::core::hub::{Hub, HubConfig, Output, Reply, RequestId};
 use crate::core::phone::PhoneCredentials;
 use crate::core::rounds::StartError;
 use crate::core::standings::Tiebreak;
-use crate::edge::cluster::journal::ClusterNews;
+use crate::edge::cluster::role::ClusterNews;
 use crate::edge::http::access::Access;
 use crate::edge::http::api::{Effect, Query};
 use crate::edge::journal::flusher::Flushed;

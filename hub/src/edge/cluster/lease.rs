@@ -6,13 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use async_nats::jetstream::kv;
 use tokio::sync::watch;
 
+use super::ports::{LeaseBucket, WriteRefused};
 use super::role::{Holder, LeaseEntry, RENEW_EVERY};
-
-/// The key of the lease in its bucket.
-const KEY: &str = "active";
 /// The longest one renewal is waited for.
 const RENEWAL_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -26,8 +23,8 @@ pub struct Renewals {
 }
 
 /// The lease's bucket, and this hub's renewals while it holds the lease.
-pub struct Lease {
-    store: kv::Store,
+pub struct Lease<B> {
+    bucket: B,
     renewal: Option<Renewal>,
 }
 
@@ -39,7 +36,7 @@ struct Renewal {
 }
 
 impl Renewal {
-    fn start(store: kv::Store, holder: &Holder, revision: u64, sent: Instant) -> Renewal {
+    fn start<B: LeaseBucket>(bucket: B, holder: &Holder, revision: u64, sent: Instant) -> Renewal {
         let (tx, renewals) = watch::channel(Renewals { sent, lost: false });
         let value: bytes::Bytes = serde_json::to_vec(holder)
             .expect("a holder serializes")
@@ -50,10 +47,10 @@ impl Renewal {
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 every.tick().await;
-                let now = Instant::now();
+                let now = now();
                 let renewed = tokio::time::timeout(
                     RENEWAL_TIMEOUT,
-                    store.update(KEY, value.clone(), revision),
+                    bucket.write(value.clone(), Some(revision)),
                 )
                 .await;
                 match renewed {
@@ -61,11 +58,11 @@ impl Renewal {
                         revision = next;
                         tx.send_modify(|r| r.sent = now);
                     }
-                    Ok(Err(e)) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => {
+                    Ok(Err(WriteRefused::NotAtRevision)) => {
                         tx.send_modify(|r| r.lost = true);
                         return;
                     }
-                    Ok(Err(e)) => {
+                    Ok(Err(WriteRefused::Failed(e))) => {
                         tracing::warn!(error = %e, "the lease was not renewed; trying again")
                     }
                     Err(_) => tracing::warn!("the lease's renewal got no answer; trying again"),
@@ -82,22 +79,23 @@ impl Drop for Renewal {
     }
 }
 
-impl Lease {
-    pub fn new(store: kv::Store) -> Lease {
+impl<B: LeaseBucket> Lease<B> {
+    pub fn new(bucket: B) -> Lease<B> {
         Lease {
-            store,
+            bucket,
             renewal: None,
         }
     }
 
     /// The lease as the bucket has it now (`None`: nobody holds it).
     pub async fn read(&self) -> Result<Option<LeaseEntry>, String> {
-        let entry = self.store.entry(KEY).await.map_err(|e| e.to_string())?;
-        Ok(entry
-            .filter(|e| e.operation == kv::Operation::Put)
-            .map(|e| LeaseEntry {
-                revision: e.revision,
-                holder: serde_json::from_slice(&e.value).ok(),
+        Ok(self
+            .bucket
+            .read()
+            .await?
+            .map(|(revision, value)| LeaseEntry {
+                revision,
+                holder: serde_json::from_slice(&value).ok(),
             }))
     }
 
@@ -108,26 +106,14 @@ impl Lease {
         let value = serde_json::to_vec(holder)
             .expect("a holder serializes")
             .into();
-        let taken = match revision {
-            None => self
-                .store
-                .create(KEY, value)
-                .await
-                .map_err(|e| e.to_string()),
-            Some(revision) => self
-                .store
-                .update(KEY, value, revision)
-                .await
-                .map_err(|e| e.to_string()),
-        };
-        match taken {
+        match self.bucket.write(value, revision).await {
             Ok(revision) => {
                 tracing::warn!(epoch = holder.epoch, "this hub took the lease");
-                self.renewal = Some(Renewal::start(self.store.clone(), holder, revision, sent));
+                self.renewal = Some(Renewal::start(self.bucket.clone(), holder, revision, sent));
                 true
             }
             Err(e) => {
-                tracing::info!(error = %e, "the lease was not taken");
+                tracing::info!(error = ?e, "the lease was not taken");
                 false
             }
         }
@@ -142,4 +128,9 @@ impl Lease {
     pub fn give_up(&mut self) {
         self.renewal = None;
     }
+}
+
+/// The driver's clock: tokio's, so that the driver's tests run on simulated time.
+pub fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
 }

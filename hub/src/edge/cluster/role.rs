@@ -1,10 +1,13 @@
 //! The replica's role in a clustered hall, sans IO: standby, taking over, or active, with
 //! its epoch and the stream's sequence its journal holds. Fed what the lease's reads and
-//! renewals, the stream's records and the appends came to, and the time; it answers what
-//! to do (take the lease, append after sequence N, read what came after, step down) and
-//! when it next needs the time. The NATS code ([`super::journal`], [`super::lease`]) is
-//! its driver, as the node's loop drives its `Delivery`; every view of "who is active"
-//! (the standby's door, `/api/cluster`, `/healthz`, the page) reads [`Role::status`].
+//! renewals, the stream's records and the appends came to, and the time; it queues what to
+//! do ([`Action`]: take the lease at revision R, append after sequence N, read what came
+//! after, tell the shell, step down), drained in order by [`Role::poll_action`], and says
+//! when it next needs the time ([`Role::poll_timeout`]): the standby's look at the lease,
+//! the tail's watchdog, a retry's pace, the leaders' look. Its driver
+//! ([`super::journal`]) does the IO and decides nothing, as quinn's endpoint drives a
+//! `Connection`; every view of "who is active" (the standby's door, `/api/cluster`,
+//! `/healthz`, the page) reads [`Role::status`].
 //!
 //! The lease decides who *tries*: a standby takes it when it has seen it unchanged for
 //! [`STALE_AFTER`] by its own clock (never the bucket's), and an active hub holds it only
@@ -12,9 +15,14 @@
 //! every append expects the last sequence this hub knows, so once a takeover record is in,
 //! a late writer's append is refused and it steps down.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+
+mod action;
+
+pub use action::{Action, Appending, ClusterNews, Note, StepDown};
 
 /// How often the active hub renews the lease (and every hub looks at its role).
 pub const RENEW_EVERY: Duration = Duration::from_millis(500);
@@ -28,6 +36,12 @@ pub const STALE_AFTER: Duration = Duration::from_secs(3);
 /// holds it) or a refused append steps it down at once, and the fence makes a late
 /// step-down harmless.
 pub const HOLD_FOR: Duration = Duration::from_secs(10);
+/// A standby's tail that has not advanced this long is made anew if the stream has more.
+pub const TAIL_STALLED: Duration = Duration::from_secs(2);
+/// How soon a failed append, or a failed read an append waits on, is tried again.
+pub const RETRY_AFTER: Duration = Duration::from_millis(100);
+/// How often the active hub looks where the streams' leaders are.
+pub const LEADERS_EVERY: Duration = Duration::from_secs(10);
 
 /// Who holds the lease.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,18 +62,6 @@ pub struct LeaseEntry {
     pub holder: Option<Holder>,
 }
 
-/// What to do after a look at the lease.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LeaseStep {
-    /// Someone holds it (or it is not stale yet).
-    Wait,
-    /// Write `holder` into the lease if it is still at `revision` (`None`: absent).
-    Take {
-        revision: Option<u64>,
-        holder: Holder,
-    },
-}
-
 /// Whether a record of the stream opened with the hall's key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sealed {
@@ -67,40 +69,6 @@ pub enum Sealed {
     Hall,
     /// It does not open: a stranger appended it.
     Stranger,
-}
-
-/// What follows records found after this hub's last one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AfterOthers {
-    /// Only strangers' records, skipped: append again, after the last of them.
-    AppendAfter(u64),
-    /// Taking over: another hub wrote after what was read; read that too and append again.
-    ReadOn,
-    /// Active: another hub wrote. This hub has stepped down.
-    Fenced,
-}
-
-/// Why an active hub stepped down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepDown {
-    /// Its renewals were refused, or none got through for [`HOLD_FOR`].
-    LeaseLost,
-    /// Another hub wrote the stream.
-    Fenced,
-}
-
-/// An append this hub must not make: it does not hold the lease.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Withheld;
-
-/// The role's phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Standby,
-    /// The lease is this hub's from this epoch; the takeover record is not in yet.
-    TakingOver(u64),
-    /// This hub appends, from this epoch.
-    Active(u64),
 }
 
 /// What the shell and its API see of the cluster.
@@ -134,54 +102,103 @@ struct Held {
     lost: bool,
 }
 
+impl Held {
+    fn holding(&self, now: Instant) -> bool {
+        now < self.expiry()
+    }
+
+    /// When the lease stops being this hub's by its own clock (at once when lost).
+    fn expiry(&self) -> Instant {
+        if self.lost {
+            self.sent
+        } else {
+            self.sent + HOLD_FOR
+        }
+    }
+}
+
+/// A standby: it tails the stream and watches the lease.
+#[derive(Debug, Clone)]
+struct Standby {
+    watch: Watch,
+    /// The tail's watchdog: what the journal held, and since when.
+    progress: (u64, Instant),
+}
+
+/// The lease is this hub's; the takeover record is not in yet.
+#[derive(Debug, Clone, Copy)]
+struct TakingOver {
+    epoch: u64,
+    held: Held,
+    /// A read or an append failed: the stream is read again then, and the record
+    /// appended.
+    retry_at: Option<Instant>,
+}
+
+/// This hub appends.
+#[derive(Debug, Clone, Copy)]
+struct Active {
+    epoch: u64,
+    held: Held,
+    /// The driver holds a batch of the core's writes until the stream takes it.
+    appending: bool,
+    /// Counts the batches: the append's message id, the same for every try of one.
+    batch_no: u64,
+    /// An append failed: it is tried again then.
+    retry_at: Option<Instant>,
+    leaders_at: Instant,
+}
+
+#[derive(Debug, Clone)]
+enum Phase {
+    Standby(Standby),
+    TakingOver(TakingOver),
+    Active(Active),
+}
+
 /// The replica's role.
 #[derive(Debug, Clone)]
 pub struct Role {
     me: Holder,
     phase: Phase,
-    watch: Watch,
-    held: Held,
+    /// The stream's sequence number the local journal holds up to.
     applied: u64,
+    /// The next look: at the lease (a standby) or at the renewals and the stream (a holder).
+    look_at: Instant,
     refused_appends: u64,
     strangers_records: u64,
     /// Strangers' records that displaced this hub's appends, not told to the shell yet (a
     /// standby's shell writes nothing; the hub whose append they displaced tells).
     untold_strangers: Vec<u64>,
+    actions: VecDeque<Action>,
 }
 
 impl Role {
-    /// A standby whose journal holds the stream up to `applied`.
+    /// A standby whose journal holds the stream up to `applied`: it tells the shell so and
+    /// tails the stream from there.
     pub fn new(hub: String, http: String, applied: u64, now: Instant) -> Role {
-        Role {
+        let mut role = Role {
             me: Holder {
                 hub,
                 http,
                 epoch: 0,
             },
-            phase: Phase::Standby,
-            watch: Watch {
-                revision: None,
-                holder: None,
-                since: now,
-            },
-            held: Held {
-                sent: now,
-                lost: true,
-            },
+            phase: Phase::Standby(Standby::fresh(applied, now)),
             applied,
+            look_at: now,
             refused_appends: 0,
             strangers_records: 0,
             untold_strangers: Vec::new(),
-        }
+            actions: VecDeque::new(),
+        };
+        role.act(Action::Tell(ClusterNews::Standby(None)));
+        role.act(Action::Tail { from: applied + 1 });
+        role
     }
 
     /// This hub, with the epoch it last held the lease in.
     pub fn me(&self) -> &Holder {
         &self.me
-    }
-
-    pub fn phase(&self) -> Phase {
-        self.phase
     }
 
     /// The stream's sequence number the local journal holds up to.
@@ -191,13 +208,12 @@ impl Role {
 
     /// The one answer to "who is active", of which every view is made.
     pub fn status(&self) -> Status {
-        let active = matches!(self.phase, Phase::Active(_));
         Status {
-            active,
+            active: matches!(self.phase, Phase::Active(_)),
             epoch: self.me.epoch,
             journal_seq: self.applied,
-            holder: match self.phase {
-                Phase::Standby => self.watch.holder.clone(),
+            holder: match &self.phase {
+                Phase::Standby(standby) => standby.watch.holder.clone(),
                 Phase::TakingOver(_) | Phase::Active(_) => Some(self.me.clone()),
             },
             refused_appends: self.refused_appends,
@@ -205,93 +221,195 @@ impl Role {
         }
     }
 
-    /// When the role next needs the time: a standby when the lease it sees turns stale,
-    /// a holder when its last renewal stops counting.
+    /// The next thing to do, in the order the role decided them.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// When the role next needs the time ([`Role::handle_timeout`]): the next look, a
+    /// retry, the leaders' look, and a holder's lease running out by its own clock.
     pub fn poll_timeout(&self) -> Instant {
-        match self.phase {
-            Phase::Standby => self.watch.since + STALE_AFTER,
-            Phase::TakingOver(_) | Phase::Active(_) => self.held.sent + HOLD_FOR,
+        let (expiry, retry, leaders) = match &self.phase {
+            Phase::Standby(_) => (None, None, None),
+            Phase::TakingOver(taking) => (Some(taking.held.expiry()), taking.retry_at, None),
+            Phase::Active(active) => (
+                Some(active.held.expiry()),
+                active.retry_at,
+                Some(active.leaders_at),
+            ),
+        };
+        [Some(self.look_at), expiry, retry, leaders]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(self.look_at)
+    }
+
+    /// Whether the driver takes the core's writes now: active, with no batch in flight.
+    pub fn takes_writes(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::Active(Active {
+                appending: false,
+                ..
+            })
+        )
+    }
+
+    /// The time came for what [`Role::poll_timeout`] asked (or the driver woke for
+    /// something else: nothing is due then).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if !self.holding(now) {
+            match self.phase {
+                Phase::Active(_) => self.step_down(now, StepDown::LeaseLost),
+                Phase::TakingOver(_) => self.give_up(now),
+                Phase::Standby(_) => {}
+            }
+        }
+        if now >= self.look_at {
+            self.look_at = now + RENEW_EVERY;
+            self.look(now);
+        }
+        let retry = match &mut self.phase {
+            Phase::Standby(_) => None,
+            Phase::TakingOver(TakingOver { retry_at, .. })
+            | Phase::Active(Active { retry_at, .. }) => retry_at.take_if(|at| now >= *at),
+        };
+        if retry.is_some() {
+            match self.phase {
+                Phase::TakingOver(_) => self.read_on(now),
+                Phase::Active(_) => self.append_writes(now),
+                Phase::Standby(_) => {}
+            }
+        }
+        if let Phase::Active(active) = &mut self.phase {
+            if now >= active.leaders_at {
+                active.leaders_at = now + LEADERS_EVERY;
+                self.act(Action::KeepLeadersOff);
+            }
         }
     }
 
-    /// A standby's read of the lease (`None`: nobody holds it): take it when nobody does or
-    /// it has not changed for [`STALE_AFTER`].
-    pub fn handle_lease_read(&mut self, now: Instant, entry: Option<LeaseEntry>) -> LeaseStep {
-        if self.phase != Phase::Standby {
-            return LeaseStep::Wait;
+    /// Every [`RENEW_EVERY`]: a standby reads the lease and minds its tail; an active hub
+    /// looks for records it did not write.
+    fn look(&mut self, now: Instant) {
+        let applied = self.applied;
+        match &mut self.phase {
+            Phase::Standby(standby) => {
+                self.actions.push_back(Action::ReadLease);
+                if standby.progress.0 != applied {
+                    standby.progress = (applied, now);
+                } else if now.saturating_duration_since(standby.progress.1) > TAIL_STALLED {
+                    standby.progress.1 = now;
+                    self.actions.push_back(Action::ReadLastSeq);
+                }
+            }
+            Phase::TakingOver(_) => {}
+            Phase::Active(_) => self.act(Action::ReadLastSeq),
         }
-        let Some(entry) = entry else {
-            return self.take(None, 1);
+    }
+
+    /// A standby's read of the lease (`None`: nobody holds it): it takes it when nobody
+    /// does or it has not changed for [`STALE_AFTER`] by this hub's clock.
+    pub fn handle_lease_read(&mut self, now: Instant, entry: Option<LeaseEntry>) {
+        let Phase::Standby(standby) = &mut self.phase else {
+            return;
         };
-        if self.watch.revision != Some(entry.revision) {
-            self.watch = Watch {
+        let Some(entry) = entry else {
+            self.take(None, 1);
+            return;
+        };
+        let watch = &mut standby.watch;
+        if watch.revision != Some(entry.revision) {
+            *watch = Watch {
                 revision: Some(entry.revision),
                 holder: entry.holder.clone(),
                 since: now,
             };
         }
-        if now.duration_since(self.watch.since) < STALE_AFTER {
-            return LeaseStep::Wait;
+        if now.saturating_duration_since(watch.since) >= STALE_AFTER {
+            let epoch = entry.holder.as_ref().map_or(0, |h| h.epoch) + 1;
+            self.take(Some(entry.revision), epoch);
         }
-        let epoch = entry.holder.as_ref().map_or(0, |h| h.epoch) + 1;
-        self.take(Some(entry.revision), epoch)
     }
 
-    fn take(&self, revision: Option<u64>, epoch: u64) -> LeaseStep {
-        LeaseStep::Take {
-            revision,
-            holder: Holder {
-                epoch,
-                ..self.me.clone()
-            },
-        }
+    fn take(&mut self, revision: Option<u64>, epoch: u64) {
+        let holder = Holder {
+            epoch,
+            ..self.me.clone()
+        };
+        self.act(Action::TakeLease { revision, holder });
     }
 
     /// The bucket did not answer: nobody can renew the lease meanwhile, so the standby's
     /// count starts again.
     pub fn handle_lease_unreadable(&mut self, now: Instant) {
-        self.watch.since = now;
+        if let Phase::Standby(standby) = &mut self.phase {
+            standby.watch.since = now;
+        }
     }
 
     /// The lease is this hub's from `epoch`, written at `sent`: it reads the rest of the
     /// stream and appends its takeover record.
     pub fn handle_lease_taken(&mut self, sent: Instant, epoch: u64) {
+        if !matches!(self.phase, Phase::Standby(_)) {
+            return;
+        }
         self.me.epoch = epoch;
-        self.held = Held { sent, lost: false };
-        self.phase = Phase::TakingOver(epoch);
+        self.phase = Phase::TakingOver(TakingOver {
+            epoch,
+            held: Held { sent, lost: false },
+            retry_at: None,
+        });
+        self.act(Action::DropTail);
+        self.act(Action::CatchUp {
+            from: self.applied + 1,
+        });
     }
 
     /// A renewal sent at `sent` got through.
     pub fn handle_renewed(&mut self, sent: Instant) {
-        self.held.sent = self.held.sent.max(sent);
+        if let Some(held) = self.held_mut() {
+            held.sent = held.sent.max(sent);
+        }
     }
 
     /// A renewal was refused: another hub holds the lease.
     pub fn handle_renewal_refused(&mut self) {
-        self.held.lost = true;
+        if let Some(held) = self.held_mut() {
+            held.lost = true;
+        }
+    }
+
+    fn held_mut(&mut self) -> Option<&mut Held> {
+        match &mut self.phase {
+            Phase::Standby(_) => None,
+            Phase::TakingOver(TakingOver { held, .. }) | Phase::Active(Active { held, .. }) => {
+                Some(held)
+            }
+        }
     }
 
     /// Whether this hub holds the lease by its own clock at `now`.
     pub fn holding(&self, now: Instant) -> bool {
-        !matches!(self.phase, Phase::Standby)
-            && !self.held.lost
-            && now.duration_since(self.held.sent) < HOLD_FOR
-    }
-
-    /// A holder's look: it steps down once it no longer holds the lease.
-    pub fn check(&mut self, now: Instant) -> Option<StepDown> {
-        if matches!(self.phase, Phase::Standby) || self.holding(now) {
-            return None;
+        match &self.phase {
+            Phase::Standby(_) => false,
+            Phase::TakingOver(TakingOver { held, .. }) | Phase::Active(Active { held, .. }) => {
+                held.holding(now)
+            }
         }
-        self.step_down(now);
-        Some(StepDown::LeaseLost)
     }
 
-    /// A record of the stream, read in order, is in the local journal; a stranger's is
-    /// skipped and counted (and told by the hub whose append it displaced). `false` for a record out of order (a tail that skipped: read
-    /// again from [`Role::applied`]).
+    /// A record of the stream, read in order: `true` when it goes into the local journal
+    /// (its writes, none for a stranger's, which is counted). A standby's tail that skipped
+    /// is made anew; a record already held is ignored.
     pub fn handle_record(&mut self, seq: u64, sealed: Sealed) -> bool {
         if seq != self.applied + 1 {
+            if seq > self.applied + 1 && matches!(self.phase, Phase::Standby(_)) {
+                let applied = self.applied;
+                self.act(Action::Note(Note::TailSkipped { seq, applied }));
+                self.act(Action::Tail { from: applied + 1 });
+            }
             return false;
         }
         self.applied = seq;
@@ -301,69 +419,240 @@ impl Role {
         true
     }
 
-    /// The sequence an append must find last in the stream (the fence), or [`Withheld`]
-    /// when this hub does not hold the lease at `now`.
-    pub fn expected_last(&self, now: Instant) -> Result<u64, Withheld> {
-        if self.holding(now) {
-            Ok(self.applied)
-        } else {
-            Err(Withheld)
+    /// The standby's tail ended: it is made anew.
+    pub fn handle_tail_ended(&mut self) {
+        if matches!(self.phase, Phase::Standby(_)) {
+            self.act(Action::Tail {
+                from: self.applied + 1,
+            });
         }
     }
 
-    /// The stream took this hub's append as `seq`: a taking-over hub is active from here
-    /// (its epoch returned once).
-    pub fn handle_appended(&mut self, seq: u64) -> Option<u64> {
-        self.applied = seq;
-        match self.phase {
-            Phase::TakingOver(epoch) => {
-                self.phase = Phase::Active(epoch);
-                Some(epoch)
+    /// The stream's last sequence: a standby whose tail stalled makes it anew; an active
+    /// hub reads what came after its last record.
+    pub fn handle_last_seq(&mut self, last: u64) {
+        if last <= self.applied {
+            return;
+        }
+        let applied = self.applied;
+        match &self.phase {
+            Phase::Standby(_) => {
+                self.act(Action::Note(Note::TailStalled { applied }));
+                self.act(Action::Tail { from: applied + 1 });
             }
-            Phase::Standby | Phase::Active(_) => None,
+            Phase::Active(Active {
+                appending: false, ..
+            }) => self.act(Action::ReadAfter(applied)),
+            Phase::TakingOver(_) | Phase::Active(_) => {}
         }
     }
 
-    /// Records after this hub's last one: found when an append was refused, or by an
-    /// active hub's look. Strangers' records only: skipped, and this hub appends after
-    /// them. One of the hall's: the fence (a taking-over hub reads on).
-    pub fn handle_others(&mut self, now: Instant, after: &[(u64, Sealed)]) -> AfterOthers {
-        let hall = after.is_empty() || after.iter().any(|(_, s)| *s == Sealed::Hall);
-        if !hall {
-            for (seq, sealed) in after {
-                if self.handle_record(*seq, *sealed) {
-                    self.untold_strangers.push(*seq);
-                }
-            }
-            return AfterOthers::AppendAfter(self.applied);
-        }
-        self.refused_appends += 1;
-        match self.phase {
-            Phase::TakingOver(_) => AfterOthers::ReadOn,
-            Phase::Standby | Phase::Active(_) => {
-                self.step_down(now);
-                AfterOthers::Fenced
-            }
+    /// A read of the stream ([`Action::ReadLastSeq`], [`Action::ReadAfter`]) failed: what
+    /// waits on it is tried again in a moment.
+    pub fn handle_read_failed(&mut self, now: Instant) {
+        match &mut self.phase {
+            Phase::TakingOver(taking) => taking.retry_at = Some(now + RETRY_AFTER),
+            Phase::Active(active) if active.appending => active.retry_at = Some(now + RETRY_AFTER),
+            Phase::Standby(_) | Phase::Active(_) => {}
         }
     }
 
-    /// The strangers' records to tell the shell: an active hub's only.
-    pub fn take_strangers(&mut self) -> Vec<u64> {
-        match self.phase {
-            Phase::Active(_) => std::mem::take(&mut self.untold_strangers),
-            Phase::Standby | Phase::TakingOver(_) => Vec::new(),
+    /// Reading the rest of the stream failed: a taking-over hub reads again in a while.
+    pub fn handle_catch_up_failed(&mut self, now: Instant) {
+        if let Phase::TakingOver(taking) = &mut self.phase {
+            taking.retry_at = Some(now + RENEW_EVERY);
         }
     }
 
-    /// Back to standby: it renews no more and watches the lease afresh.
-    pub fn step_down(&mut self, now: Instant) {
-        self.phase = Phase::Standby;
-        self.held.lost = true;
-        self.watch = Watch {
-            revision: None,
-            holder: None,
-            since: now,
+    /// The stream is read to its end: a taking-over hub still holding the lease appends its
+    /// takeover record.
+    pub fn handle_caught_up(&mut self, now: Instant) {
+        let Phase::TakingOver(taking) = &self.phase else {
+            return;
         };
+        if !taking.held.holding(now) {
+            self.give_up(now);
+            return;
+        }
+        let epoch = taking.epoch;
+        self.act(Action::Append {
+            expected: self.applied,
+            id: format!("takeover-{epoch}"),
+            record: Appending::Takeover(epoch),
+        });
+    }
+
+    /// The core has writes for the stream: an active hub holding the lease appends them, one
+    /// that no longer holds it steps down (nothing is appended, nothing acknowledged).
+    pub fn handle_writes(&mut self, now: Instant) {
+        match &mut self.phase {
+            Phase::Active(active) if !active.appending => {
+                active.appending = true;
+                active.batch_no += 1;
+                self.append_writes(now);
+            }
+            Phase::Active(_) => {}
+            Phase::Standby(_) | Phase::TakingOver(_) => self.act(Action::DropWrites),
+        }
+    }
+
+    /// The batch held is appended after this hub's last record, or withheld.
+    fn append_writes(&mut self, now: Instant) {
+        let Phase::Active(active) = &self.phase else {
+            return;
+        };
+        if !active.held.holding(now) {
+            self.act(Action::Note(Note::Withheld));
+            self.step_down(now, StepDown::LeaseLost);
+            return;
+        }
+        let id = format!("{}-{}-{}", self.me.hub, active.epoch, active.batch_no);
+        self.act(Action::Append {
+            expected: self.applied,
+            id,
+            record: Appending::Writes,
+        });
+    }
+
+    /// The stream took this hub's append as `seq`: a taking-over hub is active from here.
+    pub fn handle_appended(&mut self, now: Instant, seq: u64) {
+        self.applied = seq;
+        match &mut self.phase {
+            Phase::TakingOver(taking) => {
+                let TakingOver { epoch, held, .. } = *taking;
+                self.phase = Phase::Active(Active {
+                    epoch,
+                    held,
+                    appending: false,
+                    batch_no: 0,
+                    retry_at: None,
+                    // Not at once: a leader that steps down holds appends up for a moment,
+                    // which the first moments of a takeover do not need.
+                    leaders_at: now + LEADERS_EVERY,
+                });
+                self.act(Action::Sync);
+                // Writes a core of this hub's last active time handed on after it stepped
+                // down: the core is built anew from the journal.
+                self.act(Action::DropWrites);
+                self.act(Action::Note(Note::Active { epoch, seq }));
+                self.act(Action::Tell(ClusterNews::Active(epoch)));
+                self.tell_strangers();
+            }
+            Phase::Active(active) => active.appending = false,
+            Phase::Standby(_) => {}
+        }
+    }
+
+    /// The stream refused an append: a record came after this hub's last one. It reads what.
+    pub fn handle_append_refused(&mut self) {
+        self.act(Action::ReadAfter(self.applied));
+    }
+
+    /// An append got no answer: it is tried again in a moment, while this hub holds the
+    /// lease.
+    pub fn handle_append_failed(&mut self, now: Instant) {
+        match &mut self.phase {
+            Phase::TakingOver(taking) => taking.retry_at = Some(now + RETRY_AFTER),
+            Phase::Active(active) => active.retry_at = Some(now + RETRY_AFTER),
+            Phase::Standby(_) => {}
+        }
+    }
+
+    /// The records after this hub's last one, found when an append was refused or by an
+    /// active hub's look. Strangers' records only: skipped, and this hub appends after
+    /// them. One of the hall's: the fence (a taking-over hub reads on, an active one steps
+    /// down).
+    pub fn handle_others(&mut self, now: Instant, after: &[(u64, Sealed)]) {
+        let hall = after.is_empty() || after.iter().any(|(_, s)| *s == Sealed::Hall);
+        if hall {
+            self.refused_appends += 1;
+            match self.phase {
+                Phase::TakingOver(_) => {
+                    self.act(Action::Note(Note::ReadOn));
+                    self.read_on(now);
+                }
+                Phase::Active(_) => {
+                    self.act(Action::Note(Note::Fenced));
+                    self.step_down(now, StepDown::Fenced);
+                }
+                Phase::Standby(_) => {}
+            }
+            return;
+        }
+        for (seq, sealed) in after {
+            if self.handle_record(*seq, *sealed) {
+                self.untold_strangers.push(*seq);
+                self.act(Action::Skip(*seq));
+            }
+        }
+        match &self.phase {
+            Phase::TakingOver(_) => self.handle_caught_up(now),
+            Phase::Active(active) => {
+                if active.appending {
+                    self.append_writes(now);
+                }
+                self.tell_strangers();
+            }
+            Phase::Standby(_) => {}
+        }
+    }
+
+    /// A taking-over hub reads the stream to its end again (then appends), while it holds
+    /// the lease.
+    fn read_on(&mut self, now: Instant) {
+        if self.holding(now) {
+            self.act(Action::CatchUp {
+                from: self.applied + 1,
+            });
+        } else {
+            self.give_up(now);
+        }
+    }
+
+    /// Tells the shell of the strangers' records found (an active hub's: a standby's shell
+    /// writes nothing).
+    fn tell_strangers(&mut self) {
+        if matches!(self.phase, Phase::Active(_)) && !self.untold_strangers.is_empty() {
+            let seqs = std::mem::take(&mut self.untold_strangers);
+            self.act(Action::Tell(ClusterNews::StrangersRecords(seqs)));
+        }
+    }
+
+    /// An active hub steps down: it renews no more, drops what it did not append, tells the
+    /// shell and watches the lease afresh.
+    fn step_down(&mut self, now: Instant, why: StepDown) {
+        self.act(Action::Note(Note::SteppedDown(why)));
+        self.act(Action::DropWrites);
+        self.act(Action::Tell(ClusterNews::Standby(None)));
+        self.give_up(now);
+    }
+
+    /// Back to standby: the lease given up, the stream tailed again, the lease looked at
+    /// at once.
+    fn give_up(&mut self, now: Instant) {
+        self.phase = Phase::Standby(Standby::fresh(self.applied, now));
+        self.look_at = now;
+        self.act(Action::GiveUpLease);
+        self.act(Action::Tail {
+            from: self.applied + 1,
+        });
+    }
+
+    fn act(&mut self, action: Action) {
+        self.actions.push_back(action);
+    }
+}
+
+impl Standby {
+    fn fresh(applied: u64, now: Instant) -> Standby {
+        Standby {
+            watch: Watch {
+                revision: None,
+                holder: None,
+                since: now,
+            },
+            progress: (applied, now),
+        }
     }
 }
 

@@ -84,6 +84,14 @@ pub enum Handed {
 pub struct FlusherInput(Sender<Handed>);
 
 impl FlusherInput {
+    /// A handle whose hand-overs arrive on the receiver, for a test that stands in for the
+    /// flusher.
+    #[cfg(test)]
+    pub(crate) fn channel() -> (FlusherInput, Receiver<Handed>) {
+        let (tx, rx) = mpsc::channel();
+        (FlusherInput(tx), rx)
+    }
+
     /// Hands over `handed`; `false` once the flusher has stopped.
     pub fn hand(&self, handed: Handed) -> bool {
         self.0.send(handed).is_ok()
