@@ -276,7 +276,7 @@ fn replay_hall(hub: &mut Hub, scripts: &[BoardScript]) {
         let now = HubMs(at);
         if i == usize::MAX {
             if let Some(action) = arbiter_result(hub.hall(), board, scripts[b].source_result) {
-                hub.handle_decision(now, RequestId(0), board, None, action);
+                hub.handle_decision(now, RequestId(0), board, None, action, None);
                 let _ = hub.poll_all_durable(now);
             }
             continue;

@@ -4,11 +4,18 @@
 //! publications, answers. It decides nothing. Every `impl Shell` is here; the work is its
 //! members': [`Intake`], [`Requests`], the pages, the phones, the cluster's role.
 
+mod alerts;
+mod arbiters;
+mod boards;
+mod hall;
+mod nodes;
+mod rounds;
+mod standings;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use link::LinkEvent;
-use protocol::seal::NodeKey;
 use protocol::topic;
 use tokio::sync::mpsc;
 
@@ -23,20 +30,16 @@ use super::restore::restored_hub;
 use super::{feed, live, pairings, phones};
 use super::{ServeConfig, BATCH, PAGES_EVERY, PAIRINGS_EVERY, REPUBLISH_EVERY};
 use crate::core::hub::{Hub, HubConfig, Output, Reply, RequestId};
-use crate::core::phone::PhoneCredentials;
 use crate::core::rounds::StartError;
-use crate::core::standings::Tiebreak;
 use crate::edge::cluster::role::ClusterNews;
 use crate::edge::http::access::Access;
-use crate::edge::http::api::{Effect, Query};
+use crate::edge::http::api::{Change, Query, Read};
 use crate::edge::journal::flusher::Flushed;
 use crate::edge::mqtt::client::{HubLink, Incoming};
 use crate::metrics::Metrics;
-use crate::pairings::{self as tournament, Trfs};
-use crate::view::feed::{section_games, FeedCache, FeedSource};
+use crate::pairings::Trfs;
+use crate::view::feed::FeedCache;
 use crate::view::pager;
-use crate::view::public_rounds;
-use crate::view::tiles::Audience;
 
 /// What the loop owns: the core and the edges it carries out outputs on.
 pub(super) struct Shell {
@@ -475,242 +478,31 @@ impl Shell {
     /// to the core, its answer waiting until the change is durable.
     fn answer(&mut self, query: Query) {
         let now = self.clock.now();
-        if let Some(reason) = self.journal.takes_nothing() {
-            // A change cannot be made durable: its answer is dropped (503 to the client).
-            if query.effect() == Effect::Changes {
-                tracing::warn!(%reason, "a change refused: the journal takes nothing");
-                return;
-            }
-        }
-        let hub = &mut self.hub;
-        // A dropped receiver means the HTTP client went away; nothing to do.
         match query {
-            Query::Boards(reply) => drop(reply.send(hub.hall().summaries(now))),
-            Query::Board(board, round, reply) => {
-                let round = round.unwrap_or_else(|| hub.hall().round_of(board));
-                drop(reply.send(hub.board_detail(now, round, board)));
-            }
-            Query::TimeTrouble(reply) => drop(reply.send(hub.hall().time_trouble(now))),
-            Query::ConnectedNodes(reply) => drop(reply.send(hub.hall().connected_nodes(now))),
-            Query::Health(reply) => drop(reply.send(match self.journal.failure() {
-                None => match self.journal.takes_nothing() {
-                    Some(standby) => Err(standby.to_owned()),
-                    None => self.link.broker_trouble().map_or(Ok(()), Err),
-                },
-                Some(f) => Err(format!(
-                    "the journal cannot write since {} s ago: {}",
-                    f.since.elapsed().as_secs(),
-                    f.reason
-                )),
-            })),
-            Query::CheckClaim(board, request, reply) => {
-                drop(reply.send(hub.hall().check_claim(board, &request)));
-            }
-            Query::Decide(board, round, action, held_to, reply) => {
-                if let Some(refusal) = held_to.and_then(|name| hub.out_of_zone(&name, board)) {
-                    drop(reply.send(Err(refusal)));
-                    return;
-                }
-                let request = self.requests.request(Waiting::Decision(reply));
-                self.hub.handle_decision(now, request, board, round, action);
-            }
-            Query::Alerts(reply) => drop(reply.send(hub.desk().alerts().cloned().collect())),
-            Query::Pairings(round, section, audience, reply) => {
-                let pairings = match audience {
-                    Audience::Arbiters => hub.section_pairings(round, section.as_deref()),
-                    Audience::Spectators => {
-                        public_rounds::pairings(hub, now, round, section.as_deref())
-                    }
-                };
-                drop(reply.send(pairings));
-            }
-            Query::Standings(round, section, audience, reply) => {
-                let ranking = ranking(&self.trfs, &self.standings, section.as_deref());
-                let table = crate::view::standings::standings(
-                    hub,
-                    now,
-                    &ranking,
-                    round,
-                    section.as_deref(),
-                    audience,
-                );
-                drop(reply.send(table));
-            }
-            Query::TeamStandings(round, section, audience, reply) => {
-                let ranking = ranking(&self.trfs, &self.standings, section.as_deref());
-                // Only a team event's file is read for its teams, and only when asked.
-                let event = self
-                    .trfs
-                    .get(&section.clone())
-                    .and_then(tournament::team_records::team_event);
-                let table = event.and_then(|event| {
-                    crate::view::standings::team_standings(
-                        hub,
-                        now,
-                        &ranking,
-                        &event,
-                        round,
-                        section.as_deref(),
-                        audience,
-                    )
-                });
-                drop(reply.send(table));
-            }
-            Query::Byes(round, section, reply) => {
-                let byes = hub.rounds().byes(round).iter();
-                let byes = byes.filter(|b| section.is_none() || b.section == section);
-                drop(reply.send(byes.cloned().collect()));
-            }
-            Query::Broadcast(round, board, (section, boards), reply) => {
-                let source = FeedSource::of(hub);
-                let which = (section.as_deref(), boards.as_ref());
-                let games = section_games(&source, now, round, board, which, &mut self.feed_cache);
-                drop(reply.send(games));
-            }
-            Query::Rounds(audience, reply) => drop(reply.send(match audience {
-                Audience::Arbiters => hub.round_states(),
-                Audience::Spectators => public_rounds::round_states(hub, now),
-            })),
-            Query::StartRound(start, reply) => match &mut self.pairing_files {
-                // The pairing program exported the round's pairings just before, perhaps.
-                Some(files) => files.wait_for_read((start, reply)),
-                None => {
-                    let request = self.requests.request(Waiting::Rounds(reply));
-                    self.hub.handle_round_start(now, request, start);
-                }
+            Query::Read(read) => match read {
+                Read::Boards(read) => read.answer(self, now),
+                Read::Rounds(read) => read.answer(self, now),
+                Read::Standings(read) => read.answer(self, now),
+                Read::Nodes(read) => read.answer(self, now),
+                Read::Arbiters(read) => read.answer(self),
+                Read::Alerts(read) => read.answer(self),
+                Read::Hall(read) => read.answer(self, now),
             },
-            Query::UndoStart(undo, reply) => {
-                let request = self.requests.request(Waiting::Rounds(reply));
-                self.hub.handle_start_undo(now, request, undo);
-            }
-            Query::Nodes(reply) => drop(reply.send(hub.nodes_report(now))),
-            Query::Outlets(reply) => drop(reply.send(self.follower.statuses())),
-            Query::Bind(hardware, board, reply) => {
-                let request = self.requests.request(Waiting::Nodes(reply));
-                self.hub.handle_binding(now, request, &hardware, board);
-            }
-            Query::Enrol(hardware, board, reply) => {
-                let request = self.requests.request(Waiting::Enrolled(reply));
-                let fresh = NodeKey::from_bytes(rand::random());
-                self.hub
-                    .handle_enrolment(now, request, &hardware, board, fresh);
-            }
-            Query::Revoke(hardware, reply) => {
-                let request = self.requests.request(Waiting::Nodes(reply));
-                self.hub.handle_revocation(now, request, &hardware);
-            }
-            Query::EnrolArbiter(arbiter, reply) => {
-                let request = self.requests.request(Waiting::ArbiterEnrolled(reply));
-                let fresh = NodeKey::from_bytes(rand::random());
-                self.hub.handle_arbiter_enrolment(
-                    now,
-                    request,
-                    &arbiter.name,
-                    fresh,
-                    arbiter.zones,
-                    arbiter.language,
-                );
-            }
-            Query::RenewLinks(name, reply) => {
-                let request = self.requests.request(Waiting::Arbiters(reply));
-                self.hub.handle_links_renewal(now, request, &name);
-            }
-            Query::RevokeArbiter(name, reply) => {
-                let request = self.requests.request(Waiting::Arbiters(reply));
-                self.hub.handle_arbiter_revocation(now, request, &name);
-            }
-            Query::Arbiters(reply) => {
-                drop(reply.send(hub.arbiters().map(|(n, _)| n.to_owned()).collect()))
-            }
-            Query::BrokerUsers(reply) => {
-                let lines = hub
-                    .broker_users()
-                    .map(|l| crate::edge::mqtt::broker::passwd_lines(&l));
-                drop(reply.send(lines));
-            }
-            Query::ResultsTrf(section, reply) => {
-                let file = results_file(&self.trfs, &self.standings, hub, now, section.as_deref());
-                drop(reply.send(file));
-            }
-            Query::AlertCommand(id, command, held_to, reply) => {
-                if let Some(refusal) = held_to.and_then(|name| hub.alert_out_of_zone(&name, id)) {
-                    drop(reply.send(Err(refusal)));
+            Query::Change(change) => {
+                if let Some(reason) = self.journal.takes_nothing() {
+                    // A change cannot be made durable: its answer is dropped (503 to the
+                    // client).
+                    tracing::warn!(%reason, "a change refused: the journal takes nothing");
                     return;
                 }
-                let request = self.requests.request(Waiting::Alert(reply));
-                self.hub
-                    .handle_alert_command(now, Some(request), id, command);
-            }
-            Query::Live(audience, reply) => {
-                let start = self.live.start(hub, &self.metrics, audience, now);
-                drop(reply.send(start));
-            }
-            Query::PhoneWatch(arbiter, reply) => {
-                let watch = hub
-                    .phone(&arbiter)
-                    .map(|(watch, member)| (watch, PhoneCredentials::of(member)));
-                drop(reply.send(watch));
-            }
-            Query::ArbiterLogin(arbiter, reply) => {
-                let login = hub
-                    .arbiter_members()
-                    .find(|(name, _)| *name == arbiter)
-                    .map(|(_, member)| crate::edge::http::login::arbiter_login(member));
-                drop(reply.send(login));
-            }
-            Query::PhoneFeed(arbiter, after, reply) => {
-                drop(reply.send(self.phones.feed(hub, &arbiter, after)));
-            }
-            Query::PhoneCommand(arbiter, id, act, mac, reply) => {
-                let request = self.requests.request(Waiting::Alert(reply));
-                self.hub
-                    .handle_phone_command(now, request, &arbiter, id, act, &mac);
-            }
-            Query::Cluster(reply) => drop(reply.send(self.cluster.as_ref().map(ClusterRole::view))),
-            Query::SpectatorBoard(board, reply) => {
-                drop(reply.send(live::spectator_board(hub, board, now)));
+                match change {
+                    Change::Boards(change) => change.apply(self, now),
+                    Change::Rounds(change) => change.apply(self, now),
+                    Change::Nodes(change) => change.apply(self, now),
+                    Change::Arbiters(change) => change.apply(self, now),
+                    Change::Alerts(change) => change.apply(self, now),
+                }
             }
         }
     }
-}
-
-/// How `section` ranks: the event's settings and what its pairing file says.
-fn ranking<'a>(
-    trfs: &'a tournament::Trfs,
-    settings: &'a crate::core::standings::Settings,
-    section: Option<&str>,
-) -> crate::view::standings::Ranking<'a> {
-    let (scoring, file_list) = tournament::ranking_of(trfs, section);
-    crate::view::standings::Ranking {
-        settings,
-        scoring,
-        file_list,
-    }
-}
-
-/// `GET /api/results.trf`: `section`'s file with the hub's results, its players placed as
-/// the standings after the last complete round place them.
-fn results_file(
-    trfs: &tournament::Trfs,
-    settings: &crate::core::standings::Settings,
-    hub: &crate::core::hub::Hub,
-    now: crate::core::time::HubMs,
-    section: Option<&str>,
-) -> Option<String> {
-    let section = tournament::file_section(trfs, section);
-    let ranking = ranking(trfs, settings, section);
-    let table = crate::view::standings::after_last_complete_round(hub, now, &ranking, section);
-    // The list is recorded where it is not the file's own already.
-    let own_list = settings.tiebreaks.is_none() && ranking.file_list.is_some();
-    let placings = table.map(|table| tournament::Placings {
-        places: table.rows.iter().map(|r| (r.start_rank, r.rank)).collect(),
-        tiebreaks: (!own_list).then(|| {
-            let trf_spelling = |code: &String| match code.parse::<Tiebreak>() {
-                Ok(tiebreak) => tiebreak.trf_spelling(),
-                Err(_) => code.clone(),
-            };
-            table.tiebreaks.iter().map(trf_spelling).collect()
-        }),
-    });
-    tournament::results_trf(trfs, hub, section, placings.as_ref())
 }

@@ -129,7 +129,8 @@ impl TestHub {
         action: ArbiterAction,
     ) -> (Result<AuditEntry, DecisionError>, Vec<AlertChange>) {
         let request = self.request();
-        self.hub.handle_decision(now, request, board, round, action);
+        self.hub
+            .handle_decision(now, request, board, round, action, None);
         let (changes, replies) = self.settle(now);
         match replies.into_iter().find(|(r, _)| *r == request) {
             Some((_, Reply::Decision(answer))) => (answer, changes),
@@ -207,7 +208,7 @@ impl TestHub {
             note,
         };
         self.hub
-            .handle_alert_command(now, Some(request), id, command);
+            .handle_alert_command(now, Some(request), id, command, None);
         let (mut changes, replies) = self.settle(now);
         match replies.into_iter().find(|(r, _)| *r == request) {
             Some((_, Reply::Alert(answer))) => answer.map(|_| changes.pop()),

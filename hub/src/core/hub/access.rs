@@ -268,7 +268,7 @@ impl Hub {
     /// Why arbiter `name`'s own login may not decide at `board`: the board is in a zone they
     /// do not watch (as enrolled, else as the hall configures them); `None` where they may.
     /// A hall without zones holds nobody.
-    pub fn out_of_zone(&self, name: &str, board: BoardNo) -> Option<DecisionError> {
+    pub(super) fn out_of_zone(&self, name: &str, board: BoardNo) -> Option<DecisionError> {
         let zone = self.desk.routing().zone_of(board);
         (!self.watches(name, zone)).then(|| DecisionError::OutOfZone {
             board,
@@ -279,7 +279,7 @@ impl Hub {
 
     /// Why arbiter `name`'s own login may not acknowledge or resolve alert `id`: its zone is
     /// not one they watch; `None` where they may (or for an alert there is not).
-    pub fn alert_out_of_zone(&self, name: &str, id: AlertId) -> Option<AlertError> {
+    pub(super) fn alert_out_of_zone(&self, name: &str, id: AlertId) -> Option<AlertError> {
         let alert = self.desk.alerts().find(|a| a.id == id)?;
         (!self.watches(name, &alert.zone)).then(|| AlertError::OutOfZone {
             id,

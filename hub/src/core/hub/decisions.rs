@@ -20,7 +20,8 @@ impl Hub {
     /// the flush.
     ///
     /// `round` names the game: the board's in play (`None`, or its round), or one of a round
-    /// that is over, which takes only a result.
+    /// that is over, which takes only a result. `held_to`: an arbiter's own login, held to
+    /// the zones they watch (`None`: the chief's token).
     pub fn handle_decision(
         &mut self,
         now: HubMs,
@@ -28,8 +29,13 @@ impl Hub {
         board: BoardNo,
         round: Option<RoundNo>,
         action: ArbiterAction,
+        held_to: Option<&str>,
     ) {
         self.now = self.now.max(now);
+        if let Some(refusal) = held_to.and_then(|name| self.out_of_zone(name, board)) {
+            self.reply(request, Reply::Decision(Err(refusal)));
+            return;
+        }
         match self.decide(now, board, round, action) {
             Ok((at, entry)) => self.pending.wait(at, Deferred::Decision(request, entry)),
             Err(e) => self.reply(request, Reply::Decision(Err(e))),
@@ -208,15 +214,25 @@ impl Hub {
 
     /// An arbiter acknowledges or resolves an alert, from the API (`request`) or a pager
     /// (none: a refusal is counted). The answer waits until the change is durable; one that
-    /// changes nothing (done before) is answered at once.
+    /// changes nothing (done before) is answered at once. `held_to`: an arbiter's own login
+    /// or phone, held to the zones they watch (`None`: the chief's token, or a pager whose
+    /// zone was checked).
     pub fn handle_alert_command(
         &mut self,
         now: HubMs,
         request: Option<RequestId>,
         id: AlertId,
         command: AlertCommand,
+        held_to: Option<&str>,
     ) {
         self.now = self.now.max(now);
+        if let Some(refusal) = held_to.and_then(|name| self.alert_out_of_zone(name, id)) {
+            match request {
+                Some(request) => self.reply(request, Reply::Alert(Err(refusal))),
+                None => self.count(Count::PagerRefused(PagerRefusal::OutOfZone)),
+            }
+            return;
+        }
         let command = AlertCommand {
             by: names::without_format(&command.by),
             note: command.note.as_deref().map(names::without_format),
@@ -272,7 +288,7 @@ impl Hub {
                 return;
             }
         }
-        self.handle_alert_command(now, None, id, command);
+        self.handle_alert_command(now, None, id, command, None);
     }
 
     /// An arbiter tapped `act` on alert `id` on their phone (the edge found them by their
@@ -298,10 +314,6 @@ impl Hub {
             self.reply(request, Reply::Alert(Err(AlertError::NotTheirs(id))));
             return;
         }
-        if let Some(refusal) = self.alert_out_of_zone(arbiter, id) {
-            self.reply(request, Reply::Alert(Err(refusal)));
-            return;
-        }
         let action = match act {
             PhoneAct::Acknowledge => AlertAction::Ack,
             PhoneAct::Resolve => AlertAction::Resolve,
@@ -311,6 +323,6 @@ impl Hub {
             by: arbiter.to_owned(),
             note: None,
         };
-        self.handle_alert_command(now, Some(request), id, command);
+        self.handle_alert_command(now, Some(request), id, command, Some(arbiter));
     }
 }

@@ -8,22 +8,27 @@ use axum::response::{IntoResponse, Response};
 use protocol::BoardNo;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::core::alerts::desk::AlertError;
-use crate::core::alerts::{Alert, AlertCommand};
-use crate::core::arbiter::{ArbiterAction, AuditEntry, DecisionError};
-use crate::core::board::{BoardDetail, BoardSummary, Urgency};
-use crate::core::claim::{ClaimCheck, ClaimRequest};
-use crate::core::hub::{ArbiterEnrolment, Enrolled, EnrolmentRefusal, StartRequest, UndoRequest};
-use crate::core::ids::{AlertId, HardwareId, RoundNo};
-use crate::core::pairings::{Bye, Pairing, RoundState};
-use crate::core::relay::slices::BoardRanges;
+mod alerts;
+mod arbiters;
+mod boards;
+mod hall;
+mod nodes;
+mod rounds;
+mod standings;
+
+pub use alerts::{AlertChange, AlertRead};
+pub use arbiters::{ArbiterChange, ArbiterRead};
+pub use boards::{BoardChange, BoardRead};
+pub use hall::HallRead;
+pub use nodes::{NodeChange, NodeRead};
+pub use rounds::{RoundChange, RoundRead};
+pub use standings::StandingsRead;
+
+use crate::core::arbiter::DecisionError;
+use crate::core::ids::{AlertId, RoundNo};
 use crate::core::rounds::StartError;
-use crate::core::setup::NodesReport;
 use crate::edge::http::access::Access;
-use crate::edge::outlets::OutletStatus;
 use crate::metrics::Metrics;
-use crate::view::feed::FeedGame;
-use crate::view::tiles::{Audience, SpectatorBoard};
 
 /// A page's start: the whole hall as of now (JSON), and the changes from then on.
 pub struct LiveStart {
@@ -52,172 +57,60 @@ pub struct ArbiterEnrolRequest {
     pub language: Option<crate::core::alerts::Language>,
 }
 
-/// A question for the loop that owns the hall.
+/// A question for the loop that owns the hall: a read, answered from the hall as it is on
+/// any hub, or a change, journaled, which a hub whose journal takes nothing (failed, or a
+/// cluster's standby) refuses by its type. Each subject's questions are in a file of their
+/// own, answered by the shell's file of the same name (`run/shell/`).
 pub enum Query {
-    Boards(oneshot::Sender<Vec<BoardSummary>>),
-    /// A board's game in a round (`None`: the one it plays), as `GET /api/boards/{n}`
-    /// shows it.
-    Board(
-        BoardNo,
-        Option<RoundNo>,
-        oneshot::Sender<Option<BoardDetail>>,
-    ),
-    TimeTrouble(oneshot::Sender<Vec<Urgency>>),
-    ConnectedNodes(oneshot::Sender<usize>),
-    /// Whether the hub can make events durable; the reason when not.
-    Health(oneshot::Sender<Result<(), String>>),
-    CheckClaim(BoardNo, ClaimRequest, oneshot::Sender<Option<ClaimCheck>>),
-    /// An arbiter's decision for a board's game (of a round; `None`: the one in play);
-    /// answered once it is durable.
-    /// A decision at a board (of a round), by an arbiter's own login held to their zones
-    /// (`Some(name)`) or the chief's token (`None`).
-    Decide(
-        BoardNo,
-        Option<RoundNo>,
-        ArbiterAction,
-        Option<String>,
-        oneshot::Sender<Result<AuditEntry, DecisionError>>,
-    ),
-    /// Every alert.
-    Alerts(oneshot::Sender<Vec<Alert>>),
-    /// A round's pairings (of one section, or the whole hall), with the hub's results (for
-    /// the spectators, as the broadcast delay releases them).
-    Pairings(
-        RoundNo,
-        Option<String>,
-        Audience,
-        oneshot::Sender<Option<Vec<Pairing>>>,
-    ),
-    /// A section's standings after a round (by default the round in play), as the audience
-    /// sees the results.
-    Standings(
-        Option<RoundNo>,
-        Option<String>,
-        Audience,
-        oneshot::Sender<Option<crate::view::standings::Standings>>,
-    ),
-    /// A team event's standings, as [`Query::Standings`] has the players'.
-    TeamStandings(
-        Option<RoundNo>,
-        Option<String>,
-        Audience,
-        oneshot::Sender<Option<crate::view::standings::TeamStandings>>,
-    ),
-    /// A round's players without a board (of one section, or the whole hall).
-    Byes(RoundNo, Option<String>, oneshot::Sender<Vec<Bye>>),
-    /// The pairing program's TRF with the hub's results of every round.
-    /// (Of a section, or the hall's own.)
-    ResultsTrf(Option<String>, oneshot::Sender<Option<String>>),
-    /// The hall's nodes and the technician's warnings.
-    Nodes(oneshot::Sender<NodesReport>),
-    /// How each of the broadcast's outlets is doing.
-    Outlets(oneshot::Sender<Vec<OutletStatus>>),
-    /// Every round with pairings or started, and how far each is (for the spectators, as
-    /// the broadcast delay releases the results).
-    Rounds(Audience, oneshot::Sender<Vec<RoundState>>),
-    /// An arbiter starts a round; answered with the rounds once durable.
-    StartRound(
-        StartRequest,
-        oneshot::Sender<Result<Vec<RoundState>, StartError>>,
-    ),
-    /// The chief arbiter takes back a forced start; answered with the rounds once durable.
-    UndoStart(
-        UndoRequest,
-        oneshot::Sender<Result<Vec<RoundState>, StartError>>,
-    ),
-    /// The technician binds a node's e-board hardware to a board (`None`: unbinds it);
-    /// answered with the nodes' report once the binding is durable.
-    Bind(HardwareId, Option<BoardNo>, oneshot::Sender<NodesReport>),
-    /// The technician enrols a node's hardware for a board: its key and its binding in one
-    /// step; answered with the key once durable.
-    Enrol(HardwareId, BoardNo, oneshot::Sender<Enrolled>),
-    /// The technician revokes a node's key; answered with the nodes' report once durable.
-    Revoke(HardwareId, oneshot::Sender<NodesReport>),
-    /// Who an external broker must let in: `username:password` lines.
-    BrokerUsers(oneshot::Sender<Option<String>>),
-    /// The chief arbiter enrols an arbiter (a new key); answered with their pager's
-    /// credentials once durable, or why not.
-    EnrolArbiter(
-        ArbiterEnrolRequest,
-        oneshot::Sender<Result<ArbiterEnrolment, EnrolmentRefusal>>,
-    ),
-    /// The chief arbiter revokes an arbiter; answered with the roster once durable.
-    RevokeArbiter(String, oneshot::Sender<Vec<String>>),
-    /// Renew an arbiter's links (page login, phone); the enrolled arbiters, once durable.
-    RenewLinks(String, oneshot::Sender<Vec<String>>),
-    /// The enrolled arbiters' names.
-    Arbiters(oneshot::Sender<Vec<String>>),
-    /// The public feed's games of a round (one board, or all; of a section, of a slice's
-    /// boards); `None` for a round not in play.
-    Broadcast(
-        RoundNo,
-        Option<BoardNo>,
-        (Option<String>, Option<BoardRanges>),
-        oneshot::Sender<Option<Vec<FeedGame>>>,
-    ),
-    /// An arbiter acknowledges or resolves an alert (their own login held to their zones:
-    /// `Some(name)`); answered once it is durable.
-    AlertCommand(
-        AlertId,
-        AlertCommand,
-        Option<String>,
-        oneshot::Sender<Result<Alert, AlertError>>,
-    ),
-    /// A supervision page connects.
-    Live(Audience, oneshot::Sender<LiveStart>),
-    /// What an arbiter's phone watches, and its subscription (`None`: not enrolled).
-    PhoneWatch(
-        String,
-        oneshot::Sender<
-            Option<(
-                crate::core::phone::PhoneWatch,
-                crate::core::phone::PhoneCredentials,
-            )>,
-        >,
-    ),
-    /// An arbiter's own page login (`None`: not enrolled).
-    ArbiterLogin(String, oneshot::Sender<Option<String>>),
-    /// An arbiter's phone stream, from after step `u64` (`None`: not enrolled).
-    PhoneFeed(String, u64, oneshot::Sender<Option<PhoneFeed>>),
-    /// An arbiter's tap on a phone's button: (arbiter, alert, act, MAC).
-    PhoneCommand(
-        String,
-        AlertId,
-        crate::core::phone::PhoneAct,
-        String,
-        oneshot::Sender<Result<Alert, AlertError>>,
-    ),
-    /// A board as spectators see it.
-    SpectatorBoard(BoardNo, oneshot::Sender<Option<SpectatorBoard>>),
-    /// The hub's role in a cluster (`None`: a hall of one hub).
-    Cluster(oneshot::Sender<Option<serde_json::Value>>),
+    Read(Read),
+    Change(Change),
 }
 
-/// What a question does to the hall: reads it, or changes it (journaled, so refused while the
-/// journal takes nothing: failed, or a cluster's standby).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
-    Reads,
-    Changes,
+/// The questions that read the hall.
+pub enum Read {
+    Boards(BoardRead),
+    Rounds(RoundRead),
+    Standings(StandingsRead),
+    Nodes(NodeRead),
+    Arbiters(ArbiterRead),
+    Alerts(AlertRead),
+    Hall(HallRead),
 }
 
-impl Query {
-    /// Every question names its effect here, without a catch-all: a question added to the
-    /// API does not compile until it says whether a standby may take it.
-    pub fn effect(&self) -> Effect {
-        use Query::*;
-        match self {
-            Decide(..) | StartRound(..) | UndoStart(..) | Bind(..) | Enrol(..) | Revoke(..)
-            | EnrolArbiter(..) | RevokeArbiter(..) | RenewLinks(..) | AlertCommand(..)
-            | PhoneCommand(..) => Effect::Changes,
-            Boards(..) | Board(..) | TimeTrouble(..) | ConnectedNodes(..) | Health(..)
-            | CheckClaim(..) | Alerts(..) | Pairings(..) | Standings(..) | TeamStandings(..)
-            | Byes(..) | ResultsTrf(..) | Nodes(..) | Outlets(..) | Rounds(..)
-            | BrokerUsers(..) | Arbiters(..) | Broadcast(..) | Live(..) | PhoneWatch(..)
-            | ArbiterLogin(..) | PhoneFeed(..) | SpectatorBoard(..) | Cluster(..) => Effect::Reads,
-        }
-    }
+/// The questions that change the hall.
+pub enum Change {
+    Boards(BoardChange),
+    Rounds(RoundChange),
+    Nodes(NodeChange),
+    Arbiters(ArbiterChange),
+    Alerts(AlertChange),
 }
+
+/// Each subject's questions are a [`Query`] of their kind.
+macro_rules! questions {
+    ($($kind:ident :: $subject:ident ($question:ty)),* $(,)?) => {
+        $(impl From<$question> for Query {
+            fn from(question: $question) -> Query {
+                Query::$kind($kind::$subject(question))
+            }
+        })*
+    };
+}
+
+questions!(
+    Read::Boards(BoardRead),
+    Read::Rounds(RoundRead),
+    Read::Standings(StandingsRead),
+    Read::Nodes(NodeRead),
+    Read::Arbiters(ArbiterRead),
+    Read::Alerts(AlertRead),
+    Read::Hall(HallRead),
+    Change::Boards(BoardChange),
+    Change::Rounds(RoundChange),
+    Change::Nodes(NodeChange),
+    Change::Arbiters(ArbiterChange),
+    Change::Alerts(AlertChange),
+);
 
 /// How long a request waits for the loop that owns the hall: an answer that waits for the
 /// journal comes within a flush (milliseconds); a client never hangs on a hub that cannot.
@@ -364,14 +257,14 @@ impl IntoResponse for ApiError {
 }
 
 impl Api {
-    pub(super) async fn ask<T>(
+    pub(super) async fn ask<T, Q: Into<Query>>(
         &self,
-        query: impl FnOnce(oneshot::Sender<T>) -> Query,
+        query: impl FnOnce(oneshot::Sender<T>) -> Q,
     ) -> Result<T, ApiError> {
         let (reply, answer) = oneshot::channel();
         let asked = async {
             self.queries
-                .send(query(reply))
+                .send(query(reply).into())
                 .await
                 .map_err(|_| ApiError::Stopping)?;
             answer.await.map_err(|_| ApiError::Stopping)
@@ -420,7 +313,7 @@ mod tests {
             drop(question);
         });
         let started = tokio::time::Instant::now();
-        let answer = api.ask(Query::Health).await;
+        let answer = api.ask(|reply| HallRead::Health { reply }).await;
         assert!(matches!(answer, Err(ApiError::NoAnswer)), "{answer:?}");
         assert_eq!(started.elapsed(), ANSWER_WITHIN);
         let response = ApiError::NoAnswer.into_response();
@@ -431,11 +324,18 @@ mod tests {
     #[test]
     fn the_journaled_questions_are_the_changes_a_standby_refuses() {
         let (reply, _) = oneshot::channel();
-        assert_eq!(Query::Boards(reply).effect(), Effect::Reads);
+        assert!(matches!(
+            Query::from(BoardRead::All { reply }),
+            Query::Read(Read::Boards(_))
+        ));
         let (reply, _) = oneshot::channel();
-        assert_eq!(
-            Query::RevokeArbiter("IA Berg".into(), reply).effect(),
-            Effect::Changes
-        );
+        let revoke = ArbiterChange::Revoke {
+            arbiter: "IA Berg".into(),
+            reply,
+        };
+        assert!(matches!(
+            Query::from(revoke),
+            Query::Change(Change::Arbiters(_))
+        ));
     }
 }

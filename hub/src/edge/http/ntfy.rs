@@ -39,7 +39,7 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use super::access::{presented_credential, Phone};
-use super::api::{Api, ApiError, PhoneFeed, Query};
+use super::api::{AlertChange, Api, ApiError, ArbiterRead, PhoneFeed};
 use super::credential::Login;
 use super::slots::{Slot, Viewer};
 use crate::core::alerts::desk::AlertError;
@@ -408,7 +408,11 @@ async fn open_stream(
     };
     let arbiter = phone.arbiter.clone();
     let feed = api
-        .ask(|reply| Query::PhoneFeed(arbiter, after, reply))
+        .ask(|reply| ArbiterRead::PhoneFeed {
+            arbiter,
+            after,
+            reply,
+        })
         .await
         .map_err(Refusal::Api)?
         .ok_or(UNAUTHORIZED)?;
@@ -626,7 +630,13 @@ async fn tap(
     };
     let arbiter = phone.arbiter.clone();
     let answer = api
-        .ask(|reply| Query::PhoneCommand(arbiter, id, act, body.mac, reply))
+        .ask(|reply| AlertChange::Phone {
+            arbiter,
+            id,
+            act,
+            mac: body.mac,
+            reply,
+        })
         .await;
     match answer {
         Ok(Ok(alert)) => Json(alert).into_response(),

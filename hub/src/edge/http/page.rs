@@ -17,7 +17,7 @@ use futures_util::Stream;
 use tokio::sync::broadcast;
 
 use super::access::{session_cookie, COOKIE};
-use super::api::{Api, ApiError, Query};
+use super::api::{Api, ApiError, HallRead};
 use super::sessions::LIFETIME;
 use super::slots::{Slot, Viewer};
 use crate::view::tiles::Audience;
@@ -231,7 +231,7 @@ async fn live(
         .slots
         .take(&viewer, peer.ip())
         .map_err(ApiError::TooManyStreams)?;
-    let start = api.ask(|reply| Query::Live(audience, reply)).await?;
+    let start = api.ask(|reply| HallRead::Live { audience, reply }).await?;
     let state = PageStream {
         api,
         audience,
@@ -262,7 +262,11 @@ async fn live(
                     // Too far behind (a slow page): it starts again from the whole hall.
                     Err(broadcast::error::RecvError::Lagged(_)) => {
                         let audience = s.audience;
-                        let start = s.api.ask(|reply| Query::Live(audience, reply)).await.ok()?;
+                        let start = s
+                            .api
+                            .ask(|reply| HallRead::Live { audience, reply })
+                            .await
+                            .ok()?;
                         s.updates = start.updates;
                         ("hall", start.hall)
                     }

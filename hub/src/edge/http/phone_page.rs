@@ -9,7 +9,7 @@ use axum::routing::get;
 use axum::{Extension, Json, Router};
 use serde_json::json;
 
-use super::api::{Api, ApiError, Query};
+use super::api::{Api, ApiError, ArbiterRead};
 use super::credential::Login;
 use super::page::asset;
 use crate::core::phone::PhoneCredentials;
@@ -68,7 +68,10 @@ async fn me(
         })));
     };
     let watch = api
-        .ask(|reply| Query::PhoneWatch(name.clone(), reply))
+        .ask(|reply| ArbiterRead::PhoneWatch {
+            arbiter: name.clone(),
+            reply,
+        })
         .await?
         .ok_or(ApiError::Stopping)?;
     let (watch, credentials) = watch;
@@ -113,7 +116,10 @@ async fn enrolment_qr(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let login = api
-        .ask(|reply| Query::ArbiterLogin(query.arbiter.clone(), reply))
+        .ask(|reply| ArbiterRead::Login {
+            arbiter: query.arbiter.clone(),
+            reply,
+        })
         .await?
         .ok_or_else(|| ApiError::BadQuery(format!("{:?} is not enrolled", query.arbiter)))?;
     let server = super::ntfy::base_url(&api, &headers);

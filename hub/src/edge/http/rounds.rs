@@ -31,7 +31,9 @@ use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 
-use super::api::{optional_body, Api, ApiError, Query, SectionQuery};
+use super::api::{
+    optional_body, Api, ApiError, BoardChange, BoardRead, RoundChange, RoundRead, SectionQuery,
+};
 use super::credential::Login;
 use super::path::{RoundBoardPath, RoundPath};
 use crate::core::arbiter::{ArbiterAction, AuditEntry};
@@ -74,7 +76,7 @@ async fn rounds(
     headers: HeaderMap,
 ) -> Result<Json<Vec<RoundState>>, ApiError> {
     let audience = audience(&api, &headers);
-    api.ask(|reply| Query::Rounds(audience, reply))
+    api.ask(|reply| RoundRead::All { audience, reply })
         .await
         .map(Json)
 }
@@ -85,7 +87,7 @@ async fn round_state(
     headers: HeaderMap,
 ) -> Result<Json<RoundState>, ApiError> {
     let audience = audience(&api, &headers);
-    api.ask(|reply| Query::Rounds(audience, reply))
+    api.ask(|reply| RoundRead::All { audience, reply })
         .await?
         .into_iter()
         .find(|s| s.round == round)
@@ -102,10 +104,15 @@ async fn pairings(
     headers: HeaderMap,
 ) -> Result<Json<Vec<Pairing>>, ApiError> {
     let audience = audience(&api, &headers);
-    api.ask(|reply| Query::Pairings(round, query.section, audience, reply))
-        .await?
-        .map(Json)
-        .ok_or(ApiError::UnknownRound(round))
+    api.ask(|reply| RoundRead::Pairings {
+        round,
+        section: query.section,
+        audience,
+        reply,
+    })
+    .await?
+    .map(Json)
+    .ok_or(ApiError::UnknownRound(round))
 }
 
 /// `[{"player": {…}, "bye", "points", "section"}]`.
@@ -114,9 +121,13 @@ async fn byes(
     RoundPath(round): RoundPath,
     axum::extract::Query(query): axum::extract::Query<SectionQuery>,
 ) -> Result<Json<Vec<Bye>>, ApiError> {
-    api.ask(|reply| Query::Byes(round, query.section, reply))
-        .await
-        .map(Json)
+    api.ask(|reply| RoundRead::Byes {
+        round,
+        section: query.section,
+        reply,
+    })
+    .await
+    .map(Json)
 }
 
 /// The round's games with the hub's results as CSV, in the columns a CSV round is read in
@@ -128,7 +139,12 @@ async fn results_csv(
 ) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse;
     let games = api
-        .ask(|reply| Query::Pairings(round, query.section, Audience::Arbiters, reply))
+        .ask(|reply| RoundRead::Pairings {
+            round,
+            section: query.section,
+            audience: Audience::Arbiters,
+            reply,
+        })
         .await?
         .ok_or(ApiError::UnknownRound(round))?;
     let csv = crate::pairings::csv::write(&games);
@@ -164,7 +180,7 @@ async fn start(
         by,
         login: login.held_to_zones(),
     };
-    api.ask(|reply| Query::StartRound(request, reply))
+    api.ask(|reply| RoundChange::Start { request, reply })
         .await?
         .map(Json)
         .map_err(ApiError::NotStarted)
@@ -190,7 +206,7 @@ async fn undo_start(
         by,
         login: login.held_to_zones(),
     };
-    api.ask(|reply| Query::UndoStart(request, reply))
+    api.ask(|reply| RoundChange::UndoStart { request, reply })
         .await?
         .map(Json)
         .map_err(ApiError::NotStarted)
@@ -213,10 +229,14 @@ async fn board(
     State(api): State<Api>,
     RoundBoardPath(round, n): RoundBoardPath,
 ) -> Result<Json<BoardDetail>, ApiError> {
-    api.ask(|reply| Query::Board(n, Some(round), reply))
-        .await?
-        .map(Json)
-        .ok_or(ApiError::UnknownBoard(n))
+    api.ask(|reply| BoardRead::One {
+        board: n,
+        round: Some(round),
+        reply,
+    })
+    .await?
+    .map(Json)
+    .ok_or(ApiError::UnknownBoard(n))
 }
 
 async fn decide(
@@ -227,8 +247,14 @@ async fn decide(
 ) -> Result<Json<AuditEntry>, ApiError> {
     action.arbiter = login.signs(Some(action.arbiter));
     let held_to = login.held_to_zones();
-    api.ask(|reply| Query::Decide(n, Some(round), action, held_to, reply))
-        .await?
-        .map(Json)
-        .map_err(ApiError::Refused)
+    api.ask(|reply| BoardChange::Decide {
+        board: n,
+        round: Some(round),
+        action,
+        held_to,
+        reply,
+    })
+    .await?
+    .map(Json)
+    .map_err(ApiError::Refused)
 }

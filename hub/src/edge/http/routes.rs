@@ -14,7 +14,10 @@ use protocol::BoardNo;
 use tokio::sync::mpsc;
 
 use super::access::{self, Access};
-use super::api::{optional_body, Api, ApiError, Query, SectionQuery};
+use super::api::{
+    optional_body, AlertChange, AlertRead, Api, ApiError, ArbiterChange, ArbiterRead, BoardChange,
+    BoardRead, HallRead, NodeChange, NodeRead, Query, RoundRead, SectionQuery, StandingsRead,
+};
 use super::credential::Login;
 use super::path::{BoardPath, PgnPath};
 use crate::core::alerts::desk::AlertError;
@@ -142,17 +145,21 @@ pub async fn bind(
 }
 
 async fn boards(State(api): State<Api>) -> Result<Json<Vec<BoardSummary>>, ApiError> {
-    api.ask(Query::Boards).await.map(Json)
+    api.ask(|reply| BoardRead::All { reply }).await.map(Json)
 }
 
 async fn board(
     State(api): State<Api>,
     BoardPath(n): BoardPath,
 ) -> Result<Json<BoardDetail>, ApiError> {
-    api.ask(|reply| Query::Board(n, None, reply))
-        .await?
-        .map(Json)
-        .ok_or(ApiError::UnknownBoard(n))
+    api.ask(|reply| BoardRead::One {
+        board: n,
+        round: None,
+        reply,
+    })
+    .await?
+    .map(Json)
+    .ok_or(ApiError::UnknownBoard(n))
 }
 
 /// `GET /api/public/boards/{n}`: the board view as spectators see it: the moves, clocks
@@ -161,7 +168,7 @@ async fn spectator_board(
     State(api): State<Api>,
     BoardPath(n): BoardPath,
 ) -> Result<Json<SpectatorBoard>, ApiError> {
-    api.ask(|reply| Query::SpectatorBoard(n, reply))
+    api.ask(|reply| BoardRead::Spectators { board: n, reply })
         .await?
         .map(Json)
         .ok_or(ApiError::UnknownBoard(n))
@@ -174,10 +181,14 @@ async fn check_claim(
     BoardPath(n): BoardPath,
     Json(request): Json<ClaimRequest>,
 ) -> Result<Json<ClaimCheck>, ApiError> {
-    api.ask(|reply| Query::CheckClaim(n, request, reply))
-        .await?
-        .map(Json)
-        .ok_or(ApiError::UnknownBoard(n))
+    api.ask(|reply| BoardRead::CheckClaim {
+        board: n,
+        request,
+        reply,
+    })
+    .await?
+    .map(Json)
+    .ok_or(ApiError::UnknownBoard(n))
 }
 
 /// The arbiter decides at a board: `{"arbiter": "…", "decision": "reinstate", "ply": 31}`,
@@ -192,10 +203,16 @@ async fn decide(
     Json(mut action): Json<ArbiterAction>,
 ) -> Result<Json<AuditEntry>, ApiError> {
     action.arbiter = login.signs(Some(action.arbiter));
-    api.ask(|reply| Query::Decide(n, None, action, login.held_to_zones(), reply))
-        .await?
-        .map(Json)
-        .map_err(ApiError::Refused)
+    api.ask(|reply| BoardChange::Decide {
+        board: n,
+        round: None,
+        action,
+        held_to: login.held_to_zones(),
+        reply,
+    })
+    .await?
+    .map(Json)
+    .map_err(ApiError::Refused)
 }
 
 /// Query of `GET /api/time-trouble`.
@@ -210,7 +227,7 @@ async fn time_trouble(
     State(api): State<Api>,
     axum::extract::Query(query): axum::extract::Query<TimeTroubleQuery>,
 ) -> Result<Json<Vec<Urgency>>, ApiError> {
-    let mut ranking = api.ask(Query::TimeTrouble).await?;
+    let mut ranking = api.ask(|reply| BoardRead::TimeTrouble { reply }).await?;
     if let Some(within) = query.within_ms {
         ranking.retain(|u| u.time_to_flag_ms.is_some_and(|ms| ms <= within));
     }
@@ -242,7 +259,13 @@ async fn broadcast_pgn(
         .transpose()
         .map_err(|e| ApiError::BadQuery(format!("boards: {e}")))?;
     let games = api
-        .ask(|reply| Query::Broadcast(round, board, (query.section, boards), reply))
+        .ask(|reply| RoundRead::Broadcast {
+            round,
+            board,
+            section: query.section,
+            boards,
+            reply,
+        })
         .await?
         .ok_or(ApiError::UnknownRound(round))?;
     if board.is_some() && games.is_empty() {
@@ -289,13 +312,13 @@ async fn broadcast_pgn(
 /// `GET /api/broadcast/outlets`: each outlet of the broadcast (the LiveChess folder,
 /// lichess, FTP), what each destination last got and, while it fails, why.
 async fn outlets(State(api): State<Api>) -> Result<Json<Vec<OutletStatus>>, ApiError> {
-    api.ask(Query::Outlets).await.map(Json)
+    api.ask(|reply| HallRead::Outlets { reply }).await.map(Json)
 }
 
 /// `GET /api/nodes`: every board's node (hardware ids, software, connected, bound board)
 /// and the warnings for the technician.
 async fn nodes(State(api): State<Api>) -> Result<Json<NodesReport>, ApiError> {
-    api.ask(Query::Nodes).await.map(Json)
+    api.ask(|reply| NodeRead::Report { reply }).await.map(Json)
 }
 
 /// Body of `POST /api/nodes/bind`: `{"hardware": "DGT-3000-17", "board": 12}`; `"board":
@@ -318,9 +341,13 @@ async fn bind_node(
     if let Some(board) = body.board {
         check_board(board)?;
     }
-    api.ask(|reply| Query::Bind(body.hardware, body.board, reply))
-        .await
-        .map(Json)
+    api.ask(|reply| NodeChange::Bind {
+        hardware: body.hardware,
+        board: body.board,
+        reply,
+    })
+    .await
+    .map(Json)
 }
 
 /// Body of `POST /api/nodes/enrol`: `{"hardware": "DGT-3000-17", "board": 12}`.
@@ -351,7 +378,11 @@ async fn enrol_node(
     check_hardware(&body.hardware)?;
     check_board(body.board)?;
     let enrolled = api
-        .ask(|reply| Query::Enrol(body.hardware, body.board, reply))
+        .ask(|reply| NodeChange::Enrol {
+            hardware: body.hardware,
+            board: body.board,
+            reply,
+        })
         .await?;
     Ok(Json(EnrolAnswer {
         hardware: enrolled.hardware,
@@ -365,7 +396,7 @@ async fn enrol_node(
 /// lines for `mosquitto_passwd -U` (`deploy/README.md`).
 async fn broker_users(State(api): State<Api>) -> Result<Response, ApiError> {
     let users = api
-        .ask(Query::BrokerUsers)
+        .ask(|reply| NodeRead::BrokerUsers { reply })
         .await?
         .ok_or(ApiError::Stopping)?;
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], users).into_response())
@@ -414,7 +445,7 @@ async fn enrol_arbiter(
         language: body.language,
     };
     let enrolment = api
-        .ask(|reply| Query::EnrolArbiter(request, reply))
+        .ask(|reply| ArbiterChange::Enrol { request, reply })
         .await?
         .map_err(|e| ApiError::BadQuery(e.to_string()))?;
     let mut json = super::login::arbiter_credentials(&enrolment, &api.hall_ca);
@@ -434,7 +465,10 @@ async fn revoke_arbiter(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     check_arbiter_name(&body.arbiter)?;
     let names = api
-        .ask(|reply| Query::RevokeArbiter(body.arbiter, reply))
+        .ask(|reply| ArbiterChange::Revoke {
+            arbiter: body.arbiter,
+            reply,
+        })
         .await?;
     Ok(Json(serde_json::json!({ "arbiters": names })))
 }
@@ -452,7 +486,10 @@ async fn renew_links(
     check_arbiter_name(&body.arbiter)?;
     let name = body.arbiter;
     let names = api
-        .ask(|reply| Query::RenewLinks(name.clone(), reply))
+        .ask(|reply| ArbiterChange::RenewLinks {
+            arbiter: name.clone(),
+            reply,
+        })
         .await?;
     let not_enrolled = || {
         (
@@ -465,10 +502,16 @@ async fn renew_links(
         return Ok(not_enrolled());
     }
     let watch = api
-        .ask(|reply| Query::PhoneWatch(name.clone(), reply))
+        .ask(|reply| ArbiterRead::PhoneWatch {
+            arbiter: name.clone(),
+            reply,
+        })
         .await?;
     let login = api
-        .ask(|reply| Query::ArbiterLogin(name.clone(), reply))
+        .ask(|reply| ArbiterRead::Login {
+            arbiter: name.clone(),
+            reply,
+        })
         .await?;
     let (Some((_, phone)), Some(login)) = (watch, login) else {
         return Ok(not_enrolled());
@@ -484,7 +527,7 @@ async fn renew_links(
 
 /// `GET /api/arbiters`: the enrolled arbiters' names.
 async fn arbiters(State(api): State<Api>) -> Result<Json<serde_json::Value>, ApiError> {
-    let names = api.ask(Query::Arbiters).await?;
+    let names = api.ask(|reply| ArbiterRead::Names { reply }).await?;
     Ok(Json(serde_json::json!({ "arbiters": names })))
 }
 
@@ -529,9 +572,12 @@ async fn revoke_node(
     Json(body): Json<RevokeBody>,
 ) -> Result<Json<NodesReport>, ApiError> {
     check_hardware(&body.hardware)?;
-    api.ask(|reply| Query::Revoke(body.hardware, reply))
-        .await
-        .map(Json)
+    api.ask(|reply| NodeChange::Revoke {
+        hardware: body.hardware,
+        reply,
+    })
+    .await
+    .map(Json)
 }
 
 /// A hardware id as a node can announce it: not empty, at most `Hello::MAX_TEXT` bytes, no
@@ -565,7 +611,10 @@ async fn results_trf(
     axum::extract::Query(query): axum::extract::Query<SectionQuery>,
 ) -> Result<Response, ApiError> {
     let trf = api
-        .ask(|reply| Query::ResultsTrf(query.section, reply))
+        .ask(|reply| StandingsRead::ResultsTrf {
+            section: query.section,
+            reply,
+        })
         .await?
         .ok_or(ApiError::NoTrf)?;
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], trf).into_response())
@@ -602,7 +651,7 @@ async fn alerts(
         })?]),
     };
     let mut alerts: Vec<Alert> = api
-        .ask(Query::Alerts)
+        .ask(|reply| AlertRead::All { reply })
         .await?
         .into_iter()
         .filter(|a| state.as_ref().is_none_or(|s| s.contains(&a.state)))
@@ -630,7 +679,7 @@ async fn alert(
     axum::extract::Query(query): axum::extract::Query<AlertsQuery>,
 ) -> Result<Json<Alert>, ApiError> {
     let language = language(query.lang.as_deref())?;
-    api.ask(Query::Alerts)
+    api.ask(|reply| AlertRead::All { reply })
         .await?
         .into_iter()
         .find(|a| a.id == id)
@@ -680,21 +729,26 @@ async fn alert_command(
         by: login.signs(body.by),
         note: body.note,
     };
-    api.ask(|reply| Query::AlertCommand(id, command, login.held_to_zones(), reply))
-        .await?
-        .map(Json)
-        .map_err(|e| match e {
-            AlertError::Unknown(id) => ApiError::UnknownAlert(id),
-            AlertError::TooLong(e) => ApiError::BadQuery(format!("body: {e}")),
-            AlertError::NotTheirs(id) => ApiError::UnknownAlert(id),
-            e @ AlertError::OutOfZone { .. } => ApiError::Forbidden(e.to_string()),
-        })
+    api.ask(|reply| AlertChange::Command {
+        id,
+        command,
+        held_to: login.held_to_zones(),
+        reply,
+    })
+    .await?
+    .map(Json)
+    .map_err(|e| match e {
+        AlertError::Unknown(id) => ApiError::UnknownAlert(id),
+        AlertError::TooLong(e) => ApiError::BadQuery(format!("body: {e}")),
+        AlertError::NotTheirs(id) => ApiError::UnknownAlert(id),
+        e @ AlertError::OutOfZone { .. } => ApiError::Forbidden(e.to_string()),
+    })
 }
 
 /// `ok` while the hub can make events durable; 503 with the reason otherwise. Answering
 /// proves the core loop is alive, not only the HTTP server.
 async fn healthz(State(api): State<Api>) -> Result<Response, ApiError> {
-    Ok(match api.ask(Query::Health).await? {
+    Ok(match api.ask(|reply| HallRead::Health { reply }).await? {
         Ok(()) => "ok\n".into_response(),
         Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
     })
@@ -706,7 +760,7 @@ async fn cluster(
     State(api): State<Api>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
-    Ok(match api.ask(Query::Cluster).await? {
+    Ok(match api.ask(|reply| HallRead::Cluster { reply }).await? {
         Some(status) => {
             let mut json = serde_json::to_value(status).unwrap_or_default();
             if !api.access.is_arbiter(&headers) {
@@ -727,7 +781,7 @@ async fn cluster(
 }
 
 async fn metrics_text(State(api): State<Api>) -> Result<Response, ApiError> {
-    let connected = api.ask(Query::ConnectedNodes).await?;
+    let connected = api.ask(|reply| NodeRead::Connected { reply }).await?;
     Ok((
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         api.metrics.render(connected),

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 
-use super::api::{Api, ApiError, Query};
+use super::api::{Api, ApiError, StandingsRead};
 use crate::core::ids::RoundNo;
 use crate::view::tiles::Audience;
 
@@ -97,7 +97,12 @@ async fn standings(
 ) -> Result<Response, ApiError> {
     let asked = asked(&api, &headers, query)?;
     let table = api
-        .ask(|reply| Query::Standings(asked.round, asked.section, asked.audience, reply))
+        .ask(|reply| StandingsRead::Players {
+            round: asked.round,
+            section: asked.section,
+            audience: asked.audience,
+            reply,
+        })
         .await?
         .ok_or(ApiError::NoStandings)?;
     Ok(if asked.csv {
@@ -114,7 +119,12 @@ async fn team_standings(
 ) -> Result<Response, ApiError> {
     let asked = asked(&api, &headers, query)?;
     let table = api
-        .ask(|reply| Query::TeamStandings(asked.round, asked.section, asked.audience, reply))
+        .ask(|reply| StandingsRead::Teams {
+            round: asked.round,
+            section: asked.section,
+            audience: asked.audience,
+            reply,
+        })
         .await?
         .ok_or(ApiError::NoTeamStandings)?;
     Ok(if asked.csv {
