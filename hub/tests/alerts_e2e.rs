@@ -171,7 +171,7 @@ fn is(change: &'static str, kind: &'static str, board: u16) -> impl Fn(&Value) -
 }
 
 fn alerts(hub: &Hub) -> Vec<Value> {
-    http_json(hub.http, "/api/alerts")
+    http_json(&hub.web, "/api/alerts")
         .as_array()
         .unwrap()
         .clone()
@@ -311,7 +311,7 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
     }
     let mallory = r#"{"by": "mallory"}"#;
     let cross_site = http_request(
-        hub.http,
+        &hub.web,
         "POST",
         &path,
         &from("http://evil.example"),
@@ -319,10 +319,10 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
     );
     assert_eq!(cross_site.unwrap().0, 403);
     let huge = format!(r#"{{"by": "eva", "note": "{}"}}"#, "x".repeat(20_000));
-    assert_eq!(http_post(hub.http, &path, &huge).unwrap().0, 413);
+    assert_eq!(http_post(&hub.web, &path, &huge).unwrap().0, 413);
     let own_page = format!("http://{}", hub.http);
     let unknown = http_request(
-        hub.http,
+        &hub.web,
         "POST",
         "/api/alerts/99999/ack",
         &from(&own_page),
@@ -333,13 +333,13 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
     // name as the host: refused, whatever it asks.
     let http_port = hub.http.port();
     let rebound = format!("evil.example:{http_port}");
-    let read = http_request(hub.http, "GET", "/api/alerts", &[("Host", &rebound)], "");
+    let read = http_request(&hub.web, "GET", "/api/alerts", &[("Host", &rebound)], "");
     assert_eq!(read.unwrap().0, 421);
     let local = format!("localhost:{http_port}");
-    let read = http_request(hub.http, "GET", "/healthz", &[("Host", &local)], "");
+    let read = http_request(&hub.web, "GET", "/healthz", &[("Host", &local)], "");
     assert_eq!(read.unwrap().0, 200);
     let (status, body) = http_post(
-        hub.http,
+        &hub.web,
         &path,
         r#"{"by": "eva", "note": "reinstated, 2 min to White"}"#,
     )
@@ -349,10 +349,10 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
     assert_eq!(resolved["state"], "resolved");
     assert_eq!(resolved["resolved"]["by"], "eva");
     // Idempotent: the same again answers the same alert, unchanged.
-    let (status, again) = http_post(hub.http, &path, r#"{"by": "ola"}"#).unwrap();
+    let (status, again) = http_post(&hub.web, &path, r#"{"by": "ola"}"#).unwrap();
     assert_eq!(status, 200);
     assert_eq!(serde_json::from_str::<Value>(&again).unwrap(), resolved);
-    let (status, _) = http_post(hub.http, "/api/alerts/99999/ack", "").unwrap();
+    let (status, _) = http_post(&hub.web, "/api/alerts/99999/ack", "").unwrap();
     assert_eq!(status, 404);
     // A bad command from the network is refused and counted.
     pager
@@ -456,7 +456,7 @@ async fn incidents_reach_the_pager_once_are_handled_and_survive_a_hub_restart() 
         raised_on_the_wire.len(),
         "an alert raised twice on the wire"
     );
-    let metrics = support::http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = support::http_get(&hub.web, "/metrics").unwrap().1;
     assert!(
         metrics.contains("zeitnot_bad_payloads_total{reason=\"pager_command\"} 1"),
         "{metrics}"

@@ -13,7 +13,7 @@ use serde_json::Value;
 use support::{stranger_request, Hub};
 
 fn status(hub: &Hub, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> u16 {
-    stranger_request(hub.http, method, path, headers, body)
+    stranger_request(&hub.web, method, path, headers, body)
         .unwrap()
         .0
 }
@@ -23,7 +23,7 @@ fn log_in(hub: &Hub, login: &str) -> Result<String, u16> {
     let json = [("Content-Type", "application/json")];
     let body = format!(r#"{{"token": "{login}"}}"#);
     let (status, headers, _) =
-        stranger_request(hub.http, "POST", "/api/session", &json, &body).unwrap();
+        stranger_request(&hub.web, "POST", "/api/session", &json, &body).unwrap();
     match status {
         204 => Ok(headers["set-cookie"].split(';').next().unwrap().to_owned()),
         other => Err(other),
@@ -32,7 +32,7 @@ fn log_in(hub: &Hub, login: &str) -> Result<String, u16> {
 
 fn is_arbiter(hub: &Hub, cookie: &str) -> bool {
     let (_, _, body) =
-        stranger_request(hub.http, "GET", "/api/session", &[("Cookie", cookie)], "").unwrap();
+        stranger_request(&hub.web, "GET", "/api/session", &[("Cookie", cookie)], "").unwrap();
     serde_json::from_str::<Value>(&body).unwrap()["arbiter"] == true
 }
 

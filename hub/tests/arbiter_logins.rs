@@ -52,7 +52,7 @@ async fn three_unsealed_uplinks(sender: &rumqttc::AsyncClient) {
 
 /// The alert `id` as the chief sees it.
 fn alert(hub: &Hub, id: u64) -> Value {
-    http_json(hub.http, &format!("/api/alerts/{id}"))
+    http_json(&hub.web, &format!("/api/alerts/{id}"))
 }
 
 /// A pager command of `enrolment`'s arbiter, sealed with their key, sent now.
@@ -85,13 +85,13 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     let berg_login = berg["login"].as_str().unwrap().to_owned();
     assert_ne!(berg["mqtt_user"], dahl["mqtt_user"], "a pager login each");
     assert_eq!(
-        http_json(hub.http, "/api/arbiters")["arbiters"],
+        http_json(&hub.web, "/api/arbiters")["arbiters"],
         serde_json::json!(["IA Berg", "IA Dahl"])
     );
 
     // Berg's own login reads the arbiters' view, and holds none of the hall's keys.
     assert_eq!(
-        as_login(hub.http, &berg_login, "GET", "/api/boards", "").0,
+        as_login(&hub.web, &berg_login, "GET", "/api/boards", "").0,
         200
     );
     for (method, path, body) in [
@@ -109,11 +109,11 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
         ("POST", "/api/arbiters/revoke", r#"{"arbiter": "IA Dahl"}"#),
         ("GET", "/api/broker/users", ""),
     ] {
-        let (status, answer) = as_login(hub.http, &berg_login, method, path, body);
+        let (status, answer) = as_login(&hub.web, &berg_login, method, path, body);
         assert_eq!(status, 403, "{method} {path} as an arbiter: {answer}");
     }
     assert_eq!(
-        http_json(hub.http, "/api/arbiters")["arbiters"]
+        http_json(&hub.web, "/api/arbiters")["arbiters"]
             .as_array()
             .unwrap()
             .len(),
@@ -129,7 +129,7 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     three_unsealed_uplinks(&sender).await;
     let mut forged = None;
     for _ in 0..50 {
-        let alerts = http_json(hub.http, "/api/alerts");
+        let alerts = http_json(&hub.web, "/api/alerts");
         forged = alerts
             .as_array()
             .unwrap()
@@ -145,7 +145,7 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
 
     // Berg acknowledges it over the API and types another name: her own is kept.
     let (status, acked) = as_login(
-        hub.http,
+        &hub.web,
         &berg_login,
         "POST",
         &format!("/api/alerts/{id}/ack"),
@@ -158,7 +158,7 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     let body = format!(r#"{{"token": "{berg_login}"}}"#);
     let json = [("Content-Type", "application/json")];
     let (status, headers, _) =
-        stranger_request(hub.http, "POST", "/api/session", &json, &body).unwrap();
+        stranger_request(&hub.web, "POST", "/api/session", &json, &body).unwrap();
     assert_eq!(status, 204);
     let cookie = headers
         .get("set-cookie")
@@ -166,11 +166,11 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
         .expect("a session cookie");
     let with_cookie = [("Cookie", cookie.as_str())];
     let (_, _, session) =
-        stranger_request(hub.http, "GET", "/api/session", &with_cookie, "").unwrap();
+        stranger_request(&hub.web, "GET", "/api/session", &with_cookie, "").unwrap();
     let session: Value = serde_json::from_str(&session).unwrap();
     assert_eq!(session["name"], "IA Berg");
     assert_eq!(
-        stranger_request(hub.http, "GET", "/api/alerts", &with_cookie, "")
+        stranger_request(&hub.web, "GET", "/api/alerts", &with_cookie, "")
             .unwrap()
             .0,
         200
@@ -194,12 +194,12 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     let answer = hub.technician_post("/api/arbiters/revoke", r#"{"arbiter": "IA Berg"}"#);
     assert_eq!(answer["arbiters"], serde_json::json!(["IA Dahl"]));
     assert_eq!(
-        as_login(hub.http, &berg_login, "GET", "/api/boards", "").0,
+        as_login(&hub.web, &berg_login, "GET", "/api/boards", "").0,
         401,
         "her login"
     );
     assert_eq!(
-        stranger_request(hub.http, "GET", "/api/alerts", &with_cookie, "")
+        stranger_request(&hub.web, "GET", "/api/alerts", &with_cookie, "")
             .unwrap()
             .0,
         401,
@@ -252,24 +252,24 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     let old_dahl = dahl["login"].as_str().unwrap().to_owned();
     let new_dahl = enrol("IA Dahl")["login"].as_str().unwrap().to_owned();
     assert_eq!(
-        as_login(hub.http, &old_dahl, "GET", "/api/boards", "").0,
+        as_login(&hub.web, &old_dahl, "GET", "/api/boards", "").0,
         401
     );
     hub.restart();
     assert_eq!(
-        as_login(hub.http, &new_dahl, "GET", "/api/boards", "").0,
+        as_login(&hub.web, &new_dahl, "GET", "/api/boards", "").0,
         200
     );
     assert_eq!(
-        as_login(hub.http, &old_dahl, "GET", "/api/boards", "").0,
+        as_login(&hub.web, &old_dahl, "GET", "/api/boards", "").0,
         401
     );
     assert_eq!(
-        as_login(hub.http, &berg_login, "GET", "/api/boards", "").0,
+        as_login(&hub.web, &berg_login, "GET", "/api/boards", "").0,
         401
     );
     assert_eq!(
-        http_json(hub.http, "/api/arbiters")["arbiters"],
+        http_json(&hub.web, "/api/arbiters")["arbiters"],
         serde_json::json!(["IA Dahl"])
     );
 
@@ -294,15 +294,15 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     hub.restart();
     assert_ne!(hub.token, old_token, "a new token was made");
     assert_eq!(
-        as_login(hub.http, &old_token, "GET", "/api/boards", "").0,
+        as_login(&hub.web, &old_token, "GET", "/api/boards", "").0,
         401
     );
     assert_eq!(
-        as_login(hub.http, &new_dahl, "GET", "/api/boards", "").0,
+        as_login(&hub.web, &new_dahl, "GET", "/api/boards", "").0,
         401
     );
     assert_eq!(
-        http_json(hub.http, "/api/arbiters")["arbiters"],
+        http_json(&hub.web, "/api/arbiters")["arbiters"],
         serde_json::json!([])
     );
     let again = hub.technician_post("/api/arbiters/enrol", r#"{"arbiter": "IA Dahl"}"#);

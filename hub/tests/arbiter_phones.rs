@@ -115,7 +115,7 @@ fn percentile(mut ms: Vec<f64>, p: f64) -> f64 {
 
 /// The zone of each alert the hub holds.
 fn zones_of_alerts(hub: &Hub) -> BTreeMap<String, String> {
-    http_json(hub.http, "/api/alerts")
+    http_json(&hub.web, "/api/alerts")
         .as_array()
         .unwrap()
         .iter()
@@ -130,7 +130,7 @@ fn zones_of_alerts(hub: &Hub) -> BTreeMap<String, String> {
 
 /// The alert as the hub holds it.
 fn alert(hub: &Hub, id: u64) -> Value {
-    http_json(hub.http, &format!("/api/alerts/{id}"))
+    http_json(&hub.web, &format!("/api/alerts/{id}"))
 }
 
 /// Sends an `http` action's request as the app would, with `authorization` in place of its
@@ -153,7 +153,7 @@ fn send_action(hub: &Hub, action: &Value, url: Option<&str>, authorization: Opti
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     let (status, _, _) = http_request(
-        hub.http,
+        &hub.web,
         "POST",
         path,
         &headers,
@@ -210,7 +210,7 @@ async fn alerts_reach_the_right_phones_are_acknowledged_from_them_and_survive_a_
     ] {
         let headers: Vec<(&str, &str)> = auth.map(|a| ("Authorization", a)).into_iter().collect();
         let path = format!("/{berg_topic}/json?poll=1&since=all");
-        let (got, _, _) = support::stranger_request(hub.http, "GET", &path, &headers, "").unwrap();
+        let (got, _, _) = support::stranger_request(&hub.web, "GET", &path, &headers, "").unwrap();
         assert_eq!(got, status, "{auth:?}");
     }
 
@@ -352,7 +352,7 @@ async fn alerts_reach_the_right_phones_are_acknowledged_from_them_and_survive_a_
         .collect();
     lund_phone.stop();
     let (status, _, body) = http_request(
-        hub.http,
+        &hub.web,
         "POST",
         &format!("/api/alerts/{pause}/resolve"),
         &[("Content-Type", "application/json")],
@@ -393,7 +393,7 @@ async fn alerts_reach_the_right_phones_are_acknowledged_from_them_and_survive_a_
 
     // The others reconnected by themselves: a change after the restart reaches them once.
     let (status, _, body) = http_request(
-        hub.http,
+        &hub.web,
         "POST",
         &format!("/api/alerts/{illegal_id}/resolve"),
         &[("Content-Type", "application/json")],

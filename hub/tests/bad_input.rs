@@ -133,17 +133,17 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         .await
         .unwrap();
     // And over HTTP: a name past 64 characters, a body past 16 KiB, a body that is not JSON.
-    let http = hub.http;
+    let http = hub.web.clone();
     let (long_name, big_body, not_json) = tokio::task::spawn_blocking(move || {
         let name = "A".repeat(10_000);
         let decision = format!(
             r#"{{"arbiter": "{name}", "decision": "adjust_time", "side": "white", "ms": 1000, "reason": "clock_correction"}}"#
         );
-        let long_name = support::http_post(http, "/api/boards/1/decisions", &decision).unwrap().0;
+        let long_name = support::http_post(&http, "/api/boards/1/decisions", &decision).unwrap().0;
         let big = format!(r#"{{"arbiter": "IA", "note": "{}"}}"#, "n".repeat(1 << 20));
-        let big_body = support::http_post(http, "/api/boards/1/decisions", &big).unwrap().0;
+        let big_body = support::http_post(&http, "/api/boards/1/decisions", &big).unwrap().0;
         let text = [("Content-Type", "text/plain")];
-        let not_json = support::http_request(http, "POST", "/api/nodes/bind", &text, "{}")
+        let not_json = support::http_request(&http, "POST", "/api/nodes/bind", &text, "{}")
             .unwrap()
             .0;
         (long_name, big_body, not_json)
@@ -152,6 +152,7 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     .unwrap();
     assert_eq!((long_name, big_body, not_json), (422, 413, 415));
     // Numbers in paths that are none: 400 in the API's words, the same for every route.
+    let http = hub.web.clone();
     let bad_paths = tokio::task::spawn_blocking(move || {
         [
             "/api/boards/x",
@@ -161,7 +162,7 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
             "/broadcast/round/x/games.pgn",
             "/broadcast/round/1/game-x.pgn",
         ]
-        .map(|path| (path, support::http_get(http, path).unwrap()))
+        .map(|path| (path, support::http_get(&http, path).unwrap()))
     })
     .await
     .unwrap();
@@ -208,7 +209,7 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
         .unwrap();
     assert_eq!(report["acked"], report["events"]);
 
-    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = http_get(&hub.web, "/metrics").unwrap().1;
     // The empty and the truncated message are undecodable; the laptop's text starts with b'h', which reads as
     // protocol version 104, so it is counted with the wrong-version message.
     assert_eq!(
@@ -260,18 +261,18 @@ async fn garbage_is_counted_and_refused_while_a_real_board_plays_on() {
     assert_eq!(metric(&metrics, "zeitnot_resend_requests_total"), 1);
 
     // The real board's game is whole; board 9's held-back event was not journaled.
-    let detail = http_json(hub.http, "/api/boards/1");
+    let detail = http_json(&hub.web, "/api/boards/1");
     let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
     assert_eq!(moves, game.sans);
     assert_eq!(
-        http_get(hub.http, "/api/boards/8").unwrap().0,
+        http_get(&hub.web, "/api/boards/8").unwrap().0,
         404,
         "nothing past the bounds reached board 8"
     );
-    let nine = http_json(hub.http, "/api/boards/9");
+    let nine = http_json(&hub.web, "/api/boards/9");
     assert_eq!(nine["last_seq"], 0);
-    assert_eq!(http_get(hub.http, "/api/boards/77").unwrap().0, 404);
-    assert_eq!(http_get(hub.http, "/api/boards/seven").unwrap().0, 400);
+    assert_eq!(http_get(&hub.web, "/api/boards/77").unwrap().0, 404);
+    assert_eq!(http_get(&hub.web, "/api/boards/seven").unwrap().0, 400);
 }
 
 /// A node on the hall's network publishes `Ack { up_to_seq: 1000000 }` to another playing
@@ -315,7 +316,7 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
     // While the game is played, whenever a loaded machine begins it: from its first ply on,
     // a forged Ack every 200 ms until twenty have gone or the game is over.
     let ply = || {
-        http_json(hub.http, "/api/boards/2")["ply"]
+        http_json(&hub.web, "/api/boards/2")["ply"]
             .as_u64()
             .unwrap()
     };
@@ -351,7 +352,7 @@ async fn a_forged_ack_makes_no_node_forget_its_events() {
         .await
         .unwrap();
     assert_eq!(report["acked"], report["events"], "{report}");
-    let detail = http_json(hub.http, "/api/boards/2");
+    let detail = http_json(&hub.web, "/api/boards/2");
     let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
     assert_eq!(moves, game.sans, "every move reached the hub");
     assert_eq!(
@@ -545,7 +546,7 @@ async fn a_node_time_an_hour_ahead_does_not_move_the_boards_now() {
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let detail = loop {
-        let detail = http_json(hub.http, "/api/boards/5");
+        let detail = http_json(&hub.web, "/api/boards/5");
         if detail["last_seq"] == 6 {
             break detail;
         }
@@ -558,13 +559,13 @@ async fn a_node_time_an_hour_ahead_does_not_move_the_boards_now() {
         "White's clock as it ran, not an hour on: {white_ms} ms ({detail})"
     );
     assert_eq!(detail["clock"]["flag_probable"], serde_json::Value::Null);
-    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = http_get(&hub.web, "/metrics").unwrap().1;
     assert_eq!(
         metric(&metrics, "zeitnot_bad_payloads_total{reason=\"node_time\"}"),
         2,
         "the step ahead and the step back to where it was"
     );
-    let nodes = http_json(hub.http, "/api/nodes");
+    let nodes = http_json(&hub.web, "/api/nodes");
     let stepped = nodes["warnings"]
         .as_array()
         .unwrap()
@@ -610,7 +611,7 @@ fn stalled_request_bodies_hold_no_door() {
     std::thread::sleep(Duration::from_millis(500));
     let started = std::time::Instant::now();
     for _ in 0..5 {
-        let (status, body) = http_get(hub.http, "/healthz").unwrap();
+        let (status, body) = http_get(&hub.web, "/healthz").unwrap();
         assert_eq!(status, 200, "{body}");
     }
     assert!(
@@ -648,7 +649,7 @@ fn names_cannot_break_a_pgn_tag_or_pass_for_another() {
         dir.path(),
         "[broadcast]\ndelay_s = 0\n\n[[rounds]]\nnumber = 1\npairings = \"round-1.csv\"\n",
     );
-    let (status, feed) = http_get(hub.http, "/broadcast/round/1/games.pgn").unwrap();
+    let (status, feed) = http_get(&hub.web, "/broadcast/round/1/games.pgn").unwrap();
     assert_eq!(status, 200, "{feed}");
     let tags: Vec<&str> = feed.lines().filter(|l| l.starts_with('[')).collect();
     assert!(
@@ -678,7 +679,7 @@ fn names_cannot_break_a_pgn_tag_or_pass_for_another() {
         "\u{441}hief",
     ] {
         let body = serde_json::json!({ "arbiter": name }).to_string();
-        let (status, answer) = support::http_post(hub.http, "/api/arbiters/enrol", &body).unwrap();
+        let (status, answer) = support::http_post(&hub.web, "/api/arbiters/enrol", &body).unwrap();
         assert_eq!(status, 400, "{name:?} enrolled: {answer}");
     }
 }
@@ -703,7 +704,7 @@ fn refusals_repeated_at_will_fill_no_log() {
         assert!(answer.starts_with("HTTP/1.1 421"), "{answer}");
     }
     let seconds = started.elapsed().as_secs() + 1;
-    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = http_get(&hub.web, "/metrics").unwrap().1;
     assert!(
         metrics.contains(&format!("zeitnot_http_requests_refused_total {TIMES}")),
         "every refusal counted: {metrics}"
@@ -732,7 +733,7 @@ fn every_answer_carries_the_security_headers() {
         "/api/nowhere",
     ] {
         let (status, headers, _) =
-            support::stranger_request(hub.http, "GET", path, &[], "").unwrap();
+            support::stranger_request(&hub.web, "GET", path, &[], "").unwrap();
         let csp = headers.get("content-security-policy").unwrap_or_else(|| {
             panic!("{path} ({status}): no Content-Security-Policy: {headers:?}")
         });
@@ -758,7 +759,7 @@ fn every_answer_carries_the_security_headers() {
     }
     // The pages run under that policy as they are: no inline script, style or handler.
     for path in ["/", "/phone"] {
-        let (_, _, page) = support::stranger_request(hub.http, "GET", path, &[], "").unwrap();
+        let (_, _, page) = support::stranger_request(&hub.web, "GET", path, &[], "").unwrap();
         let lower = page.to_lowercase();
         assert!(!lower.contains(" style="), "{path}: an inline style");
         assert!(!lower.contains("<style"), "{path}: an inline style sheet");
@@ -821,7 +822,7 @@ fn a_live_stream_ends_with_its_login() {
     let body = format!(r#"{{"token": "{login}"}}"#);
     let json = [("Content-Type", "application/json")];
     let (status, headers, _) =
-        support::stranger_request(hub.http, "POST", "/api/session", &json, &body).unwrap();
+        support::stranger_request(&hub.web, "POST", "/api/session", &json, &body).unwrap();
     assert_eq!(status, 204);
     let cookie = headers["set-cookie"].split(';').next().unwrap().to_owned();
     let mut by_session = open("/api/live", &format!("Cookie: {cookie}"));
@@ -845,10 +846,10 @@ fn a_live_stream_ends_with_its_login() {
     // She logs out of the page: its stream ends, the token's goes on.
     let with_cookie = [("Cookie", cookie.as_str())];
     let (status, _, answer) =
-        support::stranger_request(hub.http, "DELETE", "/api/session", &with_cookie, "").unwrap();
+        support::stranger_request(&hub.web, "DELETE", "/api/session", &with_cookie, "").unwrap();
     assert_eq!(status, 204, "{answer}");
     let (status, _, _) =
-        support::stranger_request(hub.http, "GET", "/api/alerts", &with_cookie, "").unwrap();
+        support::stranger_request(&hub.web, "GET", "/api/alerts", &with_cookie, "").unwrap();
     assert_eq!(status, 401, "the session ended");
     assert!(
         ends_within(&mut by_session, Duration::from_secs(6)),

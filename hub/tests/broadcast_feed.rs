@@ -24,7 +24,7 @@ const WOMENS_RAPID: &str = "fide_womens_world_rapid_2024.pgn";
 
 /// `GET` with headers; the status, the headers, the body.
 fn get(
-    http: std::net::SocketAddr,
+    http: &support::Web,
     path: &str,
     headers: &[(&str, &str)],
 ) -> (u16, BTreeMap<String, String>, String) {
@@ -81,7 +81,7 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it()
     replays.push(Replay::new(10, WOMENS_RAPID, 29, 8.0));
     let boards: Vec<u16> = replays.iter().map(|r| r.board).collect();
     Node::play_all(&replays, &hub, dir.path());
-    let (status, headers, feed) = get(hub.http, "/broadcast/round/1/games.pgn", &[]);
+    let (status, headers, feed) = get(&hub.web, "/broadcast/round/1/games.pgn", &[]);
     assert_eq!(status, 200);
     assert_eq!(
         headers["content-type"],
@@ -94,7 +94,7 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it()
     // says of each move's clock.
     let mut sources = serde_json::Map::new();
     for replay in &replays {
-        let detail = http_json(hub.http, &format!("/api/boards/{}", replay.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", replay.board));
         sources.insert(
             replay.board.to_string(),
             json!({"pgn": replay.pgn, "game": replay.game, "clock_ms": detail["clock_ms"]}),
@@ -127,7 +127,7 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it()
     let modified = headers["last-modified"].clone();
     assert_eq!(
         get(
-            hub.http,
+            &hub.web,
             "/broadcast/round/1/games.pgn",
             &[("If-None-Match", &etag)]
         )
@@ -136,19 +136,19 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it()
     );
     assert_eq!(
         get(
-            hub.http,
+            &hub.web,
             "/broadcast/round/1/games.pgn",
             &[("If-Modified-Since", &modified)]
         )
         .0,
         304
     );
-    let (status, one, game) = get(hub.http, "/broadcast/round/1/game-3.pgn", &[]);
+    let (status, one, game) = get(&hub.web, "/broadcast/round/1/game-3.pgn", &[]);
     assert_eq!(status, 200);
     assert!(game.contains("[Round \"1.3\"]") && feed.contains(&game));
     assert_eq!(
         get(
-            hub.http,
+            &hub.web,
             "/broadcast/round/1/game-3.pgn",
             &[("If-None-Match", &one["etag"])]
         )
@@ -156,13 +156,13 @@ fn a_replayed_round_reads_in_python_chess_and_pgn_extract_as_the_source_has_it()
         304
     );
     assert_eq!(
-        http_get(hub.http, "/broadcast/round/2/games.pgn")
+        http_get(&hub.web, "/broadcast/round/2/games.pgn")
             .unwrap()
             .0,
         404
     );
     assert_eq!(
-        http_get(hub.http, "/broadcast/round/1/game-99.pgn")
+        http_get(&hub.web, "/broadcast/round/1/game-99.pgn")
             .unwrap()
             .0,
         404
@@ -212,13 +212,13 @@ fn with_a_delay_the_feed_never_shows_a_move_younger_than_the_delay() {
     let mut public: Vec<(Duration, usize, String)> = Vec::new();
     let mut finished = None;
     while finished.is_none_or(|at: Instant| at.elapsed() < Duration::from_secs(5)) {
-        if let Ok((200, body)) = http_get(hub.http, "/api/boards/1") {
+        if let Ok((200, body)) = http_get(&hub.web, "/api/boards/1") {
             live.push((
                 started.elapsed(),
                 plies(&serde_json::from_str(&body).unwrap()),
             ));
         }
-        let (status, headers, pgn) = get(hub.http, "/broadcast/round/1/game-1.pgn", &[]);
+        let (status, headers, pgn) = get(&hub.web, "/broadcast/round/1/game-1.pgn", &[]);
         if status == 200 {
             let moves = pgn.matches("[%clk").count();
             public.push((started.elapsed(), moves, headers["etag"].clone()));
@@ -290,12 +290,12 @@ async fn a_press_reaches_the_feed_within_milliseconds() {
     let mut latencies = Vec::new();
     let mut mqtt_latencies = Vec::new();
     let mut etag = String::new();
-    let http = hub.http;
+    let http = hub.web.clone();
     // Fifteen knight moves: before the position's fifth occurrence ends the game (9.6.1).
     for (i, uci) in moves.iter().cycle().take(15).enumerate() {
         let sent = board.play(uci).await;
         let seen = tokio::task::spawn_blocking({
-            let etag = etag.clone();
+            let (etag, http) = (etag.clone(), http.clone());
             move || loop {
                 let conditional = [("If-None-Match", etag.as_str())];
                 let headers = if etag.is_empty() {
@@ -303,7 +303,7 @@ async fn a_press_reaches_the_feed_within_milliseconds() {
                 } else {
                     &conditional[..]
                 };
-                let (status, headers, pgn) = get(http, "/broadcast/round/1/game-1.pgn", headers);
+                let (status, headers, pgn) = get(&http, "/broadcast/round/1/game-1.pgn", headers);
                 if status == 200 && pgn.matches("[%clk").count() == i + 1 {
                     return (Instant::now(), headers["etag"].clone());
                 }
@@ -360,7 +360,7 @@ fn the_round_is_pushed_to_lichess_with_the_token_and_retried_after_a_failure() {
     for node in nodes {
         node.finish(Duration::from_secs(60));
     }
-    let (_, _, feed) = get(hub.http, "/broadcast/round/1/games.pgn", &[]);
+    let (_, _, feed) = get(&hub.web, "/broadcast/round/1/games.pgn", &[]);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let pushes = received.lock().unwrap().clone();

@@ -113,7 +113,7 @@ fn rand_name() -> u64 {
 
 fn decide(hub: &Hub, board: u16, decision: Value) {
     let (status, body) = http_post(
-        hub.http,
+        &hub.web,
         &format!("/api/rounds/1/boards/{board}/decisions"),
         &decision.to_string(),
     )
@@ -208,7 +208,7 @@ async fn a_round_of_240_boards_reaches_three_lichess_slices_and_ftp_as_the_arbit
     let mut corrected = TestBoard::start(CORRECTED, session, &enrolled).await;
     Incident::IllegalMove.cause(&mut corrected).await;
     let wait_alert = Instant::now() + Duration::from_secs(20);
-    while !http_json(hub.http, "/api/alerts")
+    while !http_json(&hub.web, "/api/alerts")
         .as_array()
         .unwrap()
         .iter()
@@ -248,7 +248,7 @@ async fn a_round_of_240_boards_reaches_three_lichess_slices_and_ftp_as_the_arbit
     }
     for replay in &replays {
         let source = source_result(replay);
-        let board = http_json(hub.http, &format!("/api/boards/{}", replay.board));
+        let board = http_json(&hub.web, &format!("/api/boards/{}", replay.board));
         if board["result"] == "*" {
             result(&hub, replay.board, &source);
         }
@@ -269,7 +269,7 @@ async fn a_round_of_240_boards_reaches_three_lichess_slices_and_ftp_as_the_arbit
         );
     }
     // Meanwhile lichess's 429 is the arbiters' to see, with the wait it asks for.
-    let outlets = http_json(hub.http, "/api/broadcast/outlets");
+    let outlets = http_json(&hub.web, "/api/broadcast/outlets");
     let lichess_status = outlets
         .as_array()
         .unwrap()
@@ -330,7 +330,7 @@ async fn a_round_of_240_boards_reaches_three_lichess_slices_and_ftp_as_the_arbit
     }
 
     // Every outlet holds the hub's feed, game for game, and the source's games.
-    let (status, feed) = http_get(hub.http, "/broadcast/round/1/games.pgn").unwrap();
+    let (status, feed) = http_get(&hub.web, "/broadcast/round/1/games.pgn").unwrap();
     assert_eq!(status, 200);
     let hub_games = read_games(&feed, dir.path());
     assert_eq!(hub_games.len(), usize::from(BOARDS));
@@ -345,7 +345,7 @@ async fn a_round_of_240_boards_reaches_three_lichess_slices_and_ftp_as_the_arbit
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     assert_eq!(read_games(&uploaded, dir.path()), hub_games, "FTP");
-    let outlets = http_json(hub.http, "/api/broadcast/outlets");
+    let outlets = http_json(&hub.web, "/api/broadcast/outlets");
     for outlet in outlets.as_array().unwrap() {
         assert!(outlet["failing"].is_null(), "{outlet}");
         assert!(
@@ -477,7 +477,7 @@ fn a_round_goes_by_ftps_to_the_halls_own_server_and_a_refused_certificate_is_sho
     let (hub, _) = Hub::configured(&untrusted, &config(""));
     let deadline = Instant::now() + Duration::from_secs(20);
     let failing = loop {
-        let outlets = http_json(hub.http, "/api/broadcast/outlets");
+        let outlets = http_json(&hub.web, "/api/broadcast/outlets");
         if let Some(why) = outlets[0]["failing"].as_str() {
             break why.to_owned();
         }
@@ -495,14 +495,14 @@ fn a_round_goes_by_ftps_to_the_halls_own_server_and_a_refused_certificate_is_sho
     result(&hub, 2, "1/2-1/2");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let (_, feed) = http_get(hub.http, "/broadcast/round/1/games.pgn").unwrap();
+        let (_, feed) = http_get(&hub.web, "/broadcast/round/1/games.pgn").unwrap();
         let uploaded = std::fs::read_to_string(&file).unwrap_or_default();
         if uploaded == feed && feed.contains("[Result \"1/2-1/2\"]") {
             let games = read_games(&uploaded, dir.path());
             assert_eq!(games["1.1"]["tags"]["Termination"], "forfeit");
             break;
         }
-        let outlets = http_json(hub.http, "/api/broadcast/outlets");
+        let outlets = http_json(&hub.web, "/api/broadcast/outlets");
         assert!(
             Instant::now() < deadline,
             "the FTPS upload is not the feed: {outlets}"
@@ -558,7 +558,7 @@ fn a_slice_lichess_refuses_holds_up_no_other() {
     assert_eq!(seen.rounds["Tpushed1"].len(), 2);
     assert!(!seen.rounds.contains_key("Sourced1"));
     assert!(seen.broken.is_empty(), "{:?}", seen.broken);
-    let outlets = http_json(hub.http, "/api/broadcast/outlets");
+    let outlets = http_json(&hub.web, "/api/broadcast/outlets");
     let destinations = &outlets[0]["destinations"];
     assert!(
         destinations["Sourced1"]["failing"]

@@ -25,7 +25,7 @@ fn a_node_whose_first_broker_is_dead_plays_its_game_through_the_next() {
     );
     let report = node.finish(Duration::from_secs(120));
     assert_eq!(report["acked"], report["events"], "{report}");
-    let detail = http_json(hub.http, "/api/boards/1");
+    let detail = http_json(&hub.web, "/api/boards/1");
     let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
     assert_eq!(moves, game.sans);
 }

@@ -20,7 +20,7 @@ fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
 }
 
 fn metric(hub: &Hub, name: &str) -> u64 {
-    let (_, text) = http_get(hub.http, "/metrics").unwrap();
+    let (_, text) = http_get(&hub.web, "/metrics").unwrap();
     text.lines()
         .find_map(|l| l.strip_prefix(&format!("{name} ")))
         .and_then(|v| v.trim().parse().ok())
@@ -45,7 +45,7 @@ fn a_hub_without_its_broker_warns_turns_healthz_503_and_recovers_when_it_comes()
 
     let mut reason = String::new();
     wait_until("/healthz 503", Duration::from_secs(15), || {
-        let (status, body) = http_get(hub.http, "/healthz").unwrap_or((0, String::new()));
+        let (status, body) = http_get(&hub.web, "/healthz").unwrap_or((0, String::new()));
         reason = body;
         status == 503
     });
@@ -72,7 +72,7 @@ fn a_hub_without_its_broker_warns_turns_healthz_503_and_recovers_when_it_comes()
     // The broker comes: the hub connects, healthz and the gauge turn back.
     let _mosquitto = Mosquitto::start_on(dir.path(), port);
     wait_until("/healthz 200", Duration::from_secs(20), || {
-        matches!(http_get(hub.http, "/healthz"), Ok((200, _)))
+        matches!(http_get(&hub.web, "/healthz"), Ok((200, _)))
     });
     assert_eq!(metric(&hub, "zeitnot_broker_up"), 1);
     let logs = std::fs::read_to_string(&log).unwrap();

@@ -106,7 +106,7 @@ fn clockless_nodes_through_the_broker() {
         assert_eq!(report["acked"], report["events"], "{report}");
     }
     for game in &games {
-        let detail = http_json(hub.http, &format!("/api/boards/{}", game.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", game.board));
         let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
         assert_eq!(moves, game.sans, "board {}", game.board);
         assert_eq!(

@@ -39,7 +39,7 @@ fn start_hub(dir: &Path, nats: &NatsCluster, name: &str) -> Hub {
 }
 
 fn cluster_view(hub: &Hub) -> Value {
-    match http_get(hub.http, "/api/cluster") {
+    match http_get(&hub.web, "/api/cluster") {
         Ok((200, body)) => serde_json::from_str(&body).unwrap(),
         other => panic!("/api/cluster: {other:?}"),
     }
@@ -168,13 +168,13 @@ fn the_stream_holds_nothing_a_reader_can_use_and_takes_nothing_a_writer_forges()
     );
     assert_eq!(cluster_view(&hub_a)["role"], "active", "it fences nothing");
     wait_for("the technician called", Duration::from_secs(10), || {
-        http_json(hub_a.http, "/api/alerts")
+        http_json(&hub_a.web, "/api/alerts")
             .as_array()
             .unwrap()
             .iter()
             .any(|a| a["kind"] == "strangers_records" && a["zone"] == "hall")
     });
-    let (_, metrics) = http_get(hub_a.http, "/metrics").unwrap();
+    let (_, metrics) = http_get(&hub_a.web, "/metrics").unwrap();
     assert!(
         metrics.contains("zeitnot_cluster_strangers_records_total 1"),
         "{metrics}"
@@ -185,7 +185,7 @@ fn the_stream_holds_nothing_a_reader_can_use_and_takes_nothing_a_writer_forges()
     wait_for("the standby skipped it", Duration::from_secs(10), || {
         cluster_view(&hub_b)["strangers_records"] == 1
     });
-    let (_, nodes) = http_get(hub_a.http, "/api/nodes").unwrap();
+    let (_, nodes) = http_get(&hub_a.web, "/api/nodes").unwrap();
     assert!(!nodes.contains("rogue"), "{nodes}");
 
     // A hub without the hall's secrets: it stops at once, saying how to give them.

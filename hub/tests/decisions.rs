@@ -288,12 +288,13 @@ fn decisions_over_http_are_durable_and_replay_after_a_sigkill() {
     let game = Replay::new(1, "fide_world_cup_2025_blitz_5+3.pgn", 2, 3.0);
     let report = Node::start(&game, &hub, dir.path()).finish(std::time::Duration::from_secs(60));
     assert_eq!(report["acked"], report["events"]);
-    let played = moves(&http_json(hub.http, "/api/boards/1"));
+    let played = moves(&http_json(&hub.web, "/api/boards/1"));
     assert_eq!(played, game.sans);
     let ply = played.len() - 2;
 
-    let http = hub.http;
-    let post = |body: Value| http_post(http, "/api/boards/1/decisions", &body.to_string()).unwrap();
+    let http = hub.web.clone();
+    let post =
+        |body: Value| http_post(&http, "/api/boards/1/decisions", &body.to_string()).unwrap();
     let (status, body) = post(json!({
         "arbiter": "IA Berg", "decision": "reinstate", "ply": ply, "note": "knocked pieces"
     }));
@@ -311,7 +312,7 @@ fn decisions_over_http_are_durable_and_replay_after_a_sigkill() {
         "an unknown decision is refused: {status}"
     );
     let (status, _) = http_post(
-        hub.http,
+        &hub.web,
         "/api/boards/99/decisions",
         &json!({"arbiter": "IA Berg", "decision": "reinstate", "ply": 0}).to_string(),
     )
@@ -323,7 +324,7 @@ fn decisions_over_http_are_durable_and_replay_after_a_sigkill() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["id"], 2);
 
-    let before = http_json(hub.http, "/api/boards/1");
+    let before = http_json(&hub.web, "/api/boards/1");
     assert_eq!(moves(&before), played[..ply]);
     assert_eq!(before["status"], "resignation");
     assert_eq!(before["result"], "0-1");
@@ -333,7 +334,7 @@ fn decisions_over_http_are_durable_and_replay_after_a_sigkill() {
     // SIGKILL right after the answers: they were given only once the decisions were durable.
     hub.kill();
     hub.restart();
-    let after = http_json(hub.http, "/api/boards/1");
+    let after = http_json(&hub.web, "/api/boards/1");
     for field in [
         "moves",
         "fen",

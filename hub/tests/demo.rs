@@ -17,6 +17,8 @@ use support::{http_json, workspace_bin};
 struct Demo {
     child: Child,
     http: SocketAddr,
+    /// How the tests reach its page and API: as an arbiter, with its login link's token.
+    web: support::Web,
     /// What it printed before the hall started.
     printed: Vec<String>,
     /// What it printed since.
@@ -42,6 +44,7 @@ impl Demo {
         let mut demo = Demo {
             child,
             http: SocketAddr::from(([127, 0, 0, 1], 0)),
+            web: support::Web::plain(SocketAddr::from(([127, 0, 0, 1], 0))),
             printed: Vec::new(),
             later: Arc::default(),
             logs,
@@ -65,7 +68,7 @@ impl Demo {
             .and_then(|addr| addr.parse().ok())
             .unwrap_or_else(|| panic!("the page's address: {:#?}", demo.printed));
         // The demo logs in with the token of its login link, as a person does.
-        support::register_token(demo.http, &demo.token());
+        demo.web = support::Web::plain(demo.http).with_token(&demo.token());
         // Keep reading, so the demo never writes into a closed pipe.
         let later = demo.later.clone();
         std::thread::spawn(move || {
@@ -110,7 +113,6 @@ impl Demo {
 
 impl Drop for Demo {
     fn drop(&mut self) {
-        support::forget_hub(self.http);
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -119,7 +121,7 @@ impl Drop for Demo {
 #[test]
 fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
     let demo = Demo::start(&["--boards", "8", "--speed", "200"]);
-    let (http, printed) = (demo.http, &demo.printed);
+    let (http, web, printed) = (demo.http, &demo.web, &demo.printed);
     assert!(
         printed
             .iter()
@@ -166,7 +168,7 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
     let (topic, token) = (ntfy[3], ntfy[5]);
     let bearer = format!("Bearer {token}");
     let (status, _, _) = support::stranger_request(
-        http,
+        web,
         "GET",
         &format!("/{topic}/json?poll=1&since=all"),
         &[("Authorization", &bearer)],
@@ -177,7 +179,7 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
 
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let boards = http_json(http, "/api/boards");
+        let boards = http_json(web, "/api/boards");
         let plies: Vec<u64> = boards
             .as_array()
             .unwrap()
@@ -193,7 +195,7 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
 
     // The clocks: the demo hall runs 15 min + 10 s; every move has the clock's time.
     // Board 2 has no incident (1, 3, 5 and 7 have, one per zone).
-    let board = http_json(http, "/api/boards/2");
+    let board = http_json(web, "/api/boards/2");
     let clock = &board["clock"];
     assert_eq!(clock["time_control"], "900+10", "{board:#}");
     for field in ["white_ms", "black_ms"] {
@@ -212,7 +214,7 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
         clock_ms.iter().all(|ms| ms.as_u64().is_some()),
         "{clock_ms:?}"
     );
-    let ranking = http_json(http, "/api/time-trouble");
+    let ranking = http_json(web, "/api/time-trouble");
     let forecasts: Vec<u64> = ranking
         .as_array()
         .unwrap()
@@ -247,7 +249,7 @@ fn the_demo_hall_starts_prints_its_urls_and_its_boards_play() {
     ];
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let alerts = http_json(http, "/api/alerts");
+        let alerts = http_json(web, "/api/alerts");
         let seen = |board: u64, kind: &str| {
             alerts
                 .as_array()
@@ -302,7 +304,7 @@ fn the_demo_pages_its_four_incidents_in_two_minutes_and_no_fault_twice_in_five()
     let mut wanted: Vec<(u64, &str)> = incidents.iter().map(|(b, w)| (*b, kind(w))).collect();
     wanted.sort_unstable();
     std::thread::sleep(Duration::from_secs(120).saturating_sub(started.elapsed()));
-    let alerts = http_json(demo.http, "/api/alerts");
+    let alerts = http_json(&demo.web, "/api/alerts");
     let mut got: Vec<(u64, &str)> = alerts
         .as_array()
         .unwrap()
@@ -316,7 +318,7 @@ fn the_demo_pages_its_four_incidents_in_two_minutes_and_no_fault_twice_in_five()
         .collect();
     got.sort_unstable();
     assert_eq!(got, wanted, "{alerts:#}");
-    let boards = http_json(demo.http, "/api/boards");
+    let boards = http_json(&demo.web, "/api/boards");
     let moves: u64 = boards
         .as_array()
         .unwrap()
@@ -360,7 +362,7 @@ fn the_demo_pages_its_four_incidents_in_two_minutes_and_no_fault_twice_in_five()
     // alerts of a kind are open at once at a board (before, board 4 paged the chief seven
     // times in 70 s for one clock set wrong).
     std::thread::sleep(Duration::from_secs(300).saturating_sub(started.elapsed()));
-    let alerts = http_json(demo.http, "/api/alerts");
+    let alerts = http_json(&demo.web, "/api/alerts");
     let alerts = alerts.as_array().unwrap();
     let repeats: usize = alerts
         .iter()

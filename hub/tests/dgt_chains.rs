@@ -72,11 +72,11 @@ impl ChainGame {
 /// Watches `GET /api/nodes` on a thread until `stop`: for each board, whether it was ever
 /// seen disconnected. Joined, it gives what it saw, or fails the test with its cause.
 fn watch_nodes(hub: &Hub, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<BTreeMap<u64, bool>> {
-    let http = hub.http;
+    let http = hub.web.clone();
     std::thread::spawn(move || {
         let mut seen = BTreeMap::new();
         while !stop.load(Ordering::Relaxed) {
-            let nodes = http_json(http, "/api/nodes");
+            let nodes = http_json(&http, "/api/nodes");
             for view in nodes["nodes"].as_array().into_iter().flatten() {
                 let board = view["board"].as_u64().unwrap_or(0);
                 let down = view["board_connected"] == false;
@@ -313,7 +313,7 @@ fn two_chains_of_twelve_boards_read_by_one_node_lose_no_move_through_faults() {
             eprintln!("the node's log, last lines first:\n{}", tail.join("\n"));
             eprintln!(
                 "board: {detail}\nnodes: {}",
-                http_json(hub.http, "/api/nodes")
+                http_json(&hub.web, "/api/nodes")
             );
         }
         assert_eq!(moves, g.sans, "board {}: every move, once (6.2.1)", g.board);
@@ -343,7 +343,7 @@ fn two_chains_of_twelve_boards_read_by_one_node_lose_no_move_through_faults() {
             g.board
         );
     }
-    let nodes = http_json(hub.http, "/api/nodes");
+    let nodes = http_json(&hub.web, "/api/nodes");
     for view in nodes["nodes"].as_array().unwrap() {
         assert_eq!(view["board_connected"], true, "{view}");
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use link::{BrokerAddr, LinkEvent, LinkOptions};
 use rumqttc::QoS;
-use support::{http_get, http_json, request_from, Hub, Node, Replay, STRANGER};
+use support::{http_get, http_json, request_from, Hub, Node, Replay, Web, STRANGER};
 
 const FILE: &str = "fide_world_cup_2025_blitz_5+3.pgn";
 
@@ -52,7 +52,7 @@ const ROUTES: [(&str, &str, &str); 17] = [
 
 /// Every route as a stranger: no credentials; then as a reverse proxy on the hub's machine
 /// forwards it (from 127.0.0.1, `X-Forwarded-For`); then with a wrong token.
-fn stranger_tries_every_route(http: SocketAddr) {
+fn stranger_tries_every_route(web: &Web) {
     let json = ("Content-Type", "application/json");
     for (method, path, body) in ROUTES {
         for extra in [
@@ -65,7 +65,7 @@ fn stranger_tries_every_route(http: SocketAddr) {
         ] {
             let headers: Vec<(&str, &str)> = std::iter::once(json).chain(extra).collect();
             let (status, _, answer) =
-                request_from(Some(STRANGER), http, method, path, &headers, body)
+                request_from(Some(STRANGER), web, method, path, &headers, body)
                     .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
             // 429 once its wrong Bearers slowed the stranger's address (`edge::http::guesses`).
             assert!(
@@ -114,24 +114,34 @@ async fn a_stranger_on_the_hall_network_reads_nothing_changes_nothing_and_cannot
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::embedded(dir.path());
     let http = hub.http;
+    let web = hub.web.clone();
     let game = Replay::new(1, FILE, 3, 25.0);
     let node_enrolment = hub.enrol("replay-1", 1, dir.path());
     let node = Node::spawn(&game, port, dir.path(), "outbox-1", Some(&node_enrolment));
 
     // Every route, from loopback as from anywhere.
-    tokio::task::spawn_blocking(move || stranger_tries_every_route(http))
+    let stranger = web.clone();
+    tokio::task::spawn_blocking(move || stranger_tries_every_route(&stranger))
         .await
         .unwrap();
 
     // A login flood: wrong tokens are throttled (429), and counted.
+    let flooded = web.clone();
     let flood = tokio::task::spawn_blocking(move || {
         let json = [("Content-Type", "application/json")];
         (0..200)
             .map(|i| {
                 let body = format!(r#"{{"token": "guess-{i:016}"}}"#);
-                request_from(Some(STRANGER), http, "POST", "/api/session", &json, &body)
-                    .unwrap()
-                    .0
+                request_from(
+                    Some(STRANGER),
+                    &flooded,
+                    "POST",
+                    "/api/session",
+                    &json,
+                    &body,
+                )
+                .unwrap()
+                .0
             })
             .collect::<Vec<u16>>()
     })
@@ -188,6 +198,7 @@ async fn a_stranger_on_the_hall_network_reads_nothing_changes_nothing_and_cannot
     // /healthz and a new arbiter's connection keep being answered.
     let mqtt_addr = SocketAddr::from(([127, 0, 0, 1], port));
     let started = Instant::now();
+    let asked = web.clone();
     let (held, health) = tokio::task::spawn_blocking(move || {
         let mut held: Vec<TcpStream> = Vec::new();
         let mut health = Vec::new();
@@ -198,11 +209,11 @@ async fn a_stranger_on_the_hall_network_reads_nothing_changes_nothing_and_cannot
                 }
             }
             if i % 100 == 0 {
-                health.push(http_get(http, "/healthz").map(|(s, _)| s).unwrap_or(0));
+                health.push(http_get(&asked, "/healthz").map(|(s, _)| s).unwrap_or(0));
             }
         }
         for _ in 0..10 {
-            health.push(http_get(http, "/healthz").map(|(s, _)| s).unwrap_or(0));
+            health.push(http_get(&asked, "/healthz").map(|(s, _)| s).unwrap_or(0));
             std::thread::sleep(Duration::from_millis(200));
         }
         (held, health)
@@ -232,14 +243,14 @@ async fn a_stranger_on_the_hall_network_reads_nothing_changes_nothing_and_cannot
         .unwrap();
     assert_eq!(report["acked"], report["events"], "{report}");
     drop(held);
-    let detail = http_json(http, "/api/boards/1");
+    let detail = http_json(&web, "/api/boards/1");
     let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
     assert_eq!(moves, game.sans);
     assert!(
         detail["decisions"].as_array().is_none_or(|d| d.is_empty()),
         "no decision by a stranger: {detail}"
     );
-    let nodes = http_json(http, "/api/nodes");
+    let nodes = http_json(&web, "/api/nodes");
     assert!(
         !nodes.to_string().contains("\"x\""),
         "no binding by a stranger: {nodes}"
@@ -271,7 +282,7 @@ async fn a_stranger_on_the_hall_network_reads_nothing_changes_nothing_and_cannot
     );
 
     // The stranger's attempts are counted, and the log stayed small.
-    let metrics = http_get(http, "/metrics").unwrap().1;
+    let metrics = http_get(&web, "/metrics").unwrap().1;
     // The 200 logins, and each route's wrong Bearer.
     let refused = format!("zeitnot_logins_refused_total {}", 200 + ROUTES.len());
     assert!(metrics.contains(&refused), "{refused}: {metrics}");

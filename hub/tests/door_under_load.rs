@@ -85,7 +85,7 @@ fn complete_requests_on_every_place_keep_no_other_address_out() {
             held.push((*source, stream));
         }
     }
-    let metrics = support::http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = support::http_get(&hub.web, "/metrics").unwrap().1;
     assert_eq!(
         metric(&metrics, "zeitnot_http_connections_open "),
         MAX_CONNECTIONS as u64,
@@ -106,7 +106,7 @@ fn complete_requests_on_every_place_keep_no_other_address_out() {
     }
 
     // The places stay bounded; each newcomer closed an idle connection to make room.
-    let metrics = support::http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = support::http_get(&hub.web, "/metrics").unwrap().1;
     assert!(metric(&metrics, "zeitnot_http_connections_open ") <= MAX_CONNECTIONS as u64);
     let evicted = metric(&metrics, "zeitnot_http_connections_evicted_total ");
     assert!(evicted >= 2, "{evicted} closed to make room");
@@ -152,6 +152,6 @@ fn an_address_past_its_budget_waits_but_an_arbiter_behind_it_gets_in() {
         Some(200),
         "the arbiter behind the busy address"
     );
-    let metrics = support::http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = support::http_get(&hub.web, "/metrics").unwrap().1;
     assert!(metric(&metrics, "zeitnot_http_requests_over_budget_total ") >= 1);
 }

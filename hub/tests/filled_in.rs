@@ -141,7 +141,7 @@ fn find(
 
 /// The feed of round 1 checked by python-chess against the sources (tests/oracle).
 fn check_feed(hub: &Hub, dir: &Path, games: &[&Swallowed], confirmed: bool, step: &str) {
-    let (status, feed) = http_get(hub.http, "/broadcast/round/1/games.pgn").unwrap();
+    let (status, feed) = http_get(&hub.web, "/broadcast/round/1/games.pgn").unwrap();
     assert_eq!(status, 200, "{step}: {feed}");
     let path = dir.join(format!("feed-{step}.pgn"));
     std::fs::write(&path, &feed).unwrap();
@@ -176,7 +176,7 @@ fn decide(hub: &Hub, board: u16, from_ply: usize, order: &[String]) -> (u16, Str
         "arbiter": "IA Aune", "decision": "order", "from_ply": from_ply, "moves": order,
     });
     http_post(
-        hub.http,
+        &hub.web,
         &format!("/api/boards/{board}/decisions"),
         &body.to_string(),
     )
@@ -386,7 +386,7 @@ fn three_plies_lost_to_a_stall_a_pulled_board_and_a_power_cut_are_filled_in_and_
             "the order followed first"
         );
 
-        let alerts = http_json(hub.http, &format!("/api/alerts?board={}", g.board));
+        let alerts = http_json(&hub.web, &format!("/api/alerts?board={}", g.board));
         let raised: Vec<&Value> = alerts
             .as_array()
             .unwrap()
@@ -428,13 +428,13 @@ fn three_plies_lost_to_a_stall_a_pulled_board_and_a_power_cut_are_filled_in_and_
         );
 
         // The arbiter may take another order that reaches the board: the game follows it.
-        let detail = http_json(hub.http, &format!("/api/boards/{}", g.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", g.board));
         let candidates: Vec<Vec<String>> =
             serde_json::from_value(detail["filled_in"][0]["candidates"].clone()).unwrap();
         let other = candidates.iter().find(|o| **o != g.order()).unwrap();
         let (status, body) = decide(&hub, g.board, from, other);
         assert_eq!(status, 200, "board {}: {other:?}: {body}", g.board);
-        let detail = http_json(hub.http, &format!("/api/boards/{}", g.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", g.board));
         let played = moves(&detail);
         assert_eq!(
             played[from - 1..g.last_ply()],
@@ -453,7 +453,7 @@ fn three_plies_lost_to_a_stall_a_pulled_board_and_a_power_cut_are_filled_in_and_
         assert_eq!(status, 200, "board {}: {body}", g.board);
         let entry: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(entry["article"], "7.4", "{entry}");
-        let detail = http_json(hub.http, &format!("/api/boards/{}", g.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", g.board));
         assert_eq!(
             moves(&detail),
             g.sans,
@@ -461,7 +461,7 @@ fn three_plies_lost_to_a_stall_a_pulled_board_and_a_power_cut_are_filled_in_and_
             g.board
         );
         assert_eq!(detail["filled_in"][0]["confirmed"], true, "{detail}");
-        let alerts = http_json(hub.http, &format!("/api/alerts?board={}", g.board));
+        let alerts = http_json(&hub.web, &format!("/api/alerts?board={}", g.board));
         for alert in alerts.as_array().unwrap() {
             if alert["kind"] == "moves_filled_in" {
                 assert_eq!(alert["state"], "resolved", "{alert}");
@@ -473,7 +473,7 @@ fn three_plies_lost_to_a_stall_a_pulled_board_and_a_power_cut_are_filled_in_and_
     // The decision is journaled: a restart replays to the same game.
     hub.restart();
     for g in games {
-        let detail = http_json(hub.http, &format!("/api/boards/{}", g.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", g.board));
         assert_eq!(
             moves(&detail),
             g.sans,

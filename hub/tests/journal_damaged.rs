@@ -14,7 +14,7 @@ use serde_json::Value;
 use support::{http_get, http_json, Hub, Node, Replay};
 
 fn ply(hub: &Hub) -> u64 {
-    match http_get(hub.http, "/api/boards/1") {
+    match http_get(&hub.web, "/api/boards/1") {
         Ok((200, body)) => serde_json::from_str::<Value>(&body).unwrap()["ply"]
             .as_u64()
             .unwrap(),
@@ -93,12 +93,12 @@ fn a_damaged_record_is_named_to_the_arbiter_and_the_board_goes_on_exact() {
     hub.restart();
     let report = node.finish(Duration::from_secs(90));
     assert_eq!(report["acked"], report["events"], "{report}");
-    let detail = http_json(hub.http, "/api/boards/1");
+    let detail = http_json(&hub.web, "/api/boards/1");
     let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
     assert_eq!(moves, game.sans, "the board went on after the lost event");
     assert_eq!(detail["last_seq"], report["events"]);
 
-    let alerts = http_json(hub.http, "/api/alerts?board=1");
+    let alerts = http_json(&hub.web, "/api/alerts?board=1");
     let damaged: Vec<&Value> = alerts
         .as_array()
         .unwrap()
@@ -115,7 +115,7 @@ fn a_damaged_record_is_named_to_the_arbiter_and_the_board_goes_on_exact() {
         "{}",
         damaged[0]["text"]
     );
-    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = http_get(&hub.web, "/metrics").unwrap().1;
     assert!(
         metrics.contains("zeitnot_journal_records_skipped_total 1"),
         "{metrics}"
@@ -123,7 +123,7 @@ fn a_damaged_record_is_named_to_the_arbiter_and_the_board_goes_on_exact() {
 
     // A second restart reads the same journal: the same hall, no second alert.
     hub.restart();
-    let again = http_json(hub.http, "/api/alerts?board=1");
+    let again = http_json(&hub.web, "/api/alerts?board=1");
     let count = again
         .as_array()
         .unwrap()
@@ -131,6 +131,6 @@ fn a_damaged_record_is_named_to_the_arbiter_and_the_board_goes_on_exact() {
         .filter(|a| a["kind"] == "journal_damaged")
         .count();
     assert_eq!(count, 1);
-    let detail = http_json(hub.http, "/api/boards/1");
+    let detail = http_json(&hub.web, "/api/boards/1");
     assert_eq!(detail["moves"].as_array().unwrap().len(), game.sans.len());
 }

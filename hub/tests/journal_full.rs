@@ -48,7 +48,7 @@ impl Drop for SmallDisk {
 }
 
 fn health(hub: &Hub) -> (u16, String) {
-    http_get(hub.http, "/healthz").unwrap_or((0, String::new()))
+    http_get(&hub.web, "/healthz").unwrap_or((0, String::new()))
 }
 
 fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
@@ -91,7 +91,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     };
     wait_until("both boards playing", Duration::from_secs(20), || {
         (1..=2).all(|b| {
-            http_get(hub.http, &format!("/api/boards/{b}"))
+            http_get(&hub.web, &format!("/api/boards/{b}"))
                 .is_ok_and(|(status, body)| status == 200 && !body.contains("\"ply\":0,"))
         })
     });
@@ -103,7 +103,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     });
     let (_, why) = health(&hub);
     assert!(why.contains("No space left"), "the reason is given: {why}");
-    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = http_get(&hub.web, "/metrics").unwrap().1;
     assert!(metrics.contains("zeitnot_journal_failing 1"), "{metrics}");
     wait_until(
         "the pager says the journal fails",
@@ -112,7 +112,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     );
     // While it fails, a decision cannot be made durable: refused, not left hanging.
     let (status, _) = support::http_post(
-        hub.http,
+        &hub.web,
         "/api/boards/1/decisions",
         r#"{"arbiter": "IA Test", "decision": "adjust_time", "side": "white", "ms": 1000, "reason": "clock_correction"}"#,
     )
@@ -131,7 +131,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     wait_until("/healthz 200 again", Duration::from_secs(20), || {
         health(&hub).0 == 200
     });
-    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = http_get(&hub.web, "/metrics").unwrap().1;
     assert!(metrics.contains("zeitnot_journal_failing 0"), "{metrics}");
     wait_until(
         "the pager says it works again",
@@ -145,7 +145,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     for (node, game) in nodes.into_iter().zip(&games) {
         let report = node.finish(Duration::from_secs(90));
         assert_eq!(report["acked"], report["events"], "{report}");
-        let detail = http_json(hub.http, &format!("/api/boards/{}", game.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", game.board));
         let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
         assert_eq!(moves, game.sans, "board {}: every move once", game.board);
         assert_eq!(detail["last_seq"], report["events"]);
@@ -153,7 +153,7 @@ fn a_full_disk_turns_healthz_503_acknowledges_nothing_and_the_hall_recovers_exac
     // And what it holds is durable: a restart from the journal gives the same games.
     hub.restart();
     for game in &games {
-        let detail = http_json(hub.http, &format!("/api/boards/{}", game.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", game.board));
         let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
         assert_eq!(moves, game.sans, "board {} after a restart", game.board);
     }

@@ -111,7 +111,7 @@ fn the_recorded_streams_played_live_are_the_games_the_offline_decoder_reads() {
 
     // The node's health as it reported it: boards and clocks connected; the noise counted
     // on board 1 only.
-    let nodes = http_json(hub.http, "/api/nodes");
+    let nodes = http_json(&hub.web, "/api/nodes");
     for view in nodes["nodes"].as_array().unwrap() {
         assert_eq!(view["board_connected"], true, "{view}");
         assert_eq!(view["clock_connected"], true, "{view}");
@@ -317,7 +317,7 @@ fn twenty_real_games_on_live_boards_lose_and_double_nothing_through_unplugs_and_
             moves.len()
         );
     }
-    let nodes_view = http_json(hub.http, "/api/nodes");
+    let nodes_view = http_json(&hub.web, "/api/nodes");
     for view in nodes_view["nodes"].as_array().unwrap() {
         assert_eq!(view["board_connected"], true, "{view}");
         let errors = view["serial_errors"].as_u64().unwrap();
@@ -383,7 +383,7 @@ fn chesslink_boards_without_a_clock_give_the_games_move_for_move() {
         assert_eq!(moves, want, "board {n}: game {g}");
         assert_eq!(detail["illegal_moves"], serde_json::json!([]), "board {n}");
     }
-    let nodes = http_json(hub.http, "/api/nodes");
+    let nodes = http_json(&hub.web, "/api/nodes");
     for view in nodes["nodes"].as_array().unwrap() {
         assert_eq!(view["board_connected"], true, "{view}");
         assert_eq!(
@@ -536,7 +536,7 @@ fn a_clock_whose_battery_goes_low_mid_game_pages_the_arbiter_once() {
     // Before: the node reports the battery, and it is fine.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let early = loop {
-        let (status, body) = support::http_get(hub.http, "/api/boards/1").unwrap();
+        let (status, body) = support::http_get(&hub.web, "/api/boards/1").unwrap();
         let detail: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
         if status == 200 && detail["moves"].as_array().is_some_and(|m| m.len() >= 4) {
             break detail;
@@ -552,7 +552,7 @@ fn a_clock_whose_battery_goes_low_mid_game_pages_the_arbiter_once() {
             .is_some_and(|m| m.len() >= game.sans.len())
     });
     assert_eq!(detail["battery_low"], true, "{detail}");
-    let alerts = http_json(hub.http, "/api/alerts?board=1");
+    let alerts = http_json(&hub.web, "/api/alerts?board=1");
     let low: Vec<&serde_json::Value> = alerts
         .as_array()
         .unwrap()
@@ -562,7 +562,7 @@ fn a_clock_whose_battery_goes_low_mid_game_pages_the_arbiter_once() {
     assert_eq!(low.len(), 1, "paged once: {alerts}");
     assert_eq!(low[0]["severity"], "high", "mid-game: {}", low[0]);
     assert_eq!(low[0]["state"], "raised", "{}", low[0]);
-    let nodes = http_json(hub.http, "/api/nodes");
+    let nodes = http_json(&hub.web, "/api/nodes");
     assert_eq!(nodes["nodes"][0]["battery_low"], true, "{nodes}");
 
     let mut browser = support::browser::Browser::start();

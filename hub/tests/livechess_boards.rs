@@ -229,7 +229,7 @@ fn three_boards_through_livechess_lose_no_move_through_its_restart_and_a_stalled
         assert_final_clocks(game.board, &game.clk_ms, &shown);
     }
     // The node told the hub when LiveChess went away.
-    let nodes = http_json(hub.http, "/api/nodes");
+    let nodes = http_json(&hub.web, "/api/nodes");
     assert!(nodes.to_string().contains("7425"), "{nodes}");
     let log = std::fs::read_to_string(&node_log).unwrap();
     assert!(log.contains("the LiveChess socket is down"), "{log}");

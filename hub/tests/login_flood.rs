@@ -98,6 +98,7 @@ async fn a_flood_of_wrong_tokens_slows_its_senders_and_never_the_right_token() {
     .await
     .unwrap();
     let addr = hub.http;
+    let web = hub.web.clone();
     let token = hub.token.clone();
     let log_before = std::fs::metadata(&hub.log).map_or(0, |m| m.len());
 
@@ -171,7 +172,7 @@ async fn a_flood_of_wrong_tokens_slows_its_senders_and_never_the_right_token() {
     let (status, _) = request_from(flooder, addr, "POST", "/api/session", &json, &login).await;
     assert_eq!(status, 204, "the right token from a flooding address");
 
-    let (_, metrics) = tokio::task::spawn_blocking(move || http_get(addr, "/metrics").unwrap())
+    let (_, metrics) = tokio::task::spawn_blocking(move || http_get(&web, "/metrics").unwrap())
         .await
         .unwrap();
     let refused: usize = metrics

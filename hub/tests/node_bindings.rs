@@ -40,7 +40,7 @@ fn the_technician_sees_every_node_and_what_to_fix() {
         .collect();
     let deadline = Instant::now() + Duration::from_secs(20);
     let report = loop {
-        let report = http_json(hub.http, "/api/nodes");
+        let report = http_json(&hub.web, "/api/nodes");
         if report["nodes"].as_array().unwrap().len() == 4 {
             break report;
         }
@@ -74,7 +74,7 @@ fn the_technician_sees_every_node_and_what_to_fix() {
     // The technician fixes it over the API: DGT-C is board 4's, DGT-B is board 2's.
     for (hardware, board) in [("DGT-C", 4), ("DGT-B", 2)] {
         let body = json!({"hardware": hardware, "board": board}).to_string();
-        let (status, answer) = http_post(hub.http, "/api/nodes/bind", &body).unwrap();
+        let (status, answer) = http_post(&hub.web, "/api/nodes/bind", &body).unwrap();
         assert_eq!(status, 200, "{answer}");
     }
     let fixed = |report: &Value| -> Vec<Value> {
@@ -88,9 +88,9 @@ fn the_technician_sees_every_node_and_what_to_fix() {
         json!({"kind": "board_without_node", "board": 3}),
     ];
     left.sort_by_key(|w| w.to_string());
-    assert_eq!(fixed(&http_json(hub.http, "/api/nodes")), left);
+    assert_eq!(fixed(&http_json(&hub.web, "/api/nodes")), left);
     let (status, _) = http_post(
-        hub.http,
+        &hub.web,
         "/api/nodes/bind",
         r#"{"hardware": "X", "board": 0}"#,
     )
@@ -99,6 +99,6 @@ fn the_technician_sees_every_node_and_what_to_fix() {
 
     // The bindings are in the journal: a restarted hub has them.
     hub.restart();
-    let report = http_json(hub.http, "/api/nodes");
+    let report = http_json(&hub.web, "/api/nodes");
     assert_eq!(fixed(&report), left);
 }

@@ -74,7 +74,7 @@ async fn boots_seen(boots: &Boots, n: usize) -> Vec<Boot> {
 
 /// Board 1's last event the hub took (0 before it heard the board).
 fn last_seq(hub: &Hub) -> u64 {
-    match support::http_get(hub.http, "/api/boards/1") {
+    match support::http_get(&hub.web, "/api/boards/1") {
         Ok((200, body)) => serde_json::from_str::<serde_json::Value>(&body).unwrap()["last_seq"]
             .as_u64()
             .unwrap(),
@@ -158,14 +158,14 @@ async fn a_downlink_sealed_for_a_previous_boot_is_refused_by_the_node() {
         .await
         .unwrap();
     assert_eq!(report["acked"], report["events"], "{report}");
-    let detail = http_json(hub.http, "/api/boards/1");
+    let detail = http_json(&hub.web, "/api/boards/1");
     let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
     assert_eq!(moves, game.sans, "every move, once");
     assert_eq!(
         detail["last_seq"], report["events"],
         "nothing renumbered: the hub journaled every event under the node's own numbers"
     );
-    let alerts = http_json(hub.http, "/api/alerts?board=1");
+    let alerts = http_json(&hub.web, "/api/alerts?board=1");
     assert!(
         alerts
             .as_array()
@@ -207,7 +207,7 @@ fn a_rebooted_node_with_more_than_a_window_unacknowledged_delivers_everything() 
         "more than a window was unacknowledged at the reboot: {events} events, {taken} taken"
     );
     assert_eq!(report["acked"], report["events"], "{report}");
-    let detail = http_json(hub.http, "/api/boards/1");
+    let detail = http_json(&hub.web, "/api/boards/1");
     let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
     assert_eq!(moves, game.sans, "every move, once");
 }

@@ -12,7 +12,7 @@ use support::{http_get, http_json, Hub, Node, Replay};
 
 /// Moves completed on `board` so far; 0 before its node reported.
 fn ply(hub: &Hub, board: u16) -> usize {
-    match http_get(hub.http, &format!("/api/boards/{board}")) {
+    match http_get(&hub.web, &format!("/api/boards/{board}")) {
         Ok((200, body)) => serde_json::from_str::<serde_json::Value>(&body).unwrap()["ply"]
             .as_u64()
             .unwrap() as usize,
@@ -39,7 +39,7 @@ fn a_node_swapped_during_a_game_continues_it_without_losing_or_repeating_a_move(
     let _ = a.child.kill();
     let _ = a.child.wait();
     std::thread::sleep(Duration::from_millis(500));
-    let before = http_json(hub.http, "/api/boards/7");
+    let before = http_json(&hub.web, "/api/boards/7");
     let played = before["ply"].as_u64().unwrap() as usize;
     let seq_before = before["last_seq"].as_u64().unwrap();
 
@@ -63,7 +63,7 @@ fn a_node_swapped_during_a_game_continues_it_without_losing_or_repeating_a_move(
         "B continued after A's numbers: {report}"
     );
 
-    let after = http_json(hub.http, "/api/boards/7");
+    let after = http_json(&hub.web, "/api/boards/7");
     let moves: Vec<String> = after["moves"]
         .as_array()
         .unwrap()
@@ -74,7 +74,7 @@ fn a_node_swapped_during_a_game_continues_it_without_losing_or_repeating_a_move(
         moves, game.sans,
         "every move once, in order (A played {played})"
     );
-    let alerts = http_json(hub.http, "/api/alerts?board=7");
+    let alerts = http_json(&hub.web, "/api/alerts?board=7");
     let gaps: Vec<_> = alerts
         .as_array()
         .unwrap()

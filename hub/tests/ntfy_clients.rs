@@ -49,7 +49,7 @@ async fn notified(
 fn get_with_token(hub: &Hub, token: &str, path: &str) -> (u16, String) {
     let auth = format!("Bearer {token}");
     let (status, _, body) = http_request(
-        hub.http,
+        &hub.web,
         "GET",
         path,
         &[("Authorization", auth.as_str())],
@@ -166,7 +166,7 @@ async fn ntfys_own_clients_get_alerts_over_websocket_and_json_and_read_every_ref
         .await;
     assert_eq!(status, 200, "{body}");
     let id = flag.trim_start_matches("alert-");
-    let alert = http_json(hub.http, &format!("/api/alerts/{id}"));
+    let alert = http_json(&hub.web, &format!("/api/alerts/{id}"));
     assert_eq!(alert["acknowledged"]["by"], "IA Eva", "{alert}");
     // Handled: shown at priority 1 and cleared on every phone.
     stream

@@ -238,7 +238,7 @@ fn score(record: &mut Record, round: usize, white: u32, black: u32, result: &str
 /// gacrux's on the test's record: its decided games, the running ones left out (gacrux
 /// reads a round without a result as an error; the hub counts them as not yet played).
 fn standings_as_gacrux(hub: &Hub, dir: &Path, record: &Record, round: usize, running: &[u32]) {
-    let answer = http_json(hub.http, &format!("/api/standings?round={round}"));
+    let answer = http_json(&hub.web, &format!("/api/standings?round={round}"));
     assert_eq!(answer["round"], round);
     assert_eq!(answer["provisional"], !running.is_empty(), "{answer}");
     let rows = answer["rows"].as_array().unwrap();
@@ -316,7 +316,7 @@ fn decide(hub: &Hub, round: usize, board: u64, result: &str, cause: Option<&str>
         body["cause"] = json!(cause);
     }
     let path = format!("/api/rounds/{round}/boards/{board}/decisions");
-    let (status, answer) = http_post(hub.http, &path, &body.to_string()).unwrap();
+    let (status, answer) = http_post(&hub.web, &path, &body.to_string()).unwrap();
     assert_eq!(status, 200, "{path} {body}: {answer}");
     serde_json::from_str(&answer).unwrap()
 }
@@ -326,7 +326,7 @@ fn decide(hub: &Hub, round: usize, board: u64, result: &str, cause: Option<&str>
 fn pending_correction(hub: &Hub, board: u64) -> Value {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let alerts = http_json(hub.http, "/api/alerts");
+        let alerts = http_json(&hub.web, "/api/alerts");
         let found = alerts.as_array().unwrap().iter().find(|a| {
             a["kind"] == "result_corrected" && a["board"] == board && a["state"] == "raised"
         });
@@ -345,7 +345,7 @@ fn pending_correction(hub: &Hub, board: u64) -> Value {
 fn wait_for_pairings(hub: &Hub, round: usize, games: usize) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let (status, body) = http_get(hub.http, &format!("/api/rounds/{round}/pairings")).unwrap();
+        let (status, body) = http_get(&hub.web, &format!("/api/rounds/{round}/pairings")).unwrap();
         if status == 200 {
             let pairings: Vec<Value> = serde_json::from_str(&body).unwrap();
             if pairings.len() == games {
@@ -389,7 +389,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             pairs.clone()
         } else {
             // The pairing program takes the hub's results and pairs the next round.
-            let (status, exported) = http_get(hub.http, "/api/results.trf").unwrap();
+            let (status, exported) = http_get(&hub.web, "/api/results.trf").unwrap();
             assert_eq!(status, 200);
             let mut from_hub = read_entries(&exported);
             if round == HALF_BYE.1 {
@@ -426,12 +426,12 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             enter_pairs(&mut from_hub, round, &pairs);
             // A round does not start while the engine has not paired it.
             let (status, body) =
-                http_post(hub.http, &format!("/api/rounds/{round}/start"), "{}").unwrap();
+                http_post(&hub.web, &format!("/api/rounds/{round}/start"), "{}").unwrap();
             assert_eq!(status, 409, "round {round} without pairings: {body}");
             assert!(body.contains("no pairings"), "{body}");
             std::fs::write(&trf_path, trf_text(&from_hub)).unwrap();
             let (status, body) =
-                http_post(hub.http, &format!("/api/rounds/{round}/start"), "{}").unwrap();
+                http_post(&hub.web, &format!("/api/rounds/{round}/start"), "{}").unwrap();
             assert_eq!(status, 200, "round {round} starts: {body}");
             if round == 3 {
                 // The file's result contradicts the one decided in the hall: it waits for
@@ -442,7 +442,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
                 assert_eq!(alert["severity"], "high", "{alert}");
                 let text = alert.to_string();
                 assert!(text.contains(&was) && text.contains(file), "{text}");
-                let round2 = http_json(hub.http, "/api/rounds/2/pairings");
+                let round2 = http_json(&hub.web, "/api/rounds/2/pairings");
                 let game = round2
                     .as_array()
                     .unwrap()
@@ -477,7 +477,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             assert_eq!(p["white"]["name"], PLAYERS[*white as usize - 1].0);
         }
         // Byes and absent players are listed, none on a board.
-        let byes = http_json(hub.http, &format!("/api/rounds/{round}/byes"));
+        let byes = http_json(&hub.web, &format!("/api/rounds/{round}/byes"));
         let listed: Vec<(u64, String)> = byes
             .as_array()
             .unwrap()
@@ -531,7 +531,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             let report = node.finish(Duration::from_secs(120));
             assert_eq!(report["acked"], report["events"], "{report}");
         }
-        let unpaired: Vec<Value> = http_json(hub.http, "/api/alerts")
+        let unpaired: Vec<Value> = http_json(&hub.web, "/api/alerts")
             .as_array()
             .unwrap()
             .iter()
@@ -546,7 +546,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
         assert_eq!(unpaired[0]["board"], UNPAIRED_BOARD);
         if round < ROUNDS {
             let (status, body) =
-                http_post(hub.http, &format!("/api/rounds/{}/start", round + 1), "{}").unwrap();
+                http_post(&hub.web, &format!("/api/rounds/{}/start", round + 1), "{}").unwrap();
             assert_eq!(status, 409, "round {round} is not over: {body}");
         }
         // The boards without an e-board: scored by the arbiters, forfeits among them.
@@ -585,7 +585,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
 
         // The node boards' games are still in play, unless the board ended one: the
         // standings are provisional, their players marked, the rest exact.
-        let hub_round = http_json(hub.http, &format!("/api/rounds/{round}/pairings"));
+        let hub_round = http_json(&hub.web, &format!("/api/rounds/{round}/pairings"));
         let mut running = Vec::new();
         for &(board, game) in &played {
             let (white, black) = games[board as usize - 1];
@@ -610,7 +610,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
             if !running.contains(&white) {
                 continue;
             }
-            let detail = http_json(hub.http, &format!("/api/rounds/{round}/boards/{board}"));
+            let detail = http_json(&hub.web, &format!("/api/rounds/{round}/boards/{board}"));
             if detail["result"] != result.as_str() {
                 let cause = if result == "1/2-1/2" {
                     "draw_agreement"
@@ -624,7 +624,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
         standings_as_gacrux(&hub, dir.path(), &record, round, &[]);
 
         // The engine takes the hub's file as it is, and its checker finds nothing.
-        let (status, exported) = http_get(hub.http, "/api/results.trf").unwrap();
+        let (status, exported) = http_get(&hub.web, "/api/results.trf").unwrap();
         assert_eq!(status, 200);
         assert!(exported.contains("\r\n"), "CRLF kept");
         let path = dir.path().join(format!("results-{round}.trf"));
@@ -674,7 +674,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
 
     // The correction stood, and the arbiters were told.
     let (board, white, black, was) = corrected.expect("a result corrected");
-    let round2 = http_json(hub.http, "/api/rounds/2/pairings");
+    let round2 = http_json(&hub.web, "/api/rounds/2/pairings");
     let game = round2
         .as_array()
         .unwrap()
@@ -690,7 +690,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
         game["black"]["start_rank"].as_u64().unwrap()
     );
     assert_ne!(game["result"], was.as_str(), "the file's result stands");
-    let alerts = http_json(hub.http, "/api/alerts");
+    let alerts = http_json(&hub.web, "/api/alerts");
     let told = alerts
         .as_array()
         .unwrap()
@@ -705,7 +705,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
     );
     let text = told.to_string();
     assert!(text.contains(&was), "{text}");
-    let audit = http_json(hub.http, &format!("/api/rounds/2/boards/{board}"));
+    let audit = http_json(&hub.web, &format!("/api/rounds/2/boards/{board}"));
     let decisions = audit["decisions"].as_array().unwrap();
     assert!(
         decisions
@@ -725,7 +725,7 @@ fn four_rounds_through_a_fide_endorsed_pairing_engine() {
     );
 
     // The feed shows a forfeit as a game not played.
-    let (status, feed) = http_get(hub.http, "/broadcast/round/2/games.pgn").unwrap();
+    let (status, feed) = http_get(&hub.web, "/broadcast/round/2/games.pgn").unwrap();
     assert_eq!(status, 200);
     assert!(feed.contains("[Termination \"forfeit\"]"), "{feed}");
     // The time control came from the file's record 222 (the configuration names none).

@@ -17,7 +17,7 @@ fn health_during(hub: &Hub, during: Duration) -> Vec<Duration> {
     let mut took = Vec::new();
     while Instant::now() < until {
         let asked = Instant::now();
-        let (status, body) = http_get(hub.http, "/healthz").unwrap();
+        let (status, body) = http_get(&hub.web, "/healthz").unwrap();
         assert_eq!(status, 200, "{body}");
         took.push(asked.elapsed());
         std::thread::sleep(Duration::from_millis(200));
@@ -36,7 +36,7 @@ fn a_fifo_or_a_huge_file_at_a_pairing_path_never_stalls_the_hub() {
         dir.path(),
         "[event]\nround = 7\n\n[pairings]\ntrf = \"karl.trf\"\n",
     );
-    let round7 = http_json(hub.http, "/api/rounds/7/pairings");
+    let round7 = http_json(&hub.web, "/api/rounds/7/pairings");
     assert!(!round7.as_array().unwrap().is_empty());
 
     // A FIFO where the TRF was: nobody ever writes to it.
@@ -56,7 +56,7 @@ fn a_fifo_or_a_huge_file_at_a_pairing_path_never_stalls_the_hub() {
     );
     assert!(*slowest < Duration::from_secs(1), "{took:?}");
     let asked = Instant::now();
-    let (status, why) = http_post(hub.http, "/api/rounds/8/start", r#"{"force": true}"#).unwrap();
+    let (status, why) = http_post(&hub.web, "/api/rounds/8/start", r#"{"force": true}"#).unwrap();
     assert_eq!(status, 422, "a start with a FIFO for its pairings: {why}");
     assert!(why.contains("not a regular file"), "{why}");
     assert!(
@@ -65,7 +65,7 @@ fn a_fifo_or_a_huge_file_at_a_pairing_path_never_stalls_the_hub() {
         asked.elapsed()
     );
     assert_eq!(
-        http_json(hub.http, "/api/rounds/7/pairings"),
+        http_json(&hub.web, "/api/rounds/7/pairings"),
         round7,
         "the pairings stay as they were"
     );
@@ -79,7 +79,7 @@ fn a_fifo_or_a_huge_file_at_a_pairing_path_never_stalls_the_hub() {
     drop(huge);
     let took = health_during(&hub, Duration::from_secs(6));
     assert!(took.iter().all(|t| *t < Duration::from_secs(1)), "{took:?}");
-    let (status, why) = http_post(hub.http, "/api/rounds/8/start", r#"{"force": true}"#).unwrap();
+    let (status, why) = http_post(&hub.web, "/api/rounds/8/start", r#"{"force": true}"#).unwrap();
     assert_eq!(
         status, 422,
         "a start with a 17 MiB file for its pairings: {why}"
@@ -88,7 +88,7 @@ fn a_fifo_or_a_huge_file_at_a_pairing_path_never_stalls_the_hub() {
 
     // The real file back: read again, and the round starts.
     std::fs::write(&path, &text).unwrap();
-    let (status, why) = http_post(hub.http, "/api/rounds/8/start", r#"{"force": true}"#).unwrap();
+    let (status, why) = http_post(&hub.web, "/api/rounds/8/start", r#"{"force": true}"#).unwrap();
     assert_eq!(status, 200, "round 8 starts once its file is back: {why}");
-    assert_eq!(http_json(hub.http, "/api/rounds/8")["in_play"], true);
+    assert_eq!(http_json(&hub.web, "/api/rounds/8")["in_play"], true);
 }

@@ -23,41 +23,41 @@ fn a_trf_rounds_pairings_and_the_hubs_results_back_out_as_trf() {
 
     // Every round the file pairs, as the library reads it.
     for round in [1, 4, 7] {
-        let served = http_json(hub.http, &format!("/api/rounds/{round}/pairings"));
+        let served = http_json(&hub.web, &format!("/api/rounds/{round}/pairings"));
         let expected = serde_json::to_value(round_pairings(&trf, round)).unwrap();
         assert_eq!(served, expected, "round {round}");
     }
-    let first = &http_json(hub.http, "/api/rounds/1/pairings")[0];
+    let first = &http_json(&hub.web, "/api/rounds/1/pairings")[0];
     for field in ["name", "fide_id", "rating", "title"] {
         assert!(first["white"].get(field).is_some() && first["black"].get(field).is_some());
     }
-    assert_eq!(http_get(hub.http, "/api/rounds/9/pairings").unwrap().0, 404);
+    assert_eq!(http_get(&hub.web, "/api/rounds/9/pairings").unwrap().0, 404);
 
     // Board 1 of round 7 plays (a real game), and the arbiter records a resignation.
     let game = Replay::new(1, "fide_world_cup_2025_rapid_15+10.pgn", 2, 3.0);
     let node = Node::start(&game, &hub, dir.path());
     node.finish(std::time::Duration::from_secs(30));
     let (status, body) = http_post(
-        hub.http,
+        &hub.web,
         "/api/boards/1/decisions",
         &json!({"arbiter": "IA Test", "decision": "result", "result": "0-1", "cause": "resignation"}).to_string(),
     )
     .unwrap();
     assert_eq!(status, 200, "{body}");
-    let round7 = http_json(hub.http, "/api/rounds/7/pairings");
+    let round7 = http_json(&hub.web, "/api/rounds/7/pairings");
     assert_eq!(round7[0]["board"], 1);
-    let state = http_json(hub.http, "/api/rounds/7");
+    let state = http_json(&hub.web, "/api/rounds/7");
     assert_eq!(state["in_play"], true);
     assert_eq!(state["games"], round7.as_array().unwrap().len());
     // Every game of the last round has a result (the hub's at board 1, the file's elsewhere).
     assert_eq!(state["complete"], true);
-    assert_eq!(http_json(hub.http, "/api/rounds/4")["in_play"], false);
+    assert_eq!(http_json(&hub.web, "/api/rounds/4")["in_play"], false);
     assert_eq!(
         round7[0]["result"], "0-1",
         "the hub's result, not the file's"
     );
 
-    let (status, exported) = http_get(hub.http, "/api/results.trf").unwrap();
+    let (status, exported) = http_get(&hub.web, "/api/results.trf").unwrap();
     assert_eq!(status, 200);
     let back = Trf::parse(&exported).unwrap();
     let white = round7[0]["white"]["start_rank"].as_u64().unwrap() as u32;
@@ -133,7 +133,7 @@ fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
         dir.path(),
         "[[rounds]]\nnumber = 3\npairings = \"round-3.csv\"\n",
     );
-    let round: Value = http_json(hub.http, "/api/rounds/3/pairings");
+    let round: Value = http_json(&hub.web, "/api/rounds/3/pairings");
     assert_eq!(round[0]["white"]["name"], "Carlsen, Magnus");
     assert_eq!(round[0]["white"]["title"], "GM");
     assert_eq!(round[0]["white"]["fide_id"], 1_503_014);
@@ -141,12 +141,12 @@ fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
     assert_eq!(round[1]["black"]["name"], "Player B");
     assert_eq!(round[1]["result"], "*");
     // Broadcasters see the pairings before the first move.
-    let (status, feed) = http_get(hub.http, "/broadcast/round/3/games.pgn").unwrap();
+    let (status, feed) = http_get(&hub.web, "/broadcast/round/3/games.pgn").unwrap();
     assert_eq!(status, 200);
     assert_eq!(feed.matches("[Result \"*\"]").count(), 2, "{feed}");
     assert!(feed.contains("[White \"Carlsen, Magnus\"]") && feed.contains("[WhiteTitle \"GM\"]"));
     assert!(feed.contains("[BlackElo \"2800\"]") && feed.contains("[WhiteFideId \"1503014\"]"));
-    let state = http_json(hub.http, "/api/rounds/3");
+    let state = http_json(&hub.web, "/api/rounds/3");
     assert_eq!(
         (
             state["games"].as_u64(),
@@ -155,17 +155,17 @@ fn a_csv_round_is_served_and_a_hall_without_a_trf_says_so() {
         ),
         (Some(2), Some(0), Some(false))
     );
-    assert_eq!(http_get(hub.http, "/api/results.trf").unwrap().0, 404);
+    assert_eq!(http_get(&hub.web, "/api/results.trf").unwrap().0, 404);
     // The round's results go back as CSV, in the columns it was read in: board 2 without
     // an e-board scored by the arbiter, a forfeit.
     let (status, body) = http_post(
-        hub.http,
+        &hub.web,
         "/api/rounds/3/boards/2/decisions",
         &json!({"arbiter": "IA Test", "decision": "result", "result": "-+"}).to_string(),
     )
     .unwrap();
     assert_eq!(status, 200, "{body}");
-    let (status, csv) = http_get(hub.http, "/api/rounds/3/results.csv").unwrap();
+    let (status, csv) = http_get(&hub.web, "/api/rounds/3/results.csv").unwrap();
     assert_eq!(status, 200);
     let back = hub::pairings::csv::read(&csv).unwrap();
     assert_eq!(back.len(), 2, "{csv}");

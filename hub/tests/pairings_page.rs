@@ -113,7 +113,7 @@ fn the_round_view_and_the_phone_list_the_boards_to_score() {
         "document.getElementById('decision-answer').textContent.startsWith('Done')",
         Duration::from_secs(10),
     );
-    let round1 = http_json(hub.http, "/api/rounds/1/pairings");
+    let round1 = http_json(&hub.web, "/api/rounds/1/pairings");
     assert_eq!(round1[2]["result"], "-+", "{round1}");
     phone.tap("#back");
     phone.expect(
@@ -126,7 +126,7 @@ fn the_round_view_and_the_phone_list_the_boards_to_score() {
     // score, and starts from the page once they have their results.
     std::fs::write(dir.path().join("event.trf"), with_round_two(&trf)).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while support::http_get(hub.http, "/api/rounds/2/pairings")
+    while support::http_get(&hub.web, "/api/rounds/2/pairings")
         .unwrap()
         .0
         != 200
@@ -152,7 +152,7 @@ fn the_round_view_and_the_phone_list_the_boards_to_score() {
     let draw = |board: u16, round: u16| {
         let decision = json!({"arbiter": "IA Berg", "decision": "result", "result": "1/2-1/2", "cause": "draw_agreement"});
         let path = format!("/api/rounds/{round}/boards/{board}/decisions");
-        http_post(hub.http, &path, &decision.to_string()).unwrap()
+        http_post(&hub.web, &path, &decision.to_string()).unwrap()
     };
     for board in [1, 2, 4, 5] {
         let (status, body) = draw(board, 1);
@@ -164,7 +164,7 @@ fn the_round_view_and_the_phone_list_the_boards_to_score() {
         "document.getElementById('round-start-box').hidden",
         Duration::from_secs(10),
     );
-    let rounds = http_json(hub.http, "/api/rounds");
+    let rounds = http_json(&hub.web, "/api/rounds");
     let two = rounds
         .as_array()
         .unwrap()
@@ -176,12 +176,12 @@ fn the_round_view_and_the_phone_list_the_boards_to_score() {
     // A board of round 2 without an e-board takes its result; round 3 has no pairings yet.
     let (status, body) = draw(3, 2);
     assert_eq!(status, 200, "{body}");
-    let (status, body) = http_post(hub.http, "/api/rounds/3/start", "{}").unwrap();
+    let (status, body) = http_post(&hub.web, "/api/rounds/3/start", "{}").unwrap();
     assert_eq!(status, 409, "round 3 has no pairings: {body}");
     assert_eq!(results(&hub, 2), ["*", "*", "1/2-1/2"]);
     // Round 3 forced by mistake (no pairings yet): the chief takes it back from the page,
     // and round 2 is in play again with its games as they were (issue 68).
-    let (status, body) = http_post(hub.http, "/api/rounds/3/start", r#"{"force": true}"#).unwrap();
+    let (status, body) = http_post(&hub.web, "/api/rounds/3/start", r#"{"force": true}"#).unwrap();
     assert_eq!(status, 200, "round 3 forced: {body}");
     browser.goto(&format!("{url}/#/round/3"));
     browser.expect(
@@ -195,10 +195,10 @@ fn the_round_view_and_the_phone_list_the_boards_to_score() {
         "document.getElementById('round-undo-box').hidden",
         Duration::from_secs(10),
     );
-    let three = http_json(hub.http, "/api/rounds/3");
+    let three = http_json(&hub.web, "/api/rounds/3");
     assert_eq!(three["in_play"], false, "{three}");
     assert!(three["started"][0]["undone"].is_object(), "{three}");
-    assert_eq!(http_json(hub.http, "/api/rounds/2")["in_play"], true);
+    assert_eq!(http_json(&hub.web, "/api/rounds/2")["in_play"], true);
     assert_eq!(results(&hub, 2), ["*", "*", "1/2-1/2"]);
     let mut hub = hub;
     let before = (results(&hub, 1), results(&hub, 2));
@@ -213,7 +213,7 @@ fn the_round_view_and_the_phone_list_the_boards_to_score() {
 
 /// Round `round`'s results as the hub serves them, board by board.
 fn results(hub: &Hub, round: u16) -> Vec<String> {
-    http_json(hub.http, &format!("/api/rounds/{round}/pairings"))
+    http_json(&hub.web, &format!("/api/rounds/{round}/pairings"))
         .as_array()
         .unwrap()
         .iter()
@@ -235,14 +235,14 @@ fn a_board_scored_after_its_round_was_forced_over_stays_scored() {
     let decide = |hub: &Hub, round: u16, board: u16, result: &str| {
         let decision = json!({"arbiter": "IA Berg", "decision": "result", "result": result});
         let path = format!("/api/rounds/{round}/boards/{board}/decisions");
-        http_post(hub.http, &path, &decision.to_string()).unwrap()
+        http_post(&hub.web, &path, &decision.to_string()).unwrap()
     };
     let (status, body) = decide(&hub, 1, 1, "+-");
     assert_eq!(status, 200, "{body}");
-    let (status, body) = http_post(hub.http, "/api/rounds/2/start", "{}").unwrap();
+    let (status, body) = http_post(&hub.web, "/api/rounds/2/start", "{}").unwrap();
     assert_eq!(status, 409, "{body}");
     assert!(body.contains("without a result: 2, 3, 4, 5;"), "{body}");
-    let (status, body) = http_post(hub.http, "/api/rounds/2/start", r#"{"force": true}"#).unwrap();
+    let (status, body) = http_post(&hub.web, "/api/rounds/2/start", r#"{"force": true}"#).unwrap();
     assert_eq!(status, 200, "{body}");
     // Round 1's board 4 had no e-board and no result: scored now, in round 1's book.
     let (status, body) = decide(&hub, 1, 4, "--");
@@ -250,7 +250,7 @@ fn a_board_scored_after_its_round_was_forced_over_stays_scored() {
     let (status, body) = decide(&hub, 1, 9, "1-0");
     assert_eq!(status, 409, "board 9 played nothing in round 1: {body}");
     assert_eq!(results(&hub, 1), ["+-", "*", "*", "--", "*"]);
-    let (status, trf_back) = support::http_get(hub.http, "/api/results.trf").unwrap();
+    let (status, trf_back) = support::http_get(&hub.web, "/api/results.trf").unwrap();
     assert_eq!(status, 200);
     let round_one = |rank: u32| -> String {
         let line = trf_back
@@ -268,12 +268,12 @@ fn a_board_scored_after_its_round_was_forced_over_stays_scored() {
         ["+-", "*", "*", "--", "*"],
         "the same after a restart"
     );
-    let two = http_json(hub.http, "/api/rounds/2");
+    let two = http_json(&hub.web, "/api/rounds/2");
     assert_eq!(two["in_play"], true);
     // The forced start is in the round's audit.
     assert_eq!(two["started"][0]["forced"], true, "{two}");
     assert_eq!(
-        http_json(hub.http, "/api/rounds/1")["started"][0]["forced"],
+        http_json(&hub.web, "/api/rounds/1")["started"][0]["forced"],
         false
     );
 }

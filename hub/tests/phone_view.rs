@@ -41,7 +41,7 @@ OscillatorNode.prototype.start = function (...args) { window.__tones++; return s
 "#;
 
 fn alert_of(hub: &Hub, kind: &str, board: u16) -> Option<Value> {
-    http_json(hub.http, &format!("/api/alerts?board={board}"))
+    http_json(&hub.web, &format!("/api/alerts?board={board}"))
         .as_array()
         .unwrap()
         .iter()
@@ -158,7 +158,7 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
         &format!("document.querySelector(\"{card}\").classList.contains('acknowledged')"),
         Duration::from_secs(5),
     );
-    let acknowledged = http_json(hub.http, &format!("/api/alerts/{flag_id}"));
+    let acknowledged = http_json(&hub.web, &format!("/api/alerts/{flag_id}"));
     assert_eq!(acknowledged["acknowledged"]["by"], "IA Berg");
 
     // Board 6: an illegal move (7.5.5); resolved from the phone with a note.
@@ -187,7 +187,7 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
         &format!("!document.querySelector(\"{card}\")"),
         Duration::from_secs(5),
     );
-    let resolved = http_json(hub.http, &format!("/api/alerts/{illegal_id}"));
+    let resolved = http_json(&hub.web, &format!("/api/alerts/{illegal_id}"));
     assert_eq!(resolved["state"], "resolved");
     assert_eq!(resolved["resolved"]["by"], "IA Berg");
     assert_eq!(
@@ -228,7 +228,7 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
     let contradicting =
         json!({"arbiter": "IA Berg", "decision": "result", "result": "1-0", "cause": "flag_fall"});
     let (status, body) = http_post(
-        hub.http,
+        &hub.web,
         "/api/boards/5/decisions",
         &contradicting.to_string(),
     )
@@ -239,12 +239,12 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
         refusal["ruling"],
         json!({"result": "0-1", "article": "6.9"})
     );
-    assert_eq!(http_json(hub.http, "/api/boards/5")["result"], "*");
+    assert_eq!(http_json(&hub.web, "/api/boards/5")["result"], "*");
     assert_eq!(
-        http_json(hub.http, &format!("/api/alerts/{flag_id}"))["state"],
+        http_json(&hub.web, &format!("/api/alerts/{flag_id}"))["state"],
         "acknowledged"
     );
-    let (_, feed) = support::http_get(hub.http, "/broadcast/round/1/game-5.pgn").unwrap();
+    let (_, feed) = support::http_get(&hub.web, "/broadcast/round/1/game-5.pgn").unwrap();
     assert!(feed.contains("[Result \"*\"]"), "{feed}");
     browser.tap("#result-form button");
     let answer = browser.expect(
@@ -253,7 +253,7 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
         Duration::from_secs(5),
     );
     assert!(answer.as_str().unwrap().starts_with("Done"), "{answer}");
-    let detail = http_json(hub.http, "/api/boards/5");
+    let detail = http_json(&hub.web, "/api/boards/5");
     assert_eq!(detail["result"], "0-1");
     let decision = detail["decisions"]
         .as_array()
@@ -271,14 +271,14 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
     let mut overriding = contradicting.clone();
     overriding["override"] = json!("the clock had been set for the wrong player");
     let (status, body) =
-        http_post(hub.http, "/api/boards/5/decisions", &overriding.to_string()).unwrap();
+        http_post(&hub.web, "/api/boards/5/decisions", &overriding.to_string()).unwrap();
     assert_eq!(status, 200, "{body}");
     let entry: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(
         entry["override"],
         "the clock had been set for the wrong player"
     );
-    assert_eq!(http_json(hub.http, "/api/boards/5")["result"], "1-0");
+    assert_eq!(http_json(&hub.web, "/api/boards/5")["result"], "1-0");
 
     // A threefold claim after two moves is wrong (9.2): the phone says so with the article.
     browser.eval("document.getElementById('claim').value = 'threefold_repetition'");
@@ -339,18 +339,18 @@ async fn the_chief_arbiters_page_enrols_a_phone_and_shows_its_qr_code() {
         &json!({"arbiter": "IA Berg", "zones": ["B"]}).to_string(),
     );
     let qr = "/api/arbiters/phone.svg?arbiter=IA%20Berg";
-    let (status, headers, svg) = support::http_get_with(hub.http, qr, &[]).unwrap();
+    let (status, headers, svg) = support::http_get_with(&hub.web, qr, &[]).unwrap();
     assert_eq!(status, 200);
     assert_eq!(headers["content-type"], "image/svg+xml");
     assert!(svg.contains("<svg"));
     let own = format!("Bearer {}", berg["login"].as_str().unwrap());
     let (status, _, _) =
-        support::http_get_with(hub.http, qr, &[("Authorization", own.as_str())]).unwrap();
+        support::http_get_with(&hub.web, qr, &[("Authorization", own.as_str())]).unwrap();
     assert_eq!(status, 403, "an arbiter's own login holds no keys");
-    let (status, _, _) = support::stranger_request(hub.http, "GET", qr, &[], "").unwrap();
+    let (status, _, _) = support::stranger_request(&hub.web, "GET", qr, &[], "").unwrap();
     assert_eq!(status, 401);
     let (status, _) =
-        support::http_get(hub.http, "/api/arbiters/phone.svg?arbiter=nobody").unwrap();
+        support::http_get(&hub.web, "/api/arbiters/phone.svg?arbiter=nobody").unwrap();
     assert_eq!(status, 400);
 
     let mut browser = Browser::start();
@@ -368,7 +368,7 @@ async fn the_chief_arbiters_page_enrols_a_phone_and_shows_its_qr_code() {
         "document.getElementById('arbiter-list').textContent.includes('FA Lund') && document.getElementById('phone-qr-img').naturalWidth > 0",
         Duration::from_secs(10),
     );
-    let arbiters = http_json(hub.http, "/api/arbiters");
+    let arbiters = http_json(&hub.web, "/api/arbiters");
     assert_eq!(arbiters["arbiters"], json!(["FA Lund", "IA Berg"]));
     browser.screenshot("supervision-arbiters-qr");
 }

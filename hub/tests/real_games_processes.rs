@@ -60,7 +60,7 @@ fn a_hundred_real_games_through_real_nodes_agree_with_python_chess() {
     let report = dir.path().join("hub-games.jsonl");
     let mut oracle = OracleReport::create(&report);
     for (file, game) in &games {
-        let detail = http_json(hub.http, &format!("/api/boards/{}", game.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", game.board));
         let text = std::fs::read(&game.pgn).unwrap();
         let parsed = board_node::pgn::read_game(&text, game.game).unwrap();
         let uci: Vec<String> = parsed
@@ -88,10 +88,10 @@ fn a_hundred_real_games_through_real_nodes_agree_with_python_chess() {
     let fifty = r#"{"claim": "fifty_moves"}"#;
     for (_, game) in &games {
         let path = format!("/api/boards/{}/claims", game.board);
-        let (status, body) = http_post(hub.http, &path, fifty).unwrap();
+        let (status, body) = http_post(&hub.web, &path, fifty).unwrap();
         assert_eq!(status, 200, "{body}");
         let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
-        let fen = http_json(hub.http, &format!("/api/boards/{}", game.board))["fen"].clone();
+        let fen = http_json(&hub.web, &format!("/api/boards/{}", game.board))["fen"].clone();
         let halfmoves: u64 = fen
             .as_str()
             .unwrap()
@@ -114,13 +114,13 @@ fn a_hundred_real_games_through_real_nodes_agree_with_python_chess() {
         assert_eq!(answer["penalty_if_incorrect"], 120, "2023 standard: 9.5.3");
     }
     assert_eq!(
-        http_post(hub.http, "/api/boards/999/claims", fifty)
+        http_post(&hub.web, "/api/boards/999/claims", fifty)
             .unwrap()
             .0,
         404
     );
     assert_eq!(
-        http_post(hub.http, "/api/boards/1/claims", "{\"claim\": \"resign\"}")
+        http_post(&hub.web, "/api/boards/1/claims", "{\"claim\": \"resign\"}")
             .unwrap()
             .0,
         422

@@ -25,7 +25,7 @@ chief = true
 "#;
 
 fn board(hub: &Hub, n: u16) -> Value {
-    http_json(hub.http, &format!("/api/boards/{n}"))
+    http_json(&hub.web, &format!("/api/boards/{n}"))
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
     let game = Replay::new(5, "fide_world_cup_2025_rapid_15+10.pgn", 17, 120.0);
     let node = Node::start(&game, &hub, dir.path());
     let deadline = Instant::now() + Duration::from_secs(60);
-    let ply = || match support::http_get(hub.http, "/api/boards/5") {
+    let ply = || match support::http_get(&hub.web, "/api/boards/5") {
         Ok((200, body)) => serde_json::from_str::<Value>(&body).unwrap()["ply"]
             .as_u64()
             .unwrap_or(0),
@@ -53,7 +53,7 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
         assert!(
             Instant::now() < deadline,
             "board 5 began its game: {:?}\nthe node's log: {}\nthe hub's log: {}",
-            support::http_get(hub.http, "/api/boards/5"),
+            support::http_get(&hub.web, "/api/boards/5"),
             support::tail(
                 &dir.path()
                     .join(format!("node-{}-outbox-{}.log", node.board, node.board))
@@ -66,7 +66,7 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
 
     // A zone arbiter's own login: 403, forced or not, and nothing changes.
     for body in [r#"{"force": true}"#, "{}"] {
-        let (status, why) = as_login(hub.http, &ola, "POST", "/api/rounds/2/start", body);
+        let (status, why) = as_login(&hub.web, &ola, "POST", "/api/rounds/2/start", body);
         assert_eq!(status, 403, "a zone arbiter starts round 2 ({body}): {why}");
         assert!(why.contains("chief"), "{why}");
     }
@@ -76,14 +76,14 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
 
     // A round that is not next: 409 even from the hall's token, forced.
     let (status, why) =
-        support::http_post(hub.http, "/api/rounds/40/start", r#"{"force": true}"#).unwrap();
+        support::http_post(&hub.web, "/api/rounds/40/start", r#"{"force": true}"#).unwrap();
     assert_eq!(status, 409, "round 40 while round 1 is in play: {why}");
     assert!(why.contains("round 2 starts next"), "{why}");
     assert_eq!(board(&hub, 5)["round"], 1);
 
     // The chief arbiter of the configuration, with their own login: the next round starts.
     let (status, why) = as_login(
-        hub.http,
+        &hub.web,
         &eva,
         "POST",
         "/api/rounds/2/start",
@@ -91,10 +91,10 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
     );
     assert_eq!(status, 200, "the chief forces round 2: {why}");
     assert_eq!(board(&hub, 5)["round"], 2);
-    let started = &http_json(hub.http, "/api/rounds/2")["started"][0];
+    let started = &http_json(&hub.web, "/api/rounds/2")["started"][0];
     assert_eq!(started["by"], "IA Eva", "{started}");
     assert_eq!(started["forced"], true, "{started}");
-    let archived = http_json(hub.http, "/api/rounds/1/boards/5");
+    let archived = http_json(&hub.web, "/api/rounds/1/boards/5");
     let plies_then = archived["moves"].as_array().unwrap().len();
     assert!(
         plies_then >= 1,
@@ -103,9 +103,9 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
 
     // The zone arbiter cannot take the start back; the chief can, while no move was made
     // in round 2: board 5's game of round 1 is given back as the board went on with it.
-    let (status, why) = as_login(hub.http, &ola, "POST", "/api/rounds/2/undo-start", "{}");
+    let (status, why) = as_login(&hub.web, &ola, "POST", "/api/rounds/2/undo-start", "{}");
     assert_eq!(status, 403, "a zone arbiter undoes round 2's start: {why}");
-    let (status, why) = as_login(hub.http, &eva, "POST", "/api/rounds/2/undo-start", "{}");
+    let (status, why) = as_login(&hub.web, &eva, "POST", "/api/rounds/2/undo-start", "{}");
     assert_eq!(status, 200, "the chief undoes round 2's start: {why}");
     let given = board(&hub, 5);
     assert_eq!(given["round"], 1, "{given}");
@@ -115,9 +115,9 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
         plies >= plies_then,
         "{plies} plies, {plies_then} when archived: {given}"
     );
-    let undone = &http_json(hub.http, "/api/rounds/2")["started"][0]["undone"];
+    let undone = &http_json(&hub.web, "/api/rounds/2")["started"][0]["undone"];
     assert_eq!(undone["by"], "IA Eva", "{undone}");
-    let (status, why) = as_login(hub.http, &eva, "POST", "/api/rounds/2/undo-start", "{}");
+    let (status, why) = as_login(&hub.web, &eva, "POST", "/api/rounds/2/undo-start", "{}");
     assert_eq!(status, 409, "nothing left to undo: {why}");
     assert!(why.contains("only that start can be undone"), "{why}");
 

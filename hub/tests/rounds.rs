@@ -97,7 +97,7 @@ fn trf(upto: usize) -> String {
 /// The replays of `round`: each game on the board its pairing got (found by the players'
 /// names in `GET /api/rounds/{r}/pairings`).
 fn replays(hub: &Hub, round: usize) -> Vec<Replay> {
-    let pairings = http_json(hub.http, &format!("/api/rounds/{round}/pairings"));
+    let pairings = http_json(&hub.web, &format!("/api/rounds/{round}/pairings"));
     ROUNDS[round - 1]
         .iter()
         .map(|game| {
@@ -138,7 +138,7 @@ fn enter_results(hub: &Hub, round: usize, replays: &[Replay], only: impl Fn(u16)
     for replay in replays.iter().filter(|r| only(r.board)) {
         let (_, _, result) = tags(replay.game);
         let detail = http_json(
-            hub.http,
+            &hub.web,
             &format!("/api/rounds/{round}/boards/{}", replay.board),
         );
         if detail["result"] == result.as_str() {
@@ -152,27 +152,27 @@ fn enter_results(hub: &Hub, round: usize, replays: &[Replay], only: impl Fn(u16)
         let decision =
             json!({"arbiter": "IA Berg", "decision": "result", "result": result, "cause": cause});
         let path = format!("/api/rounds/{round}/boards/{}/decisions", replay.board);
-        let (status, body) = http_post(hub.http, &path, &decision.to_string()).unwrap();
+        let (status, body) = http_post(&hub.web, &path, &decision.to_string()).unwrap();
         assert_eq!(status, 200, "{path}: {body}");
     }
 }
 
 fn start(hub: &Hub, round: usize, body: &str) -> (u16, String) {
-    http_post(hub.http, &format!("/api/rounds/{round}/start"), body).unwrap()
+    http_post(&hub.web, &format!("/api/rounds/{round}/start"), body).unwrap()
 }
 
 /// The feed of `round` compared with the source games by python-chess (moves, clocks), and
 /// its results with the sources' tags.
 fn check_feed(hub: &Hub, dir: &Path, round: usize, replays: &[Replay]) {
     let (status, feed) =
-        http_get(hub.http, &format!("/broadcast/round/{round}/games.pgn")).unwrap();
+        http_get(&hub.web, &format!("/broadcast/round/{round}/games.pgn")).unwrap();
     assert_eq!(status, 200, "round {round}'s feed: {feed}");
     let path = dir.join(format!("feed-{round}.pgn"));
     std::fs::write(&path, &feed).unwrap();
     let mut sources = serde_json::Map::new();
     for replay in replays {
         let detail = http_json(
-            hub.http,
+            &hub.web,
             &format!("/api/rounds/{round}/boards/{}", replay.board),
         );
         sources.insert(
@@ -207,7 +207,7 @@ fn games_of(hub: &Hub, rounds: &[Vec<Replay>]) -> BTreeMap<(usize, u16), (Vec<St
     for (i, replays) in rounds.iter().enumerate() {
         for replay in replays {
             let detail = http_json(
-                hub.http,
+                &hub.web,
                 &format!("/api/rounds/{}/boards/{}", i + 1, replay.board),
             );
             let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
@@ -255,7 +255,7 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
              [[rounds]]\nnumber = 3\nlichess_round_id = \"round-three\"\n"
         ),
     );
-    let rounds_of = |hub: &Hub| http_json(hub.http, "/api/rounds");
+    let rounds_of = |hub: &Hub| http_json(&hub.web, "/api/rounds");
     assert_eq!(rounds_of(&hub)[0]["round"], 1);
     assert_eq!(rounds_of(&hub)[0]["in_play"], true);
 
@@ -268,7 +268,7 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
     assert_eq!(rounds_of(&hub)[0]["complete"], true);
 
     // The pairing program gets the results and pairs round 2 into the same file.
-    let (status, exported) = http_get(hub.http, "/api/results.trf").unwrap();
+    let (status, exported) = http_get(&hub.web, "/api/results.trf").unwrap();
     assert_eq!(status, 200);
     assert_eq!(
         trf_results(&exported),
@@ -338,7 +338,7 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
         assert_eq!(state["games"], 3, "{state}");
     }
     // The TRF export carries the three rounds' results, as the games ended.
-    let (_, exported) = http_get(hub.http, "/api/results.trf").unwrap();
+    let (_, exported) = http_get(&hub.web, "/api/results.trf").unwrap();
     let expected = {
         std::fs::write(dir.path().join("complete.trf"), trf(4)).unwrap();
         trf_results(&trf(4))
@@ -351,7 +351,7 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
     let folder = dir.path().join("livechess");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     for round in 1..=3 {
-        let (_, feed) = http_get(hub.http, &format!("/broadcast/round/{round}/games.pgn")).unwrap();
+        let (_, feed) = http_get(&hub.web, &format!("/broadcast/round/{round}/games.pgn")).unwrap();
         let file = folder.join(format!("round-{round}/games.pgn"));
         while std::fs::read_to_string(&file).ok().as_deref() != Some(feed.as_str()) {
             assert!(
@@ -403,8 +403,8 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
         detail
     };
     assert_eq!(
-        without_clock(http_json(hub.http, "/api/boards/1")),
-        without_clock(http_json(hub.http, "/api/rounds/3/boards/1"))
+        without_clock(http_json(&hub.web, "/api/boards/1")),
+        without_clock(http_json(&hub.web, "/api/rounds/3/boards/1"))
     );
 
     // The finished rounds' events left sled: the events databases before round 3's start
@@ -425,7 +425,7 @@ fn three_rounds_on_one_hub_with_a_crash_in_round_two() {
     let last_seqs: Vec<(u16, u64)> = rounds[2]
         .iter()
         .map(|r| {
-            let detail = http_json(hub.http, &format!("/api/boards/{}", r.board));
+            let detail = http_json(&hub.web, &format!("/api/boards/{}", r.board));
             (r.board, detail["last_seq"].as_u64().unwrap())
         })
         .collect();

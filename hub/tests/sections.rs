@@ -89,12 +89,12 @@ async fn each_section_plays_under_its_own_clock_and_rules() {
         illegal.set_piece_at(Square::E6, king);
         test_board.press_with(&illegal).await;
     }
-    let http = hub.http;
+    let http = hub.web.clone();
     let wait_for_illegal = move |board: u16| {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
             // 404 until the board's first event arrived.
-            let (status, body) = http_get(http, &format!("/api/boards/{board}")).unwrap();
+            let (status, body) = http_get(&http, &format!("/api/boards/{board}")).unwrap();
             let detail: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
             if status == 200
                 && detail["illegal_moves"]
@@ -152,8 +152,8 @@ async fn each_section_plays_under_its_own_clock_and_rules() {
     }
 
     // Each board's clock is checked against its section's time control.
-    let one = http_json(hub.http, "/api/boards/1");
-    let eleven = http_json(hub.http, "/api/boards/11");
+    let one = http_json(&hub.web, "/api/boards/1");
+    let eleven = http_json(&hub.web, "/api/boards/11");
     assert_eq!(one["clock"]["time_control"], "40/5400+30:1800+30");
     assert_eq!(eleven["clock"]["time_control"], "900+10");
     assert_eq!(one["moves"].as_array().unwrap().len(), classical.sans.len());
@@ -167,13 +167,13 @@ async fn each_section_plays_under_its_own_clock_and_rules() {
 
     // The rapid section's pairings land on its boards; the feed and the pairings are served
     // per section and for the whole hall.
-    let rapid_pairings = http_json(hub.http, "/api/rounds/1/pairings?section=rapid");
+    let rapid_pairings = http_json(&hub.web, "/api/rounds/1/pairings?section=rapid");
     assert_eq!(rapid_pairings.as_array().unwrap().len(), 1);
     assert_eq!(rapid_pairings[0]["board"], 11);
     assert_eq!(rapid_pairings[0]["section"], "rapid");
     assert_eq!(rapid_pairings[0]["white"]["name"], "Nepomniachtchi, Ian");
     let (status, rapid_feed) =
-        http_get(hub.http, "/broadcast/round/1/games.pgn?section=rapid").unwrap();
+        http_get(&hub.web, "/broadcast/round/1/games.pgn?section=rapid").unwrap();
     assert_eq!(status, 200);
     assert!(
         rapid_feed.contains("[Round \"1.11\"]")
@@ -182,19 +182,19 @@ async fn each_section_plays_under_its_own_clock_and_rules() {
     assert!(rapid_feed.contains("[TimeControl \"900+10\"]"));
     assert!(!rapid_feed.contains("[Round \"1.1\"]"), "{rapid_feed}");
     let (_, classical_feed) =
-        http_get(hub.http, "/broadcast/round/1/games.pgn?section=classical").unwrap();
+        http_get(&hub.web, "/broadcast/round/1/games.pgn?section=classical").unwrap();
     assert!(
         classical_feed.contains("[Round \"1.1\"]") && !classical_feed.contains("[Round \"1.11\"]")
     );
-    let (_, hall_feed) = http_get(hub.http, "/broadcast/round/1/games.pgn").unwrap();
+    let (_, hall_feed) = http_get(&hub.web, "/broadcast/round/1/games.pgn").unwrap();
     assert!(hall_feed.contains("[Round \"1.1\"]") && hall_feed.contains("[Round \"1.11\"]"));
     assert_eq!(
-        http_get(hub.http, "/broadcast/round/1/games.pgn?section=blitz")
+        http_get(&hub.web, "/broadcast/round/1/games.pgn?section=blitz")
             .unwrap()
             .0,
         404
     );
     // The rapid section's TRF comes back with its results.
-    let (status, _) = http_get(hub.http, "/api/results.trf?section=rapid").unwrap();
+    let (status, _) = http_get(&hub.web, "/api/results.trf?section=rapid").unwrap();
     assert_eq!(status, 200);
 }

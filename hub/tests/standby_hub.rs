@@ -38,7 +38,7 @@ boards = ["13-14"]
 const STREAM: &str = "ZEITNOT_JOURNAL_default";
 
 fn cluster_view(hub: &Hub) -> Option<Value> {
-    match http_get(hub.http, "/api/cluster") {
+    match http_get(&hub.web, "/api/cluster") {
         Ok((200, body)) => serde_json::from_str(&body).ok(),
         _ => None,
     }
@@ -99,7 +99,7 @@ impl Done {
     fn decide(&mut self, hub: &Hub, board: u16, arbiter: &str) {
         let decision = json!({"arbiter": arbiter, "decision": "claim_rejected", "by": "white"});
         let path = format!("/api/boards/{board}/decisions");
-        let (status, body) = http_post(hub.http, &path, &decision.to_string()).unwrap();
+        let (status, body) = http_post(&hub.web, &path, &decision.to_string()).unwrap();
         assert_eq!(status, 200, "{path}: {body}");
         self.decisions.push((board, arbiter.to_owned()));
     }
@@ -108,7 +108,7 @@ impl Done {
     fn acknowledge(&mut self, hub: &Hub) {
         let deadline = Instant::now() + Duration::from_secs(30);
         let id = loop {
-            let alerts = http_json(hub.http, "/api/alerts");
+            let alerts = http_json(&hub.web, "/api/alerts");
             let raised = alerts
                 .as_array()
                 .unwrap()
@@ -122,7 +122,7 @@ impl Done {
             std::thread::sleep(Duration::from_millis(200));
         };
         let path = format!("/api/alerts/{id}/ack");
-        let (status, body) = http_post(hub.http, &path, r#"{"by": "IA Berg"}"#).unwrap();
+        let (status, body) = http_post(&hub.web, &path, r#"{"by": "IA Berg"}"#).unwrap();
         assert_eq!(status, 200, "{path}: {body}");
         self.acknowledged.push(id);
     }
@@ -132,10 +132,10 @@ impl Done {
         assert!(
             !round_two_in_play(hub),
             "{}",
-            http_json(hub.http, "/api/rounds")
+            http_json(&hub.web, "/api/rounds")
         );
         let body = json!({"section": section, "by": "IA Chief"}).to_string();
-        let (status, answer) = http_post(hub.http, "/api/rounds/2/start", &body).unwrap();
+        let (status, answer) = http_post(&hub.web, "/api/rounds/2/start", &body).unwrap();
         assert_eq!(status, 200, "{answer}");
         self.rounds.push(section.to_owned());
     }
@@ -143,7 +143,7 @@ impl Done {
     /// Everything done so far is on `hub`.
     fn kept_by(&self, hub: &Hub, after: &str) {
         for (board, arbiter) in &self.decisions {
-            let detail = http_json(hub.http, &format!("/api/boards/{board}"));
+            let detail = http_json(&hub.web, &format!("/api/boards/{board}"));
             let kept = detail["decisions"]
                 .as_array()
                 .unwrap()
@@ -155,7 +155,7 @@ impl Done {
             );
         }
         for id in &self.acknowledged {
-            let alert = http_json(hub.http, &format!("/api/alerts/{id}"));
+            let alert = http_json(&hub.web, &format!("/api/alerts/{id}"));
             assert_eq!(
                 alert["acknowledged"]["by"], "IA Berg",
                 "after {after}: the acknowledgement of alert {id} is lost: {alert}"
@@ -165,14 +165,14 @@ impl Done {
             assert!(
                 round_two_in_play(hub),
                 "after {after}: round 2 of {section} is not started: {}",
-                http_json(hub.http, "/api/rounds")
+                http_json(&hub.web, "/api/rounds")
             );
         }
     }
 }
 
 fn round_two_in_play(hub: &Hub) -> bool {
-    http_json(hub.http, "/api/rounds")
+    http_json(&hub.web, "/api/rounds")
         .as_array()
         .unwrap()
         .iter()
@@ -181,7 +181,7 @@ fn round_two_in_play(hub: &Hub) -> bool {
 
 /// A counter of `hub`'s `/metrics`.
 fn metric(hub: &Hub, name: &str) -> u64 {
-    let (status, text) = http_get(hub.http, "/metrics").unwrap();
+    let (status, text) = http_get(&hub.web, "/metrics").unwrap();
     assert_eq!(status, 200, "{text}");
     text.lines()
         .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
@@ -216,7 +216,7 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     let deadline = Instant::now() + Duration::from_secs(10);
     let refused = loop {
         let (status, refused) = http_post(
-            hub_b.http,
+            &hub_b.web,
             "/api/nodes/enrol",
             r#"{"hardware": "replay-1", "board": 1}"#,
         )
@@ -258,7 +258,7 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
         .collect();
     // The standby learned the enrolments from the journal: it lists the boards' nodes.
     std::thread::sleep(Duration::from_secs(6));
-    let seen = http_json(hub_b.http, "/api/boards");
+    let seen = http_json(&hub_b.web, "/api/boards");
     assert_eq!(
         seen.as_array().unwrap().len(),
         12,
@@ -269,7 +269,7 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
     // nothing from the standby (two hubs pushing would break lichess's one request at a
     // time).
     let lichess_destinations = |hub: &Hub| {
-        let outlets = http_json(hub.http, "/api/broadcast/outlets");
+        let outlets = http_json(&hub.web, "/api/broadcast/outlets");
         outlets[0]["destinations"]
             .as_object()
             .map_or(0, |d| d.len())
@@ -417,7 +417,7 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
         .unwrap();
     // A stranger sees the roles, not the journal's length (the moves' timing).
     let (status, _, open) =
-        support::stranger_request(hub_a.http, "GET", "/api/cluster", &[], "").unwrap();
+        support::stranger_request(&hub_a.web, "GET", "/api/cluster", &[], "").unwrap();
     let open: Value = serde_json::from_str(&open).unwrap();
     assert_eq!((status, &open["role"]), (200, &json!("active")), "{open}");
     assert!(open.get("journal_seq").is_none(), "{open}");
@@ -457,7 +457,7 @@ fn a_hall_outlives_its_hubs_machine_a_zombie_hub_and_the_journals_leader() {
         .find(|h| cluster_view(h).is_some_and(|v| v["role"] == "active"))
         .expect("an active hub");
     for game in &games {
-        let detail = http_json(serving.http, &format!("/api/boards/{}", game.board));
+        let detail = http_json(&serving.web, &format!("/api/boards/{}", game.board));
         let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
         assert_eq!(moves, game.sans, "board {}", game.board);
     }

@@ -93,12 +93,12 @@ fn the_page_the_phone_and_the_spectators_show_the_standings_behind_the_delay() {
         let body =
             json!({"arbiter": "IA Berg", "decision": "result", "result": result, "cause": cause});
         let path = format!("/api/rounds/1/boards/{board}/decisions");
-        let (status, answer) = http_post(hub.http, &path, &body.to_string()).unwrap();
+        let (status, answer) = http_post(&hub.web, &path, &body.to_string()).unwrap();
         assert_eq!(status, 200, "board {board}: {answer}");
     }
     let decided_at = Instant::now();
-    let arbiters = http_json(hub.http, "/api/standings");
-    let public = http_json(hub.http, "/api/standings?audience=spectators");
+    let arbiters = http_json(&hub.web, "/api/standings");
+    let public = http_json(&hub.web, "/api/standings?audience=spectators");
     assert_eq!(arbiters["provisional"], true);
     assert_eq!(
         rows(&arbiters).iter().filter(|r| r.2).count(),
@@ -182,7 +182,7 @@ fn the_page_the_phone_and_the_spectators_show_the_standings_behind_the_delay() {
     assert_eq!(phone_width, true, "the table fits the phone's width");
 
     // Once the delay has passed, the spectators see what the arbiters see.
-    let released = http_json(hub.http, "/api/standings?audience=spectators");
+    let released = http_json(&hub.web, "/api/standings?audience=spectators");
     let deadline = Instant::now() + Duration::from_secs(DELAY_S + 20);
     let mut public = released;
     while rows(&public) != rows(&arbiters) {
@@ -191,7 +191,7 @@ fn the_page_the_phone_and_the_spectators_show_the_standings_behind_the_delay() {
             "never released: {public} vs {arbiters}"
         );
         std::thread::sleep(Duration::from_millis(500));
-        public = http_json(hub.http, "/api/standings?audience=spectators");
+        public = http_json(&hub.web, "/api/standings?audience=spectators");
     }
     assert!(decided_at.elapsed() >= Duration::from_secs(DELAY_S - 1));
     expect_table(

@@ -98,7 +98,7 @@ fn checked_against_gacrux(
         quoted.join(", ")
     );
     let (hub, _) = Hub::configured(dir.path(), &config);
-    let (_, saved) = final_standings(hub.http, "/api/standings/teams", dir.path());
+    let (_, saved) = final_standings(&hub.web, "/api/standings/teams", dir.path());
     assert_eq!(saved.len(), 14, "{file}: 14 rounds");
     let codes = list.join(",");
     let mut args = vec![trf, Path::new(rules), Path::new(&codes)];

@@ -146,7 +146,7 @@ fn checked_against_gacrux(
         quoted.join(", ")
     );
     let (hub, _) = Hub::configured(dir.path(), &config);
-    let (answers, saved) = final_standings(hub.http, "/api/standings", dir.path());
+    let (answers, saved) = final_standings(&hub.web, "/api/standings", dir.path());
     assert!(answers.len() >= 5, "{file}: {} rounds", answers.len());
     let codes = list.join(",");
     let unrated = unrated.map_or("none".to_owned(), |r| r.to_string());
@@ -290,7 +290,7 @@ fn a_round_in_play_counts_its_games_as_not_yet_played_and_marks_them() {
     );
     let (hub, _) = Hub::configured(dir.path(), &config);
     // The round in play is the default: provisional, its players' rows marked.
-    let answer = http_json(hub.http, "/api/standings");
+    let answer = http_json(&hub.web, "/api/standings");
     assert_eq!(answer["round"], 10);
     assert_eq!(answer["provisional"], true);
     for row in answer["rows"].as_array().unwrap() {
@@ -317,7 +317,7 @@ fn a_round_in_play_counts_its_games_as_not_yet_played_and_marks_them() {
         String::from_utf8_lossy(&output.stderr)
     );
     // CSV: a header and a line a player.
-    let (status, csv) = http_get(hub.http, "/api/standings?format=csv").unwrap();
+    let (status, csv) = http_get(&hub.web, "/api/standings?format=csv").unwrap();
     assert_eq!(status, 200);
     let lines: Vec<&str> = csv.lines().collect();
     assert!(
@@ -327,9 +327,9 @@ fn a_round_in_play_counts_its_games_as_not_yet_played_and_marks_them() {
     );
     assert_eq!(lines.len(), answer["rows"].as_array().unwrap().len() + 1);
     // Refusals say why.
-    let (status, body) = http_get(hub.http, "/api/standings?round=11").unwrap();
+    let (status, body) = http_get(&hub.web, "/api/standings?round=11").unwrap();
     assert_eq!(status, 404, "{body}");
-    let (status, body) = http_get(hub.http, "/api/standings?format=xml").unwrap();
+    let (status, body) = http_get(&hub.web, "/api/standings?format=xml").unwrap();
     assert_eq!(
         (status, body.contains("json or csv")),
         (400, true),

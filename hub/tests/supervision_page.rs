@@ -6,7 +6,6 @@
 use crate::support;
 
 use std::io::Read;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -60,8 +59,8 @@ arbiter_token = "{TOKEN}"
 }
 
 /// The status and the first event of a server-sent event stream.
-fn first_event(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut stream = support::stranger_stream(addr, path, headers).unwrap();
+fn first_event(web: &support::Web, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut stream = support::stranger_stream(web, path, headers).unwrap();
     let status = stream.status().as_u16();
     let mut seen = Vec::new();
     let mut chunk = [0u8; 65536];
@@ -94,10 +93,10 @@ fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
         "/api/nodes",
         "/api/time-trouble",
     ] {
-        let (status, _, _) = stranger_request(hub.http, "GET", path, &[], "").unwrap();
+        let (status, _, _) = stranger_request(&hub.web, "GET", path, &[], "").unwrap();
         assert_eq!(status, 401, "{path} without the token");
         let (status, _, _) = stranger_request(
-            hub.http,
+            &hub.web,
             "GET",
             path,
             &[("Authorization", "Bearer nope")],
@@ -106,7 +105,7 @@ fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
         .unwrap();
         assert_eq!(status, 401, "{path} with a wrong token");
         let (status, _, body) =
-            http_get_with(hub.http, path, &[("Authorization", &bearer)]).unwrap();
+            http_get_with(&hub.web, path, &[("Authorization", &bearer)]).unwrap();
         assert_eq!(status, 200, "{path} with the token: {body}");
     }
     // The page, the spectators' stream, the pairings and the feed are public.
@@ -117,19 +116,19 @@ fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
         "/api/rounds/1/pairings",
         "/api/session",
     ] {
-        let (status, _, _) = stranger_request(hub.http, "GET", path, &[], "").unwrap();
+        let (status, _, _) = stranger_request(&hub.web, "GET", path, &[], "").unwrap();
         assert_eq!(status, 200, "{path}");
     }
-    let (status, _) = first_event(hub.http, "/api/live", &[]);
+    let (status, _) = first_event(&hub.web, "/api/live", &[]);
     assert_eq!(status, 401, "the arbiters' stream without the token");
     // The token is no cookie: the page's cookie is a session's id, opened by a login.
     let token_cookie = format!("zeitnot_arbiter={TOKEN}");
-    let (status, _) = first_event(hub.http, "/api/live", &[("Cookie", &token_cookie)]);
+    let (status, _) = first_event(&hub.web, "/api/live", &[("Cookie", &token_cookie)]);
     assert_eq!(status, 401, "the token itself as the cookie");
     let login = format!(r#"{{"token": "{TOKEN}"}}"#);
     let json = [("Content-Type", "application/json")];
     let (status, headers, _) =
-        stranger_request(hub.http, "POST", "/api/session", &json, &login).unwrap();
+        stranger_request(&hub.web, "POST", "/api/session", &json, &login).unwrap();
     assert_eq!(status, 204);
     let set_cookie = &headers["set-cookie"];
     assert!(
@@ -141,14 +140,14 @@ fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
         !session.contains(TOKEN),
         "the cookie is not the token: {session}"
     );
-    let (status, hall) = first_event(hub.http, "/api/live", &[("Cookie", &session)]);
+    let (status, hall) = first_event(&hub.web, "/api/live", &[("Cookie", &session)]);
     assert_eq!(status, 200);
     let hall: Value = serde_json::from_str(&hall).unwrap();
     assert_eq!(hall["audience"], "arbiters");
     assert!(hall["alerts"].is_array(), "arbiters get the open alerts");
     // A log-out ends the session on the hub, not only in the browser.
     let (status, _, _) = stranger_request(
-        hub.http,
+        &hub.web,
         "DELETE",
         "/api/session",
         &[("Cookie", &session)],
@@ -156,9 +155,9 @@ fn the_arbiters_view_and_the_api_answer_only_to_the_token() {
     )
     .unwrap();
     assert_eq!(status, 204);
-    let (status, _) = first_event(hub.http, "/api/live", &[("Cookie", &session)]);
+    let (status, _) = first_event(&hub.web, "/api/live", &[("Cookie", &session)]);
     assert_eq!(status, 401, "a session logged out");
-    let (status, hall) = first_event(hub.http, "/api/public/live", &[]);
+    let (status, hall) = first_event(&hub.web, "/api/public/live", &[]);
     assert_eq!(status, 200);
     let hall: Value = serde_json::from_str(&hall).unwrap();
     assert_eq!(hall["audience"], "spectators");
@@ -199,7 +198,7 @@ fn a_login_link_never_swaps_a_session_unseen() {
     // The API: Berg's session, Dahl's token.
     let json = [("Content-Type", "application/json")];
     let (status, headers, _) = stranger_request(
-        hub.http,
+        &hub.web,
         "POST",
         "/api/session",
         &json,
@@ -213,7 +212,7 @@ fn a_login_link_never_swaps_a_session_unseen() {
         ("Cookie", cookie.as_str()),
     ];
     let (status, _, body) = stranger_request(
-        hub.http,
+        &hub.web,
         "POST",
         "/api/session",
         &with_cookie,
@@ -225,7 +224,7 @@ fn a_login_link_never_swaps_a_session_unseen() {
     assert_eq!(conflict["logged_in_as"], "IA Berg");
     assert_eq!(conflict["token_of"], "IA Dahl");
     let (status, _, _) = stranger_request(
-        hub.http,
+        &hub.web,
         "POST",
         "/api/session",
         &with_cookie,
@@ -286,7 +285,7 @@ async fn an_arbiters_own_login_acts_in_their_zones_only() {
             ("Content-Type", "application/json"),
             ("Authorization", auth),
         ];
-        let (status, _, body) = stranger_request(hub.http, "POST", path, &headers, body).unwrap();
+        let (status, _, body) = stranger_request(&hub.web, "POST", path, &headers, body).unwrap();
         (status, body)
     };
     let rejected = r#"{"arbiter": "IA Berg", "decision": "claim_rejected", "by": "white"}"#;
@@ -308,7 +307,7 @@ async fn an_arbiters_own_login_acts_in_their_zones_only() {
     b7.play("e2e4").await;
     let deadline = Instant::now() + Duration::from_secs(10);
     let alert = loop {
-        let alerts = arbiter_json(hub.http, "/api/alerts");
+        let alerts = arbiter_json(&hub.web, "/api/alerts");
         let found = alerts
             .as_array()
             .unwrap()
@@ -325,7 +324,7 @@ async fn an_arbiters_own_login_acts_in_their_zones_only() {
     let ack = format!("/api/alerts/{}/ack", alert["id"]);
     let (status, body) = post(&berg, &ack, "");
     assert_eq!(status, 403, "{body}");
-    let still = arbiter_json(hub.http, &format!("/api/alerts/{}", alert["id"]));
+    let still = arbiter_json(&hub.web, &format!("/api/alerts/{}", alert["id"]));
     assert_eq!(still["state"], "raised", "nothing changed: {still}");
     let (status, body) = post(&chief, &ack, "");
     assert_eq!(status, 200, "{body}");
@@ -333,9 +332,9 @@ async fn an_arbiters_own_login_acts_in_their_zones_only() {
 }
 
 /// `GET path` as an arbiter (the bearer token), as JSON.
-fn arbiter_json(addr: SocketAddr, path: &str) -> Value {
+fn arbiter_json(web: &support::Web, path: &str) -> Value {
     let bearer = format!("Bearer {TOKEN}");
-    let (status, _, body) = http_get_with(addr, path, &[("Authorization", &bearer)]).unwrap();
+    let (status, _, body) = http_get_with(web, path, &[("Authorization", &bearer)]).unwrap();
     assert_eq!(status, 200, "GET {path}: {body}");
     serde_json::from_str(&body).unwrap()
 }
@@ -486,7 +485,7 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
         &format!("document.querySelector(\"#alerts li[data-alert='{id}']\")?.dataset.state === 'acknowledged'"),
         Duration::from_secs(2),
     );
-    let alert = arbiter_json(hub.http, &format!("/api/alerts/{id}"));
+    let alert = arbiter_json(&hub.web, &format!("/api/alerts/{id}"));
     assert_eq!(alert["state"], "acknowledged");
     assert_eq!(
         alert["acknowledged"]["by"], "Ola",
@@ -506,7 +505,7 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
     // The board view: the position as the hub has it, the moves with their clock times,
     // and a plot of both players' time.
     board_view(&mut browser, 5, Open::Click);
-    let detail = arbiter_json(hub.http, "/api/boards/5");
+    let detail = arbiter_json(&hub.web, "/api/boards/5");
     assert_eq!(
         browser.eval("document.querySelector('#diagram').dataset.fen"),
         detail["fen"]
@@ -543,7 +542,7 @@ async fn the_chief_arbiters_screen_follows_the_hall_live() {
         "document.querySelector('#bind-result').textContent.startsWith('bound board-5')",
         Duration::from_secs(3),
     );
-    let nodes = arbiter_json(hub.http, "/api/nodes");
+    let nodes = arbiter_json(&hub.web, "/api/nodes");
     // Replay nodes announce one hardware id per board (replay-N), as real e-boards do.
     assert!(
         !nodes["warnings"].to_string().contains("duplicate_hardware"),
@@ -675,7 +674,7 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
         ("Authorization", bearer.as_str()),
     ];
     let (status, _, body) = stranger_request(
-        hub.http,
+        &hub.web,
         "POST",
         "/api/boards/6/decisions",
         &json,
@@ -687,7 +686,7 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
     // The next round starts at once (rapid rounds follow within the delay): the game goes
     // to the archive, and its result still waits for the delay (issue 68).
     let (status, _, body) = stranger_request(
-        hub.http,
+        &hub.web,
         "POST",
         "/api/rounds/2/start",
         &json,
@@ -697,7 +696,7 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
     assert_eq!(status, 200, "round 2 starts: {body}");
     let board_6 = |headers: &[(&str, &str)]| {
         let (_, _, body) =
-            stranger_request(hub.http, "GET", "/api/rounds/1/pairings", headers, "").unwrap();
+            stranger_request(&hub.web, "GET", "/api/rounds/1/pairings", headers, "").unwrap();
         let games: Value = serde_json::from_str(&body).unwrap();
         let game = games
             .as_array()
@@ -708,7 +707,7 @@ async fn spectators_see_the_game_after_the_broadcast_delay_and_no_alerts() {
         game.unwrap()["result"].as_str().unwrap().to_owned()
     };
     let finished = |headers: &[(&str, &str)]| {
-        let (_, _, body) = stranger_request(hub.http, "GET", "/api/rounds/1", headers, "").unwrap();
+        let (_, _, body) = stranger_request(&hub.web, "GET", "/api/rounds/1", headers, "").unwrap();
         serde_json::from_str::<Value>(&body).unwrap()["finished"].clone()
     };
     let arbiter = [("Authorization", bearer.as_str())];

@@ -40,7 +40,7 @@ fn a_team_rounds_match_scores_on_the_page_and_teams_in_the_feed() {
     let (hub, _) = Hub::configured(dir.path(), &config);
 
     // Round 1's first match: four boards, two teams, the colours alternating (352 WBWB).
-    let pairings = http_json(hub.http, "/api/rounds/1/pairings");
+    let pairings = http_json(&hub.web, "/api/rounds/1/pairings");
     let first: Vec<&Value> = pairings.as_array().unwrap().iter().take(4).collect();
     let teams = [
         first[0]["white_team"].as_str().unwrap().to_owned(),
@@ -86,7 +86,7 @@ fn a_team_rounds_match_scores_on_the_page_and_teams_in_the_feed() {
             .unwrap()
             .1
             .clone();
-        let detail = http_json(hub.http, &format!("/api/boards/{}", replay.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", replay.board));
         if detail["result"] != result.as_str() {
             let cause = if result == "1/2-1/2" {
                 "draw_agreement"
@@ -96,7 +96,7 @@ fn a_team_rounds_match_scores_on_the_page_and_teams_in_the_feed() {
             let decision = json!({"arbiter": "IA Berg", "decision": "result", "result": result, "cause": cause});
             let path = format!("/api/boards/{}/decisions", replay.board);
             assert_eq!(
-                http_post(hub.http, &path, &decision.to_string()).unwrap().0,
+                http_post(&hub.web, &path, &decision.to_string()).unwrap().0,
                 200
             );
         }
@@ -117,7 +117,7 @@ fn a_team_rounds_match_scores_on_the_page_and_teams_in_the_feed() {
     }
 
     // The feed names the teams of every game.
-    let (status, feed) = http_get(hub.http, "/broadcast/round/1/game-1.pgn").unwrap();
+    let (status, feed) = http_get(&hub.web, "/broadcast/round/1/game-1.pgn").unwrap();
     assert_eq!(status, 200);
     assert!(
         feed.contains(&format!("[WhiteTeam \"{}\"]", teams[0])),
@@ -127,7 +127,7 @@ fn a_team_rounds_match_scores_on_the_page_and_teams_in_the_feed() {
         feed.contains(&format!("[BlackTeam \"{}\"]", teams[1])),
         "{feed}"
     );
-    let (_, second) = http_get(hub.http, "/broadcast/round/1/game-2.pgn").unwrap();
+    let (_, second) = http_get(&hub.web, "/broadcast/round/1/game-2.pgn").unwrap();
     assert!(
         second.contains(&format!("[WhiteTeam \"{}\"]", teams[1])),
         "{second}"
@@ -176,7 +176,7 @@ fn a_team_rounds_match_scores_on_the_page_and_teams_in_the_feed() {
 
     // The team standings count the match as its boards ended here (the file's results for
     // the round's other matches): match points from the game points (C.07 11).
-    let standings = http_json(hub.http, "/api/standings/teams");
+    let standings = http_json(&hub.web, "/api/standings/teams");
     assert_eq!(standings["provisional"], false);
     let rows = standings["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 50, "every team");

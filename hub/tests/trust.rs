@@ -291,7 +291,7 @@ async fn a_hall_under_attack(kind: Kind) {
         assert_eq!(report["acked"], report["events"], "{kind:?}: {report}");
     }
     for (game, report) in games.iter().zip(&reports) {
-        let detail = http_json(hub.http, &format!("/api/boards/{}", game.board));
+        let detail = http_json(&hub.web, &format!("/api/boards/{}", game.board));
         let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
         assert_eq!(moves, game.sans, "{kind:?}: board {} whole", game.board);
         assert_eq!(detail["last_seq"], report["events"], "{kind:?}");
@@ -306,7 +306,7 @@ async fn a_hall_under_attack(kind: Kind) {
     // resend would raise (the games' own time trouble is theirs, the same on both brokers);
     // the technician's alert about the forgeries where they reached the hub. No alert was
     // resolved by a forged command.
-    let alerts = http_json(hub.http, "/api/alerts");
+    let alerts = http_json(&hub.web, "/api/alerts");
     let mut kinds: BTreeMap<(u64, String), usize> = BTreeMap::new();
     for alert in alerts.as_array().unwrap() {
         let board = alert["board"].as_u64().unwrap_or(0);
@@ -339,7 +339,7 @@ async fn a_hall_under_attack(kind: Kind) {
             .all(|(_, k)| !from_forgeries.contains(&k.as_str())),
         "{kind:?}: alerts from forgeries: {kinds:?}"
     );
-    let metrics = http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = http_get(&hub.web, "/metrics").unwrap().1;
     let refused = metric(
         &metrics,
         "zeitnot_bad_payloads_total{reason=\"unauthenticated\"}",

@@ -38,7 +38,7 @@ fn play_through(
     let node = Node::spawn_via(replay, broker, ca, dir, "outbox", Some(enrolment));
     let report = node.finish(Duration::from_secs(90));
     assert_eq!(report["acked"], report["events"], "{report}");
-    let detail = http_json(hub.http, &format!("/api/boards/{}", replay.board));
+    let detail = http_json(&hub.web, &format!("/api/boards/{}", replay.board));
     let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
     assert_eq!(moves, replay.sans, "the game as its PGN has it");
 }
@@ -47,11 +47,8 @@ fn play_through(
 fn api_through(sniffer: &Sniffer, hub: &Hub) -> u16 {
     let bearer = format!("Bearer {}", hub.token);
     // The sniffer's address is another door to the same hub: TLS with the same CA.
-    if let Some(ca) = support::https_ca_of(hub.http) {
-        support::register_https(sniffer.addr, &ca);
-    }
     stranger_request(
-        sniffer.addr,
+        &hub.web.through(sniffer.addr),
         "GET",
         "/api/boards/1",
         &[("Authorization", &bearer)],
@@ -123,7 +120,7 @@ fn on_the_embedded_broker_nothing_crosses_the_wire_in_clear() {
     std::thread::sleep(Duration::from_secs(3));
     drop(wrong);
     assert_eq!(
-        support::http_get(hub.http, "/api/boards/2").unwrap().0,
+        support::http_get(&hub.web, "/api/boards/2").unwrap().0,
         404,
         "nothing from a node that does not trust the hall's CA"
     );

@@ -111,7 +111,7 @@ pub fn run(dir: &Path, broker: Broker, mut mosquitto: Option<Mosquitto>, faults:
     );
 
     for (game, (board, count)) in games.iter().zip(&events) {
-        let detail = http_json(hub.http, &format!("/api/boards/{board}"));
+        let detail = http_json(&hub.web, &format!("/api/boards/{board}"));
         assert_eq!(detail["last_seq"], *count, "board {board}");
         assert_eq!(detail["events_accepted"], *count, "board {board}");
         let moves: Vec<String> = serde_json::from_value(detail["moves"].clone()).unwrap();
@@ -123,7 +123,7 @@ pub fn run(dir: &Path, broker: Broker, mut mosquitto: Option<Mosquitto>, faults:
             game.game
         );
     }
-    let metrics = super::http_get(hub.http, "/metrics").unwrap().1;
+    let metrics = super::http_get(&hub.web, "/metrics").unwrap().1;
     eprintln!(
         "{}",
         metrics

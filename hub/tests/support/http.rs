@@ -1,99 +1,130 @@
 //! The tests' HTTP client (reqwest's blocking one): plain or TLS (the hall CA pinned), as an
-//! arbiter (the hub's token) or as a stranger, for the hubs the tests started.
+//! arbiter (the hub's token) or as a stranger. Each hub the tests start owns its [`Web`]:
+//! its address, token and CA, and the clients made for it; nothing is process-wide, so a
+//! later hub on the same port is never sent an earlier one's token.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A value for each hub the tests started, by its HTTP address.
-struct PerHub(std::sync::Mutex<Vec<(SocketAddr, String)>>);
+/// How the tests reach one HTTP server: a hub (its arbiters' token, its hall CA when it
+/// serves HTTPS) or a server of their own (plain, no token). Clones share its clients.
+#[derive(Clone)]
+pub struct Web {
+    pub addr: SocketAddr,
+    token: Option<String>,
+    ca: Option<String>,
+    clients: Clients,
+}
 
-impl PerHub {
-    const fn new() -> PerHub {
-        PerHub(std::sync::Mutex::new(Vec::new()))
+/// One client per source address (`None`: any), its CA pinned.
+type Clients = Arc<Mutex<Vec<(Option<IpAddr>, reqwest::blocking::Client)>>>;
+
+impl Web {
+    /// A server that is not a hub the tests started (a stand-in, a hub asked as nobody):
+    /// plain HTTP, no token.
+    pub fn plain(addr: SocketAddr) -> Web {
+        Web {
+            addr,
+            token: None,
+            ca: None,
+            clients: Arc::default(),
+        }
     }
 
-    fn set(&self, http: SocketAddr, value: &str) {
-        let mut values = self.0.lock().unwrap();
-        values.retain(|(addr, _)| *addr != http);
-        values.push((http, value.to_owned()));
+    /// A hub's arbiters' token: the requests below send it unless they say they are a
+    /// stranger's.
+    pub fn with_token(self, token: &str) -> Web {
+        Web {
+            token: Some(token.to_owned()),
+            ..self
+        }
     }
 
-    fn forget(&self, http: SocketAddr) {
-        self.0.lock().unwrap().retain(|(addr, _)| *addr != http);
+    /// Over TLS, trusting the hall CA `ca` (PEM): a hub that serves HTTPS.
+    pub fn with_ca(self, ca: String) -> Web {
+        Web {
+            ca: Some(ca),
+            clients: Arc::default(),
+            ..self
+        }
     }
 
-    fn get(&self, http: SocketAddr) -> Option<String> {
-        let values = self.0.lock().unwrap();
-        values
-            .iter()
-            .find(|(addr, _)| *addr == http)
-            .map(|(_, value)| value.clone())
+    /// The same hub reached at `addr` (a proxy in between): its token and CA.
+    pub fn through(&self, addr: SocketAddr) -> Web {
+        Web {
+            addr,
+            clients: Arc::default(),
+            ..self.clone()
+        }
     }
-}
 
-/// The arbiters' token of each hub the tests started: the requests below are an arbiter's
-/// (they send it) unless they say they are a stranger's.
-static ARBITER_TOKENS: PerHub = PerHub::new();
+    /// The arbiters' token, for a hub.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
 
-/// The hall CA (PEM) of each hub the tests started with HTTPS: requests to it go over TLS,
-/// the CA pinned.
-static HTTPS_CAS: PerHub = PerHub::new();
+    /// The hall CA (PEM) it pins, for a hub that serves HTTPS.
+    pub fn ca(&self) -> Option<&str> {
+        self.ca.as_deref()
+    }
 
-/// From now on, requests to `http` go over TLS, trusting `ca_pem`.
-pub fn register_https(http: SocketAddr, ca_pem: &str) {
-    HTTPS_CAS.set(http, ca_pem);
-    CLIENTS.forget(http);
-}
-
-/// The hall CA a hub the tests started with HTTPS pins, by its HTTP address.
-pub fn https_ca_of(http: SocketAddr) -> Option<String> {
-    HTTPS_CAS.get(http)
-}
-
-/// From now on, requests to `http` are sent as an arbiter with `token`.
-pub fn register_token(http: SocketAddr, token: &str) {
-    ARBITER_TOKENS.set(http, token);
-}
-
-/// The arbiters' token of the hub at `http`, if a test started it.
-pub fn token_of(http: SocketAddr) -> Option<String> {
-    ARBITER_TOKENS.get(http)
-}
-
-/// The hub at `http` is gone: its token and CA are forgotten, so a later hub on the same
-/// port (every test runs in one process) is not sent them.
-pub fn forget_hub(http: SocketAddr) {
-    ARBITER_TOKENS.forget(http);
-    HTTPS_CAS.forget(http);
-    CLIENTS.forget(http);
+    /// Its client from `source`, made once.
+    fn client(&self, source: Option<IpAddr>) -> std::io::Result<reqwest::blocking::Client> {
+        let mut clients = self.clients.lock().unwrap();
+        if let Some((_, client)) = clients.iter().find(|(from, _)| *from == source) {
+            return Ok(client.clone());
+        }
+        let mut builder = reqwest::blocking::Client::builder()
+            // A good client retires an idle connection before the hub's `Keep-Alive:
+            // timeout=5` says it may close it.
+            .pool_idle_timeout(Duration::from_secs(4))
+            .connect_timeout(Duration::from_secs(2))
+            .timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
+            .local_address(source);
+        if let Some(ca) = &self.ca {
+            let ca =
+                reqwest::Certificate::from_pem(ca.as_bytes()).map_err(std::io::Error::other)?;
+            builder = builder
+                .tls_built_in_root_certs(false)
+                .add_root_certificate(ca);
+        }
+        // Built on a thread of its own, as it is used (see `request_from`).
+        let client = std::thread::scope(|scope| scope.spawn(|| builder.build()).join())
+            .expect("the client's thread")
+            .map_err(std::io::Error::other)?;
+        clients.push((source, client.clone()));
+        Ok(client)
+    }
 }
 
 /// A plain HTTP/1.1 GET; returns the status and the body.
-pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
-    http_get_with(addr, path, &[]).map(|(status, _, body)| (status, body))
+pub fn http_get(web: &Web, path: &str) -> std::io::Result<(u16, String)> {
+    http_get_with(web, path, &[]).map(|(status, _, body)| (status, body))
 }
 
 /// A plain HTTP/1.1 GET with request headers; returns the status, the response headers
 /// (names in lower case) and the body.
 pub fn http_get_with(
-    addr: SocketAddr,
+    web: &Web,
     path: &str,
     headers: &[(&str, &str)],
 ) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
-    http_request(addr, "GET", path, headers, "")
+    http_request(web, "GET", path, headers, "")
 }
 
 /// A plain HTTP/1.1 POST of a JSON body; returns the status and the body.
-pub fn http_post(addr: SocketAddr, path: &str, body: &str) -> std::io::Result<(u16, String)> {
+pub fn http_post(web: &Web, path: &str, body: &str) -> std::io::Result<(u16, String)> {
     let json = [("Content-Type", "application/json")];
-    http_request(addr, "POST", path, &json, body).map(|(status, _, body)| (status, body))
+    http_request(web, "POST", path, &json, body).map(|(status, _, body)| (status, body))
 }
 
 /// One HTTP/1.1 request with headers and a body, as an arbiter (with the hub's token, unless
 /// `headers` carry an `Authorization` or a `Cookie` of their own); returns the status, the
 /// response headers (names in lower case) and the body.
 pub fn http_request(
-    addr: SocketAddr,
+    web: &Web,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
@@ -102,46 +133,46 @@ pub fn http_request(
     let own = headers.iter().any(|(name, _)| {
         name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("cookie")
     });
-    match token_of(addr).filter(|_| !own) {
+    match web.token().filter(|_| !own) {
         Some(token) => {
             let bearer = format!("Bearer {token}");
             let mut with = headers.to_vec();
             with.push(("Authorization", &bearer));
-            stranger_request(addr, method, path, &with, body)
+            stranger_request(web, method, path, &with, body)
         }
-        None => stranger_request(addr, method, path, headers, body),
+        None => stranger_request(web, method, path, headers, body),
     }
 }
 
 /// One HTTP/1.1 request with exactly the headers given (no token): a stranger's, or one
 /// whose credentials are its own.
 pub fn stranger_request(
-    addr: SocketAddr,
+    web: &Web,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
     body: &str,
 ) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
-    request_from(None, addr, method, path, headers, body)
+    request_from(None, web, method, path, headers, body)
 }
 
 /// Where a test's stranger on the hall network connects from: an address of its own on
 /// loopback, so that what the hub does to it (throttling wrong tokens) is not done to the
 /// arbiters' and the technician's requests from 127.0.0.1.
-pub const STRANGER: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 66));
+pub const STRANGER: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 66));
 
 /// [`stranger_request`] from `source` (127.0.0.N on loopback), or the default address:
 /// reqwest's blocking client, one per hub and source, over TLS with the hall CA pinned where
 /// the hub is HTTPS, following no redirect.
 pub fn request_from(
-    source: Option<std::net::IpAddr>,
-    addr: SocketAddr,
+    source: Option<IpAddr>,
+    web: &Web,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
     body: &str,
 ) -> std::io::Result<(u16, std::collections::BTreeMap<String, String>, String)> {
-    let request = request(source, addr, method, path, headers, body)?;
+    let request = request(source, web, method, path, headers, body)?;
     // On a thread of its own: the blocking client may not wait inside an async test's
     // runtime (many tests are async).
     let response = std::thread::scope(|scope| {
@@ -215,30 +246,27 @@ pub fn closed_before_answer(e: &(dyn std::error::Error + 'static)) -> bool {
 /// A GET with exactly the headers given whose answer is read as it comes (a server-sent
 /// event stream), from a test's own thread (not an async test's runtime).
 pub fn stranger_stream(
-    addr: SocketAddr,
+    web: &Web,
     path: &str,
     headers: &[(&str, &str)],
 ) -> std::io::Result<reqwest::blocking::Response> {
-    request(None, addr, "GET", path, headers, "")?
+    request(None, web, "GET", path, headers, "")?
         .send()
         .map_err(std::io::Error::other)
 }
 
-/// The request, on the client of `addr` and `source`.
+/// The request, on the client of `web` from `source`.
 fn request(
-    source: Option<std::net::IpAddr>,
-    addr: SocketAddr,
+    source: Option<IpAddr>,
+    web: &Web,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
     body: &str,
 ) -> std::io::Result<reqwest::blocking::RequestBuilder> {
-    let client = CLIENTS.of(addr, source)?;
-    let scheme = if https_ca_of(addr).is_some() {
-        "https"
-    } else {
-        "http"
-    };
+    let client = web.client(source)?;
+    let addr = web.addr;
+    let scheme = if web.ca().is_some() { "https" } else { "http" };
     let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(std::io::Error::other)?;
     let mut request = client.request(method.clone(), format!("{scheme}://{addr}{path}"));
     for (name, value) in headers {
@@ -250,74 +278,21 @@ fn request(
     Ok(request)
 }
 
-/// A test's client: the hub it asks, and the address it connects from (`None`: any).
-type ClientKey = (SocketAddr, Option<std::net::IpAddr>);
-
-/// The tests' HTTP clients, one per hub (its CA pinned) and source address.
-struct Clients(std::sync::Mutex<Vec<(ClientKey, reqwest::blocking::Client)>>);
-
-static CLIENTS: Clients = Clients(std::sync::Mutex::new(Vec::new()));
-
-impl Clients {
-    fn of(
-        &self,
-        addr: SocketAddr,
-        source: Option<std::net::IpAddr>,
-    ) -> std::io::Result<reqwest::blocking::Client> {
-        let mut clients = self.0.lock().unwrap();
-        if let Some((_, client)) = clients.iter().find(|(key, _)| *key == (addr, source)) {
-            return Ok(client.clone());
-        }
-        let mut builder = reqwest::blocking::Client::builder()
-            // A good client retires an idle connection before the hub's `Keep-Alive:
-            // timeout=5` says it may close it.
-            .pool_idle_timeout(Duration::from_secs(4))
-            .connect_timeout(Duration::from_secs(2))
-            .timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none())
-            .local_address(source);
-        if let Some(ca) = https_ca_of(addr) {
-            let ca =
-                reqwest::Certificate::from_pem(ca.as_bytes()).map_err(std::io::Error::other)?;
-            builder = builder
-                .tls_built_in_root_certs(false)
-                .add_root_certificate(ca);
-        }
-        // Built on a thread of its own, as it is used (see `request_from`).
-        let client = std::thread::scope(|scope| scope.spawn(|| builder.build()).join())
-            .expect("the client's thread")
-            .map_err(std::io::Error::other)?;
-        clients.push(((addr, source), client.clone()));
-        Ok(client)
-    }
-
-    /// The hub at `addr` changed (gone, or HTTPS now): its clients are made again.
-    fn forget(&self, addr: SocketAddr) {
-        self.0.lock().unwrap().retain(|((a, _), _)| *a != addr);
-    }
-}
-
-pub fn http_json(addr: SocketAddr, path: &str) -> serde_json::Value {
-    let (status, body) = http_get(addr, path).expect("HTTP request");
+pub fn http_json(web: &Web, path: &str) -> serde_json::Value {
+    let (status, body) = http_get(web, path).expect("HTTP request");
     assert_eq!(status, 200, "GET {path}: {body}");
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
 }
 
 /// `method path` with `login` (an arbiter's own, or any token) as the bearer, as JSON:
 /// status and body.
-pub fn as_login(
-    http: SocketAddr,
-    login: &str,
-    method: &str,
-    path: &str,
-    body: &str,
-) -> (u16, String) {
+pub fn as_login(web: &Web, login: &str, method: &str, path: &str, body: &str) -> (u16, String) {
     let bearer = format!("Bearer {login}");
     let headers = [
         ("Content-Type", "application/json"),
         ("Authorization", bearer.as_str()),
     ];
-    let (status, _, answer) = stranger_request(http, method, path, &headers, body)
+    let (status, _, answer) = stranger_request(web, method, path, &headers, body)
         .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
     (status, answer)
 }

@@ -189,7 +189,7 @@ pub fn wait_board(
 ) -> serde_json::Value {
     let deadline = Instant::now() + within;
     loop {
-        let detail = super::http_json(hub.http, &format!("/api/boards/{board}"));
+        let detail = super::http_json(&hub.web, &format!("/api/boards/{board}"));
         if done(&detail) || Instant::now() >= deadline {
             return detail;
         }
@@ -455,7 +455,7 @@ pub fn assert_final_clocks(board: u16, clk_ms: &[Option<u64>], shown: &[Option<u
 /// the scoresheets would. The hub must have filled in only stretches the source's order
 /// fits; how many were ordered comes back with the moves.
 pub fn moves_ordered_as(hub: &Hub, board: u16, sans: &[String]) -> (Vec<String>, usize) {
-    let detail = super::http_json(hub.http, &format!("/api/boards/{board}"));
+    let detail = super::http_json(&hub.web, &format!("/api/boards/{board}"));
     let mut ordered = 0;
     for stretch in detail["filled_in"].as_array().into_iter().flatten() {
         let (from, to) = (
@@ -467,7 +467,7 @@ pub fn moves_ordered_as(hub: &Hub, board: u16, sans: &[String]) -> (Vec<String>,
             "arbiter": "IA Test", "decision": "order", "from_ply": from, "moves": order,
         });
         let (status, answer) = super::http_post(
-            hub.http,
+            &hub.web,
             &format!("/api/boards/{board}/decisions"),
             &body.to_string(),
         )
@@ -475,7 +475,7 @@ pub fn moves_ordered_as(hub: &Hub, board: u16, sans: &[String]) -> (Vec<String>,
         assert_eq!(status, 200, "board {board}: {stretch}: {answer}");
         ordered += 1;
     }
-    let detail = super::http_json(hub.http, &format!("/api/boards/{board}"));
+    let detail = super::http_json(&hub.web, &format!("/api/boards/{board}"));
     (
         serde_json::from_value(detail["moves"].clone()).unwrap(),
         ordered,

@@ -45,7 +45,7 @@ impl OracleReport {
 /// Every round's standings (`path?round=R`, R from 1 until a 404), each final (not
 /// provisional), saved as JSON in `dir` for an oracle script: the answers and their files.
 pub fn final_standings(
-    http: std::net::SocketAddr,
+    http: &super::http::Web,
     path: &str,
     dir: &Path,
 ) -> (Vec<Value>, Vec<std::path::PathBuf>) {

@@ -49,6 +49,8 @@ impl Broker {
 pub struct Hub {
     pub child: Child,
     pub http: SocketAddr,
+    /// How the tests reach it over HTTP: its address, token and CA.
+    pub web: Web,
     pub data: PathBuf,
     broker: Broker,
     pub log: PathBuf,
@@ -106,6 +108,7 @@ impl Hub {
         let mut hub = Hub {
             child: spawn_hub(data, &broker, http, log, &args),
             http,
+            web: Web::plain(http),
             data: data.to_owned(),
             broker,
             log: log.to_owned(),
@@ -127,7 +130,7 @@ impl Hub {
                 .trim()
                 .to_owned()
         });
-        register_token(self.http, &self.token);
+        self.web = self.web.clone().with_token(&self.token);
     }
 
     /// A POST as the technician does it (with the arbiters' token); the answer's JSON, which
@@ -138,7 +141,7 @@ impl Hub {
             ("Content-Type", "application/json"),
             ("Authorization", &bearer),
         ];
-        let (status, _, answer) = http_request(self.http, "POST", path, &headers, body)
+        let (status, _, answer) = http_request(&self.web, "POST", path, &headers, body)
             .unwrap_or_else(|e| panic!("POST {path}: {e}"));
         assert_eq!(status, 200, "POST {path} {body}: {answer}");
         serde_json::from_str(&answer).unwrap_or_else(|e| panic!("POST {path}: {e}: {answer}"))
@@ -250,7 +253,7 @@ impl Hub {
             *port = ready.broker_port;
         }
         self.mqtt5_port = ready.mqtt5_port;
-        let http = self.http;
+        let mut web = Web::plain(self.http);
         if self
             .args
             .windows(2)
@@ -266,8 +269,12 @@ impl Hub {
                 Duration::from_secs(30),
                 || data.join("hall-ca.pem").exists(),
             );
-            register_https(http, &std::fs::read_to_string(ca).unwrap());
+            web = web.with_ca(std::fs::read_to_string(ca).unwrap());
         }
+        if !self.token.is_empty() {
+            web = web.with_token(&self.token);
+        }
+        self.web = web.clone();
         // A cluster's hub answers once it joined, active or standby (a standby's /healthz
         // is 503: it takes no events).
         let path = match self.broker {
@@ -279,7 +286,7 @@ impl Hub {
             &mut self.child,
             &self.log,
             Duration::from_secs(30),
-            || matches!(http_get(http, path), Ok((200, _))),
+            || matches!(http_get(&web, path), Ok((200, _))),
         );
         self.learn_token();
     }
@@ -413,7 +420,6 @@ fn delay_configured(args: &[String]) -> bool {
 impl Drop for Hub {
     fn drop(&mut self) {
         self.kill();
-        super::super::http::forget_hub(self.http);
     }
 }
 

@@ -28,7 +28,7 @@ impl Mosquitto {
 
     /// Reads the users again from the running `hub` (`GET /api/broker/users`), and reloads.
     pub fn load_users_from_hub(&mut self, hub: &Hub) {
-        let scheme = match https_ca_of(hub.http) {
+        let scheme = match hub.web.ca() {
             Some(_) => "https",
             None => "http",
         };
