@@ -199,21 +199,31 @@ impl Tournament {
     }
 }
 
-/// What `section`'s TRF (`None`: the hall's) says about ranking: its point system's win and
-/// draw, and its own list of tie-breaks (TRF-2026's `202` record).
-pub fn ranking_of<'a>(
-    trfs: &'a Trfs,
-    section: Option<&str>,
-) -> (crate::core::standings::Scoring, Option<&'a str>) {
+/// What a section's TRF says about ranking it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FileRanking<'a> {
+    /// Its point system's win and draw.
+    pub scoring: crate::core::standings::Scoring,
+    /// Its own list of tie-breaks (TRF-2026's `202` record).
+    pub list: Option<&'a str>,
+    /// The event's rounds (`142`/`XXR`, or the most any player has).
+    pub rounds: Option<usize>,
+}
+
+/// What `section`'s TRF (`None`: the hall's) says about ranking (the defaults without one).
+pub fn ranking_of<'a>(trfs: &'a Trfs, section: Option<&str>) -> FileRanking<'a> {
     let Some(trf) = trfs.get(&section.map(str::to_owned)) else {
-        return (Default::default(), None);
+        return FileRanking::default();
     };
     let system = trf.point_system();
-    let scoring = crate::core::standings::Scoring {
-        win: system.win,
-        draw: system.draw,
-    };
-    (scoring, trf.header("202"))
+    FileRanking {
+        scoring: crate::core::standings::Scoring {
+            win: system.win,
+            draw: system.draw,
+        },
+        list: trf.header("202"),
+        rounds: Some(trf.rounds()),
+    }
 }
 
 /// The section whose file `section` means: itself, or where none is named and only one

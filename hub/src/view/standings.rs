@@ -44,6 +44,9 @@ pub struct Ranking<'a> {
     pub settings: &'a Settings,
     pub scoring: Scoring,
     pub file_list: Option<&'a str>,
+    /// The event's rounds, where its file says (Fore Buchholz counts the last one's games
+    /// as draws).
+    pub scheduled: Option<usize>,
 }
 
 /// `section`'s standings after `round` (by default the round in play) as `audience` sees
@@ -61,6 +64,7 @@ pub fn standings(
     let list = tiebreak_list(settings, ranking.file_list);
     let mut crosstable = standings::from_pairings::crosstable(&seen.rounds, ranking.scoring);
     crosstable.unrated = settings.unrated;
+    crosstable.scheduled = ranking.scheduled;
     Some(Standings {
         section: section.map(str::to_owned),
         round: seen.round,

@@ -9,7 +9,11 @@
 //!   by a draw in every round otherwise (16.4.2);
 //! - a cut takes the least significant value, but a voluntarily unplayed round's first when
 //!   it is no more significant (16.5); a median cut also takes the most significant one;
-//! - with `/P` a forfeit counts as a game played against its scheduled opponent.
+//! - with `/P` a forfeit counts as a game played against its scheduled opponent;
+//! - Fore Buchholz (`FB`), after the event's last round, counts every game of that round as
+//!   played and drawn (a game still in play too): a player with one counts with every
+//!   earlier round as it went and a draw in the last, as opponents count them and as their
+//!   own dummy's score; before the last round it is Buchholz.
 
 use super::crosstable::Crosstable;
 use super::{Family, Rules, Tiebreak};
@@ -70,16 +74,48 @@ fn sums(
     tiebreak: &Tiebreak,
     sonneborn: bool,
 ) -> Vec<i64> {
+    let fore = fore_round(crosstable, tiebreak);
+    let fore_score = |i| fore.and_then(|last| fore_score(crosstable, i, last));
     let adjusted: Vec<i64> = (0..crosstable.entrants.len())
-        .map(|i| adjusted(crosstable, i))
+        .map(|i| fore_score(i).unwrap_or_else(|| adjusted(crosstable, i)))
         .collect();
     (0..crosstable.entrants.len())
         .map(|i| {
+            let counted = Counted {
+                own: fore_score(i).unwrap_or_else(|| crosstable.points(i)),
+                adjusted: &adjusted,
+                fore,
+            };
             let sonneborn = sonneborn.then_some(results);
-            let elements = elements(crosstable, rules, &adjusted, i, sonneborn, tiebreak);
+            let elements = elements(crosstable, rules, &counted, i, sonneborn, tiebreak);
             cut(elements, tiebreak, crosstable.rounds)
         })
         .collect()
+}
+
+/// The scores one player's elements are made of.
+struct Counted<'a> {
+    /// The player's own score, for their dummies.
+    own: i64,
+    /// Every player's score as opponents count it.
+    adjusted: &'a [i64],
+    /// Fore Buchholz's last round, whose games count as played.
+    fore: Option<usize>,
+}
+
+/// Fore Buchholz's round: the event's last, when the table is after it (0-based).
+fn fore_round(crosstable: &Crosstable, tiebreak: &Tiebreak) -> Option<usize> {
+    let last = crosstable.rounds.checked_sub(1)?;
+    (tiebreak.family == Family::ForeBuchholz && crosstable.scheduled == Some(crosstable.rounds))
+        .then_some(last)
+}
+
+/// Player `i`'s score as Fore Buchholz counts it, for a player with a game in round `last`:
+/// every earlier round as it went, that game a draw.
+fn fore_score(crosstable: &Crosstable, i: usize, last: usize) -> Option<i64> {
+    crosstable.paired_with(i, last)?;
+    let before: i64 = (0..last).map(|r| crosstable.points_in(i, r)).sum();
+    Some(before + crosstable.draw())
 }
 
 /// Every player's average of their opponents' Buchholz (8.2), over games played, rounded as
@@ -121,16 +157,22 @@ pub fn average_of_opponents(
 fn elements(
     crosstable: &Crosstable,
     rules: Rules,
-    adjusted: &[i64],
+    counted: &Counted<'_>,
     i: usize,
     sonneborn: Option<&Crosstable>,
     tiebreak: &Tiebreak,
 ) -> Vec<Element> {
-    let own = crosstable.points(i);
-    let counted_as_played = |r: usize| tiebreak.predetermined || crosstable.played(i, r);
+    let (own, adjusted) = (counted.own, counted.adjusted);
+    let fore = |r: usize| counted.fore == Some(r);
+    let counted_as_played = |r: usize| tiebreak.predetermined || crosstable.played(i, r) || fore(r);
     (0..crosstable.rounds)
         .map(|r| {
-            let (score, voluntary) = match crosstable.opponent(i, r) {
+            let opponent = if fore(r) {
+                crosstable.paired_with(i, r)
+            } else {
+                crosstable.opponent(i, r)
+            };
+            let (score, voluntary) = match opponent {
                 Some(opponent) if counted_as_played(r) => (adjusted[opponent], false),
                 scheduled => {
                     let dummy = match (rules, scheduled) {

@@ -8,6 +8,9 @@ pub enum Family {
     Points,
     /// `BH` (8.1): the opponents' scores.
     Buchholz,
+    /// `FB`: Buchholz with every game of the event's last round counted as a draw, known
+    /// before that round ends; before the last round, Buchholz.
+    ForeBuchholz,
     /// `SB` (9.1): the opponents' scores, each times the result against them.
     SonnebornBerger,
     /// `AOB` (8.2): the average of the opponents' Buchholz.
@@ -99,9 +102,9 @@ impl Tiebreak {
 /// Why a tie-break's code was not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodeError {
-    #[error("{0:?} is no tie-break of FIDE's C.07 this hub computes (PTS, BH, SB, AOB, DE, WIN, WON, BPG, BWG, REP, PS, KS, ARO, TPR, PTP, APRO, APPO, RTNG, STD, TPN)")]
+    #[error("{0:?} is no tie-break of FIDE's C.07 this hub computes (PTS, BH, FB, SB, AOB, DE, WIN, WON, BPG, BWG, REP, PS, KS, ARO, TPR, PTP, APRO, APPO, RTNG, STD, TPN)")]
     Unknown(String),
-    #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n for Buchholz, SB, AOB, PS, ARO, TPR and PTP; U n for the ratings' tie-breaks; L for KS; P for BH, SB and DE)")]
+    #[error("{code:?}: the modifier {modifier:?} is not taken here (C n and M n for Buchholz, FB, SB, AOB, PS, ARO, TPR and PTP; U n for the ratings' tie-breaks; L for KS; P for BH, FB, SB and DE)")]
     Modifier { code: String, modifier: String },
     /// A team's code among the players', or a code teams are not ranked by.
     #[error("{0}")]
@@ -129,6 +132,7 @@ impl std::str::FromStr for Tiebreak {
         let family = match name {
             "PTS" => Family::Points,
             "BH" => Family::Buchholz,
+            "FB" => Family::ForeBuchholz,
             "SB" => Family::SonnebornBerger,
             "AOB" => Family::AverageOfBuchholz,
             "DE" => Family::DirectEncounter,
@@ -152,6 +156,7 @@ impl std::str::FromStr for Tiebreak {
         let cuttable = matches!(
             family,
             Family::Buchholz
+                | Family::ForeBuchholz
                 | Family::SonnebornBerger
                 | Family::AverageOfBuchholz
                 | Family::Progressive
@@ -173,7 +178,10 @@ impl std::str::FromStr for Tiebreak {
         let mut predetermined = false;
         let forfeits_count = matches!(
             family,
-            Family::Buchholz | Family::SonnebornBerger | Family::DirectEncounter
+            Family::Buchholz
+                | Family::ForeBuchholz
+                | Family::SonnebornBerger
+                | Family::DirectEncounter
         );
         for modifier in parts {
             let refused = || CodeError::Modifier {

@@ -67,6 +67,9 @@ pub struct Crosstable {
     /// Where a round's win is not its points' (a team's game points: the match is won by
     /// its match points), each entrant's rounds won.
     pub won: Option<Vec<Vec<bool>>>,
+    /// The event's rounds (TRF `142`/`XXR`), where known: Fore Buchholz counts the last
+    /// one's games as draws.
+    pub scheduled: Option<usize>,
     by_start_rank: HashMap<u32, usize>,
 }
 
@@ -83,6 +86,7 @@ impl Crosstable {
             entrants,
             unrated: None,
             won: None,
+            scheduled: None,
             by_start_rank,
         }
     }
@@ -118,6 +122,15 @@ impl Crosstable {
                 self.by_start_rank.get(&opponent).copied()
             }
             _ => None,
+        }
+    }
+
+    /// The opponent player `i` is paired with in round `r`: played, forfeited, or a game
+    /// still in play.
+    pub fn paired_with(&self, i: usize, r: usize) -> Option<usize> {
+        match self.entrants[i].outcomes.get(r) {
+            Some(Outcome::Running { opponent, .. }) => self.by_start_rank.get(opponent).copied(),
+            _ => self.opponent(i, r),
         }
     }
 

@@ -208,7 +208,7 @@ fn value_of(crosstable: &Crosstable, rules: Rules, tiebreak: &Tiebreak) -> Vec<O
     let each = |f: &dyn Fn(usize) -> Option<f64>| (0..crosstable.entrants.len()).map(f).collect();
     match tiebreak.family {
         Family::Points => each(&|i| Some(tenths(crosstable.points(i)))),
-        Family::Buchholz | Family::SonnebornBerger => {
+        Family::Buchholz | Family::ForeBuchholz | Family::SonnebornBerger => {
             buchholz::values(crosstable, crosstable, rules, tiebreak)
         }
         Family::AverageOfBuchholz => buchholz::average_of_opponents(crosstable, rules, tiebreak),
@@ -312,6 +312,39 @@ mod tests {
         // 2024: player 2's score (0) + own 2 points; 2026: 0 + min(2, player 3's 0.5).
         assert_eq!(bh(&old, 1), Some(2.0));
         assert_eq!(bh(&new, 1), Some(0.5));
+    }
+
+    #[test]
+    fn fore_buchholz_counts_the_last_rounds_games_as_draws_once_it_is_the_events_last() {
+        let fb_and_bh = |event: &Crosstable, start: u32| {
+            let rows = standings(event, Rules::Fide2024, &codes(&["FB", "BH"]));
+            let row = rows.iter().find(|r| r.start_rank == start).unwrap();
+            (row.tiebreaks[0], row.tiebreaks[1])
+        };
+        // A round to go: Fore Buchholz is Buchholz.
+        let mut event = event();
+        event.scheduled = Some(3);
+        for start in 1..=4 {
+            let (fb, bh) = fb_and_bh(&event, start);
+            assert_eq!(fb, bh, "player {start}");
+        }
+        // Round 2 is the last: player 1's opponents count with their last game drawn (2:
+        // 0 + ½, 3: ½ + ½), not as it went (0 and ½).
+        event.scheduled = Some(2);
+        assert_eq!(fb_and_bh(&event, 1), (Some(1.5), Some(0.5)));
+        // Player 4 had no game in it: their own score as it is, their opponent 3's with
+        // the last game drawn (1 point, not ½), and the bye's dummy their own 1 point.
+        assert_eq!(fb_and_bh(&event, 4), (Some(2.0), Some(1.5)));
+        // A game of the last round still in play is one of its games: a draw too.
+        event.entrants[0].outcomes[1] = Outcome::Running {
+            opponent: 3,
+            side: Black,
+        };
+        event.entrants[2].outcomes[1] = Outcome::Running {
+            opponent: 1,
+            side: White,
+        };
+        assert_eq!(fb_and_bh(&event, 1).0, Some(1.5));
     }
 
     #[test]

@@ -66,11 +66,12 @@ fn ranking<'a>(
     settings: &'a crate::core::standings::Settings,
     section: Option<&str>,
 ) -> crate::view::standings::Ranking<'a> {
-    let (scoring, file_list) = tournament::ranking_of(trfs, section);
+    let file = tournament::ranking_of(trfs, section);
     crate::view::standings::Ranking {
         settings,
-        scoring,
-        file_list,
+        scoring: file.scoring,
+        file_list: file.list,
+        scheduled: file.rounds,
     }
 }
 

@@ -126,6 +126,8 @@ impl std::str::FromStr for TeamTiebreak {
                         // out of order (record 300) move: not read here.
                         | Family::GamesWithBlack
                         | Family::WonWithBlack
+                        // Fore Buchholz is checked against the reference for players only.
+                        | Family::ForeBuchholz
                 );
                 if rated || (kind == Kind::Game && !on_games) {
                     return Err(CodeError::Team(format!(
