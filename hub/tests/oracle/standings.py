@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+from core_tally import CoreTally
+
 
 def normalised(trf_text):
     """The TRF with every colourless paired entry given a colour."""
@@ -136,7 +138,7 @@ def main():
     # tiebreak-core, the other open reference, after the last round: how often it agrees with
     # the hub (and so with gacrux). Reported, not required: where the two references differ
     # the hub follows gacrux.
-    core = {code: {"equal": 0, "differ": 0, "unsupported": 0, "first": None} for code in codes}
+    core = CoreTally(codes)
     for path in hubs:
         with open(path) as f:
             hub = json.load(f)
@@ -173,22 +175,11 @@ def main():
             for code, mine in zip(codes, row["tiebreaks"]):
                 if code == "DE":
                     continue  # a ranking stage there, not a value
-                try:
-                    theirs = tiebreak_core_value(players, start, code, round_, rules)
-                except Exception as e:  # a code or a case it does not compute
-                    core[code]["unsupported"] += 1
-                    continue
-                if mine is None or abs(theirs - mine) > 1e-9:
-                    core[code]["differ"] += 1
-                    if core[code]["first"] is None:
-                        core[code]["first"] = f"round {round_}, player {start}: hub {mine}, tiebreak-core {theirs}"
-                else:
-                    core[code]["equal"] += 1
+                core.compare(code, mine,
+                             lambda: tiebreak_core_value(players, start, code, round_, rules),
+                             f"round {round_}, player {start}")
     print(f"{trf} {rules}, unrated {unrated}: {len(hubs)} rounds, {compared} values equal to gacrux's")
-    for code, seen in core.items():
-        if seen["differ"] or seen["unsupported"]:
-            print(f"tiebreak-core {rules} {code}: {seen['equal']} equal, {seen['differ']} differ, "
-                  f"{seen['unsupported']} not computed; first: {seen['first']}")
+    core.report(f"tiebreak-core {rules} ", every_code=False)
     # How many different values each tie-break took: one that never varies proves little.
     print(json.dumps({"distinct": {code: len(values) for code, values in distinct.items()}}))
 

@@ -21,6 +21,8 @@ import os
 import subprocess
 import sys
 
+from core_tally import CoreTally
+
 
 def gacrux(trf_path, round_, codes):
     out = subprocess.run(
@@ -91,24 +93,15 @@ def compare_with_tiebreak_core(trf, hub, codes):
     from tiebreak_core.team import TeamFormat, calculate_team
     round_ = hub["round"]
     records = tiebreak_core_records(gacrux_teams(trf, round_), round_)
-    seen = {code: {"equal": 0, "differ": 0, "unsupported": 0, "first": None} for code in codes}
+    tally = CoreTally(codes)
+    fmt = TeamFormat(mp_win=2.0, mp_draw=1.0)
     for row in hub["rows"]:
         for code, mine in zip(codes, row["tiebreaks"]):
-            try:
-                theirs = calculate_team(records[row["number"]], records, code, round_,
-                                        TeamFormat(mp_win=2.0, mp_draw=1.0))
-            except Exception:  # a group stage (EDE), or a code or modifier it does not take
-                seen[code]["unsupported"] += 1
-                continue
-            if mine is None or abs(theirs - mine) > 1e-9:
-                seen[code]["differ"] += 1
-                if seen[code]["first"] is None:
-                    seen[code]["first"] = f"team {row['number']}: hub {mine}, tiebreak-core {theirs}"
-            else:
-                seen[code]["equal"] += 1
-    for code, n in seen.items():
-        print(f"tiebreak-core {code}: {n['equal']} equal, {n['differ']} differ, "
-              f"{n['unsupported']} not computed" + (f"; first: {n['first']}" if n["first"] else ""))
+            # EDE is a group stage there: "not computed", as a code or modifier it lacks.
+            tally.compare(code, mine,
+                          lambda: calculate_team(records[row["number"]], records, code, round_, fmt),
+                          f"team {row['number']}")
+    tally.report("tiebreak-core ", every_code=True)
 
 
 def main():
