@@ -75,6 +75,25 @@ impl Hub {
         self.got.lock().unwrap().clone()
     }
 
+    /// How many writes its flusher was handed: its own appends' (`true`), or the records
+    /// it copied (`false`).
+    fn writes_handed(&self, own: bool) -> usize {
+        self.got()
+            .iter()
+            .map(|g| match (g, own) {
+                (Got::Appended(n, _), true) | (Got::Copied(n, _), false) => *n,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Whether it appended anything after the stream's record `seq`.
+    fn appended_after(&self, seq: u64) -> bool {
+        self.got()
+            .iter()
+            .any(|g| matches!(g, Got::Appended(_, at) if *at > seq))
+    }
+
     /// The core hands the driver a write.
     fn write(&self, n: u64) {
         let write = Write::Binding {
@@ -160,29 +179,13 @@ async fn the_first_hub_takes_the_hall_and_a_standby_keeps_its_copy() {
     let messages = messages(&cluster, 1);
     assert!(matches!(messages[0], Some(Message::Genesis(_))));
     assert!(matches!(&messages[1], Some(Message::Takeover(t)) if t.hub == "hub-a" && t.epoch == 1));
-    let appended: usize = a
-        .got()
-        .iter()
-        .map(|g| match g {
-            Got::Appended(n, _) => *n,
-            _ => 0,
-        })
-        .sum();
-    assert_eq!(appended, 2, "{:?}", a.got());
+    assert_eq!(a.writes_handed(true), 2, "{:?}", a.got());
     assert_eq!(
         a.got()[..3],
         [Got::Copied(0, 1), Got::StreamSeq(2), Got::Sync],
         "the genesis read, then the takeover made durable before the core is built"
     );
-    let copied: usize = b
-        .got()
-        .iter()
-        .map(|g| match g {
-            Got::Copied(n, _) => *n,
-            _ => 0,
-        })
-        .sum();
-    assert_eq!(copied, 2, "{:?}", b.got());
+    assert_eq!(b.writes_handed(false), 2, "{:?}", b.got());
     assert_eq!(
         b.status().holder.map(|h| (h.hub, h.epoch)),
         Some(("hub-a".into(), 1)),
@@ -223,10 +226,7 @@ async fn a_hub_whose_lease_is_taken_steps_down_and_appends_nothing_more() {
         matches!(after.as_slice(), [Some(Message::Takeover(t))] if t.epoch == 2),
         "{after:?}"
     );
-    assert!(!a
-        .got()
-        .iter()
-        .any(|g| matches!(g, Got::Appended(_, seq) if *seq > before)));
+    assert!(!a.appended_after(before));
     assert!(a.status().active != b_won, "one active hub");
 }
 
@@ -250,10 +250,7 @@ async fn a_frozen_hub_woken_with_its_append_in_flight_is_refused_by_the_fence() 
         matches!(after.as_slice(), [Some(Message::Takeover(t))] if t.hub == "hub-b"),
         "only B's takeover: {after:?}"
     );
-    assert!(!a
-        .got()
-        .iter()
-        .any(|g| matches!(g, Got::Appended(_, seq) if *seq > before)));
+    assert!(!a.appended_after(before));
 }
 
 #[tokio::test(start_paused = true)]
@@ -269,10 +266,7 @@ async fn a_frozen_hub_woken_past_its_lease_appends_nothing() {
     until("hub-a stands down", || !a.status().active).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(messages(&cluster, before + 1).len(), 1, "B's takeover only");
-    assert!(!a
-        .got()
-        .iter()
-        .any(|g| matches!(g, Got::Appended(_, seq) if *seq > before)));
+    assert!(!a.appended_after(before));
 }
 
 #[tokio::test(start_paused = true)]
