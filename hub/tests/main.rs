@@ -64,6 +64,7 @@ mod sections;
 mod shared_groups;
 mod standby_hub;
 mod standings_pages;
+mod standings_round_robin;
 mod standings_teams;
 mod standings_trf;
 mod start_undone;

@@ -151,7 +151,7 @@ fn every_round_of_real_events_ranks_as_fide_s_reference_tool_ranks_it() {
 /// The hub's standings after every round of `trf` (`GET /api/standings?round=R`), each
 /// equal to gacrux's for the same file, rules and list (the test fails where not); and how
 /// many different values each code took.
-fn checked_against_gacrux(
+pub(crate) fn checked_against_gacrux(
     trf: &Path,
     rules: &str,
     unrated: Option<u16>,

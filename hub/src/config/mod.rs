@@ -107,6 +107,8 @@ struct StandingsSection {
     tiebreaks: Option<Vec<Spanned<String>>>,
     /// The rating unrated players count with in ARO and TPR.
     unrated: Option<u16>,
+    /// `"swiss"` or `"round-robin"`: how the event is paired, where its file does not say.
+    system: Option<Spanned<String>>,
 }
 
 /// Who may see the arbiters' view over HTTP.
@@ -375,11 +377,22 @@ fn standings_settings(
         }
         None => (None, None),
     };
+    let system = section
+        .system
+        .as_ref()
+        .map(|system| {
+            system
+                .get_ref()
+                .parse()
+                .map_err(|why| invalid(system.span(), "standings.system", why))
+        })
+        .transpose()?;
     Ok(crate::core::standings::Settings {
         rules,
         tiebreaks,
         team_tiebreaks,
         unrated: section.unrated,
+        system,
     })
 }
 
@@ -862,6 +875,25 @@ board = 2
             (rules.edition, rules.game_type),
             (Edition::Laws2023, GameType::Blitz)
         );
+    }
+
+    #[test]
+    fn the_pairing_system_is_read_and_a_word_it_does_not_know_refused() {
+        use crate::core::standings::System;
+        let with = |system: &str| {
+            let text = format!("{EXAMPLE}\n[standings]\nsystem = \"{system}\"\n");
+            parse("event.toml", &text, Path::new("."))
+        };
+        let system = |system| with(system).unwrap().standings.system;
+        assert_eq!(system("round-robin"), Some(System::RoundRobin));
+        assert_eq!(system("swiss"), Some(System::Swiss));
+        let e = with("berger").unwrap_err().to_string();
+        assert!(
+            e.contains("standings.system") && e.contains("\"round-robin\""),
+            "{e}"
+        );
+        let silent = parse("event.toml", EXAMPLE, Path::new(".")).unwrap();
+        assert_eq!(silent.standings.system, None);
     }
 
     #[test]

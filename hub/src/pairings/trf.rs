@@ -263,6 +263,34 @@ impl Trf {
         declared.unwrap_or(0).max(played)
     }
 
+    /// How the event is paired, as gacrux reads a file: record `092` naming a round-robin
+    /// (`RR`, `ROBIN`, `BERGER`) and not a Swiss; without either, a field that fits one (as
+    /// many competitors as rounds or one more; or twice as many, as gacrux counts a double
+    /// round-robin). The competitors are the teams in a team file.
+    pub fn system(&self) -> crate::core::standings::System {
+        use crate::core::standings::System;
+        let kind = self.header("092").unwrap_or_default().to_uppercase();
+        if kind.contains("SWISS") {
+            return System::Swiss;
+        }
+        if ["RR", "ROBIN", "BERGER"].iter().any(|k| kind.contains(k)) {
+            return System::RoundRobin;
+        }
+        let field = if self.teams.is_empty() {
+            self.players.len()
+        } else {
+            self.teams.len()
+        };
+        let rounds = self.rounds();
+        let fits =
+            field == rounds || field == rounds + 1 || [rounds, rounds + 1].contains(&(2 * field));
+        if fits && field > 0 {
+            System::RoundRobin
+        } else {
+            System::Swiss
+        }
+    }
+
     /// The time control of record `222` (TRF-2025/2026, PGN syntax).
     pub fn time_control(&self) -> Option<TimeControl> {
         self.header("222").and_then(|t| t.parse().ok())
@@ -651,6 +679,26 @@ mod tests {
             "001    4 m    Dvořák, Jiří                      2100 CZE             1990/01/01  0.5    4     2 w =     3 b  ".to_owned(),
         ];
         lines.map(|l| l.trim_end().to_owned()).join(end) + end
+    }
+
+    #[test]
+    fn a_round_robin_is_read_from_092_else_from_the_field_against_the_rounds() {
+        use crate::core::standings::System::{RoundRobin, Swiss};
+        let system = |extra: &str| Trf::parse(&file(extra, "\n")).unwrap().system();
+        // Four players, two rounds: a Swiss by its size.
+        assert_eq!(system(""), Swiss);
+        // Three rounds for four players: all play all, as gacrux reads it.
+        assert_eq!(system("XXR 3"), RoundRobin);
+        assert_eq!(
+            system("XXR 6"),
+            Swiss,
+            "gacrux's double: 2 × 4 is 7 or 8 rounds"
+        );
+        assert_eq!(system("XXR 7"), RoundRobin);
+        // The file's word first.
+        assert_eq!(system("092 Individual: Swiss-System\nXXR 3"), Swiss);
+        assert_eq!(system("092 Double Round Robin"), RoundRobin);
+        assert_eq!(system("092 Berger"), RoundRobin);
     }
 
     #[test]

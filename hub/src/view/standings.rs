@@ -8,7 +8,8 @@ use crate::core::hub::Hub;
 use crate::core::ids::RoundNo;
 use crate::core::standings::teams::{TeamEvent, TeamRow, TeamTiebreak};
 use crate::core::standings::{
-    self, Row, Scoring, Settings, Tiebreak, DEFAULT_TEAM_TIEBREAKS, DEFAULT_TIEBREAKS,
+    self, Row, Scoring, Settings, System, Tiebreak, DEFAULT_ROUND_ROBIN_TIEBREAKS,
+    DEFAULT_TEAM_TIEBREAKS, DEFAULT_TIEBREAKS,
 };
 use crate::core::time::HubMs;
 use crate::view::public_rounds;
@@ -47,6 +48,8 @@ pub struct Ranking<'a> {
     /// The event's rounds, where its file says (Fore Buchholz counts the last one's games
     /// as draws).
     pub scheduled: Option<usize>,
+    /// How the event is paired: the configuration's word, else its file's.
+    pub system: System,
 }
 
 /// `section`'s standings after `round` (by default the round in play) as `audience` sees
@@ -61,10 +64,11 @@ pub fn standings(
 ) -> Option<Standings> {
     let seen = Seen::of(hub, now, round, section, audience)?;
     let settings = ranking.settings;
-    let list = tiebreak_list(settings, ranking.file_list);
+    let list = tiebreak_list(settings, ranking.file_list, ranking.system);
     let mut crosstable = standings::from_pairings::crosstable(&seen.rounds, ranking.scoring);
     crosstable.unrated = settings.unrated;
     crosstable.scheduled = ranking.scheduled;
+    crosstable.system = ranking.system;
     Some(Standings {
         section: section.map(str::to_owned),
         round: seen.round,
@@ -95,7 +99,13 @@ pub fn team_standings(
         provisional: seen.provisional,
         rules: settings.rules.name(),
         tiebreaks: list.iter().map(|t| t.text.clone()).collect(),
-        rows: standings::teams::standings(event, &seen.rounds, settings.rules, &list),
+        rows: standings::teams::standings(
+            event,
+            &seen.rounds,
+            settings.rules,
+            ranking.system,
+            &list,
+        ),
     })
 }
 
@@ -168,9 +178,14 @@ pub fn after_last_complete_round(
 }
 
 /// The configured list; else the pairing file's own (TRF-2026's `202` record) where every
-/// code of it is one the hub computes; else [`DEFAULT_TIEBREAKS`].
-fn tiebreak_list(settings: &Settings, from_file: Option<&str>) -> Vec<Tiebreak> {
-    list_of(settings.tiebreaks.as_ref(), from_file, &DEFAULT_TIEBREAKS)
+/// code of it is one the hub computes; else [`DEFAULT_TIEBREAKS`] (a round-robin's:
+/// [`DEFAULT_ROUND_ROBIN_TIEBREAKS`]).
+fn tiebreak_list(settings: &Settings, from_file: Option<&str>, system: System) -> Vec<Tiebreak> {
+    let default: &[&str] = match system {
+        System::Swiss => &DEFAULT_TIEBREAKS,
+        System::RoundRobin => &DEFAULT_ROUND_ROBIN_TIEBREAKS,
+    };
+    list_of(settings.tiebreaks.as_ref(), from_file, default)
 }
 
 /// The team list as [`tiebreak_list`] finds the players', else [`DEFAULT_TEAM_TIEBREAKS`].
@@ -279,17 +294,30 @@ mod tests {
             tiebreaks: Some(vec!["SB".parse().unwrap()]),
             team_tiebreaks: None,
             unrated: None,
+            system: None,
         };
         let texts = |list: Vec<Tiebreak>| list.into_iter().map(|t| t.text).collect::<Vec<_>>();
-        assert_eq!(texts(tiebreak_list(&configured, Some("BH"))), ["SB"]);
-        let silent = Settings::default();
         assert_eq!(
-            texts(tiebreak_list(&silent, Some("BH/C1,BH, DE"))),
+            texts(tiebreak_list(&configured, Some("BH"), System::Swiss)),
+            ["SB"]
+        );
+        let silent = Settings::default();
+        // A round-robin's default has no Buchholz (C.07 8's note).
+        assert_eq!(
+            texts(tiebreak_list(&silent, None, System::RoundRobin)),
+            DEFAULT_ROUND_ROBIN_TIEBREAKS
+        );
+        assert_eq!(
+            texts(tiebreak_list(&silent, Some("BH/C1,BH, DE"), System::Swiss)),
             ["BH/C1", "BH", "DE"]
         );
         // A team file's list ranks the teams; the players' is the default.
         assert_eq!(
-            texts(tiebreak_list(&silent, Some("EDET/P,BH:MP/C1/P"))),
+            texts(tiebreak_list(
+                &silent,
+                Some("EDET/P,BH:MP/C1/P"),
+                System::Swiss
+            )),
             DEFAULT_TIEBREAKS
         );
         let teams = team_tiebreak_list(&silent, Some("EDET/P,BH:MP/C1/P"));

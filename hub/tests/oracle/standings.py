@@ -117,12 +117,28 @@ def tiebreak_core_players(trf_text, round_, unrated):
     return players
 
 
-def tiebreak_core_value(players, start, code, round_, rules):
+def round_robin(trf_text):
+    """Whether gacrux reads the event as a round-robin: record 092 naming one (and not a
+    Swiss), else as many players as rounds or one more (or twice as many)."""
+    kind = next((l[3:].upper() for l in trf_text.splitlines() if l.startswith("092")), "")
+    if "SWISS" in kind:
+        return False
+    if any(k in kind for k in ("RR", "ROBIN", "BERGER")):
+        return True
+    players = [l for l in trf_text.splitlines() if l.startswith("001")]
+    declared = [int(l[3:].strip()) for l in trf_text.splitlines()
+                if l[:3] in ("XXR", "142") and l[3:].strip().isdigit()]
+    rounds = max(declared + [max((len(l) - 89 + 1) // 10 for l in players)])
+    return len(players) in (rounds, rounds + 1) or 2 * len(players) in (rounds, rounds + 1)
+
+
+def tiebreak_core_value(players, start, code, round_, rules, mode):
     from tiebreak_core import calculate_descriptor_strict, calculate_strict
     if code in CORE_CRITERIA:
         return calculate_strict(players[start], players, CORE_CRITERIA[code],
-                                total_rounds=round_, ruleset=rules)
-    return calculate_descriptor_strict(players[start], players, code, round_, ruleset=rules)
+                                total_rounds=round_, ruleset=rules, mode=mode)
+    return calculate_descriptor_strict(players[start], players, code, round_, ruleset=rules,
+                                       mode=mode)
 
 
 def main():
@@ -171,14 +187,18 @@ def main():
             continue  # tiebreak-core recomputes its context at every call: the last round only
         unrated_rating = None if unrated == "none" else int(unrated)
         players = tiebreak_core_players(text, round_, unrated_rating)
+        # tiebreak-core's round-robin mode (its 15.2 carve-out) where gacrux reads one.
+        mode = "round_robin" if round_robin(text) else "swiss"
         for start, row in got.items():
             for code, mine in zip(codes, row["tiebreaks"]):
                 if code == "DE":
                     continue  # a ranking stage there, not a value
                 core.compare(code, mine,
-                             lambda: tiebreak_core_value(players, start, code, round_, rules),
+                             lambda: tiebreak_core_value(players, start, code, round_, rules, mode),
                              f"round {round_}, player {start}")
-    print(f"{trf} {rules}, unrated {unrated}: {len(hubs)} rounds, {compared} values equal to gacrux's")
+    system = "round-robin" if round_robin(text) else "Swiss"
+    print(f"{trf} ({system}) {rules}, unrated {unrated}: {len(hubs)} rounds, "
+          f"{compared} values equal to gacrux's")
     core.report(f"tiebreak-core {rules} ", every_code=False)
     # How many different values each tie-break took: one that never varies proves little.
     print(json.dumps({"distinct": {code: len(values) for code, values in distinct.items()}}))

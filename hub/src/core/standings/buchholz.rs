@@ -13,7 +13,9 @@
 //! - Fore Buchholz (`FB`), after the event's last round, counts every game of that round as
 //!   played and drawn (a game still in play too): a player with one counts with every
 //!   earlier round as it went and a draw in the last, as opponents count them and as their
-//!   own dummy's score; before the last round it is Buchholz.
+//!   own dummy's score; before the last round it is Buchholz;
+//! - in a round-robin a forfeit counts as played, a round without an opponent has no
+//!   element, and an opponent's rounds after they withdrew count as nothing, not draws.
 
 use super::crosstable::Crosstable;
 use super::{Family, Rules, Tiebreak};
@@ -38,10 +40,11 @@ pub fn adjusted(crosstable: &Crosstable, i: usize) -> i64 {
         .map(|r| {
             let counted =
                 last_taken.is_some_and(|last| r <= last) || crosstable.opponent(i, r).is_some();
-            if counted {
-                crosstable.points_in(i, r)
-            } else {
-                crosstable.draw()
+            match (counted, crosstable.round_robin()) {
+                (true, _) => crosstable.points_in(i, r),
+                // A round-robin's withdrawn player scores nothing more (as gacrux counts).
+                (false, true) => 0,
+                (false, false) => crosstable.draw(),
             }
         })
         .sum()
@@ -164,14 +167,20 @@ fn elements(
 ) -> Vec<Element> {
     let (own, adjusted) = (counted.own, counted.adjusted);
     let fore = |r: usize| counted.fore == Some(r);
-    let counted_as_played = |r: usize| tiebreak.predetermined || crosstable.played(i, r) || fore(r);
+    let counted_as_played = |r: usize| {
+        tiebreak.predetermined || crosstable.round_robin() || crosstable.played(i, r) || fore(r)
+    };
     (0..crosstable.rounds)
-        .map(|r| {
+        .filter_map(|r| {
             let opponent = if fore(r) {
                 crosstable.paired_with(i, r)
             } else {
                 crosstable.opponent(i, r)
             };
+            // A round-robin's round without an opponent has no element (no dummy).
+            if crosstable.round_robin() && opponent.is_none() {
+                return None;
+            }
             let (score, voluntary) = match opponent {
                 Some(opponent) if counted_as_played(r) => (adjusted[opponent], false),
                 scheduled => {
@@ -189,11 +198,11 @@ fn elements(
                 Some(results) => score * results.points_in(i, r),
                 None => score,
             };
-            Element {
+            Some(Element {
                 score,
                 value,
                 voluntary,
-            }
+            })
         })
         .collect()
 }

@@ -56,7 +56,7 @@ pub fn standard(crosstable: &Crosstable, i: usize) -> i64 {
 pub fn koya(crosstable: &Crosstable, i: usize, limit: KoyaLimit) -> i64 {
     // The limit's share of a win in every round, plus its shift: compared in hundredths of
     // tenths, so that no fraction is lost.
-    let least = i64::from(limit.percent) * crosstable.win() * crosstable.rounds as i64
+    let least = i64::from(limit.percent) * crosstable.win() * possible_games(crosstable)
         + 100 * limit.shift_tenths;
     (0..crosstable.rounds)
         .filter(|&r| {
@@ -66,4 +66,24 @@ pub fn koya(crosstable: &Crosstable, i: usize, limit: KoyaLimit) -> i64 {
         })
         .map(|r| crosstable.points_in(i, r))
         .sum()
+}
+
+/// The games a player could have had, whose points Koya's limit is a share of: a round
+/// each; in a round-robin, as gacrux counts them, less a cycle's round off where the rounds
+/// are whole cycles of an odd field's, and one for every player never paired.
+fn possible_games(crosstable: &Crosstable) -> i64 {
+    let rounds = crosstable.rounds as i64;
+    if !crosstable.round_robin() {
+        return rounds;
+    }
+    let field = crosstable.entrants.len() as i64;
+    let cycles_off = if field > 0 && rounds % field == 0 {
+        rounds / field
+    } else {
+        0
+    };
+    let never_paired = (0..crosstable.entrants.len())
+        .filter(|&i| (0..crosstable.rounds).all(|r| crosstable.opponent(i, r).is_none()))
+        .count() as i64;
+    rounds - cycles_off - never_paired
 }

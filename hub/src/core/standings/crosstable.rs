@@ -20,6 +20,30 @@ impl Default for Scoring {
     }
 }
 
+/// How an event is paired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum System {
+    /// Each round paired on the results so far.
+    #[default]
+    Swiss,
+    /// All play all, once or more (the Berger tables): every pairing fixed before the
+    /// event.
+    RoundRobin,
+}
+
+impl std::str::FromStr for System {
+    type Err = String;
+    fn from_str(text: &str) -> Result<System, String> {
+        match text {
+            "swiss" => Ok(System::Swiss),
+            "round-robin" => Ok(System::RoundRobin),
+            other => Err(format!(
+                "{other:?}: the pairing system is \"swiss\" or \"round-robin\""
+            )),
+        }
+    }
+}
+
 /// One round of a player.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -70,6 +94,8 @@ pub struct Crosstable {
     /// The event's rounds (TRF `142`/`XXR`), where known: Fore Buchholz counts the last
     /// one's games as draws.
     pub scheduled: Option<usize>,
+    /// How the event is paired: a round-robin's tie-breaks count differently.
+    pub system: System,
     by_start_rank: HashMap<u32, usize>,
 }
 
@@ -87,6 +113,7 @@ impl Crosstable {
             unrated: None,
             won: None,
             scheduled: None,
+            system: System::Swiss,
             by_start_rank,
         }
     }
@@ -132,6 +159,19 @@ impl Crosstable {
             Some(Outcome::Running { opponent, .. }) => self.by_start_rank.get(opponent).copied(),
             _ => self.opponent(i, r),
         }
+    }
+
+    /// A round-robin (its pairings fixed before the event, as gacrux reads C.07): a
+    /// forfeit counts as a game against its scheduled opponent, a round without an opponent
+    /// adds nothing to Buchholz or Sonneborn-Berger, and every tied player met every other.
+    pub fn round_robin(&self) -> bool {
+        self.system == System::RoundRobin
+    }
+
+    /// Whether round `r` of player `i` counts as a game against its opponent where a
+    /// tie-break's `forfeits` (`/P`) or the round-robin says a forfeit does.
+    pub fn met(&self, i: usize, r: usize, forfeits: bool) -> bool {
+        self.opponent(i, r).is_some() && (forfeits || self.round_robin() || self.played(i, r))
     }
 
     /// Whether round `r` of player `i` was played over the board.

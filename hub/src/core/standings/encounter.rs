@@ -1,11 +1,13 @@
 //! The direct encounter (6): among players still tied, the points they scored against each
 //! other decide, as gacrux decides them:
 //!
-//! - a game counts only if played over the board (6.1.1), a forfeit too with `DE/P`;
-//!   players who met more than once count the average against each other (6.1.2);
-//! - where every tied player met every other, the points rank them; where not (a Swiss
-//!   event, 6.3), a player is placed ahead only if their points exceed what anyone after
-//!   could still have scored (the unplayed games counted as won);
+//! - a game counts only if played over the board (6.1.1), a forfeit too with `DE/P` or in
+//!   a round-robin; players who met more than once count the average against each other
+//!   (6.1.2);
+//! - where every tied player met every other (in a round-robin they are taken to have), the
+//!   points rank them; where not (a Swiss event, 6.3), a player is placed ahead only if
+//!   their points exceed what anyone after could still have scored (the unplayed games
+//!   counted as won);
 //! - players separated so are ranked again among those still tied with them (6.2).
 //!
 //! The value is the place the encounter gives within its tied group (1, 2, …), and 0 for
@@ -130,8 +132,7 @@ fn separate(
             let Some(opponent) = crosstable.opponent(i, r) else {
                 continue;
             };
-            let met = forfeits || crosstable.played(i, r);
-            if !met || value[opponent] != tied {
+            if !crosstable.met(i, r, forfeits) || value[opponent] != tied {
                 continue;
             }
             let points = crosstable.points_in(i, r) as f64;
@@ -145,7 +146,9 @@ fn separate(
         }
         let points: f64 = against.iter().map(|(_, _, average)| average).sum();
         let unmet = others.saturating_sub(against.len());
-        if unmet > 0 {
+        // A round-robin's tied players are all taken as having met (gacrux): the points
+        // alone rank them, even before the rounds between them are played.
+        if unmet > 0 && !crosstable.round_robin() {
             all_met = false;
         }
         scores.push((

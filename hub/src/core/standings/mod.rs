@@ -28,7 +28,7 @@ pub mod teams;
 use serde::Serialize;
 
 pub use code::{CodeError, Family, KoyaLimit, Tiebreak};
-pub use crosstable::{Crosstable, Entrant, Outcome, Scoring};
+pub use crosstable::{Crosstable, Entrant, Outcome, Scoring, System};
 
 /// A round as the standings read it: its games and its players without a board.
 pub type Round = (
@@ -82,11 +82,19 @@ pub struct Settings {
     /// The rating unrated players count with in ARO and TPR (C.07 10: the regulations may
     /// give one); `None`: those tie-breaks have values only where every player is rated.
     pub unrated: Option<u16>,
+    /// `[standings] system`: how the event is paired, where the pairing file does not say
+    /// or says it wrongly; `None`: as the file reads.
+    pub system: Option<System>,
 }
 
 /// The list where neither the configuration nor the pairing file names one: the order most
 /// FIDE-rated Swiss events' regulations give.
 pub const DEFAULT_TIEBREAKS: [&str; 5] = ["BH-C1", "BH", "DE", "WIN", "BPG"];
+
+/// A round-robin's list where neither the configuration nor the pairing file names one: no
+/// Buchholz (C.07 8's note keeps it out of round-robins), the encounter first, as
+/// round-robin regulations commonly order them.
+pub const DEFAULT_ROUND_ROBIN_TIEBREAKS: [&str; 4] = ["DE", "SB", "WIN", "KS"];
 
 /// A team event's list where neither the configuration nor the file names one: game points,
 /// the extended direct encounter and the match points' Buchholz (C.07 13's order).

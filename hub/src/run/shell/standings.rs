@@ -72,6 +72,7 @@ fn ranking<'a>(
         scoring: file.scoring,
         file_list: file.list,
         scheduled: file.rounds,
+        system: settings.system.unwrap_or(file.system),
     }
 }
 

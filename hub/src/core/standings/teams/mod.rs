@@ -11,7 +11,7 @@ mod tables;
 
 use serde::Serialize;
 
-use super::crosstable::Scoring;
+use super::crosstable::{Scoring, System};
 use super::{rank, Rules};
 pub use code::{Kind, TeamFamily, TeamTiebreak};
 use matches::TeamRound;
@@ -119,6 +119,7 @@ pub fn standings(
     event: &TeamEvent,
     rounds: &[super::Round],
     rules: Rules,
+    system: System,
     list: &[TeamTiebreak],
 ) -> Vec<TeamRow> {
     let board_count = board_count(event, rounds);
@@ -138,7 +139,7 @@ pub fn standings(
             )
         })
         .collect();
-    let tables = tables::Tables::new(event, &per_round, board_count);
+    let tables = tables::Tables::new(event, &per_round, board_count, system);
     let criteria = list
         .iter()
         .map(|tiebreak| tables.criterion(rules, tiebreak))
@@ -269,7 +270,13 @@ mod tests {
     #[test]
     fn an_unopposed_board_counts_in_its_team_s_match_and_the_pab_is_a_round_played_16_2_1() {
         let (event, rounds) = event();
-        let rows = standings(&event, &rounds[..1], Rules::Fide2026, &list(&["REP:MP"]));
+        let rows = standings(
+            &event,
+            &rounds[..1],
+            Rules::Fide2026,
+            System::Swiss,
+            &list(&["REP:MP"]),
+        );
         let row = |n: u32| rows.iter().find(|r| r.number == n).unwrap();
         // Team 1: the game won and the unopposed board, 2–0: the match (2 match points).
         assert_eq!((row(1).match_points, row(1).game_points), (2.0, 2.0));
@@ -284,7 +291,13 @@ mod tests {
     #[test]
     fn a_match_with_a_board_in_play_counts_as_not_yet_played() {
         let (event, rounds) = event();
-        let rows = standings(&event, &rounds, Rules::Fide2026, &list(&["BH:MP"]));
+        let rows = standings(
+            &event,
+            &rounds,
+            Rules::Fide2026,
+            System::Swiss,
+            &list(&["BH:MP"]),
+        );
         let row = |n: u32| rows.iter().find(|r| r.number == n).unwrap();
         assert!(row(1).running && row(3).running && !row(2).running);
         // Round 2's drawn board is not counted while the other is in play.

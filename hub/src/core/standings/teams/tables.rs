@@ -3,7 +3,7 @@
 //! each board's game points (for `EDET`). Whether a round was one a team chose not to play
 //! is its match's, in all three; then each team code as a criterion of the ranking.
 
-use super::super::crosstable::{Crosstable, Entrant, Outcome, Scoring};
+use super::super::crosstable::{Crosstable, Entrant, Outcome, Scoring, System};
 use super::super::{buchholz, encounter, rank, Rules};
 use super::matches::TeamRound;
 use super::{Kind, TeamEvent, TeamFamily, TeamTiebreak};
@@ -22,6 +22,7 @@ impl Tables {
         event: &TeamEvent,
         per_round: &[Vec<TeamRound>],
         board_count: usize,
+        system: System,
     ) -> Tables {
         let scoring = &event.scoring;
         let matches = Scoring {
@@ -33,7 +34,7 @@ impl Tables {
             win: scoring.games.win * all,
             draw: scoring.games.draw * all,
         };
-        let match_table = table(event, per_round, matches, |round| match round {
+        let match_table = table(event, per_round, system, matches, |round| match round {
             TeamRound::Match { match_points, .. } | TeamRound::Bye { match_points, .. } => {
                 *match_points
             }
@@ -46,7 +47,7 @@ impl Tables {
                     .collect()
             })
             .collect();
-        let mut game_table = table(event, per_round, games, |round| match round {
+        let mut game_table = table(event, per_round, system, games, |round| match round {
             TeamRound::Match { game_points, .. } | TeamRound::Bye { game_points, .. } => {
                 *game_points
             }
@@ -55,10 +56,16 @@ impl Tables {
         game_table.won = Some(won.clone());
         let boards = (0..board_count)
             .map(|k| {
-                let mut board = table(event, per_round, scoring.games, |round| match round {
-                    TeamRound::Match { boards, .. } => boards.get(k).copied().unwrap_or(0),
-                    _ => 0,
-                });
+                let mut board = table(
+                    event,
+                    per_round,
+                    system,
+                    scoring.games,
+                    |round| match round {
+                        TeamRound::Match { boards, .. } => boards.get(k).copied().unwrap_or(0),
+                        _ => 0,
+                    },
+                );
                 board.won = Some(won.clone());
                 board
             })
@@ -130,6 +137,7 @@ impl Tables {
 fn table(
     event: &TeamEvent,
     per_round: &[Vec<TeamRound>],
+    system: System,
     scoring: Scoring,
     points: impl Fn(&TeamRound) -> u32,
 ) -> Crosstable {
@@ -188,5 +196,7 @@ fn table(
                 .collect(),
         })
         .collect();
-    Crosstable::new(per_round.len(), scoring, entrants)
+    let mut table = Crosstable::new(per_round.len(), scoring, entrants);
+    table.system = system;
+    table
 }
