@@ -8,8 +8,8 @@
 //! families: the extended direct encounter board by board (`EDET`, 13.3), the extended
 //! Sonneborn-Berger (`EMGSB`, `ESB:GP`, 12.3), Buchholz on match and game points with cuts
 //! (`BH:MP/C1`, `BH:GP`), Sonneborn-Berger, the game points as a tie-break (`MPvGP`), wins
-//! and progressive scores on match points, and `/P` (a match decided without play counted
-//! as played).
+//! and progressive scores on match points, matches played and won as the Black team
+//! (`BPG:MP`, `BWG:MP`), and `/P` (a match decided without play counted as played).
 
 use crate::support;
 
@@ -44,10 +44,12 @@ const LIST: [&str; 16] = [
 ];
 
 /// The direct encounters first (the first where it decides; after it, the others agree or
-/// find nothing left to decide), then the counting families.
-const ENCOUNTER_FIRST: [&str; 11] = [
+/// find nothing left to decide), then the counting families, last the matches played and
+/// won as the Black team (`BPG:MP`, `BWG:MP`: which team is White is decided on the first
+/// board, as the out-of-order records `300` and the colour sequence `352` place them).
+const ENCOUNTER_FIRST: [&str; 13] = [
     "DE:GP/P", "DE:MP", "EDE/P", "KS:MP", "REP:MP", "WON:MP", "BH:MP/M1", "SB:MP/C1", "PS:GP",
-    "AOB:GP", "TPN",
+    "AOB:GP", "TPN", "BPG:MP", "BWG:MP",
 ];
 
 #[test]
@@ -72,7 +74,7 @@ fn every_round_of_real_team_events_ranks_as_fide_s_reference_tool_ranks_it() {
         let floor = match *code {
             "DE:MP" | "EDE/P" => 1,
             "DE:GP/P" | "EDE" | "EDET/P" => 2,
-            "WIN:MP" | "REP:MP" | "WON:MP" => 4,
+            "WIN:MP" | "REP:MP" | "WON:MP" | "BPG:MP" | "BWG:MP" => 4,
             _ => 10,
         };
         assert!(

@@ -4,13 +4,15 @@
 //! points) and the matches decided without games (`330`), read at the columns gacrux (the
 //! FIDE Technical Commission's reference reader) reads them.
 //!
-//! Not read: `299` (points assigned abnormally), `300` (boards out of order: the board
-//! order is the team list's, which only `EDET`'s board-by-board step looks at).
+//! `300` (boards out of order) and `352` (the White team's colours board by board) decide
+//! which team of a match is its White team. Not read: `299` (points assigned abnormally).
 
 use super::trf::Trf;
 use crate::core::pairings::tenths;
+use crate::core::side::Side;
 use crate::core::standings::teams::{
-    ForfeitResult, ForfeitedMatch, MatchScoring, Team, TeamBye, TeamEvent, TeamRecords, TeamScoring,
+    ForfeitResult, ForfeitedMatch, MatchScoring, OutOfOrder, Team, TeamBye, TeamEvent, TeamRecords,
+    TeamScoring,
 };
 use crate::core::standings::Scoring;
 
@@ -91,11 +93,40 @@ pub fn team_event(trf: &Trf) -> Option<TeamEvent> {
             });
         }
     }
+    for line in trf.records("300") {
+        let (Some(round), Some(team)) = (number(line, 4, 7), number(line, 8, 11)) else {
+            continue;
+        };
+        let order = (20..=line.len())
+            .step_by(5)
+            .map(|end| number(line, end - 4, end).unwrap_or(0))
+            .collect();
+        if let Some(round) = at(&mut records, round) {
+            round.out_of_order.push(OutOfOrder { team, order });
+        }
+    }
     Some(TeamEvent {
         teams,
         scoring,
         records,
+        sequence: trf.records("352").next().and_then(sequence),
     })
+}
+
+/// Record `352`'s colours of the White team's boards (`WBWB`); `None` where it holds
+/// anything else.
+fn sequence(line: &str) -> Option<Vec<Side>> {
+    let colours: Option<Vec<Side>> = line
+        .get(4..)?
+        .trim()
+        .chars()
+        .map(|c| match c.to_ascii_uppercase() {
+            'W' => Some(Side::White),
+            'B' => Some(Side::Black),
+            _ => None,
+        })
+        .collect();
+    colours.filter(|c| !c.is_empty())
 }
 
 /// Round `round`'s records (1-based; rounds are three columns wide: at most 999).
@@ -168,6 +199,12 @@ mod tests {
             assert!(event.records[0].byes.contains(&(3, TeamBye::Full)));
             assert!(event.records[1].byes.contains(&(7, TeamBye::Half)));
             assert!(event.records[1].byes.contains(&(39, TeamBye::Half)));
+            // 300 5 5 18 0 37 29 0: team 5 against 18 in round 5, boards 1 and 4 empty.
+            assert!(event.records[4].out_of_order.contains(&OutOfOrder {
+                team: 5,
+                order: vec![0, 37, 29, 0]
+            }));
+            assert_eq!(event.sequence.as_ref().map(Vec::len), Some(4), "352 WBWB");
             assert!(event.records[5].forfeits.contains(&ForfeitedMatch {
                 white: 24,
                 black: 2,

@@ -122,10 +122,6 @@ impl std::str::FromStr for TeamTiebreak {
                         | Family::AverageOfPerfectPerformances
                         | Family::Rating
                         | Family::Standard
-                        // A team's colour in a match is its first board's, which the boards
-                        // out of order (record 300) move: not read here.
-                        | Family::GamesWithBlack
-                        | Family::WonWithBlack
                         // Fore Buchholz is checked against the reference for players only.
                         | Family::ForeBuchholz
                 );
@@ -198,7 +194,7 @@ mod tests {
         ));
         assert_eq!(family("MPvGP"), TeamFamily::GamePoints);
         for refused in [
-            "ARO:MP", "WIN:GP", "BPG:MP", "BH:XP", "EDE/C1", "XYZ", "MPVGP/C1",
+            "ARO:MP", "WIN:GP", "BPG:GP", "BH:XP", "EDE/C1", "XYZ", "MPVGP/C1",
         ] {
             assert!(refused.parse::<TeamTiebreak>().is_err(), "{refused}");
         }

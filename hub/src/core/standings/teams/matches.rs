@@ -12,8 +12,9 @@
 
 use std::collections::HashMap;
 
-use super::{ForfeitResult, Team, TeamBye, TeamRecords, TeamScoring};
+use super::{colours, ForfeitResult, Team, TeamBye, TeamEvent, TeamRecords, TeamScoring};
 use crate::core::pairings::{Bye, Pairing, Unpaired};
+use crate::core::side::Side;
 
 /// One board result of a team in a round, as the match counts it.
 #[derive(Debug, Clone, Copy)]
@@ -33,8 +34,8 @@ struct Board {
 /// A team's round.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TeamRound {
-    /// A match, played or not: the opponent's index, whether this team had White on the
-    /// match's first board, its match and game points (tenths) and each board's game points
+    /// A match, played or not: the opponent's index, whether this team is the match's
+    /// White team (`colours`), its match and game points (tenths) and each board's game points
     /// (in board order).
     Match {
         opponent: usize,
@@ -54,16 +55,21 @@ pub enum TeamRound {
     },
 }
 
-/// Every team's round (`teams`' order) from the round's `games`, its players without a
-/// board (`byes`) and the file's team `records`.
+/// Every team's round (`event`'s teams' order) from the round's `games`, its players
+/// without a board (`byes`) and the file's team `records`.
 pub fn team_rounds(
-    teams: &[Team],
-    scoring: &TeamScoring,
+    event: &TeamEvent,
     board_count: usize,
     games: &[Pairing],
     byes: &[Bye],
     records: &TeamRecords,
 ) -> Vec<TeamRound> {
+    let (teams, scoring) = (&event.teams, &event.scoring);
+    let (sequence, size) = match &event.sequence {
+        Some(sequence) => (sequence.clone(), sequence.len()),
+        None => (vec![Side::White, Side::Black], board_count),
+    };
+    let white_teams = colours::white_teams(teams, games, byes, records, &sequence, size);
     let mut member: HashMap<u32, (usize, usize)> = HashMap::new();
     for (t, team) in teams.iter().enumerate() {
         for (place, rank) in team.members.iter().enumerate() {
@@ -149,7 +155,8 @@ pub fn team_rounds(
     }
     (0..teams.len())
         .map(|t| match opponent[t] {
-            Some((o, _, white)) => {
+            Some((o, _, first_board_white)) => {
+                let white = white_teams[t].unwrap_or(first_board_white);
                 let ours: u32 = boards[t].iter().map(|b| b.points).sum();
                 let theirs: u32 = boards[o].iter().map(|b| b.points).sum();
                 if boards[t].iter().chain(&boards[o]).any(|b| b.running) {

@@ -2,10 +2,12 @@
 //! team tie-breaks, each as gacrux computes it.
 //!
 //! - [`matches`]: each team's round from the boards and the file's team records.
+//! - `colours`: which team of a match is its White team.
 //! - [`code`]: the team codes (`BH:MP/C1`, `EDE`, `EMGSB`, `MPvGP`).
 //! - `tables`: the teams' rounds as the crosstables the individual tie-breaks run on.
 
 pub mod code;
+mod colours;
 pub mod matches;
 mod tables;
 
@@ -83,12 +85,21 @@ pub struct ForfeitedMatch {
     pub result: ForfeitResult,
 }
 
-/// A round's team records: the teams' byes (by team number) and the matches decided without
-/// games.
+/// A team's boards out of its list's order in a round (record `300`): the player on each
+/// board, 0 for none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfOrder {
+    pub team: u32,
+    pub order: Vec<u32>,
+}
+
+/// A round's team records: the teams' byes (by team number), the matches decided without
+/// games and the boards out of order (in the file's order).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TeamRecords {
     pub byes: Vec<(u32, TeamBye)>,
     pub forfeits: Vec<ForfeitedMatch>,
+    pub out_of_order: Vec<OutOfOrder>,
 }
 
 /// What a team event's standings are computed from, besides its rounds' boards.
@@ -98,6 +109,9 @@ pub struct TeamEvent {
     pub scoring: TeamScoring,
     /// Round 1's first.
     pub records: Vec<TeamRecords>,
+    /// The colours of the White team's boards (record `352`: `WBWB`); `None`: White,
+    /// Black, … on as many boards as a match has.
+    pub sequence: Option<Vec<crate::core::side::Side>>,
 }
 
 /// One team's line of the standings.
@@ -129,14 +143,7 @@ pub fn standings(
         .enumerate()
         .map(|(r, (games, byes))| {
             let records = event.records.get(r).unwrap_or(&no_records);
-            matches::team_rounds(
-                &event.teams,
-                &event.scoring,
-                board_count,
-                games,
-                byes,
-                records,
-            )
+            matches::team_rounds(event, board_count, games, byes, records)
         })
         .collect();
     let tables = tables::Tables::new(event, &per_round, board_count, system);
@@ -242,8 +249,9 @@ mod tests {
             },
             records: vec![TeamRecords {
                 byes: vec![(3, TeamBye::PairingAllocated)],
-                forfeits: Vec::new(),
+                ..TeamRecords::default()
             }],
+            sequence: None,
         };
         let rounds = vec![
             (
