@@ -208,8 +208,10 @@ pub struct FileRanking<'a> {
     pub list: Option<&'a str>,
     /// The event's rounds (`142`/`XXR`, or the most any player has).
     pub rounds: Option<usize>,
-    /// How the event is paired (record `092`, else the field's size against the rounds).
+    /// How the players are paired (record `092`, else their number against the rounds).
     pub system: crate::core::standings::System,
+    /// How the teams are paired (record `092`, else their number against the rounds).
+    pub team_system: crate::core::standings::System,
 }
 
 /// What `section`'s TRF (`None`: the hall's) says about ranking (the defaults without one).
@@ -226,6 +228,7 @@ pub fn ranking_of<'a>(trfs: &'a Trfs, section: Option<&str>) -> FileRanking<'a> 
         list: trf.header("202"),
         rounds: Some(trf.rounds()),
         system: trf.system(),
+        team_system: trf.team_system(),
     }
 }
 

@@ -263,11 +263,20 @@ impl Trf {
         declared.unwrap_or(0).max(played)
     }
 
-    /// How the event is paired, as gacrux reads a file: record `092` naming a round-robin
-    /// (`RR`, `ROBIN`, `BERGER`) and not a Swiss; without either, a field that fits one (as
-    /// many competitors as rounds or one more; or twice as many, as gacrux counts a double
-    /// round-robin). The competitors are the teams in a team file.
+    /// How the players' event is paired, as gacrux reads a file: record `092` naming a
+    /// round-robin (`RR`, `ROBIN`, `BERGER`) and not a Swiss; without either, a field that
+    /// fits one (as many players as rounds or one more; or twice as many, as gacrux counts a
+    /// double round-robin).
     pub fn system(&self) -> crate::core::standings::System {
+        self.system_of(self.players.len())
+    }
+
+    /// How a team file's teams are paired: as [`Trf::system`], the field its teams.
+    pub fn team_system(&self) -> crate::core::standings::System {
+        self.system_of(self.teams.len())
+    }
+
+    fn system_of(&self, field: usize) -> crate::core::standings::System {
         use crate::core::standings::System;
         let kind = self.header("092").unwrap_or_default().to_uppercase();
         if kind.contains("SWISS") {
@@ -276,11 +285,6 @@ impl Trf {
         if ["RR", "ROBIN", "BERGER"].iter().any(|k| kind.contains(k)) {
             return System::RoundRobin;
         }
-        let field = if self.teams.is_empty() {
-            self.players.len()
-        } else {
-            self.teams.len()
-        };
         let rounds = self.rounds();
         let fits =
             field == rounds || field == rounds + 1 || [rounds, rounds + 1].contains(&(2 * field));
@@ -699,6 +703,9 @@ mod tests {
         assert_eq!(system("092 Individual: Swiss-System\nXXR 3"), Swiss);
         assert_eq!(system("092 Double Round Robin"), RoundRobin);
         assert_eq!(system("092 Berger"), RoundRobin);
+        // A team file's teams are their own field: two teams, two rounds.
+        let teams = Trf::parse(&file("310   1 A\n310   2 B", "\n")).unwrap();
+        assert_eq!((teams.system(), teams.team_system()), (Swiss, RoundRobin));
     }
 
     #[test]

@@ -48,8 +48,10 @@ pub struct Ranking<'a> {
     /// The event's rounds, where its file says (Fore Buchholz counts the last one's games
     /// as draws).
     pub scheduled: Option<usize>,
-    /// How the event is paired: the configuration's word, else its file's.
+    /// How the players are paired: the configuration's word, else their file's.
     pub system: System,
+    /// How a team event's teams are paired, as [`Ranking::system`].
+    pub team_system: System,
 }
 
 /// `section`'s standings after `round` (by default the round in play) as `audience` sees
@@ -103,7 +105,7 @@ pub fn team_standings(
             event,
             &seen.rounds,
             settings.rules,
-            ranking.system,
+            ranking.team_system,
             &list,
         ),
     })

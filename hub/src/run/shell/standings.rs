@@ -73,6 +73,7 @@ fn ranking<'a>(
         file_list: file.list,
         scheduled: file.rounds,
         system: settings.system.unwrap_or(file.system),
+        team_system: settings.system.unwrap_or(file.team_system),
     }
 }
 
