@@ -21,8 +21,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 mod action;
+mod phase;
 
 pub use action::{Action, Appending, ClusterNews, Note, StepDown};
+use phase::{Active, Held, Phase, Standby, TakingOver, Watch};
 
 /// How often the active hub renews the lease (and every hub looks at its role).
 pub const RENEW_EVERY: Duration = Duration::from_millis(500);
@@ -84,76 +86,6 @@ pub struct Status {
     pub refused_appends: u64,
     /// Records of the stream this hub skipped: they do not open with the hall's key.
     pub strangers_records: u64,
-}
-
-/// A standby's view of the lease: the last revision seen, by whom, and since when.
-#[derive(Debug, Clone)]
-struct Watch {
-    revision: Option<u64>,
-    holder: Option<Holder>,
-    since: Instant,
-}
-
-/// The lease held: when the last renewal that got through was sent, and whether another
-/// hub took it.
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    sent: Instant,
-    lost: bool,
-}
-
-impl Held {
-    fn holding(&self, now: Instant) -> bool {
-        now < self.expiry()
-    }
-
-    /// When the lease stops being this hub's by its own clock (at once when lost).
-    fn expiry(&self) -> Instant {
-        if self.lost {
-            self.sent
-        } else {
-            self.sent + HOLD_FOR
-        }
-    }
-}
-
-/// A standby: it tails the stream and watches the lease.
-#[derive(Debug, Clone)]
-struct Standby {
-    watch: Watch,
-    /// The tail's watchdog: what the journal held, and since when.
-    progress: (u64, Instant),
-}
-
-/// The lease is this hub's; the takeover record is not in yet.
-#[derive(Debug, Clone, Copy)]
-struct TakingOver {
-    epoch: u64,
-    held: Held,
-    /// A read or an append failed: the stream is read again then, and the record
-    /// appended.
-    retry_at: Option<Instant>,
-}
-
-/// This hub appends.
-#[derive(Debug, Clone, Copy)]
-struct Active {
-    epoch: u64,
-    held: Held,
-    /// The driver holds a batch of the core's writes until the stream takes it.
-    appending: bool,
-    /// Counts the batches: the append's message id, the same for every try of one.
-    batch_no: u64,
-    /// An append failed: it is tried again then.
-    retry_at: Option<Instant>,
-    leaders_at: Instant,
-}
-
-#[derive(Debug, Clone)]
-enum Phase {
-    Standby(Standby),
-    TakingOver(TakingOver),
-    Active(Active),
 }
 
 /// The replica's role.
@@ -640,19 +572,6 @@ impl Role {
 
     fn act(&mut self, action: Action) {
         self.actions.push_back(action);
-    }
-}
-
-impl Standby {
-    fn fresh(applied: u64, now: Instant) -> Standby {
-        Standby {
-            watch: Watch {
-                revision: None,
-                holder: None,
-                since: now,
-            },
-            progress: (applied, now),
-        }
     }
 }
 
