@@ -138,9 +138,8 @@ pub fn average_of_opponents(
     };
     (0..crosstable.entrants.len())
         .map(|i| {
-            let opponents: Vec<i64> = (0..crosstable.rounds)
-                .filter(|&r| crosstable.played(i, r))
-                .filter_map(|r| crosstable.opponent(i, r))
+            let opponents: Vec<i64> = crosstable
+                .played_opponents(i)
                 .map(|o| buchholz[o])
                 .collect();
             if opponents.is_empty() {

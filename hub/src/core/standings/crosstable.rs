@@ -174,6 +174,14 @@ impl Crosstable {
         self.opponent(i, r).is_some() && (forfeits || self.round_robin() || self.played(i, r))
     }
 
+    /// The opponents of the games player `i` played over the board, round by round (the
+    /// averages of opponents' values count these).
+    pub fn played_opponents(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.rounds)
+            .filter(move |&r| self.played(i, r))
+            .filter_map(move |r| self.opponent(i, r))
+    }
+
     /// Whether round `r` of player `i` was played over the board.
     pub fn played(&self, i: usize, r: usize) -> bool {
         matches!(self.counted(i, r), Outcome::Played { .. }) && self.opponent(i, r).is_some()

@@ -224,9 +224,9 @@ fn perfect_performance(games: &Games) -> Option<i64> {
 fn opponents_average(crosstable: &Crosstable, values: &[Option<i64>]) -> Vec<Option<i64>> {
     (0..crosstable.entrants.len())
         .map(|i| {
-            let opponents: Vec<i64> = (0..crosstable.rounds)
-                .filter(|&r| crosstable.played(i, r))
-                .filter_map(|r| values[crosstable.opponent(i, r)?])
+            let opponents: Vec<i64> = crosstable
+                .played_opponents(i)
+                .filter_map(|o| values[o])
                 .collect();
             let n = opponents.len() as i64;
             (n > 0).then(|| rounded(opponents.iter().sum(), n))
