@@ -74,12 +74,7 @@ fn sealed(enrolment: &Value, id: u64, action: AlertAction) -> Vec<u8> {
 async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
     let dir = tempfile::tempdir().unwrap();
     let (mut hub, port) = Hub::embedded(dir.path());
-    let enrol = |name: &str| {
-        hub.technician_post(
-            "/api/arbiters/enrol",
-            &format!(r#"{{"arbiter": "{name}"}}"#),
-        )
-    };
+    let enrol = |name: &str| hub.enrol_arbiter_in(name, &[]);
     let berg = enrol("IA Berg");
     let dahl = enrol("IA Dahl");
     let berg_login = berg["login"].as_str().unwrap().to_owned();
@@ -305,7 +300,7 @@ async fn each_arbiter_logs_in_as_themself_and_is_revoked_alone() {
         http_json(&hub.web, "/api/arbiters")["arbiters"],
         serde_json::json!([])
     );
-    let again = hub.technician_post("/api/arbiters/enrol", r#"{"arbiter": "IA Dahl"}"#);
+    let again = hub.enrol_arbiter_in("IA Dahl", &[]);
     assert_ne!(
         again["hub_key"], dahl["hub_key"],
         "the hub signs with a new key"
@@ -339,7 +334,7 @@ async fn an_arbiters_pager_on_mosquitto_reads_the_alerts_until_revoked() {
         &dir.path().join("hub.log"),
     );
     let node = hub.enrol("DGT-1", 1, dir.path());
-    let berg = hub.technician_post("/api/arbiters/enrol", r#"{"arbiter": "IA Berg"}"#);
+    let berg = hub.enrol_arbiter_in("IA Berg", &[]);
     mosquitto.load_users_from_hub(&hub);
     let mut pager = hub.pager_options(&write(dir.path(), "berg.json", &berg));
     pager.subscribe = vec![

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use link::{self, BrokerAddr, LinkEvent};
 use protocol::topic;
-use serde_json::{json, Value};
+use serde_json::Value;
 use support::board::{Incident, TestBoard};
 use support::process::phone::wall_ns;
 use support::{http_json, http_request, Hub, NtfyPhone};
@@ -46,12 +46,7 @@ chief = true
 /// Enrols `name` for `zones` as the chief arbiter does over HTTP; the answer, also written
 /// as the key file `hub pager --key-file` reads.
 fn enrol(hub: &Hub, name: &str, zones: &[&str], dir: &Path) -> (Value, PathBuf) {
-    let body = if zones.is_empty() {
-        json!({ "arbiter": name })
-    } else {
-        json!({ "arbiter": name, "zones": zones })
-    };
-    let answer = hub.technician_post("/api/arbiters/enrol", &body.to_string());
+    let answer = hub.enrol_arbiter_in(name, zones);
     let file = dir.join(format!("arbiter-{}.json", name.replace(' ', "_")));
     std::fs::write(&file, answer.to_string()).unwrap();
     (answer, file)

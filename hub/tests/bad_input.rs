@@ -430,10 +430,7 @@ fn one_arbiters_token_fills_neither_the_arbiters_streams_nor_the_chiefs() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, _) = Hub::embedded(dir.path());
     let ntfy = |name: &str| {
-        let answer = hub.technician_post(
-            "/api/arbiters/enrol",
-            &serde_json::json!({ "arbiter": name }).to_string(),
-        );
+        let answer = hub.enrol_arbiter_in(name, &[]);
         let ntfy = &answer["phone"]["ntfy"];
         (
             ntfy["topic"].as_str().unwrap().to_owned(),
@@ -782,7 +779,7 @@ fn a_live_stream_ends_with_its_login() {
     use std::io::{Read, Write};
     let dir = tempfile::tempdir().unwrap();
     let (hub, _) = Hub::embedded(dir.path());
-    let enrolled = hub.technician_post("/api/arbiters/enrol", r#"{"arbiter": "IA Berg"}"#);
+    let enrolled = hub.enrol_arbiter_in("IA Berg", &[]);
     let login = enrolled["login"].as_str().unwrap().to_owned();
     let open = |path: &str, credential: &str| {
         let mut stream = std::net::TcpStream::connect(hub.http).unwrap();

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use support::board::{Incident, TestBoard};
 use support::{Broker, Hub};
 
@@ -121,10 +121,7 @@ impl Drop for Sub {
 async fn mosquitto_sub_reads_every_refusal_and_gets_what_its_allowed_filters_match() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::configured(dir.path(), CONFIG);
-    let key = hub.technician_post(
-        "/api/arbiters/enrol",
-        &json!({"arbiter": "IA Eva"}).to_string(),
-    );
+    let key = hub.enrol_arbiter_in("IA Eva", &[]);
     let field = |name: &str| key[name].as_str().unwrap().to_owned();
     let (user, password, prefix) = (
         field("mqtt_user"),
@@ -220,10 +217,7 @@ async fn an_mqtt5_listener_refuses_in_mqtt5_terms_and_serves_a_pager() {
         ],
     );
     let (port, port5) = (hub.broker_port(), hub.mqtt5_port.expect("an MQTT 5 port"));
-    let key = hub.technician_post(
-        "/api/arbiters/enrol",
-        &json!({"arbiter": "IA Eva"}).to_string(),
-    );
+    let key = hub.enrol_arbiter_in("IA Eva", &[]);
     let field = |name: &str| key[name].as_str().unwrap().to_owned();
     let (user, password) = (field("mqtt_user"), field("mqtt_password"));
     let client_id = format!("{}phone", field("mqtt_client_id_prefix"));

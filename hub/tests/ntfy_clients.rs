@@ -98,10 +98,7 @@ fn python_ntfy_poll(ntfy: &Value) -> Vec<Value> {
 async fn ntfys_own_clients_get_alerts_over_websocket_and_json_and_read_every_refusal() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::configured(dir.path(), CONFIG);
-    let answer = hub.technician_post(
-        "/api/arbiters/enrol",
-        &json!({"arbiter": "IA Eva"}).to_string(),
-    );
+    let answer = hub.enrol_arbiter_in("IA Eva", &[]);
     let ntfy = answer["phone"]["ntfy"].clone();
     let token = ntfy["token"].as_str().unwrap().to_owned();
     let topic = ntfy["topic"].as_str().unwrap().to_owned();

@@ -84,10 +84,7 @@ fn the_round_view_and_the_phone_list_the_boards_to_score() {
     browser.screenshot("round-view");
 
     // IA Berg's phone lists them; board 3 has no e-board: a forfeit, White absent.
-    let enrolled = hub.technician_post(
-        "/api/arbiters/enrol",
-        &json!({"arbiter": "IA Berg", "zones": ["A"]}).to_string(),
-    );
+    let enrolled = hub.enrol_arbiter_in("IA Berg", &["A"]);
     let phone_url = enrolled["phone"]["url"].as_str().unwrap().to_owned();
     let mut phone = Browser::on_device("Pixel 7");
     phone.goto(&phone_url);

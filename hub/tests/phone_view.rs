@@ -66,10 +66,7 @@ fn no_sideways_scroll(browser: &mut Browser, width: u32, what: &str) {
 async fn an_arbiter_handles_their_zone_from_the_phone_view() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::configured(dir.path(), CONFIG);
-    let enrolled = hub.technician_post(
-        "/api/arbiters/enrol",
-        &json!({"arbiter": "IA Berg", "zones": ["B"]}).to_string(),
-    );
+    let enrolled = hub.enrol_arbiter_in("IA Berg", &["B"]);
     let url = enrolled["phone"]["url"].as_str().unwrap().to_owned();
     let board = |n: u16| {
         let enrolment = hub.enrol(&format!("board-{n}"), n, dir.path());
@@ -334,10 +331,7 @@ async fn an_arbiter_handles_their_zone_from_the_phone_view() {
 async fn the_chief_arbiters_page_enrols_a_phone_and_shows_its_qr_code() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, _) = Hub::configured(dir.path(), CONFIG);
-    let berg = hub.technician_post(
-        "/api/arbiters/enrol",
-        &json!({"arbiter": "IA Berg", "zones": ["B"]}).to_string(),
-    );
+    let berg = hub.enrol_arbiter_in("IA Berg", &["B"]);
     let qr = "/api/arbiters/phone.svg?arbiter=IA%20Berg";
     let (status, headers, svg) = support::http_get_with(&hub.web, qr, &[]).unwrap();
     assert_eq!(status, 200);

@@ -33,9 +33,10 @@ fn only_the_chief_starts_a_round_and_only_the_next_one() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, _) = Hub::configured(dir.path(), CONFIG);
     let enrol = |name: &str, zones: &[&str]| -> String {
-        let body = serde_json::json!({ "arbiter": name, "zones": zones });
-        let answer = hub.technician_post("/api/arbiters/enrol", &body.to_string());
-        answer["login"].as_str().unwrap().to_owned()
+        hub.enrol_arbiter_in(name, zones)["login"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     };
     let ola = enrol("IA Ola", &["B"]);
     let eva = enrol("IA Eva", &[]);

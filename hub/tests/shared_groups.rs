@@ -11,7 +11,6 @@ use crate::support;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use support::{Broker, Hub, Node, Replay};
 
 /// The groups one login tries, as the review did.
@@ -145,10 +144,7 @@ fn twenty_thousand_shared_groups_are_refused_past_the_cap_on_both_listeners() {
         vec!["--mqtt5".into(), "127.0.0.1:0".into()],
     );
     let (port, port5) = (hub.broker_port(), hub.mqtt5_port.expect("an MQTT 5 port"));
-    let key = hub.technician_post(
-        "/api/arbiters/enrol",
-        &json!({"arbiter": "IA Mallory"}).to_string(),
-    );
+    let key = hub.enrol_arbiter_in("IA Mallory", &[]);
     let field = |name: &str| key[name].as_str().unwrap().to_owned();
     let login = Login {
         user: field("mqtt_user"),
@@ -213,10 +209,7 @@ fn a_publish_under_a_topic_alias_is_refused_with_its_reason() {
         &dir.path().join("hub.log"),
         vec!["--mqtt5".into(), "127.0.0.1:0".into()],
     );
-    let key = hub.technician_post(
-        "/api/arbiters/enrol",
-        &json!({"arbiter": "IA Ola"}).to_string(),
-    );
+    let key = hub.enrol_arbiter_in("IA Ola", &[]);
     let field = |name: &str| key[name].as_str().unwrap().to_owned();
     let mut options = MqttOptions::new(
         format!("{}alias", field("mqtt_client_id_prefix")),

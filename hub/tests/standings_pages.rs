@@ -146,10 +146,7 @@ fn the_page_the_phone_and_the_spectators_show_the_standings_behind_the_delay() {
     );
 
     // An arbiter's phone: the table with the first two tie-breaks, board 5's players marked.
-    let enrolled = hub.technician_post(
-        "/api/arbiters/enrol",
-        &json!({"arbiter": "IA Berg", "zones": ["A"]}).to_string(),
-    );
+    let enrolled = hub.enrol_arbiter_in("IA Berg", &["A"]);
     let phone_url = enrolled["phone"]["url"].as_str().unwrap().to_owned();
     let mut phone = Browser::on_device("Pixel 7");
     phone.goto(&phone_url);

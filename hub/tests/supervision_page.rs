@@ -187,11 +187,10 @@ fn a_login_link_never_swaps_a_session_unseen() {
     let (hub, _) = Hub::configured(dir.path(), &config(dir.path(), 0));
     let url = format!("http://{}", hub.http);
     let login_of = |name: &str| {
-        let answer = hub.technician_post(
-            "/api/arbiters/enrol",
-            &serde_json::json!({ "arbiter": name }).to_string(),
-        );
-        answer["login"].as_str().unwrap().to_owned()
+        hub.enrol_arbiter_in(name, &[])["login"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     };
     let (berg, dahl) = (login_of("IA Berg"), login_of("IA Dahl"));
 
@@ -274,10 +273,7 @@ fn a_login_link_never_swaps_a_session_unseen() {
 async fn an_arbiters_own_login_acts_in_their_zones_only() {
     let dir = tempfile::tempdir().unwrap();
     let (hub, port) = Hub::configured(dir.path(), &config(dir.path(), 0));
-    let answer = hub.technician_post(
-        "/api/arbiters/enrol",
-        r#"{"arbiter": "IA Berg", "zones": ["A"]}"#,
-    );
+    let answer = hub.enrol_arbiter_in("IA Berg", &["A"]);
     let berg = format!("Bearer {}", answer["login"].as_str().unwrap());
     let chief = format!("Bearer {TOKEN}");
     let post = |auth: &str, path: &str, body: &str| {

@@ -147,14 +147,20 @@ impl Hub {
         serde_json::from_str(&answer).unwrap_or_else(|e| panic!("POST {path}: {e}: {answer}"))
     }
 
-    /// Arbiter `name`'s pager credentials (`POST /api/arbiters/enrol`), written as the key
-    /// file `hub pager --key-file` reads; returns the file.
-    pub fn enrol_arbiter(&self, name: &str, dir: &Path) -> PathBuf {
-        let answer = self.technician_post(
-            "/api/arbiters/enrol",
-            &serde_json::json!({ "arbiter": name }).to_string(),
-        );
+    /// Arbiter `name` enrolled for `zones` as the chief arbiter enrols one (`POST
+    /// /api/arbiters/enrol`): the answer, with the arbiter's login, pager credentials and
+    /// phone links.
+    pub fn enrol_arbiter_in(&self, name: &str, zones: &[&str]) -> serde_json::Value {
+        let body = serde_json::json!({ "arbiter": name, "zones": zones });
+        let answer = self.technician_post("/api/arbiters/enrol", &body.to_string());
         assert_eq!(answer["arbiter"], name);
+        answer
+    }
+
+    /// Arbiter `name`'s pager credentials ([`Hub::enrol_arbiter_in`], no zones), written as
+    /// the key file `hub pager --key-file` reads; returns the file.
+    pub fn enrol_arbiter(&self, name: &str, dir: &Path) -> PathBuf {
+        let answer = self.enrol_arbiter_in(name, &[]);
         let path = dir.join(format!("arbiter-{}.json", name.replace(' ', "_")));
         std::fs::write(&path, answer.to_string()).expect("writing the arbiter's key file");
         path
