@@ -14,7 +14,8 @@
 
 use std::collections::HashMap;
 
-use super::{Team, TeamRecords};
+use super::roster::Roster;
+use super::TeamRecords;
 use crate::core::pairings::{Bye, Pairing, Unpaired};
 use crate::core::side::Side;
 
@@ -26,47 +27,31 @@ enum Entry {
     Alone(usize),
 }
 
-/// For each team (`teams`' order) with a match in the round: whether it is the match's White
+/// For each team (the roster's order) with a match in the round: whether it is the match's White
 /// team; `None` without a match, or where no board decides it.
 pub fn white_teams(
-    teams: &[Team],
+    roster: &Roster,
     games: &[Pairing],
     byes: &[Bye],
     records: &TeamRecords,
     sequence: &[Side],
     size: usize,
 ) -> Vec<Option<bool>> {
-    let mut member: HashMap<u32, (usize, usize)> = HashMap::new();
-    for (t, team) in teams.iter().enumerate() {
-        for (place, rank) in team.members.iter().enumerate() {
-            member.insert(*rank, (t, place));
-        }
-    }
-    let number: HashMap<u32, usize> = teams
-        .iter()
-        .enumerate()
-        .map(|(t, team)| (team.number, t))
-        .collect();
+    let count = roster.len();
     // Each team's entries, with (a zero-point entry, the player's place) to order them by.
-    let mut entries: Vec<Vec<((bool, usize), Entry)>> = vec![Vec::new(); teams.len()];
-    let mut opponents: Vec<Option<usize>> = vec![None; teams.len()];
+    let mut entries: Vec<Vec<((bool, usize), Entry)>> = vec![Vec::new(); count];
+    let mut opponents: Vec<Option<usize>> = vec![None; count];
     for (g, game) in games.iter().enumerate() {
-        let (Some(&(w, wp)), Some(&(b, bp))) = (
-            member.get(&game.white.start_rank),
-            member.get(&game.black.start_rank),
-        ) else {
+        let Some(((w, wp), (b, bp))) = roster.sides(game) else {
             continue;
         };
-        if w == b {
-            continue;
-        }
         entries[w].push(((false, wp), Entry::Game(g)));
         entries[b].push(((false, bp), Entry::Game(g)));
         opponents[w] = Some(b);
         opponents[b] = Some(w);
     }
     for (i, bye) in byes.iter().enumerate() {
-        let Some(&(t, place)) = member.get(&bye.player.start_rank) else {
+        let Some((t, place)) = roster.member(bye.player.start_rank) else {
             continue;
         };
         let zero = match bye.kind {
@@ -91,7 +76,7 @@ pub fn white_teams(
     // The boards the out-of-order records give, shared by both teams of a game.
     let mut boards: HashMap<Entry, usize> = HashMap::new();
     for record in &records.out_of_order {
-        let Some(&t) = number.get(&record.team) else {
+        let Some(t) = roster.team(record.team) else {
             continue;
         };
         if record.order.len() < size {
@@ -127,12 +112,12 @@ pub fn white_teams(
             Side::White => &games[g].white,
             Side::Black => &games[g].black,
         };
-        member.get(&player.start_rank).map(|(t, _)| *t)
+        roster.member(player.start_rank).map(|(t, _)| t)
     };
-    (0..teams.len())
+    (0..count)
         .map(|t| {
             let o = opponents[t]?;
-            let (mine, theirs) = (teams[t].number, teams[o].number);
+            let (mine, theirs) = (roster.number(t), roster.number(o));
             if let Some(forfeit) = records.forfeits.iter().find(|f| {
                 [f.white, f.black] == [mine, theirs] || [f.white, f.black] == [theirs, mine]
             }) {
@@ -158,33 +143,15 @@ pub fn white_teams(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::seat;
     use super::*;
-    use crate::core::ids::BoardNo;
-    use crate::core::pairings::Seat;
     use crate::core::standings::teams::OutOfOrder;
+    use crate::core::standings::teams::Team;
     use Side::{Black, White};
 
-    fn seat(start_rank: u32) -> Seat {
-        Seat {
-            name: format!("P{start_rank}"),
-            fide_id: None,
-            rating: None,
-            title: None,
-            federation: None,
-            start_rank,
-        }
-    }
-
+    /// A board's game won by White (its board number does not count here).
     fn game(white: u32, black: u32) -> Pairing {
-        Pairing {
-            board: BoardNo(1),
-            white: seat(white),
-            black: seat(black),
-            result: "1-0".into(),
-            white_team: None,
-            black_team: None,
-            section: None,
-        }
+        super::super::tests::game(1, white, black, "1-0")
     }
 
     /// Team 1 (players 1, 2, 3) against team 2 (players 4, 5, 6), three boards.
@@ -203,7 +170,14 @@ mod tests {
     fn the_white_team_is_the_one_with_the_sequence_s_colour_on_the_first_board() {
         // Board 1: team 2's player has White, so team 2 is the White team.
         let games = [game(4, 1), game(2, 5), game(6, 3)];
-        let white = white_teams(&teams(), &games, &[], &TeamRecords::default(), &WBW, 3);
+        let white = white_teams(
+            &Roster::new(&teams()),
+            &games,
+            &[],
+            &TeamRecords::default(),
+            &WBW,
+            3,
+        );
         assert_eq!(white, [Some(false), Some(true)]);
     }
 
@@ -218,7 +192,14 @@ mod tests {
             points: "1.0".into(),
             section: None,
         }];
-        let white = white_teams(&teams(), &games, &byes, &TeamRecords::default(), &WBW, 3);
+        let white = white_teams(
+            &Roster::new(&teams()),
+            &games,
+            &byes,
+            &TeamRecords::default(),
+            &WBW,
+            3,
+        );
         assert_eq!(white, [Some(true), Some(false)]);
     }
 
@@ -234,7 +215,7 @@ mod tests {
             }],
             ..TeamRecords::default()
         };
-        let white = white_teams(&teams(), &games, &[], &records, &WBW, 3);
+        let white = white_teams(&Roster::new(&teams()), &games, &[], &records, &WBW, 3);
         assert_eq!(white, [Some(true), Some(false)]);
         // A match decided without games has its record's colours.
         let records = TeamRecords {
@@ -245,7 +226,7 @@ mod tests {
             }],
             ..TeamRecords::default()
         };
-        let white = white_teams(&teams(), &games, &[], &records, &WBW, 3);
+        let white = white_teams(&Roster::new(&teams()), &games, &[], &records, &WBW, 3);
         assert_eq!(white, [Some(false), Some(true)]);
     }
 }

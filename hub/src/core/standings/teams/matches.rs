@@ -10,8 +10,7 @@
 //! - a match's result comes from the game points (12.1): the more wins; equal and both
 //!   above 0 a draw; 0–0 lost by both. It was played if any game was, or both scored.
 
-use std::collections::HashMap;
-
+use super::roster::Roster;
 use super::{colours, ForfeitResult, Team, TeamBye, TeamEvent, TeamRecords, TeamScoring};
 use crate::core::pairings::{Bye, Pairing, Unpaired};
 use crate::core::side::Side;
@@ -69,32 +68,16 @@ pub fn team_rounds(
         Some(sequence) => (sequence.clone(), sequence.len()),
         None => (vec![Side::White, Side::Black], board_count),
     };
-    let white_teams = colours::white_teams(teams, games, byes, records, &sequence, size);
-    let mut member: HashMap<u32, (usize, usize)> = HashMap::new();
-    for (t, team) in teams.iter().enumerate() {
-        for (place, rank) in team.members.iter().enumerate() {
-            member.insert(*rank, (t, place));
-        }
-    }
-    let number: HashMap<u32, usize> = teams
-        .iter()
-        .enumerate()
-        .map(|(t, team)| (team.number, t))
-        .collect();
+    let roster = Roster::new(teams);
+    let white_teams = colours::white_teams(&roster, games, byes, records, &sequence, size);
     let (win, draw) = (scoring.games.win, scoring.games.draw);
     // Each team's boards, and the opponent its games name (with the first board's colours).
     let mut boards: Vec<Vec<Board>> = vec![Vec::new(); teams.len()];
     let mut opponent: Vec<Option<(usize, usize, bool)>> = vec![None; teams.len()];
     for (g, game) in games.iter().enumerate() {
-        let (Some(&(w, wp)), Some(&(b, bp))) = (
-            member.get(&game.white.start_rank),
-            member.get(&game.black.start_rank),
-        ) else {
+        let Some(((w, wp), (b, bp))) = roster.sides(game) else {
             continue;
         };
-        if w == b {
-            continue;
-        }
         let (white_points, black_points, played, running) = match game.result.as_str() {
             "1-0" => (win, 0, true, false),
             "0-1" => (0, win, true, false),
@@ -122,7 +105,7 @@ pub fn team_rounds(
         }
     }
     for bye in byes {
-        let Some(&(t, place)) = member.get(&bye.player.start_rank) else {
+        let Some((t, place)) = roster.member(bye.player.start_rank) else {
             continue;
         };
         let points = match bye.kind {
@@ -141,7 +124,7 @@ pub fn team_rounds(
     }
     // A match decided without games pairs teams whose boards name no opponent.
     for forfeit in &records.forfeits {
-        let (Some(&w), Some(&b)) = (number.get(&forfeit.white), number.get(&forfeit.black)) else {
+        let (Some(w), Some(b)) = (roster.team(forfeit.white), roster.team(forfeit.black)) else {
             continue;
         };
         if opponent[w].is_none() && opponent[b].is_none() {

@@ -3,12 +3,14 @@
 //!
 //! - [`matches`]: each team's round from the boards and the file's team records.
 //! - `colours`: which team of a match is its White team.
+//! - `roster`: a player's team and place, a team by its number.
 //! - [`code`]: the team codes (`BH:MP/C1`, `EDE`, `EMGSB`, `MPvGP`).
 //! - `tables`: the teams' rounds as the crosstables the individual tie-breaks run on.
 
 pub mod code;
 mod colours;
 pub mod matches;
+mod roster;
 mod tables;
 
 use serde::Serialize;
@@ -200,7 +202,7 @@ mod tests {
     use crate::core::ids::BoardNo;
     use crate::core::pairings::{Bye, Pairing, Seat, Unpaired};
 
-    fn seat(start_rank: u32) -> Seat {
+    pub(super) fn seat(start_rank: u32) -> Seat {
         Seat {
             name: format!("P{start_rank}"),
             fide_id: None,
@@ -211,7 +213,7 @@ mod tests {
         }
     }
 
-    fn game(board: u16, white: u32, black: u32, result: &str) -> Pairing {
+    pub(super) fn game(board: u16, white: u32, black: u32, result: &str) -> Pairing {
         Pairing {
             board: BoardNo(board),
             white: seat(white),
